@@ -1,0 +1,47 @@
+//! `yarn-am`: submit and run elastic, locality-aware work on Hadoop YARN.
+//!
+//! The binary edge: parses the command line, sets up logging, and hands each subcommand
+//! to its module. Errors become `anyhow` here and a meaningful exit code.
+
+mod cli;
+mod nodes;
+mod plan;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    init_tracing(cli.verbose);
+    match cli.command {
+        cli::Command::Nodes(args) => report(nodes::run(args)),
+        cli::Command::Plan(args) => plan::run(args),
+    }
+}
+
+/// Logs go to stderr so stdout stays machine-readable (JSON from `plan`, tables from `nodes`).
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info,yarn_am=info,yarn_client=info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("YARN_AM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Exit code 1 for a failed operation, with the whole error chain on stderr.
+fn report(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("yarn-am: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

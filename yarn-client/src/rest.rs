@@ -1,0 +1,438 @@
+//! Client for the ResourceManager's REST API (`/ws/v1/cluster/...`).
+//!
+//! REST is how we submit applications and watch them: it needs no Kerberos or token
+//! handshake on an insecure cluster (the caller names itself with `user.name`), and it is
+//! what operators already use. The AM itself talks IPC to the scheduler port; this module
+//! is for submitters, tests and status commands.
+//!
+//! Jersey 1 (Hadoop 3.4) renders an empty list as `null` or leaves the key out, so every
+//! list here is parsed defensively.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// What can go wrong talking to the RM over HTTP. Each variant names the URL so that an
+/// operator can retry the same call by hand.
+#[derive(Debug, thiserror::Error)]
+pub enum RestError {
+    #[error("cannot reach the ResourceManager at {url}: {source}")]
+    Unreachable {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("ResourceManager answered {status} to {method} {url}: {body}")]
+    Status {
+        method: &'static str,
+        url: String,
+        status: u16,
+        body: String,
+    },
+    #[error("unexpected reply from {url}: {reason}")]
+    BadReply { url: String, reason: String },
+}
+
+pub type Result<T> = std::result::Result<T, RestError>;
+
+/// `GET /ws/v1/cluster/info` -> `clusterInfo`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterInfo {
+    pub id: i64,
+    pub state: String,
+    #[serde(default)]
+    pub ha_state: Option<String>,
+    #[serde(default)]
+    pub hadoop_version: Option<String>,
+    #[serde(default)]
+    pub resource_manager_version: Option<String>,
+}
+
+/// One entry of `GET /ws/v1/cluster/nodes`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeInfo {
+    /// The NodeId, `host:port`.
+    pub id: String,
+    pub rack: String,
+    pub state: String,
+    pub node_host_name: String,
+    #[serde(rename = "nodeHTTPAddress", default)]
+    pub node_http_address: String,
+    #[serde(default)]
+    pub num_containers: i64,
+    #[serde(rename = "usedMemoryMB", default)]
+    pub used_memory_mb: i64,
+    #[serde(rename = "availMemoryMB", default)]
+    pub avail_memory_mb: i64,
+    #[serde(default)]
+    pub used_virtual_cores: i64,
+    #[serde(default)]
+    pub available_virtual_cores: i64,
+    #[serde(default)]
+    pub health_report: String,
+}
+
+impl NodeInfo {
+    /// Total memory of the node (used + available), what the NM advertised.
+    pub fn memory_mb(&self) -> i64 {
+        self.used_memory_mb + self.avail_memory_mb
+    }
+    /// Total vcores of the node (used + available).
+    pub fn vcores(&self) -> i64 {
+        self.used_virtual_cores + self.available_virtual_cores
+    }
+}
+
+/// Reply of `POST /ws/v1/cluster/apps/new-application`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NewApplication {
+    #[serde(rename = "application-id")]
+    pub application_id: String,
+    #[serde(rename = "maximum-resource-capability", default)]
+    pub maximum_resource_capability: Option<Resource>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+pub struct Resource {
+    pub memory: i64,
+    #[serde(rename = "vCores")]
+    pub vcores: i32,
+}
+
+/// A file YARN copies into the container's working directory before it starts.
+#[derive(Debug, Clone, Serialize)]
+pub struct LocalResource {
+    /// URL of the file, e.g. `file:///abs/path` or `hdfs://nn/path`.
+    pub resource: String,
+    /// `FILE`, `ARCHIVE` or `PATTERN`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `PUBLIC`, `PRIVATE` or `APPLICATION`.
+    pub visibility: String,
+    pub size: u64,
+    /// Modification time in milliseconds; YARN refuses the file if it changed since.
+    pub timestamp: u64,
+}
+
+/// What the RM needs to start the AM container.
+#[derive(Debug, Clone, Default)]
+pub struct AmContainerSpec {
+    pub local_resources: BTreeMap<String, LocalResource>,
+    pub environment: BTreeMap<String, String>,
+    pub command: String,
+}
+
+/// An application submission, turned into the RM's JSON by [`Submission::to_json`].
+#[derive(Debug, Clone)]
+pub struct Submission {
+    pub application_id: String,
+    pub name: String,
+    pub queue: String,
+    pub application_type: String,
+    pub tags: Vec<String>,
+    pub max_app_attempts: u32,
+    pub am_resource: Resource,
+    pub am: AmContainerSpec,
+}
+
+fn entries<V: Serialize>(map: &BTreeMap<String, V>) -> serde_json::Value {
+    let entry: Vec<_> = map
+        .iter()
+        .map(|(k, v)| serde_json::json!({"key": k, "value": v}))
+        .collect();
+    serde_json::json!({ "entry": entry })
+}
+
+impl Submission {
+    /// The body of `POST /ws/v1/cluster/apps`. Maps are JAXB-style `{"entry": [...]}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "application-id": self.application_id,
+            "application-name": self.name,
+            "queue": self.queue,
+            "application-type": self.application_type,
+            "application-tags": {"tag": self.tags},
+            "max-app-attempts": self.max_app_attempts,
+            "unmanaged-AM": false,
+            "keep-containers-across-application-attempts": false,
+            "resource": {"memory": self.am_resource.memory, "vCores": self.am_resource.vcores},
+            "am-container-spec": {
+                "local-resources": entries(&self.am.local_resources),
+                "environment": entries(&self.am.environment),
+                "commands": {"command": self.am.command},
+            },
+        })
+    }
+}
+
+/// `GET /ws/v1/cluster/apps/{id}` -> `app` (the fields we use).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppReport {
+    pub id: String,
+    #[serde(default)]
+    pub user: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub queue: String,
+    pub state: String,
+    #[serde(default)]
+    pub final_status: String,
+    #[serde(default)]
+    pub progress: f64,
+    #[serde(default)]
+    pub tracking_url: Option<String>,
+    #[serde(default)]
+    pub diagnostics: String,
+    #[serde(default)]
+    pub running_containers: i64,
+    #[serde(default)]
+    pub allocated_mb: i64,
+    #[serde(default)]
+    pub am_container_logs: Option<String>,
+    #[serde(default)]
+    pub am_host_http_address: Option<String>,
+}
+
+impl AppReport {
+    /// FINISHED, FAILED and KILLED are final: the RM will not change them again.
+    pub fn is_final(&self) -> bool {
+        matches!(self.state.as_str(), "FINISHED" | "FAILED" | "KILLED")
+    }
+}
+
+/// A REST client bound to one RM web address and one user name.
+#[derive(Debug, Clone)]
+pub struct RmRest {
+    base: String,
+    user: String,
+    http: reqwest::Client,
+}
+
+impl RmRest {
+    /// `web_address` is `host:port` or a full `http://` URL of the RM web app (8088).
+    /// Every call is bounded by `timeout`, so a dead RM gives an error, not a hang.
+    pub fn new(web_address: &str, user: &str, timeout: Duration) -> Result<Self> {
+        let base = if web_address.contains("://") {
+            web_address.trim_end_matches('/').to_string()
+        } else {
+            format!("http://{web_address}")
+        };
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .build()
+            .map_err(|source| RestError::Unreachable {
+                url: base.clone(),
+                source,
+            })?;
+        Ok(Self {
+            base,
+            user: user.to_string(),
+            http,
+        })
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    fn url(&self, path: &str) -> String {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        format!("{}{}{}user.name={}", self.base, path, sep, self.user)
+    }
+
+    async fn send(
+        &self,
+        method: &'static str,
+        url: String,
+        body: Option<serde_json::Value>,
+    ) -> Result<(u16, String)> {
+        let mut req = match method {
+            "GET" => self.http.get(&url),
+            "POST" => self.http.post(&url),
+            "PUT" => self.http.put(&url),
+            other => unreachable!("unsupported method {other}"),
+        }
+        .header("Accept", "application/json");
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.map_err(|source| RestError::Unreachable {
+            url: url.clone(),
+            source,
+        })?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .text()
+            .await
+            .map_err(|source| RestError::Unreachable {
+                url: url.clone(),
+                source,
+            })?;
+        if !(200..300).contains(&status) {
+            return Err(RestError::Status {
+                method,
+                url,
+                status,
+                body: text.chars().take(2000).collect(),
+            });
+        }
+        Ok((status, text))
+    }
+
+    async fn get_json(&self, path: &str) -> Result<serde_json::Value> {
+        let url = self.url(path);
+        let (_, text) = self.send("GET", url.clone(), None).await?;
+        serde_json::from_str(&text).map_err(|e| RestError::BadReply {
+            url,
+            reason: format!("not JSON ({e}): {}", text.chars().take(200).collect::<String>()),
+        })
+    }
+
+    fn field<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        v: serde_json::Value,
+        key: &str,
+    ) -> Result<T> {
+        let inner = v.get(key).cloned().ok_or_else(|| RestError::BadReply {
+            url: self.url(path),
+            reason: format!("no `{key}` in reply"),
+        })?;
+        serde_json::from_value(inner).map_err(|e| RestError::BadReply {
+            url: self.url(path),
+            reason: format!("`{key}` has an unexpected shape: {e}"),
+        })
+    }
+
+    pub async fn cluster_info(&self) -> Result<ClusterInfo> {
+        let path = "/ws/v1/cluster/info";
+        let v = self.get_json(path).await?;
+        self.field(path, v, "clusterInfo")
+    }
+
+    /// Nodes in the given states (e.g. `["RUNNING"]`); all nodes when `states` is empty.
+    pub async fn nodes(&self, states: &[&str]) -> Result<Vec<NodeInfo>> {
+        let path = if states.is_empty() {
+            "/ws/v1/cluster/nodes".to_string()
+        } else {
+            format!("/ws/v1/cluster/nodes?states={}", states.join(","))
+        };
+        let v = self.get_json(&path).await?;
+        let list = v
+            .get("nodes")
+            .and_then(|n| n.get("node"))
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
+        if list.is_null() {
+            return Ok(Vec::new());
+        }
+        serde_json::from_value(list).map_err(|e| RestError::BadReply {
+            url: self.url(&path),
+            reason: format!("`nodes.node` has an unexpected shape: {e}"),
+        })
+    }
+
+    pub async fn new_application(&self) -> Result<NewApplication> {
+        let url = self.url("/ws/v1/cluster/apps/new-application");
+        let (_, text) = self.send("POST", url.clone(), None).await?;
+        serde_json::from_str(&text).map_err(|e| RestError::BadReply {
+            url,
+            reason: format!("new-application reply: {e}"),
+        })
+    }
+
+    pub async fn submit(&self, sub: &Submission) -> Result<()> {
+        let url = self.url("/ws/v1/cluster/apps");
+        self.send("POST", url, Some(sub.to_json())).await?;
+        Ok(())
+    }
+
+    pub async fn app(&self, app_id: &str) -> Result<AppReport> {
+        let path = format!("/ws/v1/cluster/apps/{app_id}");
+        let v = self.get_json(&path).await?;
+        self.field(&path, v, "app")
+    }
+
+    /// Asks the RM to kill the application. Returns once the RM accepted the request;
+    /// poll [`RmRest::app`] to see it reach KILLED.
+    pub async fn kill(&self, app_id: &str, diagnostics: &str) -> Result<()> {
+        let url = self.url(&format!("/ws/v1/cluster/apps/{app_id}/state"));
+        let body = serde_json::json!({"state": "KILLED", "diagnostics": diagnostics});
+        self.send("PUT", url, Some(body)).await?;
+        Ok(())
+    }
+
+    /// Polls the application until it reaches a final state or `deadline` passes.
+    pub async fn wait_final(&self, app_id: &str, deadline: Duration) -> Result<AppReport> {
+        let start = std::time::Instant::now();
+        loop {
+            let report = self.app(app_id).await?;
+            if report.is_final() || start.elapsed() >= deadline {
+                return Ok(report);
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn submission_json_uses_jaxb_entry_maps() {
+        let mut am = AmContainerSpec {
+            command: "./am 1><LOG_DIR>/stdout".into(),
+            ..Default::default()
+        };
+        am.environment.insert("A".into(), "1".into());
+        am.local_resources.insert(
+            "am".into(),
+            LocalResource {
+                resource: "file:///x/am".into(),
+                kind: "FILE".into(),
+                visibility: "APPLICATION".into(),
+                size: 10,
+                timestamp: 1234,
+            },
+        );
+        let sub = Submission {
+            application_id: "application_1_0001".into(),
+            name: "t".into(),
+            queue: "default".into(),
+            application_type: "YARN-AM".into(),
+            tags: vec!["x".into()],
+            max_app_attempts: 1,
+            am_resource: Resource {
+                memory: 256,
+                vcores: 1,
+            },
+            am,
+        };
+        let v = sub.to_json();
+        let env = &v["am-container-spec"]["environment"]["entry"][0];
+        assert_eq!(env["key"], "A");
+        assert_eq!(env["value"], "1");
+        let lr = &v["am-container-spec"]["local-resources"]["entry"][0]["value"];
+        assert_eq!(lr["type"], "FILE");
+        assert_eq!(lr["timestamp"], 1234);
+        assert_eq!(v["resource"]["vCores"], 1);
+    }
+
+    #[test]
+    fn node_info_parses_rm_json() {
+        let json = r#"{"rack":"/rack1","state":"RUNNING","id":"nm1:45454","nodeHostName":"nm1",
+            "nodeHTTPAddress":"nm1:8042","numContainers":0,"usedMemoryMB":0,"availMemoryMB":4096,
+            "usedVirtualCores":0,"availableVirtualCores":4,"healthReport":""}"#;
+        let n: NodeInfo = serde_json::from_str(json).unwrap();
+        assert_eq!(n.node_host_name, "nm1");
+        assert_eq!(n.memory_mb(), 4096);
+        assert_eq!(n.vcores(), 4);
+    }
+}
