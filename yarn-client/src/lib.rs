@@ -4,3 +4,4 @@
 //! Each module owns one concern; add new ones here, one line each.
 
 pub mod rest;
+pub mod request_table;
