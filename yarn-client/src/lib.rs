@@ -3,5 +3,5 @@
 //!
 //! Each module owns one concern; add new ones here, one line each.
 
-pub mod rest;
 pub mod request_table;
+pub mod rest;

@@ -19,6 +19,7 @@ mod releases;
 mod response_id;
 mod state;
 mod table;
+mod tokens;
 mod types;
 
 #[cfg(test)]
@@ -33,8 +34,6 @@ pub use state::{AllocateBatch, AllocateOutcome, AmrmState};
 pub use table::RequestTable;
 pub use tokens::{AmrmToken, NmTokenCache};
 pub use types::{
-    Ask, Capability, ContainerId, ContainerRequest, Priority, RequestId, Token, ANY,
-    DEFAULT_RACK,
+    Ask, Capability, ContainerId, ContainerRequest, Priority, RequestId, Token, ANY, DEFAULT_RACK,
 };
 
-mod tokens;

@@ -30,7 +30,9 @@ impl ResponseId {
         if id != expected && id != self.last {
             warn!(
                 sent = self.last,
-                expected, got = id, "unexpected allocate response id"
+                expected,
+                got = id,
+                "unexpected allocate response id"
             );
         }
         self.last = id;

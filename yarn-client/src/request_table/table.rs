@@ -413,7 +413,10 @@ fn validate(req: &ContainerRequest) -> Result<(), RequestError> {
 fn dedup(what: &str, names: &[String]) -> BTreeSet<String> {
     let set: BTreeSet<String> = names.iter().cloned().collect();
     if set.len() != names.len() {
-        warn!(?names, "container request names a {what} more than once; counted once");
+        warn!(
+            ?names,
+            "container request names a {what} more than once; counted once"
+        );
     }
     set
 }
