@@ -36,4 +36,3 @@ pub use tokens::{AmrmToken, NmTokenCache};
 pub use types::{
     Ask, Capability, ContainerId, ContainerRequest, Priority, RequestId, Token, ANY, DEFAULT_RACK,
 };
-
