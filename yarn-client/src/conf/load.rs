@@ -6,6 +6,11 @@
 //! `yarn-site` after `core-site`. A directory named by both variables is read once.
 //! Missing directories or files are skipped: inside a container the NM usually sets only
 //! `HADOOP_CONF_DIR`, and a test cluster may set neither.
+//!
+//! Note: Hadoop 3's launcher scripts do something different when both are set: they let
+//! `YARN_CONF_DIR` *replace* `HADOOP_CONF_DIR` (`hadoop_deprecate_envvar`), so there the
+//! YARN directory wins outright. The order here follows the project brief; to flip it,
+//! reorder [`CONF_DIR_VARS`].
 
 use std::path::PathBuf;
 

@@ -43,6 +43,11 @@ impl Releases {
         self.to_send.extend(self.pending.iter().copied());
     }
 
+    /// Released but not yet reported completed.
+    pub fn is_pending(&self, id: &ContainerId) -> bool {
+        self.pending.contains(id)
+    }
+
     pub fn pending(&self) -> impl Iterator<Item = &ContainerId> {
         self.pending.iter()
     }

@@ -3,8 +3,16 @@
 //! `AMRMClientImpl.allocate`: the IPC layer calls [`AmrmState::take_batch`], sends it,
 //! and reports back with [`AmrmState::on_allocate_success`], [`AmrmState::restore_batch`]
 //! (any failure) or [`AmrmState::resync`] (ApplicationMasterNotRegisteredException).
+//!
+//! Retries are subtle: when an allocate fails on the wire, the RM may or may not have
+//! processed it. The retry carries the same response id; if the RM had processed the
+//! first call it answers the retry with its cached response and ignores the retry's
+//! contents (facts sheet 5.6). Anything queued between the failure and the retry would
+//! then be silently dropped. So the batch of a retry is "in doubt" and is queued once
+//! more after it succeeds (newer changes still win; absolute counts make the repeat
+//! harmless; releases are repeated only while not confirmed).
 
-use tracing::warn;
+use tracing::{debug, warn};
 
 use super::exclusions::{ExclusionDelta, Exclusions};
 use super::rack::RackResolver;
@@ -42,6 +50,10 @@ pub struct AmrmState {
     pub response_id: ResponseId,
     pub amrm_token: AmrmToken,
     pub nm_tokens: NmTokenCache,
+    /// The last call failed; the next batch is a retry.
+    retrying: bool,
+    /// A retry batch the RM may have answered from its cache without reading it.
+    in_doubt: Option<AllocateBatch>,
 }
 
 impl AmrmState {
@@ -62,17 +74,23 @@ impl AmrmState {
 
     /// Everything to send on the next allocate; the queues are cleared optimistically.
     pub fn take_batch(&mut self) -> AllocateBatch {
-        AllocateBatch {
+        let batch = AllocateBatch {
             response_id: self.response_id.current(),
             asks: self.table.take_asks(),
             releases: self.releases.take(),
             exclusions: self.exclusions.take(),
+        };
+        if std::mem::take(&mut self.retrying) {
+            self.in_doubt = Some(batch.clone());
         }
+        batch
     }
 
     /// The allocate call failed (I/O error, RM error): queue its contents again so the
     /// next call carries them. Changes made since the batch was taken take precedence.
     pub fn restore_batch(&mut self, batch: AllocateBatch) {
+        self.retrying = true;
+        self.in_doubt = None;
         self.table.restore_asks(batch.asks);
         self.releases.restore(batch.releases);
         self.exclusions.restore(batch.exclusions);
@@ -85,6 +103,17 @@ impl AmrmState {
         self.nm_tokens.extend(outcome.nm_tokens);
         if let Some(token) = outcome.amrm_token {
             self.amrm_token.update(token);
+        }
+        if let Some(doubt) = self.in_doubt.take() {
+            debug!("re-queuing the contents of a retried allocate once more");
+            self.table.restore_asks(doubt.asks);
+            let pending: Vec<ContainerId> = doubt
+                .releases
+                .into_iter()
+                .filter(|id| self.releases.is_pending(id))
+                .collect();
+            self.releases.restore(pending);
+            self.exclusions.restore(doubt.exclusions);
         }
     }
 
@@ -103,5 +132,8 @@ impl AmrmState {
         self.releases.requeue_pending();
         self.exclusions.requeue_all();
         self.response_id.reset();
+        // Everything is being sent in full anyway, to an RM that starts from scratch.
+        self.retrying = false;
+        self.in_doubt = None;
     }
 }

@@ -466,9 +466,68 @@ fn batch_round_trip_success_and_failure() {
     assert_eq!(s.response_id.current(), 1);
     assert_eq!(s.nm_tokens.get("h1:8041"), Some(&token(9)));
     assert_eq!(s.amrm_token.current(), Some(&token(2)));
+    // The retry may have been answered from the RM's cache: its contents go once more.
+    let repeat = s.take_batch();
+    assert_eq!(repeat.response_id, 1);
+    assert_eq!((repeat.asks, repeat.releases), (batch.asks, batch.releases));
+    assert_eq!(repeat.exclusions, batch.exclusions);
+    s.on_allocate_success(AllocateOutcome {
+        response_id: 2,
+        ..Default::default()
+    });
     let empty = s.take_batch();
-    assert_eq!(empty.response_id, 1);
+    assert_eq!(empty.response_id, 2);
     assert!(empty.asks.is_empty() && empty.releases.is_empty() && empty.exclusions.is_empty());
+}
+
+#[test]
+fn retried_batch_is_queued_once_more_after_success() {
+    let mut s = AmrmState::new(resolver, None);
+    s.table.add(req(1024)).unwrap();
+    s.releases.release(cid(2));
+    let first = s.take_batch();
+    s.restore_batch(first); // lost on the wire: maybe processed, maybe not
+    s.table.add(req(2048)).unwrap(); // queued between failure and retry
+    let retry = s.take_batch();
+    assert_eq!(retry.asks.len(), 2);
+    // The RM may answer the retry from its cache, ignoring the 2048 ask: send it again.
+    s.on_allocate_success(AllocateOutcome {
+        response_id: 1,
+        completed: vec![cid(2)],
+        ..Default::default()
+    });
+    let next = s.take_batch();
+    assert_eq!(next.response_id, 1);
+    let mut sizes: Vec<i64> = next.asks.iter().map(|a| a.capability.memory_mb).collect();
+    sizes.sort();
+    assert_eq!(sizes, vec![1024, 2048]);
+    assert!(
+        next.releases.is_empty(),
+        "container 2 is confirmed completed"
+    );
+    // Only once: a normal success does not repeat anything.
+    s.on_allocate_success(AllocateOutcome {
+        response_id: 2,
+        ..Default::default()
+    });
+    assert!(s.take_batch().asks.is_empty());
+}
+
+#[test]
+fn newer_changes_win_over_a_requeued_retry() {
+    let mut s = AmrmState::new(resolver, None);
+    let id = s.table.add(req(1024)).unwrap();
+    let first = s.take_batch();
+    s.restore_batch(first);
+    s.take_batch();
+    s.table.remove(id).unwrap(); // the container arrived and was matched meanwhile
+    s.on_allocate_success(AllocateOutcome {
+        response_id: 1,
+        ..Default::default()
+    });
+    let next = s.take_batch();
+    assert_eq!(next.asks.len(), 1);
+    assert_eq!(next.asks[0].num_containers, 0);
 }
 
 #[test]
