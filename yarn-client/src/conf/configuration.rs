@@ -54,11 +54,21 @@ impl Configuration {
 
     /// Set a key programmatically (like `Configuration.set`; `final` does not apply).
     pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.set_from(key, value, "programmatically");
+    }
+
+    /// Set a key, recording which resource it came from (shown by [`Self::source`]).
+    pub(crate) fn set_from(
+        &mut self,
+        key: impl Into<String>,
+        value: impl Into<String>,
+        source: &str,
+    ) {
         self.props.insert(
             key.into(),
             Entry {
                 value: value.into(),
-                source: "programmatically".into(),
+                source: source.to_string(),
             },
         );
     }

@@ -43,7 +43,7 @@ pub const YARN_DEFAULTS: &[(&str, &str)] = &[
 pub fn with_yarn_defaults(mut conf: Configuration) -> Configuration {
     for (key, value) in YARN_DEFAULTS {
         if conf.get_raw(key).is_none() {
-            conf.set(*key, *value);
+            conf.set_from(*key, *value, "yarn-default (built in)");
         }
     }
     conf
@@ -157,6 +157,7 @@ mod tests {
     fn defaults_derive_from_hostname() {
         let c = conf(&[]);
         assert_eq!(addrs(&c, RmService::Scheduler), vec!["=0.0.0.0:8030"]);
+        assert_eq!(c.source(RM_HOSTNAME), Some("yarn-default (built in)"));
         let c = conf(&[(RM_HOSTNAME, "rm.example")]);
         assert_eq!(addrs(&c, RmService::Client), vec!["=rm.example:8032"]);
         assert_eq!(addrs(&c, RmService::Scheduler), vec!["=rm.example:8030"]);
