@@ -3,4 +3,6 @@
 //!
 //! Each module owns one concern; add new ones here, one line each.
 
+pub mod conf;
+pub mod request_table;
 pub mod rest;
