@@ -3,4 +3,11 @@
 //!
 //! Each module owns one concern; add new ones here, one line each.
 
+pub mod amrm;
+pub mod credentials;
+pub mod ids;
+pub mod nm;
+pub mod proto;
 pub mod rest;
+pub mod rpc;
+pub mod sasl;
