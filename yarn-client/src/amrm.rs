@@ -138,15 +138,19 @@ impl AmRmClient {
 
     /// One heartbeat. On success remembers the response id, caches NM tokens and switches
     /// to a rolled-over AMRM token for future connections.
-    pub async fn allocate(&mut self, input: &AllocateInput) -> Result<AllocateResponseProto, RpcError> {
-        let blacklist = if input.blacklist_additions.is_empty() && input.blacklist_removals.is_empty() {
-            None
-        } else {
-            Some(ResourceBlacklistRequestProto {
-                blacklist_additions: input.blacklist_additions.clone(),
-                blacklist_removals: input.blacklist_removals.clone(),
-            })
-        };
+    pub async fn allocate(
+        &mut self,
+        input: &AllocateInput,
+    ) -> Result<AllocateResponseProto, RpcError> {
+        let blacklist =
+            if input.blacklist_additions.is_empty() && input.blacklist_removals.is_empty() {
+                None
+            } else {
+                Some(ResourceBlacklistRequestProto {
+                    blacklist_additions: input.blacklist_additions.clone(),
+                    blacklist_removals: input.blacklist_removals.clone(),
+                })
+            };
         let req = AllocateRequestProto {
             ask: input.asks.iter().map(Ask::to_proto).collect(),
             release: input.releases.clone(),

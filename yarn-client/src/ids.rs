@@ -42,7 +42,9 @@ pub fn parse_container_id(s: &str) -> Option<ContainerIdProto> {
     let rest = s.strip_prefix("container_")?;
     let parts: Vec<&str> = rest.split('_').collect();
     let (epoch, nums) = match parts.as_slice() {
-        [e, ts, app, att, seq] if e.starts_with('e') => (e[1..].parse::<i64>().ok()?, [*ts, *app, *att, *seq]),
+        [e, ts, app, att, seq] if e.starts_with('e') => {
+            (e[1..].parse::<i64>().ok()?, [*ts, *app, *att, *seq])
+        }
         [ts, app, att, seq] => (0, [*ts, *app, *att, *seq]),
         _ => return None,
     };

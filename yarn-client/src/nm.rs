@@ -87,7 +87,10 @@ impl NmClient {
         self.rpc.call("startContainers", &req).await
     }
 
-    pub async fn stop(&self, ids: &[ContainerIdProto]) -> Result<StopContainersResponseProto, RpcError> {
+    pub async fn stop(
+        &self,
+        ids: &[ContainerIdProto],
+    ) -> Result<StopContainersResponseProto, RpcError> {
         let req = StopContainersRequestProto {
             container_id: ids.to_vec(),
         };

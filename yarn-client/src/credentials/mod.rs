@@ -289,7 +289,9 @@ fn decode_protobuf(mut buf: &[u8]) -> Result<Credentials, CredentialsError> {
     let proto = CredentialsProto::decode_length_delimited(&mut buf)?;
     let mut creds = Credentials::default();
     for kv in proto.tokens {
-        let t = kv.token.ok_or(CredentialsError::Invalid("token entry without token"))?;
+        let t = kv
+            .token
+            .ok_or(CredentialsError::Invalid("token entry without token"))?;
         creds.tokens.push((kv.alias, t.into()));
     }
     for kv in proto.secrets {
@@ -351,9 +353,18 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_typed_errors() {
-        assert!(matches!(Credentials::decode(b""), Err(CredentialsError::Empty)));
-        assert!(matches!(Credentials::decode(b"HDT"), Err(CredentialsError::Truncated(_))));
-        assert!(matches!(Credentials::decode(b"XXXX\0"), Err(CredentialsError::BadMagic)));
+        assert!(matches!(
+            Credentials::decode(b""),
+            Err(CredentialsError::Empty)
+        ));
+        assert!(matches!(
+            Credentials::decode(b"HDT"),
+            Err(CredentialsError::Truncated(_))
+        ));
+        assert!(matches!(
+            Credentials::decode(b"XXXX\0"),
+            Err(CredentialsError::BadMagic)
+        ));
         assert!(matches!(
             Credentials::decode(b"HDTS\x07"),
             Err(CredentialsError::UnknownFormat(7))

@@ -10,7 +10,11 @@ pub fn read_vlong(buf: &mut &[u8]) -> Option<i64> {
         return Some(b0 as i64);
     }
     let negative = b0 < -120;
-    let n = if negative { -120 - b0 as i32 } else { -112 - b0 as i32 } as usize;
+    let n = if negative {
+        -120 - b0 as i32
+    } else {
+        -112 - b0 as i32
+    } as usize;
     if rest.len() < n {
         return None;
     }

@@ -186,7 +186,8 @@ impl Connection {
         match tokio::time::timeout(timeout, write).await {
             Ok(Ok(())) => *self.shared.last_write.lock().unwrap() = Instant::now(),
             Ok(Err(e)) => {
-                self.shared.close(Closed::Lost(format!("write failed: {e}")));
+                self.shared
+                    .close(Closed::Lost(format!("write failed: {e}")));
                 return Err(RpcError::Io {
                     addr: addr.clone(),
                     source: e,

@@ -155,17 +155,19 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
     let mut chosen: Option<SaslAuth> = None;
     // DIGEST-MD5 needs at most NEGOTIATE, (CHALLENGE), SUCCESS; more means a confused server.
     for _round in 0..4 {
-        let frame = read_frame(stream, timeout).await.map_err(|source| match source {
-            super::frame::FrameError::Timeout(after) => RpcError::Timeout {
-                addr: addr.to_string(),
-                what: "SASL negotiation",
-                after,
-            },
-            source => RpcError::Frame {
-                addr: addr.to_string(),
-                source,
-            },
-        })?;
+        let frame = read_frame(stream, timeout)
+            .await
+            .map_err(|source| match source {
+                super::frame::FrameError::Timeout(after) => RpcError::Timeout {
+                    addr: addr.to_string(),
+                    what: "SASL negotiation",
+                    after,
+                },
+                source => RpcError::Frame {
+                    addr: addr.to_string(),
+                    source,
+                },
+            })?;
         if let Some(remote) = remote_error(&frame) {
             return Err(RpcError::AuthRejected {
                 addr: addr.to_string(),
@@ -235,9 +237,10 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
                 chosen = Some(echo);
             }
             Ok(SaslState::Challenge) => {
-                let (m, auth) = mech.as_mut().zip(chosen.as_ref()).ok_or_else(|| {
-                    proto_err("CHALLENGE before we chose a mechanism".into())
-                })?;
+                let (m, auth) = mech
+                    .as_mut()
+                    .zip(chosen.as_ref())
+                    .ok_or_else(|| proto_err("CHALLENGE before we chose a mechanism".into()))?;
                 let ch = msg
                     .token
                     .as_deref()

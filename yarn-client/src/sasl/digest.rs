@@ -44,7 +44,9 @@ pub fn parse_challenge(bytes: &[u8]) -> Result<DigestParams, SaslError> {
             chars.next();
         }
         if chars.next() != Some('=') {
-            return Err(SaslError::BadChallenge(format!("directive `{key}` has no value")));
+            return Err(SaslError::BadChallenge(format!(
+                "directive `{key}` has no value"
+            )));
         }
         let key = key.trim().to_ascii_lowercase();
         while chars.peek().is_some_and(|c| c.is_whitespace()) {
@@ -69,7 +71,9 @@ pub fn parse_challenge(bytes: &[u8]) -> Result<DigestParams, SaslError> {
                 }
             }
             if !closed {
-                return Err(SaslError::BadChallenge(format!("unterminated quote in `{key}`")));
+                return Err(SaslError::BadChallenge(format!(
+                    "unterminated quote in `{key}`"
+                )));
             }
         } else {
             while let Some(&c) = chars.peek() {
@@ -252,7 +256,10 @@ mod tests {
         let c = DigestMd5Client::with_cnonce(&id, &pw, "CNONCE456".into());
         assert_eq!(c.username, "AQIDBAUGBwgJCgsMDQ4PEA==");
         assert_eq!(c.password, "ZGVmZ2hpamtsbW5vcHFyc3R1dnc=");
-        let p = parse_challenge(b"realm=\"default\",nonce=\"NONCE123\",qop=\"auth\",charset=utf-8,algorithm=md5-sess").unwrap();
+        let p = parse_challenge(
+            b"realm=\"default\",nonce=\"NONCE123\",qop=\"auth\",charset=utf-8,algorithm=md5-sess",
+        )
+        .unwrap();
         let (resp, rspauth) = c.compute(&p, "default", "/default", "auth");
         assert_eq!(resp, "f91081767b491eb343baeaad701e72a8");
         assert_eq!(rspauth, "c57e60e1e3b2d55835b4a9906de4a65a");
@@ -262,7 +269,11 @@ mod tests {
     fn full_exchange_checks_rspauth() {
         let mut c = DigestMd5Client::with_cnonce(&[1, 2, 3], &[4, 5], "cn".into());
         let resp = c
-            .respond(b"realm=\"default\",nonce=\"n\",qop=\"auth\",charset=utf-8", "", "default")
+            .respond(
+                b"realm=\"default\",nonce=\"n\",qop=\"auth\",charset=utf-8",
+                "",
+                "default",
+            )
             .unwrap();
         let resp = String::from_utf8(resp).unwrap();
         assert!(resp.contains("digest-uri=\"/default\""), "{resp}");
@@ -277,7 +288,10 @@ mod tests {
 
     #[test]
     fn qop_lists_and_missing_nonce() {
-        let p = parse_challenge(b"realm=\"default\",nonce=\"a\\\"b\",qop=\"auth-conf,auth\",cipher=\"3des,rc4\"").unwrap();
+        let p = parse_challenge(
+            b"realm=\"default\",nonce=\"a\\\"b\",qop=\"auth-conf,auth\",cipher=\"3des,rc4\"",
+        )
+        .unwrap();
         assert_eq!(p.nonce, "a\"b");
         assert_eq!(p.qop, vec!["auth-conf", "auth"]);
         assert!(parse_challenge(b"realm=\"x\"").is_err());

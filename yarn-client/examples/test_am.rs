@@ -1,0 +1,209 @@
+//! A small ApplicationMaster that proves the IPC stack against a real cluster: it reads its
+//! token file, registers with the RM over IPC, asks for N containers on one node (relaxed
+//! locality: node + rack + ANY asks), starts `sleep 2` in each through the NodeManager
+//! protocol, waits for them to complete and unregisters.
+//!
+//! Environment (set by the submitter):
+//! - `YARN_AM_RM_SCHEDULER` RM scheduler address (default `rm:8030`)
+//! - `TEST_AM_NODE` / `TEST_AM_RACK` preferred node and its rack (default nm2, /rack1)
+//! - `TEST_AM_CONTAINERS` how many containers (default 2), `TEST_AM_MB` size (default 256)
+//! - `TEST_AM_CORRUPT_PASSWORD=1` flips the AMRM token password (auth-failure test)
+//!
+//! Exit status 0 on success; on failure the error goes to stderr and the status is non-zero.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use yarn_client::amrm::{AllocateInput, AmRmClient, Ask, FinalStatus, ANY};
+use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND, TOKEN_FILE_ENV};
+use yarn_client::ids::{container_id_string, node_id_string};
+use yarn_client::nm::{LaunchSpec, NmClient};
+use yarn_client::proto::yarn::ContainerProto;
+use yarn_client::rpc::RpcConfig;
+
+fn env_or(key: &str, default: &str) -> String {
+    std::env::var(key).unwrap_or_else(|_| default.to_string())
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match tokio::time::timeout(Duration::from_secs(150), run()).await {
+        Ok(Ok(())) => println!("TEST_AM: done"),
+        Ok(Err(e)) => {
+            eprintln!("TEST_AM ERROR: {e}");
+            std::process::exit(1);
+        }
+        Err(_) => {
+            eprintln!("TEST_AM ERROR: gave up after 150 s");
+            std::process::exit(2);
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let scheduler = env_or("YARN_AM_RM_SCHEDULER", "rm:8030");
+    let node = env_or("TEST_AM_NODE", "nm2");
+    let rack = env_or("TEST_AM_RACK", "/rack1");
+    let want: usize = env_or("TEST_AM_CONTAINERS", "2").parse()?;
+    let mb: i64 = env_or("TEST_AM_MB", "256").parse()?;
+    println!(
+        "TEST_AM: container {} on {}",
+        env_or("CONTAINER_ID", "?"),
+        env_or("NM_HOST", "?")
+    );
+
+    // Keep a copy of the NM-written token file next to our logs: it is a test fixture.
+    if let (Ok(src), Ok(dirs)) = (std::env::var(TOKEN_FILE_ENV), std::env::var("LOG_DIRS")) {
+        if let Some(dir) = dirs.split(',').next() {
+            let _ = std::fs::copy(&src, format!("{dir}/container_tokens.copy"));
+        }
+    }
+
+    let creds = Credentials::from_env()?;
+    for (alias, t) in &creds.tokens {
+        println!(
+            "TEST_AM: token alias={alias:?} kind={} service={:?}",
+            t.kind, t.service
+        );
+    }
+    let mut token = creds.require_kind(AMRM_TOKEN_KIND)?.clone();
+    if std::env::var("TEST_AM_CORRUPT_PASSWORD").is_ok_and(|v| v == "1") {
+        println!("TEST_AM: corrupting the AMRM token password on purpose");
+        for b in token.password.iter_mut() {
+            *b ^= 0x5A;
+        }
+    }
+
+    let cfg = RpcConfig::default();
+    let mut rm = AmRmClient::new(&scheduler, token, cfg.clone());
+    let host = env_or("NM_HOST", "localhost");
+    let reg = rm.register(&host, -1, "").await?;
+    println!(
+        "TEST_AM: registered: queue={:?} maximumCapability={:?}",
+        reg.queue, reg.maximum_capability
+    );
+
+    let n = want as i32;
+    let asks = vec![
+        Ask::new(1, &node, mb, 1, n),
+        Ask::new(1, &rack, mb, 1, n),
+        Ask::new(1, ANY, mb, 1, n),
+    ];
+    let mut input = AllocateInput {
+        asks,
+        progress: 0.1,
+        ..Default::default()
+    };
+    let mut ours: Vec<ContainerProto> = Vec::new();
+    let mut exits: HashMap<String, i32> = HashMap::new();
+    let mut nms: BTreeMap<String, NmClient> = BTreeMap::new();
+    let start = Instant::now();
+    while exits.len() < want {
+        if start.elapsed() > Duration::from_secs(120) {
+            return Err(format!(
+                "only {} of {want} containers completed in time ({} allocated)",
+                exits.len(),
+                ours.len()
+            )
+            .into());
+        }
+        let resp = rm.allocate(&input).await?;
+        // The RM keeps our asks; resending them would re-inflate the count.
+        input.asks.clear();
+        input.releases.clear();
+        let mut fresh = Vec::new();
+        for c in resp.allocated_containers {
+            let id = container_id_string(c.id.as_ref().unwrap());
+            let at = c.node_id.as_ref().map(node_id_string).unwrap_or_default();
+            if ours.len() + fresh.len() < want {
+                println!("TEST_AM: allocated {id} on {at}");
+                fresh.push(c);
+            } else {
+                println!("TEST_AM: releasing surplus {id} on {at}");
+                input.releases.push(c.id.clone().unwrap());
+            }
+        }
+        for c in &fresh {
+            let at = node_id_string(c.node_id.as_ref().unwrap());
+            let nm_token = rm
+                .nm_token(&at)
+                .ok_or_else(|| format!("no NM token for {at}"))?
+                .clone();
+            let nm = nms
+                .entry(at.clone())
+                .or_insert_with(|| NmClient::new(&at, nm_token, cfg.clone()));
+            let spec = LaunchSpec {
+                command: vec![
+                    "sleep 2".into(),
+                    "1><LOG_DIR>/stdout".into(),
+                    "2><LOG_DIR>/stderr".into(),
+                ],
+                ..Default::default()
+            };
+            let r = nm.start(&[(c, spec)]).await?;
+            for f in &r.failed_requests {
+                return Err(format!("NM refused to start a container: {f:?}").into());
+            }
+            for id in &r.succeeded_requests {
+                println!("TEST_AM: started {} on {at}", container_id_string(id));
+            }
+            let st = nm.statuses(&[c.id.clone().unwrap()]).await?;
+            for s in &st.status {
+                println!(
+                    "TEST_AM: status {} state={:?}",
+                    container_id_string(s.container_id.as_ref().unwrap()),
+                    s.state()
+                );
+            }
+        }
+        ours.extend(fresh);
+        for s in resp.completed_container_statuses {
+            let id = container_id_string(s.container_id.as_ref().unwrap());
+            if ours.iter().any(|c| c.id == s.container_id) {
+                println!(
+                    "TEST_AM: completed {id} exit_status={} diagnostics={:?}",
+                    s.exit_status(),
+                    s.diagnostics()
+                );
+                exits.insert(id, s.exit_status());
+            }
+        }
+        input.progress = 0.1 + 0.8 * exits.len() as f32 / want as f32;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    let hosts: Vec<String> = ours
+        .iter()
+        .map(|c| {
+            c.node_id
+                .as_ref()
+                .map(|n| n.host().to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    let all_ok = exits.values().all(|&e| e == 0);
+    let on_node = hosts.iter().all(|h| *h == node);
+    println!("TEST_AM: hosts={hosts:?} all_exit_0={all_ok} all_on_{node}={on_node}");
+    let (status, diag) = if all_ok {
+        (
+            FinalStatus::Succeeded,
+            format!("{want} containers ran on {hosts:?}"),
+        )
+    } else {
+        (FinalStatus::Failed, format!("exit statuses {exits:?}"))
+    };
+    rm.finish(status, &diag, "", Duration::from_secs(30))
+        .await?;
+    println!("TEST_AM: unregistered with {status:?}");
+    if !all_ok {
+        return Err(diag.into());
+    }
+    Ok(())
+}

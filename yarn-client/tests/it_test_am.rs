@@ -1,0 +1,241 @@
+//! Integration proof against the real Hadoop YARN test cluster (RM + 3 NMs as JVMs): the
+//! example `test_am` is submitted through the RM REST API, and it talks IPC (SASL TOKEN,
+//! ApplicationMasterProtocol, ContainerManagementProtocol) to the real daemons.
+//!
+//! The cluster is found via `YARN_AM_CLUSTER_DIR` (default /tmp/yarn-am-cluster) and started
+//! with `tests/cluster/cluster.sh up` when `status` says it is not up.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use yarn_client::rest::{AmContainerSpec, AppReport, LocalResource, Resource, RmRest, Submission};
+
+const RM_WEB: &str = "rm:8088";
+
+fn cluster_dir() -> PathBuf {
+    PathBuf::from(std::env::var("YARN_AM_CLUSTER_DIR").unwrap_or("/tmp/yarn-am-cluster".into()))
+}
+
+/// The cluster script: ours if the repository has it, else `YARN_AM_CLUSTER_SH`, else the
+/// main checkout's. (To be replaced by the lead's shared Rust fixture.)
+fn cluster_sh() -> PathBuf {
+    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/cluster/cluster.sh");
+    if ours.exists() {
+        return ours;
+    }
+    if let Ok(p) = std::env::var("YARN_AM_CLUSTER_SH") {
+        return PathBuf::from(p);
+    }
+    PathBuf::from("/work/main/tests/cluster/cluster.sh")
+}
+
+/// Makes sure the cluster is up (idempotent; never stops anything).
+fn ensure_cluster() {
+    let sh = cluster_sh();
+    let status = |arg: &str| {
+        Command::new("bash")
+            .arg(&sh)
+            .arg(arg)
+            .env("YARN_AM_CLUSTER_DIR", cluster_dir())
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", sh.display()))
+    };
+    if !status("status").success() {
+        eprintln!("cluster not up; running {} up", sh.display());
+        assert!(status("up").success(), "cluster.sh up failed");
+    }
+}
+
+/// Builds the example AM and copies it to a file that will not change while YARN
+/// localizes it (the RM checks size and mtime).
+fn am_binary(tag: &str) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or("cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "build",
+            "-p",
+            "yarn-client",
+            "--example",
+            "test_am",
+            "--message-format=json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo build runs");
+    assert!(
+        out.status.success(),
+        "building test_am failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exe = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["target"]["name"] == "test_am")
+        .find_map(|v| v["executable"].as_str().map(String::from))
+        .expect("cargo reports the test_am executable");
+    let dir = cluster_dir().join(format!("it-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dst = dir.join("test_am");
+    std::fs::copy(&exe, &dst).unwrap();
+    dst
+}
+
+fn local_resource(path: &Path) -> LocalResource {
+    let md = std::fs::metadata(path).unwrap();
+    let mtime = md.modified().unwrap().duration_since(UNIX_EPOCH).unwrap();
+    LocalResource {
+        resource: format!("file://{}", path.display()),
+        kind: "FILE".into(),
+        visibility: "APPLICATION".into(),
+        size: md.len(),
+        timestamp: mtime.as_millis() as u64,
+    }
+}
+
+/// Submits the test AM with extra environment and waits for a final state.
+async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
+    ensure_cluster();
+    let bin = am_binary(tag);
+    let user = std::env::var("USER").unwrap_or("root".into());
+    let rest = RmRest::new(RM_WEB, &user, Duration::from_secs(20)).unwrap();
+    let app = rest.new_application().await.expect("new-application");
+    let mut am = AmContainerSpec {
+        command: "./test_am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr".into(),
+        ..Default::default()
+    };
+    am.local_resources
+        .insert("test_am".into(), local_resource(&bin));
+    am.environment
+        .insert("YARN_AM_RM_SCHEDULER".into(), "rm:8030".into());
+    am.environment
+        .insert("RUST_LOG".into(), "info,yarn_client=debug".into());
+    for (k, v) in extra_env {
+        am.environment.insert(k.to_string(), v.to_string());
+    }
+    let sub = Submission {
+        application_id: app.application_id.clone(),
+        name: format!("it-test-am-{tag}"),
+        queue: "default".into(),
+        application_type: "YARN-AM-IT".into(),
+        tags: vec![tag.into()],
+        max_app_attempts: 1,
+        am_resource: Resource {
+            memory: 256,
+            vcores: 1,
+        },
+        am,
+    };
+    rest.submit(&sub).await.expect("submit");
+    eprintln!("submitted {}", app.application_id);
+    let report = rest
+        .wait_final(&app.application_id, Duration::from_secs(240))
+        .await
+        .expect("app report");
+    eprintln!(
+        "{}: state={} final={} diagnostics={:?}",
+        report.id, report.state, report.final_status, report.diagnostics
+    );
+    report
+}
+
+/// The AM container's log directory (`container_..._000001`) on whichever NM ran it.
+fn am_log(app_id: &str, file: &str) -> String {
+    for nm in ["nm1", "nm2", "nm3"] {
+        let dir = cluster_dir().join(nm).join("logs").join(app_id);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().ends_with("_000001") {
+                return std::fs::read_to_string(e.path().join(file)).unwrap_or_default();
+            }
+        }
+    }
+    panic!(
+        "no AM log dir for {app_id} under {}",
+        cluster_dir().display()
+    );
+}
+
+/// Worker container log dirs of the app, as (nm, container dir name).
+fn worker_dirs(app_id: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for nm in ["nm1", "nm2", "nm3"] {
+        let dir = cluster_dir().join(nm).join("logs").join(app_id);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if !name.ends_with("_000001") {
+                out.push((nm.to_string(), name));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_am_runs_two_containers_on_nm2() {
+    let started = SystemTime::now();
+    let report = run_am("ok", &[]).await;
+    let stdout = am_log(&report.id, "stdout");
+    let stderr = am_log(&report.id, "stderr");
+    eprintln!(
+        "--- AM stdout ---\n{stdout}\n--- AM stderr (tail) ---\n{}",
+        tail(&stderr, 30)
+    );
+    assert_eq!(
+        report.state, "FINISHED",
+        "diagnostics: {}",
+        report.diagnostics
+    );
+    assert_eq!(report.final_status, "SUCCEEDED");
+    assert!(stdout.contains("TEST_AM: registered"), "{stdout}");
+    assert_eq!(stdout.matches("TEST_AM: started ").count(), 2, "{stdout}");
+    assert_eq!(stdout.matches("exit_status=0 ").count(), 2, "{stdout}");
+    assert!(stdout.contains("all_on_nm2=true"), "{stdout}");
+    assert!(
+        stdout.contains("TEST_AM: unregistered with Succeeded"),
+        "{stdout}"
+    );
+    let workers = worker_dirs(&report.id);
+    assert_eq!(workers.len(), 2, "{workers:?}");
+    assert!(workers.iter().all(|(nm, _)| nm == "nm2"), "{workers:?}");
+    eprintln!(
+        "workers: {workers:?}; took {:?}",
+        started.elapsed().unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_am_with_corrupted_token_is_refused() {
+    let report = run_am("badpw", &[("TEST_AM_CORRUPT_PASSWORD", "1")]).await;
+    let stderr = am_log(&report.id, "stderr");
+    eprintln!("--- AM stderr (tail) ---\n{}", tail(&stderr, 20));
+    assert_eq!(
+        report.state, "FAILED",
+        "diagnostics: {}",
+        report.diagnostics
+    );
+    let err_line = stderr
+        .lines()
+        .find(|l| l.contains("TEST_AM ERROR"))
+        .unwrap_or_else(|| panic!("no error line in AM stderr:\n{stderr}"));
+    assert!(
+        err_line.contains("authentication to rm:8030 failed"),
+        "{err_line}"
+    );
+    assert!(
+        report.diagnostics.contains("exitCode: 1") || report.diagnostics.contains("exit code 1"),
+        "{}",
+        report.diagnostics
+    );
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
