@@ -33,6 +33,7 @@ async fn main() {
                 .unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(false)
         .init();
     match tokio::time::timeout(Duration::from_secs(150), run()).await {
         Ok(Ok(())) => println!("TEST_AM: done"),

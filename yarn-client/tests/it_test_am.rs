@@ -3,7 +3,9 @@
 //! ApplicationMasterProtocol, ContainerManagementProtocol) to the real daemons.
 //!
 //! The cluster is found via `YARN_AM_CLUSTER_DIR` (default /tmp/yarn-am-cluster) and started
-//! with `tests/cluster/cluster.sh up` when `status` says it is not up.
+//! with `tests/cluster/cluster.sh up` when `status` says it is not up. Other knobs (defaults
+//! match the shared cluster): `YARN_AM_RM_WEB` (rm:8088), `YARN_AM_RM_SCHEDULER` (rm:8030),
+//! `YARN_AM_IT_NODE` / `YARN_AM_IT_RACK` (nm2, /rack1), `YARN_AM_CLUSTER_SH` (the script).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,7 +13,21 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use yarn_client::rest::{AmContainerSpec, AppReport, LocalResource, Resource, RmRest, Submission};
 
-const RM_WEB: &str = "rm:8088";
+fn knob(key: &str, default: &str) -> String {
+    std::env::var(key).unwrap_or_else(|_| default.to_string())
+}
+
+fn rm_web() -> String {
+    knob("YARN_AM_RM_WEB", "rm:8088")
+}
+
+fn rm_scheduler() -> String {
+    knob("YARN_AM_RM_SCHEDULER", "rm:8030")
+}
+
+fn it_node() -> String {
+    knob("YARN_AM_IT_NODE", "nm2")
+}
 
 fn cluster_dir() -> PathBuf {
     PathBuf::from(std::env::var("YARN_AM_CLUSTER_DIR").unwrap_or("/tmp/yarn-am-cluster".into()))
@@ -20,12 +36,12 @@ fn cluster_dir() -> PathBuf {
 /// The cluster script: ours if the repository has it, else `YARN_AM_CLUSTER_SH`, else the
 /// main checkout's. (To be replaced by the lead's shared Rust fixture.)
 fn cluster_sh() -> PathBuf {
+    if let Ok(p) = std::env::var("YARN_AM_CLUSTER_SH") {
+        return PathBuf::from(p);
+    }
     let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/cluster/cluster.sh");
     if ours.exists() {
         return ours;
-    }
-    if let Ok(p) = std::env::var("YARN_AM_CLUSTER_SH") {
-        return PathBuf::from(p);
     }
     PathBuf::from("/work/main/tests/cluster/cluster.sh")
 }
@@ -98,7 +114,7 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
     ensure_cluster();
     let bin = am_binary(tag);
     let user = std::env::var("USER").unwrap_or("root".into());
-    let rest = RmRest::new(RM_WEB, &user, Duration::from_secs(20)).unwrap();
+    let rest = RmRest::new(&rm_web(), &user, Duration::from_secs(20)).unwrap();
     let app = rest.new_application().await.expect("new-application");
     let mut am = AmContainerSpec {
         command: "./test_am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr".into(),
@@ -107,7 +123,10 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
     am.local_resources
         .insert("test_am".into(), local_resource(&bin));
     am.environment
-        .insert("YARN_AM_RM_SCHEDULER".into(), "rm:8030".into());
+        .insert("YARN_AM_RM_SCHEDULER".into(), rm_scheduler());
+    am.environment.insert("TEST_AM_NODE".into(), it_node());
+    am.environment
+        .insert("TEST_AM_RACK".into(), knob("YARN_AM_IT_RACK", "/rack1"));
     am.environment
         .insert("RUST_LOG".into(), "info,yarn_client=debug".into());
     for (k, v) in extra_env {
@@ -128,10 +147,7 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
     };
     rest.submit(&sub).await.expect("submit");
     eprintln!("submitted {}", app.application_id);
-    let report = rest
-        .wait_final(&app.application_id, Duration::from_secs(240))
-        .await
-        .expect("app report");
+    let report = wait_final(&rest, &app.application_id).await;
     eprintln!(
         "{}: state={} final={} diagnostics={:?}",
         report.id, report.state, report.final_status, report.diagnostics
@@ -139,10 +155,48 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
     report
 }
 
+/// Polls until the app is final. Fails fast (with a pointer to the RM log) when the RM never
+/// gets the app past NEW_SAVING, which means its state store is broken, not our AM.
+async fn wait_final(rest: &RmRest, app_id: &str) -> AppReport {
+    let start = std::time::Instant::now();
+    loop {
+        let r = rest.app(app_id).await.expect("app report");
+        if r.is_final() {
+            return r;
+        }
+        let t = start.elapsed();
+        assert!(
+            !(t > Duration::from_secs(45) && matches!(r.state.as_str(), "NEW" | "NEW_SAVING")),
+            "{app_id} stuck in {} for {t:?}: the RM cannot store it (see {}/logs/rm.log)",
+            r.state,
+            cluster_dir().display()
+        );
+        assert!(
+            t < Duration::from_secs(240),
+            "{app_id} not final after {t:?}: {r:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Per-daemon directories of the cluster that hold NM container logs.
+fn nm_dirs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(cluster_dir())
+        .map(|it| {
+            it.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("logs").is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
 /// The AM container's log directory (`container_..._000001`) on whichever NM ran it.
 fn am_log(app_id: &str, file: &str) -> String {
-    for nm in ["nm1", "nm2", "nm3"] {
-        let dir = cluster_dir().join(nm).join("logs").join(app_id);
+    for nm in nm_dirs() {
+        let dir = nm.join("logs").join(app_id);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -161,15 +215,16 @@ fn am_log(app_id: &str, file: &str) -> String {
 /// Worker container log dirs of the app, as (nm, container dir name).
 fn worker_dirs(app_id: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for nm in ["nm1", "nm2", "nm3"] {
-        let dir = cluster_dir().join(nm).join("logs").join(app_id);
+    for nm in nm_dirs() {
+        let dir = nm.join("logs").join(app_id);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().to_string();
             if !name.ends_with("_000001") {
-                out.push((nm.to_string(), name));
+                let nm_name = nm.file_name().unwrap().to_string_lossy().to_string();
+                out.push((nm_name, name));
             }
         }
     }
@@ -196,14 +251,20 @@ async fn test_am_runs_two_containers_on_nm2() {
     assert!(stdout.contains("TEST_AM: registered"), "{stdout}");
     assert_eq!(stdout.matches("TEST_AM: started ").count(), 2, "{stdout}");
     assert_eq!(stdout.matches("exit_status=0 ").count(), 2, "{stdout}");
-    assert!(stdout.contains("all_on_nm2=true"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("all_on_{}=true", it_node())),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("TEST_AM: unregistered with Succeeded"),
         "{stdout}"
     );
     let workers = worker_dirs(&report.id);
     assert_eq!(workers.len(), 2, "{workers:?}");
-    assert!(workers.iter().all(|(nm, _)| nm == "nm2"), "{workers:?}");
+    assert!(
+        workers.iter().all(|(nm, _)| *nm == it_node()),
+        "{workers:?}"
+    );
     eprintln!(
         "workers: {workers:?}; took {:?}",
         started.elapsed().unwrap()
@@ -225,7 +286,7 @@ async fn test_am_with_corrupted_token_is_refused() {
         .find(|l| l.contains("TEST_AM ERROR"))
         .unwrap_or_else(|| panic!("no error line in AM stderr:\n{stderr}"));
     assert!(
-        err_line.contains("authentication to rm:8030 failed"),
+        err_line.contains(&format!("authentication to {} failed", rm_scheduler())),
         "{err_line}"
     );
     assert!(
