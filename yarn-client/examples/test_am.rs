@@ -84,6 +84,17 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let cfg = RpcConfig::default();
     let mut rm = AmRmClient::new(&scheduler, token, cfg.clone());
+    // Probe: the RM must refuse a heartbeat before registration with its typed exception.
+    match rm.allocate(&AllocateInput::default()).await {
+        Err(e) if e.is_class("ApplicationMasterNotRegisteredException") => {
+            println!(
+                "TEST_AM: probe allocate-before-register -> {}",
+                e.remote().unwrap().class
+            )
+        }
+        Err(e) if e.is_auth_failure() => return Err(e.into()),
+        other => return Err(format!("allocate before register gave {other:?}").into()),
+    }
     let host = env_or("NM_HOST", "localhost");
     let reg = rm.register(&host, -1, "").await?;
     println!(
@@ -91,12 +102,32 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         reg.queue, reg.maximum_capability
     );
 
+    // Probe: an ask above the maximum allocation is an InvalidResourceRequestException.
+    let too_big = AllocateInput {
+        asks: vec![Ask::new(9, ANY, 1_000_000, 1, 1)],
+        ..Default::default()
+    };
+    match rm.allocate(&too_big).await {
+        Err(e) if e.is_class("InvalidResourceRequestException") => println!(
+            "TEST_AM: probe oversized ask -> {}: {}",
+            e.remote().unwrap().class,
+            e.remote().unwrap().summary()
+        ),
+        other => return Err(format!("oversized ask gave {other:?}").into()),
+    }
+
     let n = want as i32;
-    let asks = vec![
+    // Like AMRMClient: the node line always relaxes; with strict locality the rack and ANY
+    // lines say "do not fall back to this level".
+    let strict = std::env::var("TEST_AM_STRICT").is_ok_and(|v| v == "1");
+    let mut asks = vec![
         Ask::new(1, &node, mb, 1, n),
         Ask::new(1, &rack, mb, 1, n),
         Ask::new(1, ANY, mb, 1, n),
     ];
+    asks[1].relax_locality = !strict;
+    asks[2].relax_locality = !strict;
+    println!("TEST_AM: asking for {n} x {mb} MB at {node} (rack {rack}, strict={strict})");
     let mut input = AllocateInput {
         asks,
         progress: 0.1,
@@ -105,6 +136,12 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut ours: Vec<ContainerProto> = Vec::new();
     let mut exits: HashMap<String, i32> = HashMap::new();
     let mut nms: BTreeMap<String, NmClient> = BTreeMap::new();
+    // Short idle time so that the reconnect probe below does not take long.
+    let nm_cfg = RpcConfig {
+        max_idle: Duration::from_secs(1),
+        ..cfg.clone()
+    };
+    let mut probed_concurrency = false;
     let start = Instant::now();
     while exits.len() < want {
         if start.elapsed() > Duration::from_secs(120) {
@@ -139,7 +176,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 .clone();
             let nm = nms
                 .entry(at.clone())
-                .or_insert_with(|| NmClient::new(&at, nm_token, cfg.clone()));
+                .or_insert_with(|| NmClient::new(&at, nm_token, nm_cfg.clone()));
             let spec = LaunchSpec {
                 command: vec![
                     "sleep 2".into(),
@@ -155,16 +192,27 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             for id in &r.succeeded_requests {
                 println!("TEST_AM: started {} on {at}", container_id_string(id));
             }
-            let st = nm.statuses(&[c.id.clone().unwrap()]).await?;
-            for s in &st.status {
+        }
+        ours.extend(fresh);
+        // Several calls in flight on one NM connection, answered by call id.
+        if !probed_concurrency
+            && ours.len() == want
+            && want >= 2
+            && ours[0].node_id == ours[1].node_id
+        {
+            probed_concurrency = true;
+            let nm = &nms[&node_id_string(ours[0].node_id.as_ref().unwrap())];
+            let ida = [ours[0].id.clone().unwrap()];
+            let idb = [ours[1].id.clone().unwrap()];
+            let (ra, rb) = tokio::join!(nm.statuses(&ida), nm.statuses(&idb));
+            for s in ra?.status.iter().chain(rb?.status.iter()) {
                 println!(
-                    "TEST_AM: status {} state={:?}",
+                    "TEST_AM: concurrent status {} state={:?}",
                     container_id_string(s.container_id.as_ref().unwrap()),
                     s.state()
                 );
             }
         }
-        ours.extend(fresh);
         for s in resp.completed_container_statuses {
             let id = container_id_string(s.container_id.as_ref().unwrap());
             if ours.iter().any(|c| c.id == s.container_id) {
@@ -180,6 +228,18 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
+    // Probe: the idle NM connection has closed itself; the next call reconnects (new
+    // preamble, SASL with the cached NM token, context) transparently.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let first = &ours[0];
+    let nm = &nms[&node_id_string(first.node_id.as_ref().unwrap())];
+    let st = nm.statuses(&[first.id.clone().unwrap()]).await?;
+    println!(
+        "TEST_AM: probe reconnect after idle -> {} statuses, {} failed requests",
+        st.status.len(),
+        st.failed_requests.len()
+    );
+
     let hosts: Vec<String> = ours
         .iter()
         .map(|c| {
@@ -192,6 +252,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let all_ok = exits.values().all(|&e| e == 0);
     let on_node = hosts.iter().all(|h| *h == node);
     println!("TEST_AM: hosts={hosts:?} all_exit_0={all_ok} all_on_{node}={on_node}");
+    println!("TEST_AM: hosts_csv={}", hosts.join(","));
     let (status, diag) = if all_ok {
         (
             FinalStatus::Succeeded,

@@ -232,8 +232,55 @@ fn worker_dirs(app_id: &str) -> Vec<(String, String)> {
     out
 }
 
+/// Host names of all RUNNING nodes, from the RM.
+async fn cluster_hosts() -> Vec<String> {
+    let user = std::env::var("USER").unwrap_or("root".into());
+    let rest = RmRest::new(&rm_web(), &user, Duration::from_secs(20)).unwrap();
+    let nodes = rest.nodes(&["RUNNING"]).await.unwrap();
+    nodes.into_iter().map(|n| n.node_host_name).collect()
+}
+
+/// Strict locality (rack and ANY lines with relax_locality=false): both containers must be
+/// on the named node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn test_am_runs_two_containers_on_nm2() {
+async fn test_am_strict_locality_lands_on_nm2() {
+    let report = run_am("strict", &[("TEST_AM_STRICT", "1")]).await;
+    let stdout = am_log(&report.id, "stdout");
+    eprintln!("--- AM stdout ---\n{stdout}");
+    assert_eq!(
+        report.state, "FINISHED",
+        "diagnostics: {}",
+        report.diagnostics
+    );
+    assert_eq!(report.final_status, "SUCCEEDED");
+    assert!(stdout.contains("strict=true"), "{stdout}");
+    // Both containers on one NM: two status calls were in flight on one connection.
+    assert_eq!(
+        stdout.matches("TEST_AM: concurrent status ").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("all_on_{}=true", it_node())),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("exit_status=0 ").count(), 2, "{stdout}");
+    let workers = worker_dirs(&report.id);
+    assert_eq!(workers.len(), 2, "{workers:?}");
+    assert!(
+        workers.iter().all(|(nm, _)| *nm == it_node()),
+        "{workers:?}"
+    );
+}
+
+/// Relaxed locality (node + rack + ANY asks, all relaxing), as the brief asks. Placement is
+/// the scheduler's choice here: on the test cluster (`node-locality-delay`=3,
+/// `rack-locality-additional-delay`=-1) the CapacityScheduler may go rack-local and even
+/// off-switch after 2-3 missed opportunities, and it did put one container on nm3 in a run.
+/// So this test checks the protocol round trip, not placement; the strict test proves that
+/// naming nm2 reaches the scheduler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_am_relaxed_locality_runs_two_containers() {
     let started = SystemTime::now();
     let report = run_am("ok", &[]).await;
     let stdout = am_log(&report.id, "stdout");
@@ -249,6 +296,19 @@ async fn test_am_runs_two_containers_on_nm2() {
     );
     assert_eq!(report.final_status, "SUCCEEDED");
     assert!(stdout.contains("TEST_AM: registered"), "{stdout}");
+    assert!(
+        stdout.contains("probe allocate-before-register -> org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("probe oversized ask -> org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"),
+        "{stdout}"
+    );
+
+    assert!(
+        stdout.contains("probe reconnect after idle -> "),
+        "{stdout}"
+    );
     assert_eq!(stdout.matches("TEST_AM: started ").count(), 2, "{stdout}");
     assert_eq!(stdout.matches("exit_status=0 ").count(), 2, "{stdout}");
     assert!(
@@ -288,6 +348,13 @@ async fn test_am_with_corrupted_token_is_refused() {
     assert!(
         err_line.contains(&format!("authentication to {} failed", rm_scheduler())),
         "{err_line}"
+    );
+    assert!(err_line.contains("SaslException"), "{err_line}");
+    // The RM's diagnostics carry the AM's stderr, so operators see why it failed.
+    assert!(
+        report.diagnostics.contains("authentication to"),
+        "{}",
+        report.diagnostics
     );
     assert!(
         report.diagnostics.contains("exitCode: 1") || report.diagnostics.contains("exit code 1"),
