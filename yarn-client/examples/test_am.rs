@@ -165,7 +165,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 fresh.push(c);
             } else {
                 println!("TEST_AM: releasing surplus {id} on {at}");
-                input.releases.push(c.id.clone().unwrap());
+                input.releases.push(c.id.unwrap());
             }
         }
         for c in &fresh {
@@ -186,7 +186,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 ..Default::default()
             };
             let r = nm.start(&[(c, spec)]).await?;
-            for f in &r.failed_requests {
+            if let Some(f) = r.failed_requests.first() {
                 return Err(format!("NM refused to start a container: {f:?}").into());
             }
             for id in &r.succeeded_requests {
@@ -202,8 +202,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         {
             probed_concurrency = true;
             let nm = &nms[&node_id_string(ours[0].node_id.as_ref().unwrap())];
-            let ida = [ours[0].id.clone().unwrap()];
-            let idb = [ours[1].id.clone().unwrap()];
+            let ida = [ours[0].id.unwrap()];
+            let idb = [ours[1].id.unwrap()];
             let (ra, rb) = tokio::join!(nm.statuses(&ida), nm.statuses(&idb));
             for s in ra?.status.iter().chain(rb?.status.iter()) {
                 println!(
@@ -233,7 +233,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let first = &ours[0];
     let nm = &nms[&node_id_string(first.node_id.as_ref().unwrap())];
-    let st = nm.statuses(&[first.id.clone().unwrap()]).await?;
+    let st = nm.statuses(&[first.id.unwrap()]).await?;
     println!(
         "TEST_AM: probe reconnect after idle -> {} statuses, {} failed requests",
         st.status.len(),

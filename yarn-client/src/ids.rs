@@ -14,8 +14,8 @@ pub fn app_id_string(a: &ApplicationIdProto) -> String {
 }
 
 pub fn container_id_string(c: &ContainerIdProto) -> String {
-    let att = c.app_attempt_id.clone().unwrap_or_default();
-    let app = att.application_id.clone().unwrap_or_default();
+    let att = c.app_attempt_id.unwrap_or_default();
+    let app = att.application_id.unwrap_or_default();
     let id = c.id.unwrap_or(0);
     let epoch = id >> 40;
     let seq = id & 0xFF_FFFF_FFFF;
