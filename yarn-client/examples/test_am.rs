@@ -8,6 +8,8 @@
 //! - `TEST_AM_NODE` / `TEST_AM_RACK` preferred node and its rack (default nm2, /rack1)
 //! - `TEST_AM_CONTAINERS` how many containers (default 2), `TEST_AM_MB` size (default 256)
 //! - `TEST_AM_CORRUPT_PASSWORD=1` flips the AMRM token password (auth-failure test)
+//! - `TEST_AM_STRICT=1` strict node locality (rack and ANY asks do not relax)
+//! - `TEST_AM_STOP_LAST=1` the last container sleeps long and is stopped via stopContainers
 //!
 //! Exit status 0 on success; on failure the error goes to stderr and the status is non-zero.
 
@@ -102,6 +104,14 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         reg.queue, reg.maximum_capability
     );
 
+    // Probe: a ping (call id -4) gets no reply and must not upset the server.
+    rm.ping().await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    println!(
+        "TEST_AM: probe ping -> connection alive={}",
+        rm.is_connected().await
+    );
+
     // Probe: an ask above the maximum allocation is an InvalidResourceRequestException.
     let too_big = AllocateInput {
         asks: vec![Ask::new(9, ANY, 1_000_000, 1, 1)],
@@ -142,6 +152,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         ..cfg.clone()
     };
     let mut probed_concurrency = false;
+    let stop_last = std::env::var("TEST_AM_STOP_LAST").is_ok_and(|v| v == "1");
+    let mut stopped = Vec::new();
     let start = Instant::now();
     while exits.len() < want {
         if start.elapsed() > Duration::from_secs(120) {
@@ -157,6 +169,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         input.asks.clear();
         input.releases.clear();
         let mut fresh = Vec::new();
+        let mut started_now = 0;
         for c in resp.allocated_containers {
             let id = container_id_string(c.id.as_ref().unwrap());
             let at = c.node_id.as_ref().map(node_id_string).unwrap_or_default();
@@ -177,9 +190,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             let nm = nms
                 .entry(at.clone())
                 .or_insert_with(|| NmClient::new(&at, nm_token, nm_cfg.clone()));
+            let stop_this = stop_last && ours.len() + started_now == want - 1;
+            started_now += 1;
             let spec = LaunchSpec {
                 command: vec![
-                    "sleep 2".into(),
+                    if stop_this { "sleep 300" } else { "sleep 2" }.into(),
                     "1><LOG_DIR>/stdout".into(),
                     "2><LOG_DIR>/stderr".into(),
                 ],
@@ -191,6 +206,19 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
             for id in &r.succeeded_requests {
                 println!("TEST_AM: started {} on {at}", container_id_string(id));
+            }
+            if stop_this {
+                let id = c.id.unwrap();
+                // Let it get past localization so the stop hits a running process.
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let r = nm.stop(&[id]).await?;
+                println!(
+                    "TEST_AM: stop {} -> succeeded={} failed={}",
+                    container_id_string(&id),
+                    r.succeeded_requests.len(),
+                    r.failed_requests.len()
+                );
+                stopped.push(id);
             }
         }
         ours.extend(fresh);
@@ -249,7 +277,15 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 .unwrap_or_default()
         })
         .collect();
-    let all_ok = exits.values().all(|&e| e == 0);
+    // A container we stopped reports KILLED_BY_APPMASTER (-105); all others must exit 0.
+    let all_ok = ours.iter().all(|c| {
+        let e = exits[&container_id_string(c.id.as_ref().unwrap())];
+        if stopped.contains(&c.id.unwrap()) {
+            e == -105
+        } else {
+            e == 0
+        }
+    });
     let on_node = hosts.iter().all(|h| *h == node);
     println!("TEST_AM: hosts={hosts:?} all_exit_0={all_ok} all_on_{node}={on_node}");
     println!("TEST_AM: hosts_csv={}", hosts.join(","));

@@ -212,6 +212,15 @@ impl AmRmClient {
         }
     }
 
+    /// Keepalive ping on the RM connection (no reply; errors only if the write fails).
+    pub async fn ping(&self) -> Result<(), RpcError> {
+        self.rpc.ping().await
+    }
+
+    pub async fn is_connected(&self) -> bool {
+        self.rpc.is_connected().await
+    }
+
     /// The NM token for `host:port`, if the RM has sent one.
     pub fn nm_token(&self, node: &str) -> Option<&Token> {
         self.nm_tokens.get(node)

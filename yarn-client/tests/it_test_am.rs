@@ -241,10 +241,15 @@ async fn cluster_hosts() -> Vec<String> {
 }
 
 /// Strict locality (rack and ANY lines with relax_locality=false): both containers must be
-/// on the named node.
+/// on the named node. The second one runs `sleep 300` and is stopped through
+/// stopContainers, so it must complete with KILLED_BY_APPMASTER (-105).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn test_am_strict_locality_lands_on_nm2() {
-    let report = run_am("strict", &[("TEST_AM_STRICT", "1")]).await;
+    let report = run_am(
+        "strict",
+        &[("TEST_AM_STRICT", "1"), ("TEST_AM_STOP_LAST", "1")],
+    )
+    .await;
     let stdout = am_log(&report.id, "stdout");
     eprintln!("--- AM stdout ---\n{stdout}");
     assert_eq!(
@@ -264,7 +269,9 @@ async fn test_am_strict_locality_lands_on_nm2() {
         stdout.contains(&format!("all_on_{}=true", it_node())),
         "{stdout}"
     );
-    assert_eq!(stdout.matches("exit_status=0 ").count(), 2, "{stdout}");
+    assert_eq!(stdout.matches("exit_status=0 ").count(), 1, "{stdout}");
+    assert!(stdout.contains("-> succeeded=1 failed=0"), "{stdout}");
+    assert_eq!(stdout.matches("exit_status=-105 ").count(), 1, "{stdout}");
     let workers = worker_dirs(&report.id);
     assert_eq!(workers.len(), 2, "{workers:?}");
     assert!(
@@ -312,6 +319,10 @@ async fn test_am_relaxed_locality_runs_two_containers() {
     assert_eq!(stdout.matches("TEST_AM: started ").count(), 2, "{stdout}");
     assert_eq!(stdout.matches("exit_status=0 ").count(), 2, "{stdout}");
     assert!(stdout.contains("strict=false"), "{stdout}");
+    assert!(
+        stdout.contains("probe ping -> connection alive=true"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("TEST_AM: unregistered with Succeeded"),
         "{stdout}"

@@ -152,6 +152,31 @@ impl Connection {
         })
     }
 
+    /// Sends a ping packet (call id -4) now; the server does not answer it.
+    pub async fn ping(&self, timeout: Duration) -> Result<(), RpcError> {
+        let ping = encode_request(&request_header(PING_CALL_ID, &self.client_id, -1), &[]);
+        let write = async {
+            let mut w = self.writer.lock().await;
+            w.write_all(&ping).await?;
+            w.flush().await
+        };
+        match tokio::time::timeout(timeout, write).await {
+            Ok(Ok(())) => {
+                *self.shared.last_write.lock().unwrap() = Instant::now();
+                Ok(())
+            }
+            Ok(Err(source)) => Err(RpcError::Io {
+                addr: self.shared.addr.clone(),
+                source,
+            }),
+            Err(_) => Err(RpcError::Timeout {
+                addr: self.shared.addr.clone(),
+                what: "sending a ping",
+                after: timeout,
+            }),
+        }
+    }
+
     pub fn is_alive(&self) -> bool {
         self.shared.closed.lock().unwrap().is_none()
     }

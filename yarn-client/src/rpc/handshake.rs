@@ -169,6 +169,7 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
                 },
             })?;
         if let Some(remote) = remote_error(&frame) {
+            debug!(addr, call_id = frame.call_id(), code = ?remote.code, "error during SASL");
             return Err(RpcError::AuthRejected {
                 addr: addr.to_string(),
                 remote,
@@ -184,7 +185,19 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
             addr: addr.to_string(),
             source: e,
         })?;
-        debug!(addr, state = msg.state, "SASL reply");
+        debug!(
+            addr,
+            state = msg.state,
+            auths = ?msg
+                .auths
+                .iter()
+                .map(|a| (&a.method, &a.mechanism, &a.protocol, &a.server_id))
+                .collect::<Vec<_>>(),
+            // Challenges carry only realm, nonce and options; safe to log.
+            challenge = ?msg.auths.first().and_then(|a| a.challenge.as_deref()).map(String::from_utf8_lossy),
+            token = ?msg.token.as_deref().map(String::from_utf8_lossy),
+            "SASL reply"
+        );
         match SaslState::try_from(msg.state) {
             Ok(SaslState::Negotiate) => {
                 let offered: Vec<String> = msg

@@ -104,6 +104,21 @@ impl RpcClient {
         Ok(conn)
     }
 
+    /// True when a connection is open and has not failed or idled out.
+    pub async fn is_connected(&self) -> bool {
+        self.conn
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|c| c.is_alive())
+    }
+
+    /// Sends a keepalive ping on the current connection (opening one if needed). The
+    /// connection also pings by itself while calls are outstanding.
+    pub async fn ping(&self) -> Result<(), RpcError> {
+        self.connection().await?.ping(self.cfg.call_timeout).await
+    }
+
     /// Calls `method` with `req` and decodes the reply as `Resp`.
     pub async fn call<Req: Message, Resp: Message + Default>(
         &self,
