@@ -409,3 +409,59 @@ async fn idle_close_and_reconnect() {
     call(&c).await.unwrap();
     assert_eq!(rx.recv().await, Some(0), "new connection restarts call ids");
 }
+
+/// While a call waits longer than the ping interval, the client pings (call id -4,
+/// retry count -1, our client id) and the late reply still reaches the caller.
+#[tokio::test]
+async fn pings_while_a_call_is_outstanding() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let addr = server(|mut s| async move {
+        let mut pre = [0u8; 7];
+        s.read_exact(&mut pre).await.unwrap();
+        read_packet(&mut s).await.unwrap();
+        let hdr = RpcResponseHeaderProto {
+            call_id: (-33i32) as u32,
+            status: 0,
+            ..Default::default()
+        };
+        let ok = RpcSaslProto {
+            state: SaslState::Success as i32,
+            ..Default::default()
+        };
+        s.write_all(&frame(&hdr, Some(&ok))).await.unwrap();
+        read_packet(&mut s).await.unwrap(); // context
+        let (call, _) = read_packet(&mut s).await.unwrap();
+        // Stay silent; the next packet must be a ping.
+        let (ping, rest) = read_packet(&mut s).await.unwrap();
+        tx.send((
+            ping.call_id,
+            ping.retry_count,
+            rest.len(),
+            ping.client_id == call.client_id,
+        ))
+        .unwrap();
+        let r = RpcResponseHeaderProto {
+            call_id: call.call_id as u32,
+            status: 0,
+            ..Default::default()
+        };
+        let body = FinishApplicationMasterResponseProto {
+            is_unregistered: Some(true),
+        };
+        s.write_all(&frame(&r, Some(&body))).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    })
+    .await;
+    let c = RpcClient::new(
+        &addr,
+        "test.Protocol",
+        1,
+        Auth::Token(token()),
+        RpcConfig {
+            call_timeout: Duration::from_secs(2),
+            ..cfg()
+        },
+    );
+    assert!(call(&c).await.unwrap().is_unregistered());
+    assert_eq!(rx.recv().await, Some((-4, Some(-1), 0, true)));
+}
