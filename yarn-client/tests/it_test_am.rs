@@ -11,57 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+mod common;
+use common::{cluster_dir, ensure_cluster, it_node, knob, rm_scheduler, rm_web};
 use yarn_client::rest::{AmContainerSpec, AppReport, LocalResource, Resource, RmRest, Submission};
-
-fn knob(key: &str, default: &str) -> String {
-    std::env::var(key).unwrap_or_else(|_| default.to_string())
-}
-
-fn rm_web() -> String {
-    knob("YARN_AM_RM_WEB", "rm:8088")
-}
-
-fn rm_scheduler() -> String {
-    knob("YARN_AM_RM_SCHEDULER", "rm:8030")
-}
-
-fn it_node() -> String {
-    knob("YARN_AM_IT_NODE", "nm2")
-}
-
-fn cluster_dir() -> PathBuf {
-    PathBuf::from(std::env::var("YARN_AM_CLUSTER_DIR").unwrap_or("/tmp/yarn-am-cluster".into()))
-}
-
-/// The cluster script: ours if the repository has it, else `YARN_AM_CLUSTER_SH`, else the
-/// main checkout's. (To be replaced by the lead's shared Rust fixture.)
-fn cluster_sh() -> PathBuf {
-    if let Ok(p) = std::env::var("YARN_AM_CLUSTER_SH") {
-        return PathBuf::from(p);
-    }
-    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/cluster/cluster.sh");
-    if ours.exists() {
-        return ours;
-    }
-    PathBuf::from("/work/main/tests/cluster/cluster.sh")
-}
-
-/// Makes sure the cluster is up (idempotent; never stops anything).
-fn ensure_cluster() {
-    let sh = cluster_sh();
-    let status = |arg: &str| {
-        Command::new("bash")
-            .arg(&sh)
-            .arg(arg)
-            .env("YARN_AM_CLUSTER_DIR", cluster_dir())
-            .status()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", sh.display()))
-    };
-    if !status("status").success() {
-        eprintln!("cluster not up; running {} up", sh.display());
-        assert!(status("up").success(), "cluster.sh up failed");
-    }
-}
 
 /// Builds the example AM and copies it to a file that will not change while YARN
 /// localizes it (the RM checks size and mtime).

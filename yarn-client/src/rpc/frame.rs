@@ -135,10 +135,10 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
 
 /// Reads one frame with no time bound; callers wrap it in their own timeout.
 pub async fn read_frame_untimed<R: AsyncRead + Unpin>(
-    r: &mut R,
+    mut r: &mut R,
 ) -> Result<ResponseFrame, FrameError> {
     let mut len = [0u8; 4];
-    let got = read_full(r, &mut len).await?;
+    let got = read_full(&mut r, &mut len).await?;
     if got == 0 {
         return Err(FrameError::Eof);
     }
@@ -149,12 +149,14 @@ pub async fn read_frame_untimed<R: AsyncRead + Unpin>(
     if len > MAX_FRAME_LEN {
         return Err(FrameError::TooLarge(len));
     }
-    let mut payload = vec![0u8; len as usize];
-    let got = read_full(r, &mut payload).await?;
-    if got < payload.len() {
+    // Grow the buffer as bytes arrive instead of trusting the length up front: a garbage
+    // length followed by EOF must not cost a huge allocation.
+    let mut payload = Vec::with_capacity((len as usize).min(64 * 1024));
+    let got = r.take(len as u64).read_to_end(&mut payload).await?;
+    if got < len as usize {
         return Err(FrameError::Truncated {
             got,
-            want: payload.len(),
+            want: len as usize,
         });
     }
     decode_response_payload(Bytes::from(payload))
