@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use yarn_client::amrm::{AllocateInput, AmRmClient, Ask, FinalStatus, ANY};
+use yarn_client::amrm::{recovery, AllocateInput, AmRmClient, Ask, FinalStatus, Recovery, ANY};
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND, TOKEN_FILE_ENV};
 use yarn_client::ids::{container_id_string, node_id_string};
 use yarn_client::nm::{LaunchSpec, NmClient};
@@ -85,6 +85,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let cfg = RpcConfig::default();
+    let amrm_token = token.clone();
     let mut rm = AmRmClient::new(&scheduler, token, cfg.clone());
     // Probe: the RM must refuse a heartbeat before registration with its typed exception.
     match rm.allocate(&AllocateInput::default()).await {
@@ -118,7 +119,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         ..Default::default()
     };
     match rm.allocate(&too_big).await {
-        Err(e) if e.is_class("InvalidResourceRequestException") => println!(
+        Err(e) if recovery(&e) == Recovery::FixRequest => println!(
             "TEST_AM: probe oversized ask -> {}: {}",
             e.remote().unwrap().class,
             e.remote().unwrap().summary()
@@ -254,6 +255,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         input.progress = 0.1 + 0.8 * exits.len() as f32 / want as f32;
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // Probe: an NM refuses a token that is not an NM token (here: our AMRM token).
+    let first_node = node_id_string(ours[0].node_id.as_ref().unwrap());
+    let wrong = NmClient::new(&first_node, amrm_token.clone(), cfg.clone());
+    match wrong.statuses(&[ours[0].id.unwrap()]).await {
+        Err(e) if e.is_auth_failure() => {
+            println!("TEST_AM: probe NM with AMRM token -> auth failure: {e}")
+        }
+        other => return Err(format!("NM accepted a non-NM token: {other:?}").into()),
     }
 
     // Probe: the idle NM connection has closed itself; the next call reconnects (new

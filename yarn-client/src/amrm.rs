@@ -22,6 +22,52 @@ use crate::proto::yarn::{
 use crate::rpc::{Auth, RpcClient, RpcConfig, RpcError};
 
 pub const PROTOCOL: &str = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB";
+
+/// Java exception classes the RM throws at an AM, as they arrive in `RemoteError::class`.
+pub mod exceptions {
+    /// The RM lost our registration (RM restart, failover): re-register and resend the
+    /// full ask table, pending releases and blacklist.
+    pub const NOT_REGISTERED: &str =
+        "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException";
+    /// The RM does not know this attempt any more: shut down.
+    pub const ATTEMPT_NOT_FOUND: &str =
+        "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException";
+    /// An ask is invalid (e.g. above the maximum allocation); fix the ask, do not retry it.
+    pub const INVALID_RESOURCE_REQUEST: &str =
+        "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException";
+    /// Second register for the same attempt, or a wrong `response_id`.
+    pub const INVALID_AM_REQUEST: &str =
+        "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException";
+}
+
+/// What an AM should do about a failed AMRM call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Call `register` again, then resend the whole request state.
+    Reregister,
+    /// The attempt is gone or our credentials are refused: exit.
+    Shutdown,
+    /// The request itself is wrong; retrying it unchanged will fail again.
+    FixRequest,
+    /// Network trouble or a server hiccup: retry the same call (allocate is idempotent
+    /// for the same `response_id`).
+    Retry,
+}
+
+/// Classifies an error from register/allocate/finish.
+pub fn recovery(e: &RpcError) -> Recovery {
+    if e.is_auth_failure() || e.is_class(exceptions::ATTEMPT_NOT_FOUND) {
+        Recovery::Shutdown
+    } else if e.is_class(exceptions::NOT_REGISTERED) {
+        Recovery::Reregister
+    } else if e.is_class(exceptions::INVALID_RESOURCE_REQUEST)
+        || e.is_class(exceptions::INVALID_AM_REQUEST)
+    {
+        Recovery::FixRequest
+    } else {
+        Recovery::Retry
+    }
+}
 /// `ResourceRequest.ANY`.
 pub const ANY: &str = "*";
 

@@ -272,6 +272,10 @@ async fn test_am_relaxed_locality_runs_two_containers() {
     assert_eq!(stdout.matches("exit_status=0 ").count(), 2, "{stdout}");
     assert!(stdout.contains("strict=false"), "{stdout}");
     assert!(
+        stdout.contains("probe NM with AMRM token -> auth failure"),
+        "{stdout}"
+    );
+    assert!(
         stdout.contains("probe ping -> connection alive=true"),
         "{stdout}"
     );

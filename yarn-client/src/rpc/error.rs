@@ -89,6 +89,11 @@ pub enum RpcError {
     },
     #[error("authentication to {addr} failed: server refused us: {remote}")]
     AuthRejected { addr: String, remote: RemoteError },
+    #[error(
+        "authentication to {addr} failed: the server closed the connection after our SASL \
+         response (token rejected without a reason; wrong token kind or node?)"
+    )]
+    SaslAborted { addr: String },
     #[error("{addr} answered with {remote}")]
     Remote { addr: String, remote: RemoteError },
     #[error("protocol error from {addr}: {reason}")]
@@ -120,8 +125,10 @@ impl RpcError {
 
     /// True for every way authentication can fail (bad password, rejected token, bad server proof).
     pub fn is_auth_failure(&self) -> bool {
-        matches!(self, RpcError::Sasl { .. } | RpcError::AuthRejected { .. })
-            || self.remote().is_some_and(|r| r.is_auth_failure())
+        matches!(
+            self,
+            RpcError::Sasl { .. } | RpcError::AuthRejected { .. } | RpcError::SaslAborted { .. }
+        ) || self.remote().is_some_and(|r| r.is_auth_failure())
     }
 }
 

@@ -155,6 +155,7 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
     let mut chosen: Option<SaslAuth> = None;
     // DIGEST-MD5 needs at most NEGOTIATE, (CHALLENGE), SUCCESS; more means a confused server.
     for _round in 0..4 {
+        let answered = mech.is_some();
         let frame = read_frame(stream, timeout)
             .await
             .map_err(|source| match source {
@@ -162,6 +163,11 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
                     addr: addr.to_string(),
                     what: "SASL negotiation",
                     after,
+                },
+                // Seen on a 3.4.1 NodeManager given a token that is not an NM token: its
+                // SASL callback throws (NPE) and it drops the socket without a FATAL reply.
+                super::frame::FrameError::Eof if answered => RpcError::SaslAborted {
+                    addr: addr.to_string(),
                 },
                 source => RpcError::Frame {
                     addr: addr.to_string(),

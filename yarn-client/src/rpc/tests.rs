@@ -465,3 +465,34 @@ async fn pings_while_a_call_is_outstanding() {
     assert!(call(&c).await.unwrap().is_unregistered());
     assert_eq!(rx.recv().await, Some((-4, Some(-1), 0, true)));
 }
+
+/// A server that drops the socket after our SASL response (what a 3.4.1 NM does with a
+/// non-NM token) is an authentication failure, not a generic EOF.
+#[tokio::test]
+async fn close_after_sasl_response_is_auth_failure() {
+    let addr = server(|mut s| async move {
+        drain_hello(&mut s).await;
+        let hdr = RpcResponseHeaderProto {
+            call_id: (-33i32) as u32,
+            status: 0,
+            ..Default::default()
+        };
+        let negotiate = RpcSaslProto {
+            state: SaslState::Negotiate as i32,
+            auths: vec![SaslAuth {
+                method: "TOKEN".into(),
+                mechanism: "DIGEST-MD5".into(),
+                protocol: Some(String::new()),
+                server_id: Some("default".into()),
+                challenge: Some(b"realm=\"default\",nonce=\"n\",qop=\"auth\"".to_vec()),
+            }],
+            ..Default::default()
+        };
+        s.write_all(&frame(&hdr, Some(&negotiate))).await.unwrap();
+        read_packet(&mut s).await.unwrap();
+    })
+    .await;
+    let e = call(&client(&addr)).await.unwrap_err();
+    assert!(matches!(e, RpcError::SaslAborted { .. }), "{e}");
+    assert!(e.is_auth_failure());
+}
