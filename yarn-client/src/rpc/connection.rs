@@ -25,6 +25,14 @@ use super::RpcConfig;
 
 type Reply = Result<ResponseFrame, RpcError>;
 
+/// A call's failure, split by whether the request could have reached the server: a call
+/// that found its connection already closed (e.g. idled out a moment ago) is safe to send
+/// again on a new connection.
+pub(crate) enum CallError {
+    NotSent(RpcError),
+    Failed(RpcError),
+}
+
 /// Why a connection ended; cloned into an error for every waiting call.
 #[derive(Debug, Clone)]
 enum Closed {
@@ -70,6 +78,23 @@ impl Shared {
         for (_, tx) in pending {
             let _ = tx.send(Err(cause.to_error(&self.addr)));
         }
+    }
+
+    /// Closes the connection if no call is pending and none was made for `max_idle`.
+    /// Checked under the `closed` lock, which `call` also holds while registering a call,
+    /// so a call cannot slip in between the check and the close.
+    fn close_if_idle(&self, max_idle: Duration) -> bool {
+        let mut closed = self.closed.lock().unwrap();
+        if closed.is_some() {
+            return true;
+        }
+        if !self.pending.lock().unwrap().is_empty()
+            || self.last_activity.lock().unwrap().elapsed() < max_idle
+        {
+            return false;
+        }
+        *closed = Some(Closed::Lost("closed after being idle".into()));
+        true
     }
 
     fn touch(&self) {
@@ -187,14 +212,14 @@ impl Connection {
         request_header: &crate::proto::common::RequestHeaderProto,
         body: &dyn ErasedMessage,
         timeout: Duration,
-    ) -> Reply {
+    ) -> Result<ResponseFrame, CallError> {
         let addr = &self.shared.addr;
         let id = self.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF;
         let (tx, rx) = oneshot::channel();
         {
             let closed = self.shared.closed.lock().unwrap();
             if let Some(c) = closed.as_ref() {
-                return Err(c.to_error(addr));
+                return Err(CallError::NotSent(c.to_error(addr)));
             }
             self.shared.pending.lock().unwrap().insert(id, tx);
         }
@@ -213,18 +238,18 @@ impl Connection {
             Ok(Err(e)) => {
                 self.shared
                     .close(Closed::Lost(format!("write failed: {e}")));
-                return Err(RpcError::Io {
+                return Err(CallError::Failed(RpcError::Io {
                     addr: addr.clone(),
                     source: e,
-                });
+                }));
             }
             Err(_) => {
                 self.shared.close(Closed::Lost("write timed out".into()));
-                return Err(RpcError::Timeout {
+                return Err(CallError::Failed(RpcError::Timeout {
                     addr: addr.clone(),
                     what: "sending a call",
                     after: timeout,
-                });
+                }));
             }
         }
         let result = match tokio::time::timeout(timeout, rx).await {
@@ -243,7 +268,7 @@ impl Connection {
             }
         };
         self.shared.touch();
-        result
+        result.map_err(CallError::Failed)
     }
 }
 
@@ -304,9 +329,8 @@ async fn keep_loop(
                 }
                 debug!(addr = %shared.addr, "sent ping");
             }
-        } else if shared.last_activity.lock().unwrap().elapsed() >= cfg.max_idle {
-            debug!(addr = %shared.addr, "closing idle connection");
-            shared.close(Closed::Lost("closed after being idle".into()));
+        } else if shared.close_if_idle(cfg.max_idle) {
+            debug!(addr = %shared.addr, "closed idle connection");
             let _ = writer.lock().await.shutdown().await;
             return;
         }

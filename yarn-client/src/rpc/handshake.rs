@@ -101,11 +101,18 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
             }
         }
         Auth::Token(token) => {
-            let simple = sasl_exchange(stream, addr, token, timeout).await?;
-            // After TOKEN auth the server takes the user from the token; claiming one here
-            // makes it refuse the connection ("Authenticated user ... doesn't match").
-            let _ = simple;
-            UserInformationProto::default()
+            if sasl_exchange(stream, addr, token, timeout).await? {
+                // The server switched to SIMPLE: it needs a user name, and we have no other
+                // than the process's.
+                UserInformationProto {
+                    effective_user: std::env::var("USER").ok(),
+                    real_user: None,
+                }
+            } else {
+                // After TOKEN auth the server takes the user from the token; claiming one
+                // makes it refuse us ("Authenticated user ... doesn't match").
+                UserInformationProto::default()
+            }
         }
     };
     let context = IpcConnectionContextProto {

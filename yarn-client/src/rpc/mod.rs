@@ -18,7 +18,7 @@ pub use handshake::Auth;
 
 use crate::credentials::Token;
 use crate::proto::common::RequestHeaderProto;
-use connection::Connection;
+use connection::{CallError, Connection};
 
 /// Timeouts and keepalive settings. Defaults follow the Java client where it has one.
 #[derive(Debug, Clone)]
@@ -125,13 +125,21 @@ impl RpcClient {
         method: &str,
         req: &Req,
     ) -> Result<Resp, RpcError> {
-        let conn = self.connection().await?;
         let header = RequestHeaderProto {
             method_name: method.to_string(),
             declaring_class_protocol_name: self.protocol.clone(),
             client_protocol_version: self.version,
         };
-        let frame = conn.call(&header, req, self.cfg.call_timeout).await?;
+        let mut attempt = 0;
+        let frame = loop {
+            let conn = self.connection().await?;
+            match conn.call(&header, req, self.cfg.call_timeout).await {
+                Ok(frame) => break frame,
+                // The connection died before we sent anything: one fresh try is safe.
+                Err(CallError::NotSent(_)) if attempt == 0 => attempt += 1,
+                Err(CallError::NotSent(e) | CallError::Failed(e)) => return Err(e),
+            }
+        };
         if let Some(remote) = handshake::remote_error(&frame) {
             return Err(RpcError::Remote {
                 addr: self.addr.clone(),
