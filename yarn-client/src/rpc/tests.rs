@@ -496,3 +496,46 @@ async fn close_after_sasl_response_is_auth_failure() {
     assert!(matches!(e, RpcError::SaslAborted { .. }), "{e}");
     assert!(e.is_auth_failure());
 }
+
+/// A FATAL reply fails every call in flight, not only the one it names.
+#[tokio::test]
+async fn fatal_fails_all_calls_in_flight() {
+    let addr = server(|mut s| async move {
+        drain_hello(&mut s).await;
+        let hdr = RpcResponseHeaderProto {
+            call_id: (-33i32) as u32,
+            status: 0,
+            ..Default::default()
+        };
+        let ok = RpcSaslProto {
+            state: SaslState::Success as i32,
+            ..Default::default()
+        };
+        s.write_all(&frame(&hdr, Some(&ok))).await.unwrap();
+        read_packet(&mut s).await.unwrap(); // context
+        read_packet(&mut s).await.unwrap();
+        read_packet(&mut s).await.unwrap();
+        let fatal = RpcResponseHeaderProto {
+            call_id: (-1i32) as u32,
+            status: RpcStatusProto::Fatal as i32,
+            exception_class_name: Some("org.apache.hadoop.ipc.IpcException".into()),
+            error_msg: Some("bad header".into()),
+            error_detail: Some(12),
+            ..Default::default()
+        };
+        s.write_all(&frame(&fatal, None)).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    })
+    .await;
+    let c = client(&addr);
+    c.connect().await.unwrap();
+    let (a, b) = tokio::join!(call(&c), call(&c));
+    for e in [a.unwrap_err(), b.unwrap_err()] {
+        let r = e.remote().unwrap_or_else(|| panic!("{e}"));
+        assert!(
+            r.fatal && r.is_class("IpcException") && r.code == Some(12),
+            "{r:?}"
+        );
+    }
+    assert!(!c.is_connected().await);
+}
