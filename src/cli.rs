@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "yarn-am", version, about = "Run elastic, locality-aware work on Hadoop YARN")]
+#[command(
+    name = "yarn-am",
+    version,
+    about = "Run elastic, locality-aware work on Hadoop YARN"
+)]
 pub struct Cli {
     /// More log output on stderr (-v info, -vv debug). YARN_AM_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -20,6 +24,12 @@ pub enum Command {
     Nodes(NodesArgs),
     /// Print the container requests the allocator makes for one allocator state (JSON).
     Plan(PlanArgs),
+    /// Submit an application whose ApplicationMaster is yarn-am.
+    Submit(Box<SubmitArgs>),
+    /// Show an application's state as the RM reports it (exit 0 succeeded, 1 failed, 3 killed, 4 running).
+    Status(AppArgs),
+    /// Kill an application and wait until the RM reports it KILLED.
+    Kill(AppArgs),
 }
 
 /// Where the ResourceManager's web address comes from: the flag, then
@@ -53,4 +63,83 @@ pub struct PlanArgs {
     pub strategy: String,
     /// Allocator state as JSON; `-` or nothing reads stdin.
     pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AppArgs {
+    #[command(flatten)]
+    pub rm: RmArgs,
+    /// Application id, e.g. application_1700000000000_0001.
+    pub app_id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    pub rm: RmArgs,
+    /// RM scheduler address for the AM (default: yarn-site.xml, else the RM host:8030).
+    #[arg(long)]
+    pub rm_scheduler: Option<String>,
+    /// Application name.
+    #[arg(long, default_value = "yarn-am")]
+    pub name: String,
+    /// YARN queue.
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    /// Application tag (repeatable).
+    #[arg(long)]
+    pub tag: Vec<String>,
+    /// AM attempts YARN may make.
+    #[arg(long, default_value_t = 2)]
+    pub max_attempts: u32,
+    /// AM container memory in MB.
+    #[arg(long, default_value_t = 256)]
+    pub am_memory: i64,
+    /// AM container vcores.
+    #[arg(long, default_value_t = 1)]
+    pub am_vcores: i32,
+    /// Environment for the AM, KEY=VALUE (repeatable).
+    #[arg(long)]
+    pub env: Vec<String>,
+    /// Shell command each executor container runs.
+    #[arg(long, default_value = "sleep 3600")]
+    pub executor_command: String,
+    /// Executor container memory in MB.
+    #[arg(long, default_value_t = 256)]
+    pub executor_memory: i64,
+    /// Executor container vcores.
+    #[arg(long, default_value_t = 1)]
+    pub executor_vcores: i32,
+    /// Executors to start with.
+    #[arg(long, default_value_t = 2)]
+    pub executors: u32,
+    /// Fewest executors the AM keeps.
+    #[arg(long, default_value_t = 0)]
+    pub min_executors: u32,
+    /// Most executors the AM runs (default: --executors).
+    #[arg(long)]
+    pub max_executors: Option<u32>,
+    /// Environment for executors, KEY=VALUE (repeatable).
+    #[arg(long)]
+    pub executor_env: Vec<String>,
+    /// File shipped into every executor's working directory (repeatable).
+    #[arg(long)]
+    pub file: Vec<PathBuf>,
+    /// Staging folder root, on a file system every NodeManager sees.
+    #[arg(
+        long,
+        env = "YARN_AM_STAGING_DIR",
+        default_value = "/tmp/yarn-am-staging"
+    )]
+    pub staging_dir: PathBuf,
+    /// Binary to ship as the AM (default: this one).
+    #[arg(long)]
+    pub am_binary: Option<PathBuf>,
+    /// Follow the application until it ends and exit with its outcome
+    /// (0 succeeded, 1 failed, 3 killed).
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up following after this many seconds.
+    #[arg(long, default_value_t = 86400)]
+    pub wait_timeout: u64,
 }

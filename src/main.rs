@@ -3,9 +3,13 @@
 //! The binary edge: parses the command line, sets up logging, and hands each subcommand
 //! to its module. Errors become `anyhow` here and a meaningful exit code.
 
+mod api;
 mod cli;
 mod nodes;
 mod plan;
+mod spec;
+mod status;
+mod submit;
 
 use std::process::ExitCode;
 
@@ -17,6 +21,9 @@ fn main() -> ExitCode {
     match cli.command {
         cli::Command::Nodes(args) => report(nodes::run(args)),
         cli::Command::Plan(args) => plan::run(args),
+        cli::Command::Submit(args) => exit(submit::run(*args)),
+        cli::Command::Status(args) => exit(status::status(args)),
+        cli::Command::Kill(args) => exit(status::kill(args)),
     }
 }
 
@@ -33,6 +40,17 @@ fn init_tracing(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+}
+
+/// For commands whose exit code carries an outcome (an application's final state).
+fn exit(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("yarn-am: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Exit code 1 for a failed operation, with the whole error chain on stderr.

@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use yarn_client::conf::yarn::{rm_candidates, RmService};
+use yarn_client::conf::Configuration;
 use yarn_client::rest::RmRest;
 
 use crate::cli::{NodesArgs, RmArgs};
@@ -11,7 +13,7 @@ use crate::cli::{NodesArgs, RmArgs};
 pub fn rm_rest(args: &RmArgs) -> anyhow::Result<RmRest> {
     let web = match &args.rm_web {
         Some(w) => w.clone(),
-        None => crate::nodes::web_address_from_conf()?,
+        None => web_address_from_conf()?,
     };
     let user = args
         .user
@@ -22,9 +24,23 @@ pub fn rm_rest(args: &RmArgs) -> anyhow::Result<RmRest> {
         .with_context(|| format!("setting up the RM REST client for {web}"))
 }
 
-/// Placeholder until the Hadoop XML config reader lands: reads nothing, asks for the flag.
+/// The RM web address from `$YARN_CONF_DIR` / `$HADOOP_CONF_DIR`, like every Hadoop tool.
+/// With RM HA the first configured RM is used; a standby RM redirects REST calls.
 pub fn web_address_from_conf() -> anyhow::Result<String> {
-    anyhow::bail!("no ResourceManager given: pass --rm-web HOST:PORT or set YARN_AM_RM_WEB")
+    if std::env::var_os("HADOOP_CONF_DIR").is_none() && std::env::var_os("YARN_CONF_DIR").is_none()
+    {
+        anyhow::bail!(
+            "no ResourceManager given: pass --rm-web HOST:PORT, set YARN_AM_RM_WEB, \
+             or set HADOOP_CONF_DIR to a folder with yarn-site.xml"
+        );
+    }
+    let conf = Configuration::from_process_env().context("reading the Hadoop configuration")?;
+    let candidates = rm_candidates(&conf, RmService::WebApp)
+        .context("finding the ResourceManager web address in yarn-site.xml")?;
+    let first = candidates
+        .first()
+        .context("yarn-site.xml names no ResourceManager")?;
+    Ok(first.address.to_string())
 }
 
 pub fn run(args: NodesArgs) -> anyhow::Result<()> {

@@ -117,6 +117,27 @@ pub struct LocalResource {
     pub timestamp: u64,
 }
 
+impl LocalResource {
+    /// A `file://` resource for a file on a file system every NodeManager sees (one host, or
+    /// a shared mount). Size and mtime are read now: YARN refuses the file if its mtime
+    /// (milliseconds) differs when the NM localises it, so stage files before calling this.
+    pub fn local_file(path: &std::path::Path, visibility: &str) -> std::io::Result<Self> {
+        let path = std::fs::canonicalize(path)?;
+        let meta = std::fs::metadata(&path)?;
+        let mtime = meta
+            .modified()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(std::io::Error::other)?;
+        Ok(Self {
+            resource: format!("file://{}", path.display()),
+            kind: "FILE".into(),
+            visibility: visibility.into(),
+            size: meta.len(),
+            timestamp: mtime.as_millis() as u64,
+        })
+    }
+}
+
 /// What the RM needs to start the AM container.
 #[derive(Debug, Clone, Default)]
 pub struct AmContainerSpec {

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what the real test cluster and the build need, so the two README commands work on
+# a fresh machine: a Java 17 JDK (Hadoop 3.4 breaks on Java 23+), Maven (fetches the Hadoop
+# jars from Maven Central), curl and python3 (cluster readiness checks), and a Rust toolchain.
+set -euo pipefail
+say() { printf '[prereqs] %s\n' "$*" >&2; }
+
+missing=()
+ls -d /usr/lib/jvm/java-17-openjdk* /usr/lib/jvm/temurin-17* >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || missing+=(maven)
+command -v curl >/dev/null || missing+=(curl)
+command -v python3 >/dev/null || missing+=(python3)
+command -v flock >/dev/null || missing+=(util-linux)
+command -v getent >/dev/null || missing+=(libc-bin)
+if ((${#missing[@]})); then
+  [[ $(id -u) == 0 ]] || { say "missing packages: ${missing[*]}; run as root or install them"; exit 1; }
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null; then
+  for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do [[ -x "$d/cargo" ]] && export PATH="$d:$PATH"; done
+fi
+command -v cargo >/dev/null || { say "no Rust toolchain (cargo) found; install Rust (rustup) first"; exit 1; }
+say "ok: $(cargo --version), $(mvn -v 2>/dev/null | head -1)"

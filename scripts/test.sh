@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every test: unit, property and CLI tests, and the integration tests against the real
+# YARN cluster, which this script starts first (unless one is already up) and stops after,
+# also on failure. On failure it prints the tail of every daemon log.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/prereqs.sh
+for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do [[ -d "$d" ]] && PATH="$d:$PATH"; done
+export PATH
+
+t0=$SECONDS
+# Compile everything before the cluster takes memory and cores.
+cargo build --workspace --all-targets --locked
+
+started=0
+if ! bash tests/cluster/cluster.sh status >/dev/null 2>&1; then
+  bash tests/cluster/cluster.sh up
+  started=1
+fi
+finish() {
+  local rc=$?
+  if ((rc != 0)); then
+    echo "----- tests failed (exit $rc); YARN daemon logs follow -----" >&2
+    bash tests/cluster/cluster.sh logs 60 >&2 || true
+  fi
+  ((started)) && bash tests/cluster/cluster.sh down || true
+  echo "[test] total $((SECONDS - t0))s" >&2
+  exit $rc
+}
+trap finish EXIT
+eval "$(bash tests/cluster/cluster.sh env)"
+cargo test --workspace --locked --no-fail-fast

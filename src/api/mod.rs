@@ -1,0 +1,231 @@
+//! The driver API: how any driver tells the AM what it wants and watches what it gets.
+//!
+//! HTTP/JSON (axum). The API holds no allocator state of its own: writes become [`Command`]s
+//! on a channel that the AM loop consumes between heartbeats, and reads serve the latest
+//! [`StateView`] the loop published. So data flows one way (driver -> AM loop -> allocator)
+//! and a slow or broken client can never block the heartbeat.
+
+mod auth;
+pub mod model;
+mod page;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{middleware, Json, Router};
+use futures_util::{Stream, StreamExt};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio_stream::wrappers::BroadcastStream;
+
+pub use auth::new_secret;
+use model::{ApiError, Demand, ExecutorEvent, KillOutcome, KillRequest, StateView};
+
+/// What the API asks of the AM loop.
+#[derive(Debug)]
+pub enum Command {
+    SetDemand(Demand),
+    Kill {
+        executor_ids: Vec<String>,
+        reply: oneshot::Sender<KillOutcome>,
+    },
+}
+
+/// The AM loop's end of the API.
+pub struct ApiHandle {
+    pub commands: mpsc::Receiver<Command>,
+    pub state: watch::Sender<Arc<StateView>>,
+    pub events: broadcast::Sender<ExecutorEvent>,
+}
+
+/// The HTTP side's end, cloned into every handler.
+#[derive(Clone)]
+pub struct Shared {
+    secret: Arc<str>,
+    commands: mpsc::Sender<Command>,
+    state: watch::Receiver<Arc<StateView>>,
+    events: broadcast::Sender<ExecutorEvent>,
+}
+
+/// Makes both ends. `secret` guards every `/v1` route and `/metrics`.
+pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
+    let (cmd_tx, cmd_rx) = mpsc::channel(64);
+    let (state_tx, state_rx) = watch::channel(Arc::new(initial));
+    let (events_tx, _) = broadcast::channel(1024);
+    (
+        Shared {
+            secret: secret.into(),
+            commands: cmd_tx,
+            state: state_rx,
+            events: events_tx.clone(),
+        },
+        ApiHandle {
+            commands: cmd_rx,
+            state: state_tx,
+            events: events_tx,
+        },
+    )
+}
+
+pub(crate) fn error(
+    status: StatusCode,
+    message: impl Into<String>,
+) -> (StatusCode, Json<ApiError>) {
+    (
+        status,
+        Json(ApiError {
+            error: message.into(),
+        }),
+    )
+}
+
+/// Parses a JSON body ourselves so that the 400 names the field that was wrong.
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, (StatusCode, Json<ApiError>)> {
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            String::new()
+        } else {
+            format!(" at `{path}`")
+        };
+        error(
+            StatusCode::BAD_REQUEST,
+            format!("malformed request{at}: {}", e.inner()),
+        )
+    })
+}
+
+pub fn router(shared: Shared) -> Router {
+    let private = Router::new()
+        .route("/v1/demand", post(post_demand))
+        .route("/v1/executors/kill", post(post_kill))
+        .route("/v1/executors", get(get_executors))
+        .route("/v1/executors/{id}/loss-reason", get(get_loss_reason))
+        .route("/v1/events", get(get_events))
+        .route("/v1/state", get(get_state))
+        .route("/metrics", get(get_metrics))
+        .route_layer(middleware::from_fn_with_state(
+            shared.clone(),
+            auth::require_secret,
+        ));
+    Router::new()
+        .route("/", get(get_page))
+        .merge(private)
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
+        .with_state(shared)
+}
+
+/// Serves until `shutdown` resolves.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Shared,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(shared))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+fn snapshot(shared: &Shared) -> Arc<StateView> {
+    shared.state.borrow().clone()
+}
+
+async fn send(shared: &Shared, cmd: Command) -> Result<(), (StatusCode, Json<ApiError>)> {
+    // The loop drains this channel every round; a full channel means it is stuck or gone.
+    match tokio::time::timeout(Duration::from_secs(5), shared.commands.send(cmd)).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the ApplicationMaster is not taking commands (shutting down?)",
+        )),
+    }
+}
+
+async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let demand: Demand = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => return e.into_response(),
+    };
+    if demand.host_to_local_task_count.keys().any(|h| h.is_empty()) {
+        return error(StatusCode::BAD_REQUEST, "host names must not be empty").into_response();
+    }
+    match send(&shared, Command::SetDemand(demand.clone())).await {
+        Ok(()) => (StatusCode::ACCEPTED, Json(demand)).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn post_kill(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let req: KillRequest = match parse(&body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let (reply, rx) = oneshot::channel();
+    let cmd = Command::Kill {
+        executor_ids: req.executor_ids,
+        reply,
+    };
+    if let Err(e) = send(&shared, cmd).await {
+        return e.into_response();
+    }
+    match tokio::time::timeout(Duration::from_secs(10), rx).await {
+        Ok(Ok(outcome)) => Json(outcome).into_response(),
+        _ => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the ApplicationMaster did not answer the kill request",
+        )
+        .into_response(),
+    }
+}
+
+async fn get_executors(State(shared): State<Shared>) -> Response {
+    Json(snapshot(&shared).executors.clone()).into_response()
+}
+
+async fn get_loss_reason(State(shared): State<Shared>, Path(id): Path<String>) -> Response {
+    let state = snapshot(&shared);
+    match state.executor(&id) {
+        Some(e) => Json(serde_json::json!({
+            "id": e.id,
+            "state": e.state,
+            "exit_status": e.exit_status,
+            "reason": e.reason,
+            "counts_against_app": e.counts_against_app,
+        }))
+        .into_response(),
+        None => error(StatusCode::NOT_FOUND, format!("no executor {id:?}")).into_response(),
+    }
+}
+
+async fn get_state(State(shared): State<Shared>) -> Response {
+    Json(snapshot(&shared).as_ref().clone()).into_response()
+}
+
+async fn get_events(
+    State(shared): State<Shared>,
+) -> Sse<impl Stream<Item = Result<Event, std::convert::Infallible>>> {
+    let stream = BroadcastStream::new(shared.events.subscribe()).filter_map(|msg| async move {
+        // A lagging client skips what it missed; GET /v1/state has the full picture.
+        let ev = msg.ok()?;
+        let data = serde_json::to_string(&ev).ok()?;
+        Some(Ok(Event::default().event(ev.name()).data(data)))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+async fn get_metrics(State(shared): State<Shared>) -> Response {
+    let text = page::metrics(&snapshot(&shared));
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+async fn get_page(State(shared): State<Shared>) -> Html<String> {
+    Html(page::html(&snapshot(&shared)))
+}
+
+#[cfg(test)]
+mod tests;

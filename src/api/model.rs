@@ -1,0 +1,127 @@
+//! The driver API's JSON shapes. Requests deny unknown fields and use unsigned counts, so a
+//! typo or a negative number is a 400 naming the field, not a silently ignored value.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A driver's whole demand, as Spark's RequestExecutors: replaces the previous one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Demand {
+    pub target_executors: u32,
+    #[serde(default)]
+    pub locality_aware_tasks: u32,
+    #[serde(default)]
+    pub host_to_local_task_count: BTreeMap<String, u32>,
+    #[serde(default)]
+    pub excluded_hosts: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KillRequest {
+    pub executor_ids: Vec<String>,
+}
+
+/// Which executors a kill request reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KillOutcome {
+    pub killed: Vec<String>,
+    pub unknown: Vec<String>,
+}
+
+/// Where a granted container matched the request it satisfied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Locality {
+    Node,
+    Rack,
+    Any,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorState {
+    /// Container granted, launch in progress.
+    Starting,
+    Running,
+    /// Ended; `exit_status` and `reason` say how.
+    Exited,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutorView {
+    pub id: String,
+    pub container_id: String,
+    pub host: String,
+    pub rack: String,
+    pub locality: Locality,
+    pub state: ExecutorState,
+    pub exit_status: Option<i32>,
+    pub reason: Option<String>,
+    /// Whether the exit counts as an application failure (a crash) rather than the cluster's
+    /// doing (preemption, lost node) or ours (released).
+    pub counts_against_app: Option<bool>,
+}
+
+/// Outstanding container requests by how they were placed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingView {
+    /// Requests naming nodes.
+    pub locality: u32,
+    /// Requests for any host.
+    pub any_host: u32,
+}
+
+/// What changed about an executor; streamed on `/v1/events`, kept in `recent_events`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ExecutorEvent {
+    Added { executor: ExecutorView },
+    Updated { executor: ExecutorView },
+    Removed { executor: ExecutorView },
+}
+
+impl ExecutorEvent {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ExecutorEvent::Added { .. } => "executor_added",
+            ExecutorEvent::Updated { .. } => "executor_updated",
+            ExecutorEvent::Removed { .. } => "executor_removed",
+        }
+    }
+
+    pub fn executor(&self) -> &ExecutorView {
+        match self {
+            ExecutorEvent::Added { executor }
+            | ExecutorEvent::Updated { executor }
+            | ExecutorEvent::Removed { executor } => executor,
+        }
+    }
+}
+
+/// Everything the read endpoints show, published by the AM loop after each round.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateView {
+    pub app_id: String,
+    pub demand: Demand,
+    pub pending: PendingView,
+    pub starting: u32,
+    pub running: u32,
+    pub executor_failures: u32,
+    pub executors: Vec<ExecutorView>,
+    pub recent_events: Vec<ExecutorEvent>,
+}
+
+impl StateView {
+    pub fn executor(&self, id: &str) -> Option<&ExecutorView> {
+        self.executors.iter().find(|e| e.id == id)
+    }
+}
+
+/// The body of every error reply.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ApiError {
+    pub error: String,
+}

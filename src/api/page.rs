@@ -1,0 +1,171 @@
+//! Human and machine views of the state: the tracking page (HTML, reached through the RM's
+//! web proxy) and Prometheus metrics.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::model::{ExecutorEvent, ExecutorState, Locality, StateView};
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn locality(l: Locality) -> &'static str {
+    match l {
+        Locality::Node => "node",
+        Locality::Rack => "rack",
+        Locality::Any => "any",
+    }
+}
+
+pub fn html(s: &StateView) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>yarn-am {id}</title>\
+         <meta http-equiv=\"refresh\" content=\"5\">\
+         <style>body{{font-family:sans-serif;margin:1.5em}}table{{border-collapse:collapse}}\
+         td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}</style></head><body>\
+         <h1>yarn-am — {id}</h1>",
+        id = esc(&s.app_id)
+    );
+    let d = &s.demand;
+    let _ = write!(
+        out,
+        "<h2>Demand</h2><p>target executors <b>{}</b>, locality-aware tasks {}, hosts {}, excluded {}</p>\
+         <h2>Requests and executors</h2><p>pending: {} with locality, {} any-host; \
+         starting {}, running {}, executor failures {}</p>",
+        d.target_executors,
+        d.locality_aware_tasks,
+        d.host_to_local_task_count.len(),
+        d.excluded_hosts.len(),
+        s.pending.locality,
+        s.pending.any_host,
+        s.starting,
+        s.running,
+        s.executor_failures
+    );
+    // Per host and rack: how many live executors, at which matched level.
+    let mut per_host: BTreeMap<(&str, &str), [u32; 3]> = BTreeMap::new();
+    for e in s
+        .executors
+        .iter()
+        .filter(|e| e.state != ExecutorState::Exited)
+    {
+        let slot = per_host.entry((&e.rack, &e.host)).or_default();
+        slot[e.locality as usize] += 1;
+    }
+    out.push_str("<h2>Executors per host</h2><table><tr><th>rack</th><th>host</th><th>node-local</th><th>rack-local</th><th>any</th></tr>");
+    for ((rack, host), c) in &per_host {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(rack),
+            esc(host),
+            c[0],
+            c[1],
+            c[2]
+        );
+    }
+    out.push_str("</table><h2>Executors</h2><table><tr><th>id</th><th>container</th><th>host</th><th>level</th><th>state</th><th>exit</th><th>reason</th></tr>");
+    for e in &s.executors {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:?}</td><td>{}</td><td>{}</td></tr>",
+            esc(&e.id),
+            esc(&e.container_id),
+            esc(&e.host),
+            locality(e.locality),
+            e.state,
+            e.exit_status.map(|x| x.to_string()).unwrap_or_default(),
+            esc(e.reason.as_deref().unwrap_or(""))
+        );
+    }
+    out.push_str("</table><h2>Recent events</h2><ul>");
+    for ev in s.recent_events.iter().rev() {
+        let e = ev.executor();
+        let _ = write!(
+            out,
+            "<li>{} {} on {} ({:?}){}</li>",
+            ev.name(),
+            esc(&e.id),
+            esc(&e.host),
+            e.state,
+            e.reason
+                .as_deref()
+                .map(|r| format!(": {}", esc(r)))
+                .unwrap_or_default()
+        );
+    }
+    out.push_str("</ul></body></html>");
+    out
+}
+
+pub fn metrics(s: &StateView) -> String {
+    let mut out = String::new();
+    let mut gauge = |name: &str, help: &str, samples: &[(&str, u64)]| {
+        let _ = writeln!(
+            out,
+            "# HELP yarn_am_{name} {help}\n# TYPE yarn_am_{name} gauge"
+        );
+        for (labels, v) in samples {
+            let _ = writeln!(out, "yarn_am_{name}{labels} {v}");
+        }
+    };
+    gauge(
+        "target_executors",
+        "Executors the driver wants.",
+        &[("", s.demand.target_executors.into())],
+    );
+    gauge(
+        "executors",
+        "Executors by state.",
+        &[
+            ("{state=\"starting\"}", s.starting.into()),
+            ("{state=\"running\"}", s.running.into()),
+        ],
+    );
+    gauge(
+        "pending_requests",
+        "Outstanding container requests by placement.",
+        &[
+            ("{placement=\"locality\"}", s.pending.locality.into()),
+            ("{placement=\"any\"}", s.pending.any_host.into()),
+        ],
+    );
+    gauge(
+        "executor_failures",
+        "Executor exits that count against the application.",
+        &[("", s.executor_failures.into())],
+    );
+    let mut by_level = [0u64; 3];
+    for e in s
+        .executors
+        .iter()
+        .filter(|e| e.state == ExecutorState::Running)
+    {
+        by_level[e.locality as usize] += 1;
+    }
+    gauge(
+        "running_executors_by_locality",
+        "Running executors by the level their container matched at.",
+        &[
+            ("{level=\"node\"}", by_level[0]),
+            ("{level=\"rack\"}", by_level[1]),
+            ("{level=\"any\"}", by_level[2]),
+        ],
+    );
+    out
+}
+
+/// Keeps the newest `max` events.
+pub fn push_event(events: &mut Vec<ExecutorEvent>, ev: ExecutorEvent, max: usize) {
+    events.push(ev);
+    if events.len() > max {
+        let drop = events.len() - max;
+        events.drain(..drop);
+    }
+}

@@ -1,0 +1,107 @@
+//! What the submitter tells the ApplicationMaster: the executor spec and where things are.
+//!
+//! The submitter writes an [`AppSpec`] as JSON into the staging folder and ships it as a
+//! local resource named [`SPEC_FILE`]; the AM reads it from its working directory. A file,
+//! not an environment variable: the NodeManager writes environment values into
+//! `launch_container.sh` without escaping quotes, so JSON there breaks the launch (seen on
+//! Hadoop 3.4.1). Unknown fields are rejected so a mismatched submitter/AM pair fails
+//! loudly rather than silently.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Name of the spec file in the AM container's working directory.
+pub const SPEC_FILE: &str = "yarn-am-spec.json";
+
+/// How the AM starts executors and how many it keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutorSpec {
+    /// Shell command run in each executor container (YARN expands `<LOG_DIR>`).
+    pub command: String,
+    pub memory_mb: i64,
+    pub vcores: i32,
+    /// Executors to ask for before any driver states its demand.
+    pub initial: u32,
+    pub min: u32,
+    pub max: u32,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Files localised into every executor's working directory: name -> `file://` URL.
+    #[serde(default)]
+    pub files: BTreeMap<String, StagedFile>,
+}
+
+/// A file YARN copies into a container; size and mtime must match what is on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StagedFile {
+    pub url: String,
+    pub size: u64,
+    pub timestamp_ms: u64,
+}
+
+/// Everything the AM needs that YARN's container environment does not give it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    /// RM scheduler addresses (ApplicationMasterProtocol), HA candidates in order.
+    pub rm_scheduler: Vec<String>,
+    /// RM web address, for node lists and racks.
+    pub rm_web: String,
+    pub executor: ExecutorSpec,
+    /// Staging folder of this application, removed by the AM when the app ends.
+    #[serde(default)]
+    pub staging_dir: Option<String>,
+    /// Executor failures after which the AM gives up (Spark: max(2 x max executors, 3)).
+    pub max_executor_failures: u32,
+}
+
+impl AppSpec {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("AppSpec always serialises")
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> AppSpec {
+        AppSpec {
+            rm_scheduler: vec!["rm:8030".into()],
+            rm_web: "rm:8088".into(),
+            executor: ExecutorSpec {
+                command: "sleep 1".into(),
+                memory_mb: 256,
+                vcores: 1,
+                initial: 2,
+                min: 0,
+                max: 4,
+                env: BTreeMap::from([("A".into(), "b".into())]),
+                files: BTreeMap::new(),
+            },
+            staging_dir: Some("/tmp/s".into()),
+            max_executor_failures: 8,
+        }
+    }
+
+    #[test]
+    fn spec_round_trips_through_json() {
+        let s = spec();
+        assert_eq!(AppSpec::from_json(&s.to_json()).unwrap(), s);
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        let mut v: serde_json::Value = serde_json::from_str(&spec().to_json()).unwrap();
+        v["surprise"] = 1.into();
+        let err = AppSpec::from_json(&v.to_string()).unwrap_err();
+        assert!(err.to_string().contains("surprise"), "{err}");
+    }
+}

@@ -1,0 +1,74 @@
+//! `yarn-am status` and `yarn-am kill`: an application as the RM reports it.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use yarn_client::rest::AppReport;
+
+use crate::cli::AppArgs;
+use crate::nodes::rm_rest;
+
+/// Exit codes that say how the application ended, for scripts:
+/// 0 succeeded, 1 failed (or did not succeed), 3 killed, 4 still running.
+pub fn exit_code_for(r: &AppReport) -> ExitCode {
+    match (r.state.as_str(), r.final_status.as_str()) {
+        ("FINISHED", "SUCCEEDED") => ExitCode::SUCCESS,
+        ("KILLED", _) | (_, "KILLED") => ExitCode::from(3),
+        ("FINISHED" | "FAILED", _) => ExitCode::from(1),
+        _ => ExitCode::from(4),
+    }
+}
+
+pub fn print_report(r: &AppReport) {
+    println!("application: {}", r.id);
+    println!(
+        "name:        {} (user {}, queue {})",
+        r.name, r.user, r.queue
+    );
+    println!("state:       {} / final status {}", r.state, r.final_status);
+    println!("progress:    {:.0}%", r.progress);
+    println!("containers:  {} running", r.running_containers.max(0));
+    if let Some(u) = &r.tracking_url {
+        println!("tracking:    {u}");
+    }
+    if let Some(l) = &r.am_container_logs {
+        println!("AM logs:     {l}");
+    }
+    if !r.diagnostics.is_empty() {
+        println!("diagnostics: {}", r.diagnostics.trim());
+    }
+}
+
+pub fn status(args: AppArgs) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let rest = rm_rest(&args.rm)?;
+        let r = rest
+            .app(&args.app_id)
+            .await
+            .with_context(|| format!("asking the RM about {}", args.app_id))?;
+        print_report(&r);
+        Ok(exit_code_for(&r))
+    })
+}
+
+pub fn kill(args: AppArgs) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let rest = rm_rest(&args.rm)?;
+        rest.kill(&args.app_id, "killed by yarn-am kill")
+            .await
+            .with_context(|| format!("asking the RM to kill {}", args.app_id))?;
+        eprintln!("kill requested for {}; waiting for the RM", args.app_id);
+        let r = rest
+            .wait_final(&args.app_id, Duration::from_secs(args.rm.timeout))
+            .await?;
+        print_report(&r);
+        Ok(if r.state == "KILLED" {
+            ExitCode::SUCCESS
+        } else {
+            exit_code_for(&r)
+        })
+    })
+}

@@ -1,0 +1,217 @@
+//! `yarn-am submit`: stage the yarn-am binary, describe the AM container, hand it to the RM
+//! over REST, and optionally follow the application to its end.
+//!
+//! Staging is a folder per application on a file system every NodeManager sees (`file://`):
+//! the binary is copied there first so that a rebuild during the run cannot change the file
+//! under YARN (which checks the mtime when it localises it). The AM removes the folder when
+//! the application ends; `--wait` removes it too, in case the AM never started.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use yarn_client::rest::{AmContainerSpec, AppReport, LocalResource, Resource, RmRest, Submission};
+
+use crate::cli::SubmitArgs;
+use crate::nodes::rm_rest;
+use crate::spec::{AppSpec, ExecutorSpec, StagedFile, SPEC_FILE};
+use crate::status::{exit_code_for, print_report};
+
+/// Name of the binary inside every container's working directory.
+pub const BINARY_NAME: &str = "yarn-am";
+
+pub fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(submit(args))
+}
+
+fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, String>> {
+    pairs
+        .iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => bail!("{flag} wants KEY=VALUE, got {p:?}"),
+        })
+        .collect()
+}
+
+/// Copies `src` into `dir` and describes the copy as a YARN local resource.
+fn stage(src: &Path, dir: &Path, name: &str) -> anyhow::Result<LocalResource> {
+    let dst = dir.join(name);
+    std::fs::copy(src, &dst)
+        .with_context(|| format!("staging {} to {}", src.display(), dst.display()))?;
+    LocalResource::local_file(&dst, "APPLICATION")
+        .with_context(|| format!("reading back {}", dst.display()))
+}
+
+/// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
+/// host with the default port 8030.
+fn scheduler_addresses(args: &SubmitArgs, rest: &RmRest) -> anyhow::Result<Vec<String>> {
+    if let Some(a) = &args.rm_scheduler {
+        return Ok(vec![a.clone()]);
+    }
+    if std::env::var_os("HADOOP_CONF_DIR").is_some() || std::env::var_os("YARN_CONF_DIR").is_some()
+    {
+        let conf = yarn_client::conf::Configuration::from_process_env()
+            .context("reading the Hadoop configuration")?;
+        let c = yarn_client::conf::rm_candidates(&conf, yarn_client::conf::RmService::Scheduler)?;
+        return Ok(c.into_iter().map(|c| c.address.to_string()).collect());
+    }
+    let host = rest
+        .base_url()
+        .trim_start_matches("http://")
+        .trim_start_matches("https://")
+        .rsplit_once(':')
+        .map(|(h, _)| h.to_string())
+        .unwrap_or_else(|| rest.base_url().to_string());
+    Ok(vec![format!("{host}:8030")])
+}
+
+async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
+    if args.max_executors.unwrap_or(args.executors) < args.min_executors {
+        bail!("--max-executors is below --min-executors");
+    }
+    let am_env = parse_env(&args.env, "--env")?;
+    let executor_env = parse_env(&args.executor_env, "--executor-env")?;
+    let rest = rm_rest(&args.rm)?;
+
+    let new_app = rest
+        .new_application()
+        .await
+        .context("asking the RM for a new application id")?;
+    let app_id = new_app.application_id;
+    let staging = args.staging_dir.join(&app_id);
+    std::fs::create_dir_all(&staging)
+        .with_context(|| format!("creating staging folder {}", staging.display()))?;
+
+    let binary = match &args.am_binary {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("locating the yarn-am binary")?,
+    };
+    let mut local_resources = BTreeMap::new();
+    local_resources.insert(
+        BINARY_NAME.to_string(),
+        stage(&binary, &staging, BINARY_NAME)?,
+    );
+    let mut files = BTreeMap::new();
+    for f in &args.file {
+        let name = f
+            .file_name()
+            .and_then(|n| n.to_str())
+            .with_context(|| format!("--file {} has no file name", f.display()))?
+            .to_string();
+        let lr = stage(f, &staging, &name)?;
+        files.insert(
+            name,
+            StagedFile {
+                url: lr.resource,
+                size: lr.size,
+                timestamp_ms: lr.timestamp,
+            },
+        );
+    }
+
+    let max = args.max_executors.unwrap_or(args.executors);
+    let spec = AppSpec {
+        rm_scheduler: scheduler_addresses(&args, &rest)?,
+        rm_web: rest.base_url().to_string(),
+        executor: ExecutorSpec {
+            command: args.executor_command.clone(),
+            memory_mb: args.executor_memory,
+            vcores: args.executor_vcores,
+            initial: args.executors,
+            min: args.min_executors,
+            max,
+            env: executor_env,
+            files,
+        },
+        staging_dir: Some(staging.display().to_string()),
+        max_executor_failures: (2 * max).max(3),
+    };
+    let spec_path = staging.join(SPEC_FILE);
+    std::fs::write(&spec_path, spec.to_json())
+        .with_context(|| format!("writing {}", spec_path.display()))?;
+    local_resources.insert(
+        SPEC_FILE.to_string(),
+        LocalResource::local_file(&spec_path, "APPLICATION")?,
+    );
+    let mut environment = am_env;
+    environment
+        .entry("YARN_AM_LOG".into())
+        .or_insert_with(|| "info".into());
+    environment.insert("RUST_BACKTRACE".into(), "1".into());
+
+    let submission = Submission {
+        application_id: app_id.clone(),
+        name: args.name.clone(),
+        queue: args.queue.clone(),
+        application_type: "YARN-AM".into(),
+        tags: args.tag.clone(),
+        max_app_attempts: args.max_attempts,
+        am_resource: Resource {
+            memory: args.am_memory,
+            vcores: args.am_vcores,
+        },
+        am: AmContainerSpec {
+            local_resources,
+            environment,
+            command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
+        },
+    };
+    rest.submit(&submission)
+        .await
+        .with_context(|| format!("submitting {app_id}"))?;
+    println!("submitted {app_id}");
+    let report = rest.app(&app_id).await.context("reading back the app")?;
+    if let Some(url) = &report.tracking_url {
+        println!("tracking URL: {url}");
+    }
+    if !args.wait {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
+    remove_staging(&staging);
+    print_report(&report);
+    Ok(exit_code_for(&report))
+}
+
+/// Prints a line whenever the state or the number of running containers changes, until the
+/// application ends (or `limit` passes, which is an error).
+pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Result<AppReport> {
+    let start = std::time::Instant::now();
+    let mut last = (String::new(), -1);
+    loop {
+        let r = rest.app(app_id).await?;
+        let now = (r.state.clone(), r.running_containers);
+        if now != last {
+            eprintln!(
+                "[{:>5.1}s] {app_id}: {} ({} container(s) running)",
+                start.elapsed().as_secs_f64(),
+                r.state,
+                r.running_containers.max(0)
+            );
+            last = now;
+        }
+        if r.is_final() {
+            return Ok(r);
+        }
+        if start.elapsed() >= limit {
+            bail!(
+                "{app_id} still {} after {}s; it keeps running (yarn-am kill {app_id} stops it)",
+                r.state,
+                limit.as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+pub fn remove_staging(dir: &PathBuf) {
+    if let Err(e) = std::fs::remove_dir_all(dir) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            tracing::warn!("could not remove staging folder {}: {e}", dir.display());
+        }
+    }
+}

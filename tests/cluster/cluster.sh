@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# A real Hadoop YARN cluster on this machine: one ResourceManager and three NodeManagers as
+# separate JVMs, from Maven Central jars, each NM with its own host name (nm1..nm3 on
+# 127.0.0.11-13) and rack (/rack1 = nm1, nm2; /rack2 = nm3).
+#
+#   cluster.sh up       fetch jars if needed, start, wait until 3 nodes are RUNNING (idempotent)
+#   cluster.sh down     stop every daemon we started (and containers they left behind)
+#   cluster.sh status   exit 0 when the cluster is up and ready, 1 otherwise
+#   cluster.sh logs [N] tail the last N lines (default 40) of every daemon log
+#   cluster.sh env      print the exports a client needs (HADOOP_CONF_DIR, YARN_AM_RM_WEB)
+#
+# Environment: YARN_AM_CLUSTER_DIR (runtime dir, default /tmp/yarn-am-cluster),
+# HADOOP_VERSION (default 3.4.1), JAVA_HOME (default: the Java 17 JDK; Hadoop 3.4 breaks on 23+),
+# YARN_AM_READY_TIMEOUT (seconds, default 240).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+R=${YARN_AM_CLUSTER_DIR:-/tmp/yarn-am-cluster}
+HADOOP_VERSION=${HADOOP_VERSION:-3.4.1}
+READY_TIMEOUT=${YARN_AM_READY_TIMEOUT:-240}
+RM_WEB=rm:8088
+NMS=(nm1 nm2 nm3)
+declare -A RACK=([nm1]=/rack1 [nm2]=/rack1 [nm3]=/rack2)
+
+say() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+pick_java() {
+  if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
+    local v
+    v=$("$JAVA_HOME/bin/java" -version 2>&1 | head -1)
+    [[ "$v" == *'"17.'* ]] && return
+    say "JAVA_HOME=$JAVA_HOME is not Java 17 ($v); looking for a Java 17 JDK"
+  fi
+  for d in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/java-17-openjdk-arm64 /usr/lib/jvm/java-17-openjdk* /usr/lib/jvm/temurin-17*; do
+    [[ -x "$d/bin/java" ]] && { JAVA_HOME=$d; return; }
+  done
+  die "no Java 17 JDK found under /usr/lib/jvm (Hadoop 3.4 needs Java 17; install openjdk-17-jdk-headless)"
+}
+
+# Name resolution: each NM's NodeId host is the reverse lookup of its address, so the name
+# must be the first one on its /etc/hosts line. Added once, between marker comments.
+ensure_hosts() {
+  local ok=1
+  for n in rm "${NMS[@]}"; do
+    local want
+    want=$(awk -v n="$n" '$2==n {print $1}' "$REPO/conf/cluster/hosts")
+    [[ "$(getent hosts "$n" | awk '{print $1}' | head -1)" == "$want" ]] || ok=0
+  done
+  ((ok)) && return
+  [[ -w /etc/hosts ]] || die "/etc/hosts lacks the rm/nm1..nm3 entries and is not writable; add these lines as root:
+$(cat "$REPO/conf/cluster/hosts")"
+  say "adding rm, nm1..nm3 to /etc/hosts"
+  local tmp
+  tmp=$(mktemp)
+  sed '/# yarn-am test cluster begin/,/# yarn-am test cluster end/d' /etc/hosts >"$tmp"
+  { echo "# yarn-am test cluster begin"; cat "$REPO/conf/cluster/hosts"; echo "# yarn-am test cluster end"; } >>"$tmp"
+  cat "$tmp" >/etc/hosts   # in place: /etc/hosts may be a bind mount that cannot be replaced
+  rm -f "$tmp"
+}
+
+fetch_jars() {
+  local stamp="$R/lib/.hadoop-$HADOOP_VERSION"
+  [[ -f "$stamp" ]] && return
+  command -v mvn >/dev/null || die "maven (mvn) is not installed"
+  say "fetching Hadoop $HADOOP_VERSION jars from Maven Central (first run only)"
+  if ! timeout 120 mvn -B -q dependency:get -Dtransitive=false \
+      -Dartifact="org.apache.hadoop:hadoop-yarn-api:$HADOOP_VERSION:pom" >"$R/mvn-probe.log" 2>&1; then
+    tail -20 "$R/mvn-probe.log" >&2
+    die "cannot reach Maven Central (or Hadoop $HADOOP_VERSION is not there): see $R/mvn-probe.log"
+  fi
+  rm -rf "$R/lib"
+  timeout 900 mvn -B -q -f "$HERE/pom.xml" -Dhadoop.version="$HADOOP_VERSION" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$R/lib" \
+    >"$R/mvn.log" 2>&1 || { tail -30 "$R/mvn.log" >&2; die "downloading Hadoop jars failed: see $R/mvn.log"; }
+  touch "$stamp"
+  say "jars: $(ls "$R/lib" | wc -l) files, $(du -sh "$R/lib" | cut -f1)"
+}
+
+write_conf() {
+  mkdir -p "$R/conf"
+  for f in core-site.xml yarn-site.xml capacity-scheduler.xml log4j.properties topology.table; do
+    sed "s#@CLUSTER_DIR@#$R#g" "$REPO/conf/cluster/$f" >"$R/conf/$f"
+  done
+}
+
+# Hadoop 3.4's web apps use Guice/cglib reflection that Java 17 forbids without these.
+JPMS_OPTS=(-XX:+IgnoreUnrecognizedVMOptions
+  --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+  --add-opens=java.base/java.lang.invoke=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED
+  --add-opens=java.base/java.net=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED
+  --add-opens=java.base/java.math=ALL-UNNAMED --add-opens=java.base/java.text=ALL-UNNAMED
+  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED --add-opens=java.base/java.util.zip=ALL-UNNAMED
+  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/sun.security.util=ALL-UNNAMED
+  --add-opens=java.base/sun.security.x509=ALL-UNNAMED
+  --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED)
+
+alive() { [[ -f "$R/$1.pid" ]] && kill -0 "$(cat "$R/$1.pid")" 2>/dev/null; }
+
+start_daemon() { # name host heap main-class
+  local name=$1 host=$2 heap=$3 cls=$4
+  alive "$name" && { say "$name already running (pid $(cat "$R/$name.pid"))"; return; }
+  mkdir -p "$R/$name" "$R/logs"
+  HADOOP_CONF_DIR="$R/conf" YARN_CONF_DIR="$R/conf" JAVA_HOME="$JAVA_HOME" \
+  PATH="$JAVA_HOME/bin:$PATH" \
+    nohup setsid "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" -Xmx"$heap" -XX:+UseSerialGC \
+      -XX:TieredStopAtLevel=1 -Xss512k -Djava.net.preferIPv4Stack=true \
+      -Dit.host="$host" -Dit.dir="$R/$name" -Dhadoop.home.dir="$R" -Dhadoop.id.str="$(id -un)" \
+      -Dhadoop.log.dir="$R/$name/log" -Dyarn.log.dir="$R/$name/log" \
+      -cp "$R/conf:$R/lib/*" "$cls" >"$R/logs/$name.log" 2>&1 </dev/null 9>&- &
+  echo $! >"$R/$name.pid"
+  say "started $name (pid $!)"
+}
+
+# Prints "RUNNING-count ok|wrong" from the RM's node list; ok only when nm1..nm3 are RUNNING
+# with the racks of the topology table.
+nodes_state() {
+  curl -sf --max-time 5 "http://$RM_WEB/ws/v1/cluster/nodes" 2>/dev/null | python3 -c '
+import json, sys
+want = {"nm1": "/rack1", "nm2": "/rack1", "nm3": "/rack2"}
+try:
+    nodes = ((json.load(sys.stdin).get("nodes") or {}).get("node")) or []
+except Exception:
+    print("0 wrong"); sys.exit()
+got = {n["nodeHostName"]: n["rack"] for n in nodes if n.get("state") == "RUNNING"}
+print(len(got), "ok" if got == want else "wrong")' 2>/dev/null || echo "0 down"
+}
+
+is_ready() { [[ "$(nodes_state)" == "3 ok" ]]; }
+
+wait_ready() {
+  local start=$SECONDS last=""
+  while ((SECONDS - start < READY_TIMEOUT)); do
+    for d in rm "${NMS[@]}"; do
+      alive "$d" || { tail -40 "$R/logs/$d.log" >&2; die "$d exited during start-up (log: $R/logs/$d.log)"; }
+    done
+    local s
+    s=$(nodes_state)
+    [[ "$s" == "3 ok" ]] && return 0
+    [[ "$s" != "$last" ]] && say "waiting for 3 RUNNING nodes with racks: now $s"
+    last=$s
+    sleep 1
+  done
+  cmd_logs 40 >&2
+  die "cluster not ready after ${READY_TIMEOUT}s (last: $(nodes_state))"
+}
+
+cmd_up() {
+  mkdir -p "$R"
+  exec 9>"$R/.lock"
+  flock -w 600 9 || die "another cluster.sh holds $R/.lock"
+  if is_ready; then say "already up ($RM_WEB)"; return; fi
+  pick_java
+  ensure_hosts
+  fetch_jars
+  write_conf
+  local t0=$SECONDS
+  if ! alive rm; then
+    rm -rf "$R/rmstore"   # old apps must not come back from a previous run
+    start_daemon rm rm 512m org.apache.hadoop.yarn.server.resourcemanager.ResourceManager
+  fi
+  local start=$SECONDS
+  until curl -sf --max-time 3 "http://$RM_WEB/ws/v1/cluster/info" 2>/dev/null | grep -q '"state":"STARTED"'; do
+    alive rm || { tail -40 "$R/logs/rm.log" >&2; die "ResourceManager exited (log: $R/logs/rm.log)"; }
+    ((SECONDS - start < READY_TIMEOUT)) || die "ResourceManager not STARTED after ${READY_TIMEOUT}s"
+    sleep 1
+  done
+  say "ResourceManager STARTED after $((SECONDS - t0))s"
+  for n in "${NMS[@]}"; do
+    start_daemon "$n" "$n" 384m org.apache.hadoop.yarn.server.nodemanager.NodeManager
+  done
+  wait_ready
+  say "cluster ready after $((SECONDS - t0))s: $RM_WEB, nodes nm1 nm2 (/rack1) nm3 (/rack2)"
+  if grep -l 'InaccessibleObjectException' "$R"/logs/*.log >/dev/null 2>&1; then
+    say "WARNING: InaccessibleObjectException in $(grep -l InaccessibleObjectException "$R"/logs/*.log | xargs)"
+  fi
+}
+
+# Containers run under setsid (DefaultContainerExecutor), so a killed NM leaves them behind;
+# their pid files name them. Kill by recorded pid only, never by pattern.
+kill_containers() {
+  local f
+  while IFS= read -r f; do
+    local pid
+    pid=$(cat "$f" 2>/dev/null) || continue
+    [[ "$pid" =~ ^[0-9]+$ ]] && kill -TERM -- "-$pid" 2>/dev/null || true
+  done < <(find "$R" -path '*nmPrivate*' -name '*.pid' 2>/dev/null)
+}
+
+cmd_down() {
+  [[ -d "$R" ]] || return 0
+  # NMs first: an NM whose RM is gone retries its unregistration instead of exiting.
+  stop_daemons "${NMS[@]}"
+  stop_daemons rm
+  kill_containers
+  say "cluster down"
+}
+
+stop_daemons() {
+  local d start=$SECONDS
+  for d in "$@"; do
+    alive "$d" && kill -TERM "$(cat "$R/$d.pid")" 2>/dev/null || true
+  done
+  for d in "$@"; do
+    while alive "$d" && ((SECONDS - start < 30)); do sleep 0.5; done
+    if alive "$d"; then say "$d did not stop in 30s; killing"; kill -KILL "$(cat "$R/$d.pid")" 2>/dev/null || true; fi
+    rm -f "$R/$d.pid"
+  done
+}
+
+cmd_status() {
+  local d
+  for d in rm "${NMS[@]}"; do
+    if alive "$d"; then echo "$d: running (pid $(cat "$R/$d.pid"))"; else echo "$d: stopped"; fi
+  done
+  local s
+  s=$(nodes_state)
+  echo "RM nodes: $s"
+  [[ "$s" == "3 ok" ]]
+}
+
+cmd_logs() {
+  local n=${1:-40} f
+  for f in "$R"/logs/*.log; do
+    [[ -f "$f" ]] || continue
+    echo "===== $f (last $n lines)"
+    tail -n "$n" "$f"
+  done
+}
+
+cmd_env() {
+  echo "export HADOOP_CONF_DIR=$R/conf"
+  echo "export YARN_CONF_DIR=$R/conf"
+  echo "export YARN_AM_RM_WEB=$RM_WEB"
+  echo "export YARN_AM_CLUSTER_DIR=$R"
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  logs) cmd_logs "${2:-40}" ;;
+  env) cmd_env ;;
+  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

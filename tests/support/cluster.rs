@@ -1,0 +1,133 @@
+//! Test fixture: the real YARN cluster of `tests/cluster/cluster.sh`.
+//!
+//! Shared by the integration tests of both crates (yarn-client includes this file with
+//! `#[path]`). The first test that needs the cluster starts it if it is not up; the test
+//! command (`make test`) starts it once before the run and stops it after, also on failure.
+//! A test that panics prints the tail of every daemon log, so a CI failure shows the RM's
+//! and NMs' side of the story.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Where the running cluster lives and how to reach it.
+#[derive(Debug)]
+pub struct Cluster {
+    /// Runtime folder: `conf/`, `logs/`, one folder per daemon.
+    pub dir: PathBuf,
+    /// `HADOOP_CONF_DIR` of the cluster; clients and the AM read it.
+    pub conf_dir: PathBuf,
+    /// RM web address, `host:port`.
+    pub rm_web: String,
+    /// RM scheduler address (ApplicationMasterProtocol), `host:port`.
+    pub rm_scheduler: String,
+}
+
+fn repo_root() -> PathBuf {
+    // Both crates' manifests sit at or one below the repo root; find cluster.sh upwards.
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        if dir.join("tests/cluster/cluster.sh").exists() {
+            return dir;
+        }
+        assert!(
+            dir.pop(),
+            "tests/cluster/cluster.sh not found above the crate"
+        );
+    }
+}
+
+fn script() -> PathBuf {
+    repo_root().join("tests/cluster/cluster.sh")
+}
+
+/// Runs `cluster.sh <arg>`; returns whether it exited 0.
+pub fn cluster_sh(arg: &str) -> bool {
+    Command::new("bash")
+        .arg(script())
+        .arg(arg)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// The cluster, started on first use if it is not already up and ready.
+pub fn cluster() -> &'static Cluster {
+    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        let ready = Command::new("bash")
+            .arg(script())
+            .arg("status")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        if !ready {
+            eprintln!("[fixture] YARN test cluster not up: starting it (stop with tests/cluster/cluster.sh down)");
+            assert!(
+                cluster_sh("up"),
+                "tests/cluster/cluster.sh up failed; see its output above"
+            );
+        }
+        let dir = PathBuf::from(
+            std::env::var("YARN_AM_CLUSTER_DIR").unwrap_or_else(|_| "/tmp/yarn-am-cluster".into()),
+        );
+        Cluster {
+            conf_dir: dir.join("conf"),
+            dir,
+            rm_web: "rm:8088".into(),
+            rm_scheduler: "rm:8030".into(),
+        }
+    })
+}
+
+impl Cluster {
+    /// The last `lines` lines of every daemon log, for failure reports.
+    pub fn log_tails(&self, lines: usize) -> String {
+        let mut out = String::new();
+        let Ok(entries) = std::fs::read_dir(self.dir.join("logs")) else {
+            return out;
+        };
+        let mut files: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            let all: Vec<&str> = text.lines().collect();
+            let tail = &all[all.len().saturating_sub(lines)..];
+            out.push_str(&format!("===== {} (last {lines} lines)\n", f.display()));
+            for l in tail {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// The container log folders of an application on every NM (`nmX/logs/<app>/<container>`).
+    pub fn container_log_dirs(&self, app_id: &str) -> Vec<PathBuf> {
+        let mut dirs = Vec::new();
+        for nm in ["nm1", "nm2", "nm3"] {
+            let app_dir = self.dir.join(nm).join("logs").join(app_id);
+            if let Ok(entries) = std::fs::read_dir(&app_dir) {
+                dirs.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
+            }
+        }
+        dirs.sort();
+        dirs
+    }
+
+    pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.dir.join(rel)
+    }
+}
+
+/// Guard for one test: prints the daemon logs if the test panics while it is alive.
+pub struct LogsOnFailure(pub &'static Cluster);
+
+impl Drop for LogsOnFailure {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("{}", self.0.log_tails(60));
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! Hadoop XML configuration, read the way Hadoop reads it, for the handful of keys an AM
+//! needs (where the RM and NMs are). Pure parsing and lookup; the only I/O is reading
+//! the site files in [`Configuration::add_file`] / [`Configuration::load`].
+//!
+//! * [`xml`]: one resource -> properties (quick-xml).
+//! * [`Configuration`]: precedence (`final`), `${var}` expansion, typed getters.
+//! * [`yarn`]: YARN defaults and RM (HA) address candidates.
+
+mod addr;
+mod configuration;
+mod env;
+mod error;
+mod expand;
+mod load;
+pub mod xml;
+pub mod yarn;
+
+#[cfg(test)]
+mod tests;
+
+pub use addr::HostPort;
+pub use configuration::Configuration;
+pub use env::EnvSource;
+pub use error::ConfError;
+pub use expand::MAX_SUBST;
+pub use load::{conf_dirs, CONF_DIR_VARS, SITE_FILES};
+pub use yarn::{rm_candidates, RmCandidate, RmService};

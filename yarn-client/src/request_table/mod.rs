@@ -1,0 +1,38 @@
+//! AMRM bookkeeping without I/O: what Hadoop's `AMRMClientImpl` remembers between
+//! heartbeats, as plain Rust types.
+//!
+//! * [`RequestTable`]: container requests -> per-location absolute counts -> the ask list;
+//!   matching granted containers back to requests (see its docs for the over-allocation
+//!   trap, YARN-1902).
+//! * [`Releases`], [`Exclusions`]: what to give back and where not to run.
+//! * [`ResponseId`], [`AmrmToken`], [`NmTokenCache`]: heartbeat and token state.
+//! * [`AmrmState`]: all of the above plus the allocate / failure / resync transitions.
+//!
+//! There is deliberately no protobuf here: the IPC layer converts [`Ask`] to
+//! `ResourceRequestProto` (and responses to [`AllocateOutcome`]) at the edge. Only the
+//! GUARANTEED execution type is modelled.
+
+mod error;
+mod exclusions;
+mod rack;
+mod releases;
+mod response_id;
+mod state;
+mod table;
+mod tokens;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::RequestError;
+pub use exclusions::{ExclusionDelta, Exclusions};
+pub use rack::{DefaultRackResolver, MapRackResolver, RackResolver};
+pub use releases::Releases;
+pub use response_id::{next_response_id, ResponseId};
+pub use state::{AllocateBatch, AllocateOutcome, AmrmState};
+pub use table::RequestTable;
+pub use tokens::{AmrmToken, NmTokenCache};
+pub use types::{
+    Ask, Capability, ContainerId, ContainerRequest, Priority, RequestId, Token, ANY, DEFAULT_RACK,
+};
