@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{ensure_cluster, rm_client, rm_web};
+use common::{cluster, rm_client, rm_web, LogsOnFailure};
 use yarn_client::proto::yarn::{
     GetClusterNodesRequestProto, GetClusterNodesResponseProto, NodeStateProto,
 };
@@ -35,7 +35,7 @@ fn running() -> GetClusterNodesRequestProto {
 
 #[tokio::test]
 async fn simple_auth_lists_nodes_like_rest() {
-    ensure_cluster();
+    let _logs = LogsOnFailure(cluster());
     let c = simple(CLIENT_PB);
     let resp: GetClusterNodesResponseProto = c.call("getClusterNodes", &running()).await.unwrap();
     let mut ipc: Vec<(String, String)> = resp
@@ -71,7 +71,7 @@ async fn simple_auth_lists_nodes_like_rest() {
 
 #[tokio::test]
 async fn wrong_method_and_protocol_are_typed_remote_errors() {
-    ensure_cluster();
+    let _logs = LogsOnFailure(cluster());
     let c = simple(CLIENT_PB);
     let e = c
         .call::<_, GetClusterNodesResponseProto>("noSuchMethod", &running())
@@ -102,7 +102,7 @@ async fn wrong_method_and_protocol_are_typed_remote_errors() {
 
 #[tokio::test]
 async fn closed_port_on_the_rm_host_fails_fast() {
-    ensure_cluster();
+    let _logs = LogsOnFailure(cluster());
     let host = rm_client().split(':').next().unwrap().to_string();
     let c = RpcClient::new(
         &format!("{host}:1"),

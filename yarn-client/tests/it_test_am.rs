@@ -2,17 +2,18 @@
 //! example `test_am` is submitted through the RM REST API, and it talks IPC (SASL TOKEN,
 //! ApplicationMasterProtocol, ContainerManagementProtocol) to the real daemons.
 //!
-//! The cluster is found via `YARN_AM_CLUSTER_DIR` (default /tmp/yarn-am-cluster) and started
-//! with `tests/cluster/cluster.sh up` when `status` says it is not up. Other knobs (defaults
-//! match the shared cluster): `YARN_AM_RM_WEB` (rm:8088), `YARN_AM_RM_SCHEDULER` (rm:8030),
-//! `YARN_AM_IT_NODE` / `YARN_AM_IT_RACK` (nm2, /rack1), `YARN_AM_CLUSTER_SH` (the script).
+//! The cluster comes from the shared fixture (`tests/support/cluster.rs`), which starts
+//! `tests/cluster/cluster.sh up` when the cluster is not up; a failing test prints the
+//! daemon logs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod common;
-use common::{cluster_dir, ensure_cluster, it_node, knob, rm_scheduler, rm_web};
+use common::{
+    cluster, cluster_dir, ensure_cluster, it_node, it_rack, rm_scheduler, rm_web, LogsOnFailure,
+};
 use yarn_client::rest::{AmContainerSpec, AppReport, LocalResource, Resource, RmRest, Submission};
 
 /// Builds the example AM and copies it to a file that will not change while YARN
@@ -77,8 +78,7 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
     am.environment
         .insert("YARN_AM_RM_SCHEDULER".into(), rm_scheduler());
     am.environment.insert("TEST_AM_NODE".into(), it_node());
-    am.environment
-        .insert("TEST_AM_RACK".into(), knob("YARN_AM_IT_RACK", "/rack1"));
+    am.environment.insert("TEST_AM_RACK".into(), it_rack());
     am.environment
         .insert("RUST_LOG".into(), "info,yarn_client=debug".into());
     for (k, v) in extra_env {
@@ -197,6 +197,7 @@ async fn cluster_hosts() -> Vec<String> {
 /// stopContainers, so it must complete with KILLED_BY_APPMASTER (-105).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn test_am_strict_locality_lands_on_nm2() {
+    let _logs = LogsOnFailure(cluster());
     let report = run_am(
         "strict",
         &[("TEST_AM_STRICT", "1"), ("TEST_AM_STOP_LAST", "1")],
@@ -240,6 +241,7 @@ async fn test_am_strict_locality_lands_on_nm2() {
 /// naming nm2 reaches the scheduler.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn test_am_relaxed_locality_runs_two_containers() {
+    let _logs = LogsOnFailure(cluster());
     let started = SystemTime::now();
     let report = run_am("ok", &[]).await;
     let stdout = am_log(&report.id, "stdout");
@@ -304,6 +306,7 @@ async fn test_am_relaxed_locality_runs_two_containers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn test_am_with_corrupted_token_is_refused() {
+    let _logs = LogsOnFailure(cluster());
     let report = run_am("badpw", &[("TEST_AM_CORRUPT_PASSWORD", "1")]).await;
     let stderr = am_log(&report.id, "stderr");
     eprintln!("--- AM stderr (tail) ---\n{}", tail(&stderr, 20));
