@@ -164,6 +164,19 @@ fn am_log(app_id: &str, file: &str) -> String {
     );
 }
 
+/// The AM's stdout once it has printed its last line. The RM reports FINISHED as soon as
+/// the AM unregisters, which can be before the AM process has written its final lines.
+async fn am_stdout_when_done(app_id: &str) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let out = am_log(app_id, "stdout");
+        if out.contains("TEST_AM: done") || start.elapsed() > Duration::from_secs(20) {
+            return out;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Worker container log dirs of the app, as (nm, container dir name).
 fn worker_dirs(app_id: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -203,7 +216,7 @@ async fn test_am_strict_locality_lands_on_nm2() {
         &[("TEST_AM_STRICT", "1"), ("TEST_AM_STOP_LAST", "1")],
     )
     .await;
-    let stdout = am_log(&report.id, "stdout");
+    let stdout = am_stdout_when_done(&report.id).await;
     eprintln!("--- AM stdout ---\n{stdout}");
     assert_eq!(
         report.state, "FINISHED",
@@ -233,6 +246,39 @@ async fn test_am_strict_locality_lands_on_nm2() {
     );
 }
 
+/// The same strict-locality run with the asks produced by the request table (the
+/// AMRMClient equivalent) instead of hand-written lines: node nm2 relaxing, its rack
+/// (resolved from getClusterNodes over IPC) and ANY strict, absolute counts of 2; satisfied
+/// requests are removed as containers arrive, so nothing is re-asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_table_asks_get_both_containers_on_nm2() {
+    let _logs = LogsOnFailure(cluster());
+    let report = run_am("table", &[("TEST_AM_STRICT", "1"), ("TEST_AM_TABLE", "1")]).await;
+    let stdout = am_stdout_when_done(&report.id).await;
+    eprintln!("--- AM stdout ---\n{stdout}");
+    assert_eq!(
+        report.state, "FINISHED",
+        "diagnostics: {}",
+        report.diagnostics
+    );
+    assert_eq!(report.final_status, "SUCCEEDED");
+    assert!(stdout.contains("planner=request_table"), "{stdout}");
+    let node = it_node();
+    for line in [
+        format!("resource_name={node} num_containers=2 relax_locality=true"),
+        format!(
+            "resource_name={} num_containers=2 relax_locality=false",
+            it_rack()
+        ),
+        "resource_name=* num_containers=2 relax_locality=false".to_string(),
+    ] {
+        assert!(stdout.contains(&line), "missing ask `{line}`:\n{stdout}");
+    }
+    assert!(stdout.contains(&format!("all_on_{node}=true")), "{stdout}");
+    assert_eq!(stdout.matches("exit_status=0 ").count(), 2, "{stdout}");
+    assert!(!stdout.contains("releasing surplus"), "{stdout}");
+}
+
 /// Relaxed locality (node + rack + ANY asks, all relaxing), as the brief asks. Placement is
 /// the scheduler's choice here: on the test cluster (`node-locality-delay`=3,
 /// `rack-locality-additional-delay`=-1) the CapacityScheduler may go rack-local and even
@@ -244,7 +290,7 @@ async fn test_am_relaxed_locality_runs_two_containers() {
     let _logs = LogsOnFailure(cluster());
     let started = SystemTime::now();
     let report = run_am("ok", &[]).await;
-    let stdout = am_log(&report.id, "stdout");
+    let stdout = am_stdout_when_done(&report.id).await;
     let stderr = am_log(&report.id, "stderr");
     eprintln!(
         "--- AM stdout ---\n{stdout}\n--- AM stderr (tail) ---\n{}",

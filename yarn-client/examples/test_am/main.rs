@@ -9,6 +9,7 @@
 //! - `TEST_AM_CONTAINERS` how many containers (default 2), `TEST_AM_MB` size (default 256)
 //! - `TEST_AM_CORRUPT_PASSWORD=1` flips the AMRM token password (auth-failure test)
 //! - `TEST_AM_STRICT=1` strict node locality (rack and ANY asks do not relax)
+//! - `TEST_AM_TABLE=1` asks come from the request table (racks via getClusterNodes)
 //! - `TEST_AM_STOP_LAST=1` the last container sleeps long and is stopped via stopContainers
 //!
 //! Exit status 0 on success; on failure the error goes to stderr and the status is non-zero.
@@ -21,7 +22,44 @@ use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND, TOKEN_FILE_ENV};
 use yarn_client::ids::{container_id_string, node_id_string};
 use yarn_client::nm::{LaunchSpec, NmClient};
 use yarn_client::proto::yarn::ContainerProto;
-use yarn_client::rpc::RpcConfig;
+use yarn_client::proto::yarn::{GetClusterNodesRequestProto, GetClusterNodesResponseProto};
+use yarn_client::rpc::{Auth, RpcClient, RpcConfig};
+
+mod planner;
+use planner::Planner;
+
+/// Node -> rack from the RM client port (ApplicationClientProtocol.getClusterNodes, SIMPLE
+/// auth on an insecure cluster), for the request table's rack resolver.
+async fn node_racks(
+    scheduler: &str,
+) -> Result<std::collections::HashMap<String, String>, Box<dyn std::error::Error>> {
+    let host = scheduler
+        .rsplit_once(':')
+        .map(|(h, _)| h)
+        .unwrap_or(scheduler);
+    let addr = env_or("YARN_AM_RM_CLIENT", &format!("{host}:8032"));
+    let user = env_or("USER", "yarn");
+    let c = RpcClient::new(
+        &addr,
+        "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB",
+        1,
+        Auth::Simple { user },
+        RpcConfig::default(),
+    );
+    let resp: GetClusterNodesResponseProto = c
+        .call("getClusterNodes", &GetClusterNodesRequestProto::default())
+        .await?;
+    Ok(resp
+        .node_reports
+        .iter()
+        .filter_map(|n| {
+            Some((
+                n.node_id.as_ref()?.host().to_string(),
+                n.rack_name().to_string(),
+            ))
+        })
+        .collect())
+}
 
 fn env_or(key: &str, default: &str) -> String {
     std::env::var(key).unwrap_or_else(|_| default.to_string())
@@ -127,23 +165,19 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         other => return Err(format!("oversized ask gave {other:?}").into()),
     }
 
-    let n = want as i32;
-    // Like AMRMClient: the node line always relaxes; with strict locality the rack and ANY
-    // lines say "do not fall back to this level".
     let strict = std::env::var("TEST_AM_STRICT").is_ok_and(|v| v == "1");
-    let mut asks = vec![
-        Ask::new(1, &node, mb, 1, n),
-        Ask::new(1, &rack, mb, 1, n),
-        Ask::new(1, ANY, mb, 1, n),
-    ];
-    asks[1].relax_locality = !strict;
-    asks[2].relax_locality = !strict;
-    println!("TEST_AM: asking for {n} x {mb} MB at {node} (rack {rack}, strict={strict})");
-    let mut input = AllocateInput {
-        asks,
-        progress: 0.1,
-        ..Default::default()
+    let mut planner = if std::env::var("TEST_AM_TABLE").is_ok_and(|v| v == "1") {
+        let racks = node_racks(&scheduler).await?;
+        println!("TEST_AM: racks from getClusterNodes: {racks:?}");
+        Planner::table(&node, racks, mb, want, strict)?
+    } else {
+        Planner::manual(&node, &rack, mb, want, strict)
     };
+    println!(
+        "TEST_AM: asking for {want} x {mb} MB at {node} (rack {rack}, strict={strict}, planner={})",
+        planner.name()
+    );
+    let mut progress = 0.1;
     let mut ours: Vec<ContainerProto> = Vec::new();
     let mut exits: HashMap<String, i32> = HashMap::new();
     let mut nms: BTreeMap<String, NmClient> = BTreeMap::new();
@@ -165,21 +199,31 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             )
             .into());
         }
-        let resp = rm.allocate(&input).await?;
-        // The RM keeps our asks; resending them would re-inflate the count.
-        input.asks.clear();
-        input.releases.clear();
+        let input = planner.next_input(progress);
+        for a in &input.asks {
+            println!(
+                "TEST_AM: ask priority={} resource_name={} num_containers={} relax_locality={}",
+                a.priority, a.resource_name, a.num_containers, a.relax_locality
+            );
+        }
+        let resp = match rm.allocate(&input).await {
+            Ok(r) => r,
+            Err(e) => {
+                planner.on_failure(input);
+                return Err(e.into());
+            }
+        };
+        planner.on_success(&resp);
         let mut fresh = Vec::new();
         let mut started_now = 0;
         for c in resp.allocated_containers {
             let id = container_id_string(c.id.as_ref().unwrap());
             let at = c.node_id.as_ref().map(node_id_string).unwrap_or_default();
-            if ours.len() + fresh.len() < want {
+            if planner.charge(&c) {
                 println!("TEST_AM: allocated {id} on {at}");
                 fresh.push(c);
             } else {
                 println!("TEST_AM: releasing surplus {id} on {at}");
-                input.releases.push(c.id.unwrap());
             }
         }
         for c in &fresh {
@@ -253,7 +297,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 exits.insert(id, s.exit_status());
             }
         }
-        input.progress = 0.1 + 0.8 * exits.len() as f32 / want as f32;
+        progress = 0.1 + 0.8 * exits.len() as f32 / want as f32;
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
