@@ -104,6 +104,10 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
         "{}: state={} final={} diagnostics={:?}",
         report.id, report.state, report.final_status, report.diagnostics
     );
+    // The NM localized its own copy; ours is 60 MB of debug binary per run.
+    if let Some(dir) = bin.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     report
 }
 
