@@ -27,7 +27,9 @@ pub struct RpcConfig {
     pub connect_timeout: Duration,
     /// Sending a call and waiting for its reply.
     pub call_timeout: Duration,
-    /// Ping after this long without writing while calls are outstanding (`ipc.ping.interval`).
+    /// Ping after this long without writing while calls are outstanding (Java:
+    /// `ipc.ping.interval`, 60 s, but Java waits for replies forever by default; ours must
+    /// stay below `call_timeout` to matter).
     pub ping_interval: Duration,
     /// Close after this long with no calls (`ipc.client.connection.maxidletime`).
     pub max_idle: Duration,
@@ -38,7 +40,7 @@ impl Default for RpcConfig {
         Self {
             connect_timeout: Duration::from_secs(20),
             call_timeout: Duration::from_secs(60),
-            ping_interval: Duration::from_secs(60),
+            ping_interval: Duration::from_secs(20),
             max_idle: Duration::from_secs(10),
         }
     }
