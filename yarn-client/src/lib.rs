@@ -3,6 +3,13 @@
 //!
 //! Each module owns one concern; add new ones here, one line each.
 
+pub mod amrm;
 pub mod conf;
+pub mod credentials;
+pub mod ids;
+pub mod nm;
+pub mod proto;
 pub mod request_table;
 pub mod rest;
+pub mod rpc;
+pub mod sasl;

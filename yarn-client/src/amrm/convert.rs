@@ -1,0 +1,152 @@
+//! Conversions between the request table's plain types (`crate::request_table`) and the
+//! wire types, so the AM can feed the table's asks straight into `allocate` and the
+//! allocate results back into the table. The table stays free of protobuf on purpose.
+
+use super::{AllocateInput, Ask};
+use crate::credentials::Token;
+use crate::ids::node_id_string;
+use crate::proto::yarn::{
+    AllocateResponseProto, ApplicationAttemptIdProto, ApplicationIdProto, ContainerIdProto,
+};
+use crate::request_table as table;
+
+impl From<&table::Ask> for Ask {
+    fn from(a: &table::Ask) -> Self {
+        Ask {
+            priority: a.priority.0,
+            resource_name: a.resource_name.clone(),
+            memory_mb: a.capability.memory_mb,
+            vcores: a.capability.vcores,
+            num_containers: a.num_containers,
+            relax_locality: a.relax_locality,
+            node_label: a.node_label.clone(),
+            allocation_request_id: a.allocation_request_id,
+        }
+    }
+}
+
+impl From<table::Token> for Token {
+    fn from(t: table::Token) -> Self {
+        Token {
+            identifier: t.identifier,
+            password: t.password,
+            kind: t.kind,
+            service: t.service,
+        }
+    }
+}
+
+impl From<Token> for table::Token {
+    fn from(t: Token) -> Self {
+        table::Token {
+            identifier: t.identifier,
+            password: t.password,
+            kind: t.kind,
+            service: t.service,
+        }
+    }
+}
+
+impl From<&table::ContainerId> for ContainerIdProto {
+    fn from(c: &table::ContainerId) -> Self {
+        let app = ApplicationIdProto {
+            id: Some(c.app_id),
+            cluster_timestamp: Some(c.cluster_timestamp),
+        };
+        ContainerIdProto {
+            app_id: Some(app),
+            app_attempt_id: Some(ApplicationAttemptIdProto {
+                application_id: Some(app),
+                attempt_id: Some(c.attempt_id),
+            }),
+            id: Some(c.id),
+        }
+    }
+}
+
+impl From<&ContainerIdProto> for table::ContainerId {
+    /// Hadoop 3 fills only `app_attempt_id`; the legacy `app_id` is a fallback.
+    fn from(c: &ContainerIdProto) -> Self {
+        let attempt = c.app_attempt_id.unwrap_or_default();
+        let app = attempt.application_id.or(c.app_id).unwrap_or_default();
+        table::ContainerId {
+            cluster_timestamp: app.cluster_timestamp.unwrap_or(0),
+            app_id: app.id.unwrap_or(0),
+            attempt_id: attempt.attempt_id.unwrap_or(0),
+            id: c.id.unwrap_or(0),
+        }
+    }
+}
+
+impl AllocateInput {
+    /// One heartbeat from a request-table batch (asks, releases, blacklist delta and the
+    /// table's own response id).
+    pub fn from_batch(batch: &table::AllocateBatch, progress: f32) -> Self {
+        AllocateInput {
+            asks: batch.asks.iter().map(Ask::from).collect(),
+            releases: batch.releases.iter().map(ContainerIdProto::from).collect(),
+            blacklist_additions: batch.exclusions.additions.clone(),
+            blacklist_removals: batch.exclusions.removals.clone(),
+            progress,
+            response_id: Some(batch.response_id),
+        }
+    }
+}
+
+impl From<&AllocateResponseProto> for table::AllocateOutcome {
+    fn from(r: &AllocateResponseProto) -> Self {
+        table::AllocateOutcome {
+            response_id: r.response_id(),
+            completed: r
+                .completed_container_statuses
+                .iter()
+                .filter_map(|s| s.container_id.as_ref().map(table::ContainerId::from))
+                .collect(),
+            nm_tokens: r
+                .nm_tokens
+                .iter()
+                .filter_map(|t| {
+                    let node = node_id_string(t.node_id.as_ref()?);
+                    Some((node, Token::from(t.token.clone()?).into()))
+                })
+                .collect(),
+            amrm_token: r.am_rm_token.clone().map(|t| Token::from(t).into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{container_id_string, parse_container_id};
+
+    #[test]
+    fn container_ids_convert_both_ways_and_print_alike() {
+        let s = "container_e03_1700000000000_0042_02_000017";
+        let proto = parse_container_id(s).unwrap();
+        let plain = table::ContainerId::from(&proto);
+        assert_eq!(plain.to_string(), s);
+        assert_eq!(ContainerIdProto::from(&plain), proto);
+        assert_eq!(container_id_string(&ContainerIdProto::from(&plain)), s);
+    }
+
+    #[test]
+    fn table_asks_become_wire_asks() {
+        let a = table::Ask {
+            priority: table::Priority(3),
+            resource_name: "/rack1".into(),
+            capability: table::Capability::new(512, 2),
+            num_containers: 4,
+            relax_locality: false,
+            node_label: None,
+            allocation_request_id: 0,
+        };
+        let p = Ask::from(&a).to_proto();
+        assert_eq!(p.priority.unwrap().priority, Some(3));
+        assert_eq!(p.resource_name.as_deref(), Some("/rack1"));
+        assert_eq!(p.capability.unwrap().memory, Some(512));
+        assert_eq!(p.num_containers, Some(4));
+        assert_eq!(p.relax_locality, Some(false));
+        assert_eq!(p.allocation_request_id, Some(0));
+    }
+}

@@ -1,0 +1,286 @@
+//! ApplicationMasterProtocol client (RM scheduler port, 8030): register, allocate, finish.
+//!
+//! This is the wire-level client only; the AMRMClient-style request table (which turns
+//! container requests into absolute node/rack/ANY counts) lives elsewhere and hands us
+//! the asks to send. We keep the state the protocol itself needs: the last `response_id`,
+//! the NM tokens per node (the RM sends each only once) and the current AMRM token.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tracing::{debug, info};
+
+use crate::credentials::Token;
+use crate::ids::node_id_string;
+use crate::proto::yarn::{
+    AllocateRequestProto, AllocateResponseProto, ContainerIdProto, ExecutionTypeRequestProto,
+    FinalApplicationStatusProto, FinishApplicationMasterRequestProto,
+    FinishApplicationMasterResponseProto, PriorityProto, RegisterApplicationMasterRequestProto,
+    RegisterApplicationMasterResponseProto, ResourceBlacklistRequestProto, ResourceProto,
+    ResourceRequestProto,
+};
+use crate::rpc::{Auth, RpcClient, RpcConfig, RpcError};
+
+mod convert;
+
+pub const PROTOCOL: &str = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB";
+
+/// Java exception classes the RM throws at an AM, as they arrive in `RemoteError::class`.
+pub mod exceptions {
+    /// The RM lost our registration (RM restart, failover): re-register and resend the
+    /// full ask table, pending releases and blacklist.
+    pub const NOT_REGISTERED: &str =
+        "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException";
+    /// The RM does not know this attempt any more: shut down.
+    pub const ATTEMPT_NOT_FOUND: &str =
+        "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException";
+    /// An ask is invalid (e.g. above the maximum allocation); fix the ask, do not retry it.
+    pub const INVALID_RESOURCE_REQUEST: &str =
+        "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException";
+    /// Second register for the same attempt, or a wrong `response_id`.
+    pub const INVALID_AM_REQUEST: &str =
+        "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException";
+}
+
+/// What an AM should do about a failed AMRM call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Call `register` again, then resend the whole request state.
+    Reregister,
+    /// The attempt is gone or our credentials are refused: exit.
+    Shutdown,
+    /// The request itself is wrong; retrying it unchanged will fail again.
+    FixRequest,
+    /// Network trouble or a server hiccup: retry the same call (allocate is idempotent
+    /// for the same `response_id`).
+    Retry,
+}
+
+/// Classifies an error from register/allocate/finish.
+pub fn recovery(e: &RpcError) -> Recovery {
+    if e.is_auth_failure() || e.is_class(exceptions::ATTEMPT_NOT_FOUND) {
+        Recovery::Shutdown
+    } else if e.is_class(exceptions::NOT_REGISTERED) {
+        Recovery::Reregister
+    } else if e.is_class(exceptions::INVALID_RESOURCE_REQUEST)
+        || e.is_class(exceptions::INVALID_AM_REQUEST)
+    {
+        Recovery::FixRequest
+    } else {
+        Recovery::Retry
+    }
+}
+/// `ResourceRequest.ANY`.
+pub const ANY: &str = "*";
+
+/// One line of the ask table as the RM sees it: an *absolute* outstanding count for
+/// (priority, resource name). Node, rack and `*` lines are separate asks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    pub priority: i32,
+    /// A host name, a rack (`/rack1`) or [`ANY`].
+    pub resource_name: String,
+    pub memory_mb: i64,
+    pub vcores: i32,
+    pub num_containers: i32,
+    pub relax_locality: bool,
+    pub node_label: Option<String>,
+    pub allocation_request_id: i64,
+}
+
+impl Ask {
+    pub fn new(priority: i32, resource_name: &str, memory_mb: i64, vcores: i32, n: i32) -> Self {
+        Self {
+            priority,
+            resource_name: resource_name.to_string(),
+            memory_mb,
+            vcores,
+            num_containers: n,
+            relax_locality: true,
+            node_label: None,
+            allocation_request_id: -1,
+        }
+    }
+
+    pub fn to_proto(&self) -> ResourceRequestProto {
+        ResourceRequestProto {
+            priority: Some(PriorityProto {
+                priority: Some(self.priority),
+            }),
+            resource_name: Some(self.resource_name.clone()),
+            capability: Some(ResourceProto {
+                memory: Some(self.memory_mb),
+                virtual_cores: Some(self.vcores),
+                resource_value_map: vec![],
+            }),
+            num_containers: Some(self.num_containers),
+            relax_locality: Some(self.relax_locality),
+            node_label_expression: self.node_label.clone(),
+            execution_type_request: Some(ExecutionTypeRequestProto {
+                execution_type: Some(crate::proto::yarn::ExecutionTypeProto::Guaranteed as i32),
+                enforce_execution_type: Some(false),
+            }),
+            allocation_request_id: Some(self.allocation_request_id),
+        }
+    }
+}
+
+/// Everything one heartbeat carries to the RM.
+#[derive(Debug, Clone, Default)]
+pub struct AllocateInput {
+    pub asks: Vec<Ask>,
+    pub releases: Vec<ContainerIdProto>,
+    pub blacklist_additions: Vec<String>,
+    pub blacklist_removals: Vec<String>,
+    pub progress: f32,
+    /// `response_id` to send; `None` = the one this client tracked from the last reply.
+    /// Set it when the caller keeps its own (e.g. `request_table::AmrmState`).
+    pub response_id: Option<i32>,
+}
+
+/// Final status reported by `finish`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinalStatus {
+    Succeeded,
+    Failed,
+    Killed,
+}
+
+pub struct AmRmClient {
+    rpc: RpcClient,
+    last_response_id: i32,
+    nm_tokens: HashMap<String, Token>,
+}
+
+impl AmRmClient {
+    /// `scheduler_addr` is `yarn.resourcemanager.scheduler.address` (`rm:8030`);
+    /// `amrm_token` is the `YARN_AM_RM_TOKEN` from the container's token file.
+    pub fn new(scheduler_addr: &str, amrm_token: Token, cfg: RpcConfig) -> Self {
+        Self {
+            rpc: RpcClient::new(scheduler_addr, PROTOCOL, 1, Auth::Token(amrm_token), cfg),
+            last_response_id: 0,
+            nm_tokens: HashMap::new(),
+        }
+    }
+
+    pub async fn register(
+        &mut self,
+        host: &str,
+        rpc_port: i32,
+        tracking_url: &str,
+    ) -> Result<RegisterApplicationMasterResponseProto, RpcError> {
+        let req = RegisterApplicationMasterRequestProto {
+            host: Some(host.to_string()),
+            rpc_port: Some(rpc_port),
+            tracking_url: Some(tracking_url.to_string()),
+        };
+        let resp: RegisterApplicationMasterResponseProto =
+            self.rpc.call("registerApplicationMaster", &req).await?;
+        self.last_response_id = 0;
+        for t in &resp.nm_tokens_from_previous_attempts {
+            if let (Some(node), Some(tok)) = (&t.node_id, &t.token) {
+                self.nm_tokens
+                    .insert(node_id_string(node), tok.clone().into());
+            }
+        }
+        info!(queue = ?resp.queue, max = ?resp.maximum_capability, "registered with the RM");
+        Ok(resp)
+    }
+
+    /// One heartbeat. On success remembers the response id, caches NM tokens and switches
+    /// to a rolled-over AMRM token for future connections.
+    pub async fn allocate(
+        &mut self,
+        input: &AllocateInput,
+    ) -> Result<AllocateResponseProto, RpcError> {
+        let blacklist =
+            if input.blacklist_additions.is_empty() && input.blacklist_removals.is_empty() {
+                None
+            } else {
+                Some(ResourceBlacklistRequestProto {
+                    blacklist_additions: input.blacklist_additions.clone(),
+                    blacklist_removals: input.blacklist_removals.clone(),
+                })
+            };
+        let req = AllocateRequestProto {
+            ask: input.asks.iter().map(Ask::to_proto).collect(),
+            release: input.releases.clone(),
+            blacklist_request: blacklist,
+            response_id: Some(input.response_id.unwrap_or(self.last_response_id)),
+            progress: Some(input.progress),
+            tracking_url: None,
+        };
+        let resp: AllocateResponseProto = self.rpc.call("allocate", &req).await?;
+        self.last_response_id = resp.response_id();
+        for t in &resp.nm_tokens {
+            if let (Some(node), Some(tok)) = (&t.node_id, &t.token) {
+                debug!(node = %node_id_string(node), "got NM token");
+                self.nm_tokens
+                    .insert(node_id_string(node), tok.clone().into());
+            }
+        }
+        if let Some(t) = &resp.am_rm_token {
+            info!("AMRM token rolled over; new connections use the new one");
+            self.rpc.set_token(t.clone().into());
+        }
+        Ok(resp)
+    }
+
+    /// Unregisters, repeating until the RM says `isUnregistered` (it usually does not on the
+    /// first call) or `deadline` passes.
+    pub async fn finish(
+        &mut self,
+        status: FinalStatus,
+        diagnostics: &str,
+        tracking_url: &str,
+        deadline: Duration,
+    ) -> Result<(), RpcError> {
+        let req = FinishApplicationMasterRequestProto {
+            diagnostics: Some(diagnostics.to_string()),
+            tracking_url: Some(tracking_url.to_string()),
+            final_application_status: Some(match status {
+                FinalStatus::Succeeded => FinalApplicationStatusProto::AppSucceeded,
+                FinalStatus::Failed => FinalApplicationStatusProto::AppFailed,
+                FinalStatus::Killed => FinalApplicationStatusProto::AppKilled,
+            } as i32),
+        };
+        let start = std::time::Instant::now();
+        loop {
+            let resp: FinishApplicationMasterResponseProto =
+                self.rpc.call("finishApplicationMaster", &req).await?;
+            if resp.is_unregistered() {
+                info!("unregistered from the RM");
+                return Ok(());
+            }
+            if start.elapsed() >= deadline {
+                return Err(RpcError::Timeout {
+                    addr: self.rpc.addr().to_string(),
+                    what: "unregistering (finishApplicationMaster)",
+                    after: deadline,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Keepalive ping on the RM connection (no reply; errors only if the write fails).
+    pub async fn ping(&self) -> Result<(), RpcError> {
+        self.rpc.ping().await
+    }
+
+    pub async fn is_connected(&self) -> bool {
+        self.rpc.is_connected().await
+    }
+
+    /// The NM token for `host:port`, if the RM has sent one.
+    pub fn nm_token(&self, node: &str) -> Option<&Token> {
+        self.nm_tokens.get(node)
+    }
+
+    pub fn last_response_id(&self) -> i32 {
+        self.last_response_id
+    }
+}
+
+#[cfg(test)]
+mod tests;
