@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "yarn-am", version, about = "Run elastic, locality-aware work on Hadoop YARN")]
+#[command(
+    name = "yarn-am",
+    version,
+    about = "Run elastic, locality-aware work on Hadoop YARN"
+)]
 pub struct Cli {
     /// More log output on stderr (-v info, -vv debug). YARN_AM_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]

@@ -267,13 +267,10 @@ impl RmRest {
             source,
         })?;
         let status = resp.status().as_u16();
-        let text = resp
-            .text()
-            .await
-            .map_err(|source| RestError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
+        let text = resp.text().await.map_err(|source| RestError::Unreachable {
+            url: url.clone(),
+            source,
+        })?;
         if !(200..300).contains(&status) {
             return Err(RestError::Status {
                 method,
@@ -290,7 +287,10 @@ impl RmRest {
         let (_, text) = self.send("GET", url.clone(), None).await?;
         serde_json::from_str(&text).map_err(|e| RestError::BadReply {
             url,
-            reason: format!("not JSON ({e}): {}", text.chars().take(200).collect::<String>()),
+            reason: format!(
+                "not JSON ({e}): {}",
+                text.chars().take(200).collect::<String>()
+            ),
         })
     }
 

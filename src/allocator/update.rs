@@ -1,0 +1,100 @@
+//! The update step: turns the demand and the request table into requests to add and cancel.
+//!
+//! Pure and allocation-light: O(pending + hosts log hosts). The placement is returned as
+//! groups ([`Placement`]); nothing here creates one object per container.
+
+use super::placement::{Placement, RequestGroup};
+use super::state::{Cluster, PendingRequest, Snapshot, Topology};
+use super::strategy::Strategy;
+
+/// What one update step changes in the request table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UpdatePlan {
+    /// Indices into `Snapshot::pending` to cancel, ascending.
+    pub cancel: Vec<usize>,
+    /// New requests with locality.
+    pub local: Placement,
+    /// New requests for any host.
+    pub any_host: u64,
+}
+
+impl UpdatePlan {
+    /// New requests, locality groups first (widest first), then the any-host group if any.
+    pub fn add_groups(&self) -> impl Iterator<Item = RequestGroup<'_>> + '_ {
+        let any = (self.any_host > 0).then_some(RequestGroup {
+            count: self.any_host,
+            nodes: &[],
+            racks: &[],
+        });
+        self.local.groups().chain(any)
+    }
+
+    /// Requests added in total.
+    pub fn added(&self) -> u64 {
+        self.local.local_count() + self.any_host
+    }
+}
+
+/// Pending requests by what they are still good for.
+#[derive(Debug, Default)]
+struct Split {
+    local: Vec<usize>,
+    stale: Vec<usize>,
+    any_host: Vec<usize>,
+}
+
+/// Runs one update step (docs/allocator.md, "Update requests, step by step").
+pub fn update_requests(
+    snapshot: &Snapshot,
+    strategy: Strategy,
+    topology: &Topology,
+    cluster: &Cluster,
+) -> UpdatePlan {
+    let prefs = strategy.preferences(&snapshot.demand, topology, cluster);
+    let mut split = Split::default();
+    for (i, req) in snapshot.pending.iter().enumerate() {
+        if req.is_any_host() {
+            split.any_host.push(i);
+        } else if req.nodes.iter().any(|n| prefs.is_preferred(n)) {
+            split.local.push(i);
+        } else {
+            split.stale.push(i);
+        }
+    }
+
+    let missing = snapshot.missing();
+    // Rule 3 of the default strategy: with the target exactly met, stale requests are re-placed
+    // instead of lingering.
+    let replace_stale = strategy == Strategy::Default && missing == 0 && !split.stale.is_empty();
+    let mut plan = UpdatePlan::default();
+    if missing > 0 || replace_stale {
+        let available = missing as u64 + split.stale.len() as u64;
+        let potential = available + split.any_host.len() as u64;
+        let local_pending: Vec<&PendingRequest> =
+            split.local.iter().map(|&i| &snapshot.pending[i]).collect();
+        let needs = prefs.needs(&snapshot.demand, &snapshot.running, &local_pending, cluster);
+        plan.local = Placement::round_up(potential, &needs, topology);
+        plan.cancel = split.stale;
+        let new_local = plan.local.local_count();
+        if available >= new_local {
+            plan.any_host = available - new_local;
+        } else {
+            // Trade the oldest any-host requests for local ones. Never more than exist:
+            // new_local <= potential = available + any_host.
+            let trade = (new_local - available) as usize;
+            plan.cancel.extend_from_slice(&split.any_host[..trade]);
+        }
+    } else if missing < 0 && !snapshot.pending.is_empty() {
+        let excess = missing.unsigned_abs().min(snapshot.pending.len() as u64) as usize;
+        plan.cancel = split
+            .stale
+            .iter()
+            .chain(&split.any_host)
+            .chain(&split.local)
+            .copied()
+            .take(excess)
+            .collect();
+    }
+    plan.cancel.sort_unstable();
+    plan
+}
