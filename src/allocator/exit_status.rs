@@ -140,7 +140,11 @@ pub fn classify(exit_status: i32, diagnostics: &str) -> ExitVerdict {
     } else {
         format!("{cause}: {diagnostics}")
     };
-    ExitVerdict { cause, counts_against_app: cause.counts_against_app(), reason }
+    ExitVerdict {
+        cause,
+        counts_against_app: cause.counts_against_app(),
+        reason,
+    }
 }
 
 #[cfg(test)]
@@ -163,11 +167,17 @@ mod tests {
 
     #[test]
     fn reasons_are_specific() {
-        let v = classify(codes::KILLED_EXCEEDED_PMEM, "Container killed: 2.1 GB of 2 GB physical memory used");
+        let v = classify(
+            codes::KILLED_EXCEEDED_PMEM,
+            "Container killed: 2.1 GB of 2 GB physical memory used",
+        );
         assert_eq!(v.cause, ExitCause::PhysicalMemory);
         assert!(v.reason.contains("physical memory limit"));
         assert!(v.reason.ends_with("2.1 GB of 2 GB physical memory used"));
-        assert_eq!(classify(1, "").reason, "the executor failed with exit code 1");
+        assert_eq!(
+            classify(1, "").reason,
+            "the executor failed with exit code 1"
+        );
         assert!(classify(-102, "").reason.contains("preempted"));
     }
 

@@ -32,8 +32,14 @@ pub fn localities(
     topology: &Topology,
 ) -> Vec<ContainerLocality> {
     let demand = &snapshot.demand;
-    let total: u64 = demand.host_to_local_task_count.values().map(|&c| u64::from(c)).sum();
-    let executors = demand.locality_aware_tasks.div_ceil(demand.tasks_per_executor.max(1));
+    let total: u64 = demand
+        .host_to_local_task_count
+        .values()
+        .map(|&c| u64::from(c))
+        .sum();
+    let executors = demand
+        .locality_aware_tasks
+        .div_ceil(demand.tasks_per_executor.max(1));
 
     let mut mentions: HashMap<&HostName, u64> = HashMap::new();
     for r in local_pending {
@@ -46,12 +52,19 @@ pub fn localities(
     let mut needs: HashMap<&HostName, i64> = HashMap::new();
     for (host, &c) in &demand.host_to_local_task_count {
         let expected = f64::from(c) * f64::from(executors) / total as f64;
-        let pending = mentions
-            .get(host)
-            .map_or(0.0, |&m| m as f64 * local_pending.len() as f64 / all_mentions as f64);
+        let pending = mentions.get(host).map_or(0.0, |&m| {
+            m as f64 * local_pending.len() as f64 / all_mentions as f64
+        });
         let existed = f64::from(snapshot.running.get(host).copied().unwrap_or(0)) + pending;
         let need = (expected - existed).ceil();
-        needs.insert(host, if need.is_nan() { 0 } else { (need as i64).max(0) });
+        needs.insert(
+            host,
+            if need.is_nan() {
+                0
+            } else {
+                (need as i64).max(0)
+            },
+        );
     }
     let aware_sum: i64 = needs.values().sum();
     let free = (count as i64 - aware_sum).max(0);
@@ -59,7 +72,10 @@ pub fn localities(
 
     let mut out = Vec::with_capacity(count as usize);
     for _ in 0..free {
-        out.push(ContainerLocality { nodes: None, racks: None });
+        out.push(ContainerLocality {
+            nodes: None,
+            racks: None,
+        });
     }
     if aware > 0 {
         let largest = *needs.values().max().expect("aware > 0 implies a host");
@@ -68,9 +84,17 @@ pub fn localities(
             .map(|(h, &n)| (*h, (n as f64 * aware as f64 / largest as f64).ceil() as i64))
             .collect();
         for _ in 0..aware {
-            let hosts: Vec<HostName> = ratios.iter().filter(|(_, &r)| r > 0).map(|(h, _)| (*h).clone()).collect();
-            let racks: HashSet<RackName> = hosts.iter().map(|h| topology.rack_of(h).clone()).collect();
-            out.push(ContainerLocality { nodes: Some(hosts), racks: Some(racks.into_iter().collect()) });
+            let hosts: Vec<HostName> = ratios
+                .iter()
+                .filter(|(_, &r)| r > 0)
+                .map(|(h, _)| (*h).clone())
+                .collect();
+            let racks: HashSet<RackName> =
+                hosts.iter().map(|h| topology.rack_of(h).clone()).collect();
+            out.push(ContainerLocality {
+                nodes: Some(hosts),
+                racks: Some(racks.into_iter().collect()),
+            });
             for r in ratios.values_mut() {
                 *r -= 1;
             }
@@ -98,21 +122,31 @@ pub fn update_requests(snapshot: &Snapshot, topology: &Topology) -> LiteralPlan 
         plan.cancel.extend(&stale);
         let available = missing + stale.len() as i64;
         let potential = available + any.len() as i64;
-        let local_reqs: Vec<&PendingRequest> = local.iter().map(|&i| &snapshot.pending[i]).collect();
-        let new_local: Vec<Vec<HostName>> = localities(potential as u64, snapshot, &local_reqs, topology)
-            .into_iter()
-            .filter_map(|l| l.nodes)
-            .collect();
+        let local_reqs: Vec<&PendingRequest> =
+            local.iter().map(|&i| &snapshot.pending[i]).collect();
+        let new_local: Vec<Vec<HostName>> =
+            localities(potential as u64, snapshot, &local_reqs, topology)
+                .into_iter()
+                .filter_map(|l| l.nodes)
+                .collect();
         let n_local = new_local.len() as i64;
         plan.add = new_local;
         if available >= n_local {
-            plan.add.extend((0..available - n_local).map(|_| Vec::new()));
+            plan.add
+                .extend((0..available - n_local).map(|_| Vec::new()));
         } else {
-            plan.cancel.extend(any.iter().take((n_local - available) as usize));
+            plan.cancel
+                .extend(any.iter().take((n_local - available) as usize));
         }
     } else if missing < 0 && !snapshot.pending.is_empty() {
         let n = (-missing).min(snapshot.pending.len() as i64) as usize;
-        plan.cancel = stale.iter().chain(&any).chain(&local).copied().take(n).collect();
+        plan.cancel = stale
+            .iter()
+            .chain(&any)
+            .chain(&local)
+            .copied()
+            .take(n)
+            .collect();
     }
     plan.cancel.sort_unstable();
     plan

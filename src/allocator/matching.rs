@@ -43,9 +43,19 @@ pub struct MatchOutcome {
 
 /// Matches `containers` against `pending` (oldest first). Pure: the caller removes the matched
 /// requests from its table.
-pub fn match_containers(containers: &[Container], pending: &[PendingRequest], topology: &Topology) -> MatchOutcome {
-    let mut by_host: HashMap<&str, VecDeque<usize>> = containers.iter().map(|c| (&*c.host, VecDeque::new())).collect();
-    let mut by_rack: HashMap<&str, VecDeque<usize>> = containers.iter().map(|c| (&*c.rack, VecDeque::new())).collect();
+pub fn match_containers(
+    containers: &[Container],
+    pending: &[PendingRequest],
+    topology: &Topology,
+) -> MatchOutcome {
+    let mut by_host: HashMap<&str, VecDeque<usize>> = containers
+        .iter()
+        .map(|c| (&*c.host, VecDeque::new()))
+        .collect();
+    let mut by_rack: HashMap<&str, VecDeque<usize>> = containers
+        .iter()
+        .map(|c| (&*c.rack, VecDeque::new()))
+        .collect();
     let mut any_host: VecDeque<usize> = VecDeque::new();
 
     // Which of the wanted hosts / racks a node list names, cached per shared list.

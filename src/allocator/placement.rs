@@ -140,15 +140,14 @@ impl Placement {
     ) -> (Vec<(HostName, u64)>, Vec<(RackName, u64)>) {
         let mut per_host: Vec<(HostName, u64)> = Vec::with_capacity(self.hosts.len());
         let mut per_rack: HashMap<RackName, u64> = HashMap::new();
-        // Walk hosts from the least-named up; a host in span prefix k is named by every span whose
-        // prefix covers it.
         let mut suffix_total: Vec<u64> = vec![0; self.groups.len() + 1];
         for (i, s) in self.groups.iter().enumerate().rev() {
             suffix_total[i] = suffix_total[i + 1] + s.count;
         }
+        // From the least-named host up: the spans covering host i are those with a prefix longer
+        // than i, i.e. the first `g` spans (widest first), and `g` only grows as i shrinks.
         let mut g = 0;
-        for (i, host) in self.hosts.iter().enumerate() {
-            // Groups whose prefix excludes host i are those with hosts <= i; they come last.
+        for (i, host) in self.hosts.iter().enumerate().rev() {
             while g < self.groups.len() && self.groups[g].hosts > i {
                 g += 1;
             }
@@ -158,6 +157,7 @@ impl Placement {
             let e = per_rack.entry(rack).or_insert(0);
             *e = (*e).max(count);
         }
+        per_host.reverse();
         let mut racks: Vec<(RackName, u64)> = per_rack.into_iter().collect();
         racks.sort();
         (per_host, racks)

@@ -48,7 +48,10 @@ pub enum Event {
     /// The executor in this container registered / started.
     ExecutorLaunched { container: ContainerId },
     /// Starting the executor failed (NM refused, launch error).
-    ExecutorLaunchFailed { container: ContainerId, error: String },
+    ExecutorLaunchFailed {
+        container: ContainerId,
+        error: String,
+    },
     /// The driver wants this executor gone.
     KillExecutor { executor: ExecutorId },
     /// Node reports from the RM: a node joined, left, or changed health or capacity.
@@ -76,13 +79,21 @@ pub struct NodeUpdate {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Add `ids.len()` identical requests naming `nodes` and `racks` (both empty: any host).
-    AddRequests { ids: Vec<RequestId>, nodes: Arc<[HostName]>, racks: Vec<RackName> },
+    AddRequests {
+        ids: Vec<RequestId>,
+        nodes: Arc<[HostName]>,
+        racks: Vec<RackName>,
+    },
     /// Take a request out of the table (cancelled, or satisfied by a granted container).
     RemoveRequest(RequestId),
     /// Give a container back to YARN.
     ReleaseContainer(ContainerId),
     /// Start an executor in a granted container.
-    LaunchExecutor { executor: ExecutorId, container: Container, locality: Locality },
+    LaunchExecutor {
+        executor: ExecutorId,
+        container: Container,
+        locality: Locality,
+    },
     /// Tell the driver.
     TellDriver(DriverNotice),
 }
@@ -90,7 +101,12 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DriverNotice {
     /// An executor is gone for a reason other than our own release.
-    ExecutorExited { executor: ExecutorId, host: HostName, counts_against_app: bool, reason: String },
+    ExecutorExited {
+        executor: ExecutorId,
+        host: HostName,
+        counts_against_app: bool,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +149,12 @@ pub struct Allocator {
 
 impl Allocator {
     pub fn new(config: AllocatorConfig) -> Self {
-        Allocator { config, next_request: 1, next_executor: 1, ..Allocator::default() }
+        Allocator {
+            config,
+            next_request: 1,
+            next_executor: 1,
+            ..Allocator::default()
+        }
     }
 
     pub fn with_cluster(mut self, topology: Topology, cluster: Cluster) -> Self {
@@ -155,7 +176,9 @@ impl Allocator {
                 self.launched(&container);
                 Vec::new()
             }
-            Event::ExecutorLaunchFailed { container, error } => self.launch_failed(now_ms, container, &error),
+            Event::ExecutorLaunchFailed { container, error } => {
+                self.launch_failed(now_ms, container, &error)
+            }
             Event::KillExecutor { executor } => self.kill(executor),
             Event::NodesUpdated(nodes) => {
                 self.nodes_updated(nodes);
@@ -207,7 +230,12 @@ impl Allocator {
 
     fn update(&mut self) -> Vec<Action> {
         let snapshot = self.snapshot();
-        let plan = update_requests(&snapshot, self.config.strategy, &self.topology, &self.cluster);
+        let plan = update_requests(
+            &snapshot,
+            self.config.strategy,
+            &self.topology,
+            &self.cluster,
+        );
         let mut actions = Vec::new();
         if !plan.cancel.is_empty() {
             let cancel: HashSet<usize> = plan.cancel.iter().copied().collect();
@@ -226,9 +254,18 @@ impl Allocator {
             let ids: Vec<RequestId> = (0..g.count).map(|k| self.next_request + k).collect();
             self.next_request += g.count;
             for &id in &ids {
-                self.pending.push(Request { id, req: PendingRequest { nodes: nodes.clone() } });
+                self.pending.push(Request {
+                    id,
+                    req: PendingRequest {
+                        nodes: nodes.clone(),
+                    },
+                });
             }
-            actions.push(Action::AddRequests { ids, nodes, racks: g.racks.to_vec() });
+            actions.push(Action::AddRequests {
+                ids,
+                nodes,
+                racks: g.racks.to_vec(),
+            });
         }
         if !actions.is_empty() {
             info!(
@@ -251,7 +288,9 @@ impl Allocator {
             actions.push(Action::RemoveRequest(self.pending[r].id));
             let container = containers[c].clone();
             let have = u64::from(self.starting) + u64::from(self.running());
-            if have >= u64::from(self.demand.target_executors) || self.containers.contains_key(&container.id) {
+            if have >= u64::from(self.demand.target_executors)
+                || self.containers.contains_key(&container.id)
+            {
                 // Beyond the target (or a duplicate grant): give it back rather than keep it idle.
                 debug!(container = %container.id, "releasing a container beyond the target");
                 actions.push(self.release(container.id));
@@ -260,11 +299,24 @@ impl Allocator {
             let executor = self.next_executor;
             self.next_executor += 1;
             self.starting += 1;
-            *self.starting_per_host.entry(container.host.clone()).or_insert(0) += 1;
+            *self
+                .starting_per_host
+                .entry(container.host.clone())
+                .or_insert(0) += 1;
             self.executors.insert(executor, container.id.clone());
-            self.containers
-                .insert(container.id.clone(), Tracked { executor, host: container.host.clone(), phase: Phase::Starting });
-            actions.push(Action::LaunchExecutor { executor, container, locality });
+            self.containers.insert(
+                container.id.clone(),
+                Tracked {
+                    executor,
+                    host: container.host.clone(),
+                    phase: Phase::Starting,
+                },
+            );
+            actions.push(Action::LaunchExecutor {
+                executor,
+                container,
+                locality,
+            });
         }
         let mut i = 0;
         self.pending.retain(|_| {
@@ -310,7 +362,9 @@ impl Allocator {
     }
 
     fn launch_failed(&mut self, now_ms: u64, id: ContainerId, error: &str) -> Vec<Action> {
-        let Some(t) = self.forget(&id) else { return Vec::new() };
+        let Some(t) = self.forget(&id) else {
+            return Vec::new();
+        };
         warn!(container = %id, %error, "executor launch failed");
         self.failures_ms.push_back(now_ms);
         vec![
@@ -325,7 +379,9 @@ impl Allocator {
     }
 
     fn kill(&mut self, executor: ExecutorId) -> Vec<Action> {
-        let Some(id) = self.executors.get(&executor).cloned() else { return Vec::new() };
+        let Some(id) = self.executors.get(&executor).cloned() else {
+            return Vec::new();
+        };
         self.forget(&id);
         vec![self.release(id)]
     }
@@ -379,7 +435,11 @@ impl Allocator {
 
     fn expire_failures(&mut self, now_ms: u64) {
         if let Some(window) = self.config.failure_validity_ms {
-            while self.failures_ms.front().is_some_and(|&t| now_ms.saturating_sub(t) > window) {
+            while self
+                .failures_ms
+                .front()
+                .is_some_and(|&t| now_ms.saturating_sub(t) > window)
+            {
                 self.failures_ms.pop_front();
             }
         }
