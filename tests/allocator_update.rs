@@ -330,7 +330,7 @@ fn default_replaces_stale_requests_when_the_target_is_exactly_met() {
 }
 
 #[test]
-fn default_reaims_hosts_without_a_nodemanager_at_their_rack() {
+fn default_asks_for_the_rack_of_hosts_without_a_nodemanager() {
     // dn1 is a DataNode without a NodeManager on /r1, where nm1 and nm2 run NodeManagers.
     let topo = Topology::new(
         [
@@ -360,8 +360,15 @@ fn default_reaims_hosts_without_a_nodemanager_at_their_rack() {
         "Spark names a host YARN cannot use"
     );
     let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
-    assert_eq!(nodes(&ours), vec![(4, v(&["nm1", "nm2"]))]);
-    assert_eq!(groups(&ours)[0].2, v(&["/r1"]));
+    assert_eq!(
+        groups(&ours),
+        vec![(4, vec![], v(&["/r1"]))],
+        "rack-only requests"
+    );
+    // With a usable host in the mix, that host is named and dn1 only contributes its rack.
+    let s = snapshot(4, 1, 8, &[("dn1", 4), ("nm3", 4)], &[], vec![]);
+    let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
+    assert_eq!(groups(&ours), vec![(4, v(&["nm3"]), v(&["/r1", "/r2"]))]);
 }
 
 #[test]
@@ -412,7 +419,7 @@ fn default_respects_node_capacity() {
     };
     let s = snapshot(16, 2, 30, WORKED_HOSTS, ONE_EACH, vec![]);
     let ours = update_requests(&s, Strategy::Default, &Topology::default(), &cluster);
-    let per_host = ours.local.location_counts(&Topology::default()).0;
+    let per_host = ours.local.location_counts().0;
     let per_host: HashMap<String, u64> = per_host
         .into_iter()
         .map(|(h, c)| (h.to_string(), c))
@@ -427,7 +434,7 @@ fn default_respects_node_capacity() {
 fn location_counts_match_the_expansion() {
     let s = snapshot(16, 2, 30, WORKED_HOSTS, ONE_EACH, vec![]);
     let plan = spark(&s, &Topology::default());
-    let (hosts, racks) = plan.local.location_counts(&Topology::default());
+    let (hosts, racks) = plan.local.location_counts();
     let hosts: HashMap<String, u64> = hosts.into_iter().map(|(h, c)| (h.to_string(), c)).collect();
     assert_eq!(
         hosts,

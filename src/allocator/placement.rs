@@ -19,6 +19,10 @@ pub struct HostNeed {
     /// The most requests that may name this host (default strategy: what the node can still
     /// hold). `None`: no limit, which is what Spark does.
     pub cap: Option<u64>,
+    /// Whether requests may name the host. An unusable host (no NodeManager, excluded) still
+    /// takes part in the scaling and its rack is still asked for, but it is never named
+    /// (default strategy). Spark names every host.
+    pub named: bool,
 }
 
 /// Where `potential` containers should go.
@@ -56,13 +60,8 @@ impl Placement {
         let aware_total: u64 = needs.iter().map(|n| n.need).sum();
         let free = potential.saturating_sub(aware_total);
         let aware = potential - free;
-        let Some(largest) = needs.iter().map(|n| n.need).max().filter(|&m| m > 0) else {
-            return Placement {
-                any_host: potential,
-                ..Placement::default()
-            };
-        };
-        if aware == 0 {
+        let largest = needs.iter().map(|n| n.need).max().unwrap_or(0);
+        if aware == 0 || largest == 0 {
             return Placement {
                 any_host: potential,
                 ..Placement::default()
@@ -71,45 +70,63 @@ impl Placement {
 
         // Spark scales in floating point: ceil(need * aware / largest). Same order of operations,
         // so the results agree bit for bit.
-        let mut ranked: Vec<(u64, &HostName)> = needs
-            .iter()
-            .filter(|n| n.need > 0)
-            .map(|n| {
-                let scaled = (n.need as f64 * aware as f64 / largest as f64).ceil() as u64;
-                (n.cap.map_or(scaled, |c| scaled.min(c)), &n.host)
-            })
-            .filter(|&(r, _)| r > 0)
-            .collect();
-        ranked.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let ratio = |n: &HostNeed| (n.need as f64 * aware as f64 / largest as f64).ceil() as u64;
 
-        // With caps the widest host may be named fewer than `aware` times; the rest of the
-        // locality-aware containers can go anywhere.
-        let named = ranked.first().map_or(0, |r| r.0);
-        let mut placement = Placement {
-            hosts: Vec::with_capacity(ranked.len()),
-            any_host: free + (aware - named),
-            ..Placement::default()
-        };
-        let mut seen_racks: HashMap<&RackName, ()> = HashMap::new();
-        // Walk from the most-named host down; a span ends where the ratio drops.
-        let mut spans_desc = Vec::new();
-        for (i, &(ratio, host)) in ranked.iter().enumerate() {
-            placement.hosts.push(host.clone());
-            let rack = topology.rack_of(host);
-            if seen_racks.insert(rack, ()).is_none() {
-                placement.racks.push(rack.clone());
-            }
-            let next = ranked.get(i + 1).map_or(0, |r| r.0);
-            if next < ratio {
-                spans_desc.push(Span {
-                    count: ratio - next,
-                    hosts: i + 1,
-                    racks: placement.racks.len(),
-                });
+        // Request i names every host whose (capped) ratio exceeds i, and every rack holding a
+        // host whose uncapped ratio exceeds i. A cap or an unusable host (default strategy)
+        // therefore only removes node names; the racks stay as Spark asks them.
+        let mut nodes: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
+        let mut rack_ratio: HashMap<&RackName, u64> = HashMap::new();
+        for n in needs.iter().filter(|n| n.need > 0) {
+            let r = ratio(n);
+            let e = rack_ratio.entry(topology.rack_of(&n.host)).or_insert(0);
+            *e = (*e).max(r);
+            let named = if n.named {
+                n.cap.map_or(r, |c| r.min(c))
+            } else {
+                0
+            };
+            if named > 0 {
+                nodes.push((named, &n.host));
             }
         }
-        spans_desc.reverse();
-        placement.groups = spans_desc;
+        nodes.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let mut racks: Vec<(u64, &RackName)> =
+            rack_ratio.into_iter().map(|(r, v)| (v, r)).collect();
+        racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+
+        // Requests with any locality: the widest rack ratio (a rack ratio is never below the
+        // node ratios on it). The rest of the locality-aware containers can go anywhere.
+        let widest = racks.first().map_or(0, |r| r.0);
+        let mut placement = Placement {
+            hosts: nodes.iter().map(|(_, h)| (*h).clone()).collect(),
+            racks: racks.iter().map(|(_, r)| (*r).clone()).collect(),
+            any_host: free + (aware - widest),
+            groups: Vec::new(),
+        };
+        // Walk the distinct ratio values from the top; a span ends at the next value down in
+        // either list.
+        let (mut ni, mut ri) = (0usize, 0usize);
+        let mut level = widest;
+        while level > 0 {
+            while ni < nodes.len() && nodes[ni].0 >= level {
+                ni += 1;
+            }
+            while ri < racks.len() && racks[ri].0 >= level {
+                ri += 1;
+            }
+            let next = nodes
+                .get(ni)
+                .map_or(0, |n| n.0)
+                .max(racks.get(ri).map_or(0, |r| r.0));
+            placement.groups.push(Span {
+                count: level - next,
+                hosts: ni,
+                racks: ri,
+            });
+            level = next;
+        }
+        placement.groups.reverse();
         placement
     }
 
@@ -134,33 +151,30 @@ impl Placement {
 
     /// How many requests name each host, and each rack: the numbers YARN's request table holds
     /// for this placement (a request naming a host also names its rack and ANY).
-    pub fn location_counts(
-        &self,
-        topology: &Topology,
-    ) -> (Vec<(HostName, u64)>, Vec<(RackName, u64)>) {
-        let mut per_host: Vec<(HostName, u64)> = Vec::with_capacity(self.hosts.len());
-        let mut per_rack: HashMap<RackName, u64> = HashMap::new();
-        let mut suffix_total: Vec<u64> = vec![0; self.groups.len() + 1];
-        for (i, s) in self.groups.iter().enumerate().rev() {
-            suffix_total[i] = suffix_total[i + 1] + s.count;
-        }
-        // From the least-named host up: the spans covering host i are those with a prefix longer
-        // than i, i.e. the first `g` spans (widest first), and `g` only grows as i shrinks.
-        let mut g = 0;
-        for (i, host) in self.hosts.iter().enumerate().rev() {
-            while g < self.groups.len() && self.groups[g].hosts > i {
-                g += 1;
+    pub fn location_counts(&self) -> (Vec<(HostName, u64)>, Vec<(RackName, u64)>) {
+        // Spans are widest first, so the spans covering position i of a list are a prefix of
+        // the spans, and that prefix only grows as i shrinks.
+        fn covering<T: Clone>(
+            items: &[T],
+            spans: &[Span],
+            len: impl Fn(&Span) -> usize,
+        ) -> Vec<(T, u64)> {
+            let mut out = Vec::with_capacity(items.len());
+            let (mut g, mut total) = (0, 0);
+            for (i, item) in items.iter().enumerate().rev() {
+                while g < spans.len() && len(&spans[g]) > i {
+                    total += spans[g].count;
+                    g += 1;
+                }
+                out.push((item.clone(), total));
             }
-            let count = suffix_total[0] - suffix_total[g];
-            per_host.push((host.clone(), count));
-            let rack = topology.rack_of(host).clone();
-            let e = per_rack.entry(rack).or_insert(0);
-            *e = (*e).max(count);
+            out.reverse();
+            out
         }
-        per_host.reverse();
-        let mut racks: Vec<(RackName, u64)> = per_rack.into_iter().collect();
-        racks.sort();
-        (per_host, racks)
+        (
+            covering(&self.hosts, &self.groups, |s| s.hosts),
+            covering(&self.racks, &self.groups, |s| s.racks),
+        )
     }
 
     /// One node list per locality request, in emission order. For tests and the literal

@@ -9,26 +9,26 @@
 //!
 //! # `default` (ours)
 //!
-//! Spark's formula with three blind spots fixed. Each rule only ever *removes* requests that
-//! YARN cannot honour, or moves them somewhere it can:
+//! Spark's formula and scaling with three blind spots fixed. Each rule only removes asks YARN
+//! cannot honour or re-aims them; the number of containers asked is always Spark's.
 //!
 //! 1. **Hosts YARN cannot use.** A preferred host is unusable when the cluster's node list is
 //!    known and does not contain it (a DataNode without a NodeManager), or when it is excluded
-//!    or unhealthy. Naming it in a request can never yield a node-local container. Its task
-//!    count is instead spread evenly over the usable hosts on its rack, so the requests still
-//!    pull executors towards the data (rack locality). If its rack has no usable host the count
-//!    is dropped. Expected counts are then computed over the weight that is left, so every
-//!    locality-aware executor we ask for can serve some task. Pending requests that name only
-//!    unusable hosts count as stale.
-//! 2. **Capacity.** When a node's capacity (executors of this app it can hold) is known, a host
-//!    never needs more than `capacity - running - pending share` (rounded down), and no more
-//!    requests name it than that. Spark's scaling can name a 2-slot host in 12 requests;
-//!    YARN then counts 12 asks on that node that it can never fill node-locally. Locality
-//!    requests that no host can take any more become any-host requests, so the total asked
-//!    is unchanged.
+//!    or unhealthy. Naming it can never yield a node-local container, so it is never named.
+//!    It still takes part in the scaling (so the other hosts keep Spark's proportions), and its
+//!    rack is still asked for: a request whose hosts are all unusable becomes a rack-only
+//!    request (`nodes` empty, `racks` not), which YARN can satisfy rack-locally. Pending
+//!    requests that name only unusable hosts are stale.
+//! 2. **Capacity.** When a node's capacity (executors of this app it can hold in total) is
+//!    known, no more requests name it than `capacity - running`: YARN's per-host count is how
+//!    many containers we would take there, and asking a 2-slot host for 12 misstates that.
+//!    A full node is not named at all. The requests keep their racks, so a request that loses
+//!    all its hosts this way still asks for them rack-locally; the total asked is unchanged.
+//!    (Capping the need instead of the count, or scaling the other hosts up to compensate,
+//!    flattens the proportions; the simulator showed both lose node locality.)
 //! 3. **Stale requests when the target is exactly met.** Spark only cancels stale requests
-//!    when executors are missing; with `missing == 0` they linger forever pointing at hosts no
-//!    task wants. We re-place them (the update step treats them as available containers).
+//!    when executors are missing; with `missing == 0` they linger, pointing at hosts no task
+//!    wants any more. We re-place them (the update step treats them as available containers).
 //!
 //! Rule 3 lives in the update step; rules 1 and 2 here.
 
@@ -37,7 +37,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::placement::HostNeed;
-use super::state::{Cluster, Demand, HostName, PendingRequest, RackName, Topology};
+use super::state::{Cluster, Demand, HostName, PendingRequest};
 
 /// Which placement rules the allocator follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -73,145 +73,87 @@ impl fmt::Display for Strategy {
     }
 }
 
-/// Host preferences after a strategy's rewriting: the weight each host carries.
+/// Host preferences as a strategy sees them.
 #[derive(Debug, Clone)]
-pub(crate) struct Preferences {
+pub(crate) struct Preferences<'a> {
     strategy: Strategy,
-    weights: HashMap<HostName, f64>,
+    demand: &'a Demand,
+    cluster: &'a Cluster,
     total: f64,
 }
 
 impl Strategy {
-    pub(crate) fn preferences(
+    pub(crate) fn preferences<'a>(
         self,
-        demand: &Demand,
-        topology: &Topology,
-        cluster: &Cluster,
-    ) -> Preferences {
-        let weights = match self {
-            Strategy::Spark => demand
-                .host_to_local_task_count
-                .iter()
-                .map(|(h, &c)| (h.clone(), f64::from(c)))
-                .collect(),
-            Strategy::Default => reaimed_weights(demand, topology, cluster),
-        };
-        let total = match self {
-            // Spark sums integers; converting the integer sum keeps the arithmetic identical.
-            Strategy::Spark => demand
-                .host_to_local_task_count
-                .values()
-                .map(|&c| u64::from(c))
-                .sum::<u64>() as f64,
-            Strategy::Default => weights.values().sum(),
-        };
+        demand: &'a Demand,
+        cluster: &'a Cluster,
+    ) -> Preferences<'a> {
+        // Spark sums integers; converting the integer sum keeps the arithmetic identical.
+        let total = demand
+            .host_to_local_task_count
+            .values()
+            .map(|&c| u64::from(c))
+            .sum::<u64>() as f64;
         Preferences {
             strategy: self,
-            weights,
+            demand,
+            cluster,
             total,
         }
     }
 }
 
-/// Rule 1: usable hosts keep their count; unusable ones hand it to usable hosts on their rack.
-fn reaimed_weights(
-    demand: &Demand,
-    topology: &Topology,
-    cluster: &Cluster,
-) -> HashMap<HostName, f64> {
-    let mut weights: HashMap<HostName, f64> = HashMap::new();
-    let mut homeless: Vec<(&HostName, u32)> = Vec::new();
-    for (host, &count) in &demand.host_to_local_task_count {
-        if count == 0 {
-            continue;
-        }
-        if cluster.is_usable(host) {
-            *weights.entry(host.clone()).or_insert(0.0) += f64::from(count);
-        } else {
-            homeless.push((host, count));
-        }
-    }
-    if homeless.is_empty() {
-        return weights;
-    }
-    // Candidates per rack: the known NodeManagers, or else the usable preferred hosts.
-    let mut by_rack: HashMap<&RackName, Vec<HostName>> = HashMap::new();
-    match &cluster.nodes {
-        Some(nodes) => {
-            for n in nodes.iter().filter(|n| cluster.is_usable(n)) {
-                by_rack
-                    .entry(topology.rack_of(n))
-                    .or_default()
-                    .push(n.clone());
-            }
-        }
-        None => {
-            for h in demand
-                .host_to_local_task_count
-                .keys()
-                .filter(|h| cluster.is_usable(h))
-            {
-                by_rack
-                    .entry(topology.rack_of(h))
-                    .or_default()
-                    .push(h.clone());
-            }
-        }
-    }
-    for (host, count) in homeless {
-        if let Some(peers) = by_rack.get(topology.rack_of(host)) {
-            let share = f64::from(count) / peers.len() as f64;
-            for p in peers {
-                *weights.entry(p.clone()).or_insert(0.0) += share;
-            }
-        }
-    }
-    weights
-}
-
-impl Preferences {
-    /// Does a pending request naming this host still serve some task? (Spark: the host is a key
-    /// of `host_to_local_task_count`.)
+impl Preferences<'_> {
+    /// Does a pending request naming this host still serve some task? Spark: the host is a key
+    /// of `host_to_local_task_count`. Ours: some task wants it and YARN can use it.
     pub(crate) fn is_preferred(&self, host: &str) -> bool {
-        self.weights.contains_key(host)
+        match self.strategy {
+            Strategy::Spark => self.demand.host_to_local_task_count.contains_key(host),
+            Strategy::Default => {
+                self.demand
+                    .host_to_local_task_count
+                    .get(host)
+                    .is_some_and(|&c| c > 0)
+                    && self.cluster.is_usable(host)
+            }
+        }
     }
 
     /// `need(h)` for every preferred host (step 3 of the strategy).
     pub(crate) fn needs(
         &self,
-        demand: &Demand,
         running: &HashMap<HostName, u32>,
         local_pending: &[&PendingRequest],
-        cluster: &Cluster,
     ) -> Vec<HostNeed> {
+        let demand = self.demand;
         let executors = f64::from(
             demand
                 .locality_aware_tasks
                 .div_ceil(demand.tasks_per_executor.max(1)),
         );
         let shares = pending_shares(local_pending);
-        let mut needs = Vec::with_capacity(self.weights.len());
-        for (host, &weight) in &self.weights {
-            let expected = weight * executors / self.total;
+        let mut needs = Vec::with_capacity(demand.host_to_local_task_count.len());
+        for (host, &count) in &demand.host_to_local_task_count {
+            let expected = f64::from(count) * executors / self.total;
             let have = f64::from(running.get(host).copied().unwrap_or(0));
             let share = shares.get(host).copied().unwrap_or(0.0);
-            let missing = expected - (have + share);
-            let need = match self.strategy {
-                // NaN (no tasks at all) becomes 0 as on the JVM.
-                Strategy::Spark => ceil_to_u64(missing),
-                // Re-aimed weights are fractions; do not let rounding noise add a container.
-                Strategy::Default => ceil_to_u64(missing - 1e-9),
-            };
-            let cap = match (self.strategy, cluster.capacity.get(host)) {
-                (Strategy::Default, Some(&capacity)) => {
-                    Some(floor_to_u64(f64::from(capacity) - have - share + 1e-9))
-                }
-                _ => None,
+            // NaN (no tasks at all) becomes 0, as on the JVM.
+            let need = ceil_to_u64(expected - (have + share));
+            let (cap, named) = match self.strategy {
+                Strategy::Spark => (None, true),
+                Strategy::Default => (
+                    self.cluster
+                        .capacity
+                        .get(host)
+                        .map(|&c| u64::from(c).saturating_sub(have as u64)),
+                    self.cluster.is_usable(host),
+                ),
             };
             needs.push(HostNeed {
                 host: host.clone(),
-                need: cap.map_or(need, |c| need.min(c)),
+                need,
                 cap,
+                named,
             });
         }
         needs
@@ -240,13 +182,5 @@ fn ceil_to_u64(x: f64) -> u64 {
         0
     } else {
         x.ceil() as u64
-    }
-}
-
-fn floor_to_u64(x: f64) -> u64 {
-    if x.is_nan() || x <= 0.0 {
-        0
-    } else {
-        x.floor() as u64
     }
 }

@@ -50,7 +50,7 @@ pub fn update_requests(
     topology: &Topology,
     cluster: &Cluster,
 ) -> UpdatePlan {
-    let prefs = strategy.preferences(&snapshot.demand, topology, cluster);
+    let prefs = strategy.preferences(&snapshot.demand, cluster);
     let mut split = Split::default();
     for (i, req) in snapshot.pending.iter().enumerate() {
         if req.is_any_host() {
@@ -72,7 +72,7 @@ pub fn update_requests(
         let potential = available + split.any_host.len() as u64;
         let local_pending: Vec<&PendingRequest> =
             split.local.iter().map(|&i| &snapshot.pending[i]).collect();
-        let needs = prefs.needs(&snapshot.demand, &snapshot.running, &local_pending, cluster);
+        let needs = prefs.needs(&snapshot.running, &local_pending);
         plan.local = Placement::round_up(potential, &needs, topology);
         plan.cancel = split.stale;
         let new_local = plan.local.local_count();
