@@ -189,8 +189,8 @@ pub fn parse_state(
         pending: input
             .pending
             .into_iter()
-            .map(|nodes| PendingRequest {
-                nodes: nodes.into_iter().map(HostName::from).collect(),
+            .map(|nodes| {
+                PendingRequest::with_nodes(nodes.into_iter().map(HostName::from).collect())
             })
             .collect(),
     };

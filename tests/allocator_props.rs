@@ -30,7 +30,7 @@ prop_compose! {
         if any || mask == 0 {
             PendingRequest::any_host()
         } else {
-            PendingRequest { nodes: (0..HOSTS).filter(|i| mask & (1 << i) != 0).map(host).collect() }
+            PendingRequest::with_nodes((0..HOSTS).filter(|i| mask & (1 << i) != 0).map(host).collect())
         }
     }
 }

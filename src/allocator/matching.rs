@@ -59,23 +59,36 @@ pub fn match_containers(
     let mut any_host: VecDeque<usize> = VecDeque::new();
 
     // Which of the wanted hosts / racks a node list names, cached per shared list.
-    let mut seen: HashMap<*const [HostName], (Vec<&str>, Vec<&str>)> = HashMap::new();
+    let mut seen: HashMap<(*const [HostName], *const [RackName]), (Vec<&str>, Vec<&str>)> =
+        HashMap::new();
     for (i, req) in pending.iter().enumerate() {
         if req.is_any_host() {
             any_host.push_back(i);
             continue;
         }
-        let (hosts, racks) = seen.entry(Arc::as_ptr(&req.nodes)).or_insert_with(|| {
+        let key = (Arc::as_ptr(&req.nodes), Arc::as_ptr(&req.racks));
+        let (hosts, racks) = seen.entry(key).or_insert_with(|| {
             let mut hosts: Vec<&str> = Vec::new();
             let mut racks: Vec<&str> = Vec::new();
+            let mut add_rack = |r: &'_ str| {
+                if let Some((k, _)) = by_rack.get_key_value(r) {
+                    if !racks.contains(k) {
+                        racks.push(k);
+                    }
+                }
+            };
             for n in req.nodes.iter() {
-                if by_host.contains_key(&**n) && !hosts.contains(&&**n) {
-                    hosts.push(n);
+                if let Some((k, _)) = by_host.get_key_value(&**n) {
+                    if !hosts.contains(k) {
+                        hosts.push(k);
+                    }
                 }
-                let r: &str = topology.rack_of(n);
-                if by_rack.contains_key(r) && !racks.contains(&r) {
-                    racks.push(r);
+                if req.racks.is_empty() {
+                    add_rack(topology.rack_of(n));
                 }
+            }
+            for r in req.racks.iter() {
+                add_rack(r);
             }
             (hosts, racks)
         });

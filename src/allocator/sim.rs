@@ -309,21 +309,28 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
             let mut host_asks = vec![0u64; trace.hosts.len()];
             let mut rack_asks = vec![0u64; trace.racks.len()];
             let mut any_asks = 0u64;
-            let mut seen: HashMap<*const HostName, (Vec<usize>, Vec<usize>)> = HashMap::new();
-            for nodes in alloc.pending_nodes() {
+            let mut seen: HashMap<(*const HostName, *const RackName), (Vec<usize>, Vec<usize>)> =
+                HashMap::new();
+            for req in alloc.pending() {
                 any_asks += 1;
-                if nodes.is_empty() {
+                if req.is_any_host() {
                     continue;
                 }
-                let (hs, rs) = seen.entry(nodes.as_ptr()).or_insert_with(|| {
-                    let hs: Vec<usize> = nodes
+                let key = (req.nodes.as_ptr(), req.racks.as_ptr());
+                let (hs, rs) = seen.entry(key).or_insert_with(|| {
+                    let hs: Vec<usize> = req
+                        .nodes
                         .iter()
                         .filter_map(|n| host_index.get(n).copied())
                         .collect();
-                    let rs: HashSet<usize> = nodes
-                        .iter()
-                        .map(|n| rack_index[topology.rack_of(n)])
-                        .collect();
+                    let rs: HashSet<usize> = if req.racks.is_empty() {
+                        req.nodes
+                            .iter()
+                            .map(|n| rack_index[topology.rack_of(n)])
+                            .collect()
+                    } else {
+                        req.racks.iter().map(|r| rack_index[r]).collect()
+                    };
                     (hs, rs.into_iter().collect())
                 });
                 for &h in hs.iter() {

@@ -31,25 +31,48 @@ pub struct Demand {
 /// A container request handed to YARN and not yet granted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingRequest {
-    /// The nodes the request names; empty means "any host".
+    /// The nodes the request names; empty means "any host" (unless `racks` names some).
     pub nodes: Arc<[HostName]>,
+    /// The racks the request names. Empty: the racks of `nodes` (how every request read from
+    /// `plan` input is given). The default strategy may name racks without nodes on them.
+    pub racks: Arc<[RackName]>,
 }
 
 impl PendingRequest {
     pub fn any_host() -> Self {
         PendingRequest {
             nodes: Arc::from(Vec::new()),
+            racks: Arc::from(Vec::new()),
         }
     }
 
     pub fn on(nodes: &[&str]) -> Self {
+        Self::with_nodes(nodes.iter().map(|n| HostName::from(*n)).collect())
+    }
+
+    pub fn with_nodes(nodes: Arc<[HostName]>) -> Self {
         PendingRequest {
-            nodes: nodes.iter().map(|n| HostName::from(*n)).collect(),
+            nodes,
+            racks: Arc::from(Vec::new()),
         }
     }
 
+    /// A request for any host on these racks.
+    pub fn on_racks(racks: &[&str]) -> Self {
+        PendingRequest {
+            nodes: Arc::from(Vec::new()),
+            racks: racks.iter().map(|r| RackName::from(*r)).collect(),
+        }
+    }
+
+    /// No locality at all.
     pub fn is_any_host(&self) -> bool {
-        self.nodes.is_empty()
+        self.nodes.is_empty() && self.racks.is_empty()
+    }
+
+    /// Racks but no nodes.
+    pub fn is_rack_only(&self) -> bool {
+        self.nodes.is_empty() && !self.racks.is_empty()
     }
 }
 

@@ -82,7 +82,7 @@ pub enum Action {
     AddRequests {
         ids: Vec<RequestId>,
         nodes: Arc<[HostName]>,
-        racks: Vec<RackName>,
+        racks: Arc<[RackName]>,
     },
     /// Take a request out of the table (cancelled, or satisfied by a granted container).
     RemoveRequest(RequestId),
@@ -207,9 +207,9 @@ impl Allocator {
         self.starting_per_host.get(host).copied().unwrap_or(0)
     }
 
-    /// Node lists of the pending requests, oldest first.
-    pub fn pending_nodes(&self) -> impl Iterator<Item = &[HostName]> + '_ {
-        self.pending.iter().map(|r| &*r.req.nodes)
+    /// The pending requests, oldest first.
+    pub fn pending(&self) -> impl Iterator<Item = &PendingRequest> + '_ {
+        self.pending.iter().map(|r| &r.req)
     }
 
     /// Failures that count against the app and are still within the validity window.
@@ -251,6 +251,7 @@ impl Allocator {
         }
         for g in plan.add_groups() {
             let nodes: Arc<[HostName]> = Arc::from(g.nodes);
+            let racks: Arc<[RackName]> = Arc::from(g.racks);
             let ids: Vec<RequestId> = (0..g.count).map(|k| self.next_request + k).collect();
             self.next_request += g.count;
             for &id in &ids {
@@ -258,14 +259,11 @@ impl Allocator {
                     id,
                     req: PendingRequest {
                         nodes: nodes.clone(),
+                        racks: racks.clone(),
                     },
                 });
             }
-            actions.push(Action::AddRequests {
-                ids,
-                nodes,
-                racks: g.racks.to_vec(),
-            });
+            actions.push(Action::AddRequests { ids, nodes, racks });
         }
         if !actions.is_empty() {
             info!(

@@ -4,7 +4,9 @@
 //! groups ([`Placement`]); nothing here creates one object per container.
 
 use super::placement::{Placement, RequestGroup};
-use super::state::{Cluster, PendingRequest, Snapshot, Topology};
+use std::collections::HashSet;
+
+use super::state::{Cluster, PendingRequest, RackName, Snapshot, Topology};
 use super::strategy::Strategy;
 
 /// What one update step changes in the request table.
@@ -52,10 +54,26 @@ pub fn update_requests(
 ) -> UpdatePlan {
     let prefs = strategy.preferences(&snapshot.demand, cluster);
     let mut split = Split::default();
+    // Racks some task still wants, for rack-only requests (default strategy only makes them).
+    let mut wanted_racks: Option<HashSet<&RackName>> = None;
     for (i, req) in snapshot.pending.iter().enumerate() {
-        if req.is_any_host() {
+        let local = if req.is_any_host() {
             split.any_host.push(i);
-        } else if req.nodes.iter().any(|n| prefs.is_preferred(n)) {
+            continue;
+        } else if req.is_rack_only() {
+            let wanted = wanted_racks.get_or_insert_with(|| {
+                let counts = &snapshot.demand.host_to_local_task_count;
+                counts
+                    .iter()
+                    .filter(|(_, &c)| c > 0)
+                    .map(|(h, _)| topology.rack_of(h))
+                    .collect()
+            });
+            req.racks.iter().any(|r| wanted.contains(r))
+        } else {
+            req.nodes.iter().any(|n| prefs.is_preferred(n))
+        };
+        if local {
             split.local.push(i);
         } else {
             split.stale.push(i);
@@ -69,9 +87,17 @@ pub fn update_requests(
     let mut plan = UpdatePlan::default();
     if missing > 0 || replace_stale {
         let available = missing as u64 + split.stale.len() as u64;
-        let potential = available + split.any_host.len() as u64;
+        // When only re-placing stale requests, leave the any-host ones alone: they are about to
+        // be granted, and trading them for local requests only delays executors.
+        let tradable = if missing > 0 {
+            split.any_host.len() as u64
+        } else {
+            0
+        };
+        let potential = available + tradable;
         let local_pending: Vec<&PendingRequest> =
-            split.local.iter().map(|&i| &snapshot.pending[i]).collect();
+            // Rack-only requests name no host, so they add to no host's share.
+            split.local.iter().map(|&i| &snapshot.pending[i]).filter(|r| !r.nodes.is_empty()).collect();
         let needs = prefs.needs(&snapshot.running, &local_pending);
         plan.local = Placement::round_up(potential, &needs, topology);
         plan.cancel = split.stale;
