@@ -15,9 +15,7 @@ fn small_traces() -> Vec<TraceConfig> {
     let mut tight = TraceConfig::standard("one slot", 60, 0.8, 15);
     tight.capacity = 1;
     traces.push(tight);
-    let mut shifting = TraceConfig::shifting("shifting, idle executors released", 80, 16);
-    shifting.release_between_stages = true;
-    traces.push(shifting);
+
     traces
 }
 
