@@ -32,6 +32,9 @@ pub enum Locality {
     Any,
 }
 
+/// Identity of a shared node list and rack list (requests of one group share both).
+type ListKey = (*const [HostName], *const [RackName]);
+
 /// The outcome for the containers of one allocate response.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MatchOutcome {
@@ -59,8 +62,7 @@ pub fn match_containers(
     let mut any_host: VecDeque<usize> = VecDeque::new();
 
     // Which of the wanted hosts / racks a node list names, cached per shared list.
-    let mut seen: HashMap<(*const [HostName], *const [RackName]), (Vec<&str>, Vec<&str>)> =
-        HashMap::new();
+    let mut seen: HashMap<ListKey, (Vec<&str>, Vec<&str>)> = HashMap::new();
     for (i, req) in pending.iter().enumerate() {
         if req.is_any_host() {
             any_host.push_back(i);

@@ -45,6 +45,9 @@ struct Span {
     racks: usize,
 }
 
+/// Requests naming each host, and each rack.
+pub type LocationCounts = (Vec<(HostName, u64)>, Vec<(RackName, u64)>);
+
 /// `count` identical requests naming `nodes` and `racks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestGroup<'a> {
@@ -151,7 +154,7 @@ impl Placement {
 
     /// How many requests name each host, and each rack: the numbers YARN's request table holds
     /// for this placement (a request naming a host also names its rack and ANY).
-    pub fn location_counts(&self) -> (Vec<(HostName, u64)>, Vec<(RackName, u64)>) {
+    pub fn location_counts(&self) -> LocationCounts {
         // Spans are widest first, so the spans covering position i of a list are a prefix of
         // the spans, and that prefix only grows as i shrinks.
         fn covering<T: Clone>(

@@ -60,6 +60,9 @@ impl Rng {
     }
 }
 
+/// Host and rack indices one request names.
+type Locations = (Vec<usize>, Vec<usize>);
+
 /// One demand trace and the cluster it runs on.
 #[derive(Debug, Clone)]
 pub struct TraceConfig {
@@ -309,8 +312,7 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
             let mut host_asks = vec![0u64; trace.hosts.len()];
             let mut rack_asks = vec![0u64; trace.racks.len()];
             let mut any_asks = 0u64;
-            let mut seen: HashMap<(*const HostName, *const RackName), (Vec<usize>, Vec<usize>)> =
-                HashMap::new();
+            let mut seen: HashMap<(*const HostName, *const RackName), Locations> = HashMap::new();
             for req in alloc.pending() {
                 any_asks += 1;
                 if req.is_any_host() {
