@@ -17,7 +17,10 @@ const TASKS_PER_EXECUTOR: u32 = 10;
 
 fn update_step(c: &mut Criterion) {
     let mut group = c.benchmark_group("update_step");
-    group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(3));
     for hosts in [100usize, 1_000, 10_000] {
         let snapshot = bench_snapshot(hosts, TASKS, CONTAINERS, TASKS_PER_EXECUTOR, 42);
         let topology = bench_topology(hosts);
@@ -29,11 +32,29 @@ fn update_step(c: &mut Criterion) {
         assert_eq!(plan.added(), u64::from(CONTAINERS));
 
         group.bench_with_input(BenchmarkId::new("grouped_spark", hosts), &hosts, |b, _| {
-            b.iter(|| black_box(update_requests(black_box(&snapshot), Strategy::Spark, &topology, &cluster)))
+            b.iter(|| {
+                black_box(update_requests(
+                    black_box(&snapshot),
+                    Strategy::Spark,
+                    &topology,
+                    &cluster,
+                ))
+            })
         });
-        group.bench_with_input(BenchmarkId::new("grouped_default", hosts), &hosts, |b, _| {
-            b.iter(|| black_box(update_requests(black_box(&snapshot), Strategy::Default, &topology, &cluster)))
-        });
+        group.bench_with_input(
+            BenchmarkId::new("grouped_default", hosts),
+            &hosts,
+            |b, _| {
+                b.iter(|| {
+                    black_box(update_requests(
+                        black_box(&snapshot),
+                        Strategy::Default,
+                        &topology,
+                        &cluster,
+                    ))
+                })
+            },
+        );
         group.bench_with_input(BenchmarkId::new("literal_port", hosts), &hosts, |b, _| {
             b.iter(|| black_box(literal::update_requests(black_box(&snapshot), &topology)))
         });
