@@ -411,23 +411,33 @@ fn default_drops_unusable_hosts_with_no_usable_rack_peer() {
 }
 
 #[test]
-fn default_respects_node_capacity() {
-    // Worked example, but h1 and h2 only hold 2 executors each (1 already running).
+fn default_never_names_a_full_node() {
+    // Worked example, but h1 holds only the executor it already runs; h2 has room for one more.
     let cluster = Cluster {
-        capacity: counts(&[("h1", 2), ("h2", 2)]),
+        capacity: counts(&[("h1", 1), ("h2", 2)]),
         ..Cluster::default()
     };
     let s = snapshot(16, 2, 30, WORKED_HOSTS, ONE_EACH, vec![]);
     let ours = update_requests(&s, Strategy::Default, &Topology::default(), &cluster);
-    let per_host = ours.local.location_counts().0;
-    let per_host: HashMap<String, u64> = per_host
+    let per_host: HashMap<String, u64> = ours
+        .local
+        .location_counts()
+        .0
         .into_iter()
         .map(|(h, c)| (h.to_string(), c))
         .collect();
-    assert_eq!(per_host["h1"], 1);
-    assert_eq!(per_host["h2"], 1);
-    assert!(per_host["h3"] >= 3);
+    assert!(!per_host.contains_key("h1"), "{per_host:?}");
+    assert_eq!(
+        per_host["h2"], 12,
+        "same as Spark: only a full node is dropped"
+    );
+    assert_eq!(per_host["h3"], 9);
     assert_eq!(ours.added(), 12, "the total asked does not change");
+    // Its rack is still asked for by every request.
+    assert_eq!(
+        ours.local.location_counts().1,
+        vec![(RackName::from("/default-rack"), 12)]
+    );
 }
 
 #[test]

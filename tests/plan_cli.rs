@@ -89,15 +89,15 @@ fn any_host_group_has_empty_lists() {
 
 #[test]
 fn default_accepts_cluster_fields() {
-    // dn1 runs no NodeManager; nm1 holds 3 executors. Spark would name dn1 and ask nm1 for 8.
-    let input = json!({"target_executors": 8, "tasks_per_executor": 1, "locality_aware_tasks": 8,
-        "host_to_local_task_count": {"dn1": 4, "nm1": 4}, "running": {}, "starting": 0, "pending": [],
-        "racks": {"dn1": "/r1", "nm1": "/r1"}, "nodes": ["nm1"], "capacity": {"nm1": 3}, "excluded": []});
+    // dn1 runs no NodeManager; nm1 is full (3 of 3); nm2 has room.
+    let input = json!({"target_executors": 8, "tasks_per_executor": 1, "locality_aware_tasks": 12,
+        "host_to_local_task_count": {"dn1": 4, "nm1": 4, "nm2": 4}, "running": {"nm1": 3}, "starting": 0,
+        "pending": [], "racks": {"dn1": "/r1", "nm1": "/r1"}, "nodes": ["nm1", "nm2"], "capacity": {"nm1": 3},
+        "excluded": []});
     assert_eq!(
         ok_json(&plan(&[], &input.to_string())),
         json!({"cancel": [], "add": [
-            {"count": 3, "nodes": ["nm1"], "racks": ["/r1"]},
-            {"count": 5, "nodes": [], "racks": ["/r1"]}]})
+            {"count": 5, "nodes": ["nm2"], "racks": ["/default-rack", "/r1"]}]})
     );
     bad(
         &["--strategy", "spark"],

@@ -81,8 +81,8 @@ pub fn update_requests(
     }
 
     let missing = snapshot.missing();
-    // Rule 3 of the default strategy: with the target exactly met, stale requests are re-placed
-    // instead of lingering.
+    // Rule 3 of the default strategy: with the target exactly met, stale requests are swapped
+    // for requests with locality instead of lingering.
     let replace_stale = strategy == Strategy::Default && missing == 0 && !split.stale.is_empty();
     let mut plan = UpdatePlan::default();
     if missing > 0 || replace_stale {
@@ -102,7 +102,11 @@ pub fn update_requests(
         plan.local = Placement::round_up(potential, &needs, topology);
         plan.cancel = split.stale;
         let new_local = plan.local.local_count();
-        if available >= new_local {
+        if replace_stale {
+            // Only swap a stale request for a request with locality: an old request still names
+            // racks that may serve, an any-host one names nothing.
+            plan.cancel.truncate(new_local as usize);
+        } else if available >= new_local {
             plan.any_host = available - new_local;
         } else {
             // Trade the oldest any-host requests for local ones. Never more than exist:
