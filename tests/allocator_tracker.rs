@@ -427,11 +427,17 @@ fn a_launch_reported_after_completion_is_ignored() {
     // SPARK-43510: the container completes before its launch is reported.
     let mut am = Am::new(1);
     let c = am.container("host1");
-    am.alloc.on_event(0, Event::ContainersGranted(vec![c.clone()]));
+    am.alloc
+        .on_event(0, Event::ContainersGranted(vec![c.clone()]));
     assert_eq!(am.alloc.starting(), 1);
     am.complete(&[&c], 0);
     assert_eq!(am.alloc.starting(), 0);
-    am.alloc.on_event(0, Event::ExecutorLaunched { container: c.id.clone() });
+    am.alloc.on_event(
+        0,
+        Event::ExecutorLaunched {
+            container: c.id.clone(),
+        },
+    );
     assert_eq!(am.alloc.running(), 0);
     assert_eq!(am.alloc.starting(), 0);
 }
@@ -439,16 +445,23 @@ fn a_launch_reported_after_completion_is_ignored() {
 #[test]
 fn unusable_nodes_are_no_longer_named() {
     use yarn_am::allocator::tracker::NodeUpdate;
-    let mut alloc = Allocator::new(AllocatorConfig { strategy: Strategy::Default, failure_validity_ms: None });
+    let mut alloc = Allocator::new(AllocatorConfig {
+        strategy: Strategy::Default,
+        failure_validity_ms: None,
+    });
     let demand = |n| Demand {
         target_executors: n,
         tasks_per_executor: 1,
         locality_aware_tasks: 4,
-        host_to_local_task_count: [(HostName::from("h1"), 4), (HostName::from("h2"), 4)].into_iter().collect(),
+        host_to_local_task_count: [(HostName::from("h1"), 4), (HostName::from("h2"), 4)]
+            .into_iter()
+            .collect(),
     };
     alloc.on_event(0, Event::DemandChanged(demand(2)));
     alloc.on_event(0, Event::Heartbeat);
-    assert!(alloc.pending().all(|r| r.nodes.iter().any(|n| &**n == "h1")));
+    assert!(alloc
+        .pending()
+        .all(|r| r.nodes.iter().any(|n| &**n == "h1")));
     // h1 goes unhealthy (decommissioning, lost): new requests leave it out.
     alloc.on_event(
         0,
@@ -461,7 +474,10 @@ fn unusable_nodes_are_no_longer_named() {
     );
     alloc.on_event(0, Event::DemandChanged(demand(4)));
     let actions = alloc.on_event(0, Event::Heartbeat);
-    let added: Vec<&Action> = actions.iter().filter(|a| matches!(a, Action::AddRequests { .. })).collect();
+    let added: Vec<&Action> = actions
+        .iter()
+        .filter(|a| matches!(a, Action::AddRequests { .. }))
+        .collect();
     assert!(!added.is_empty());
     for a in added {
         if let Action::AddRequests { nodes, .. } = a {

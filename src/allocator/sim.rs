@@ -89,6 +89,11 @@ pub struct TraceConfig {
     /// Release all executors at the end of a stage (idle timeout). Without it, executors stay
     /// and the target can stay exactly met across the stage change.
     pub release_between_stages: bool,
+    /// Submit the next stage when the current one is half done (overlapping jobs), so the
+    /// target stays up while the preferred hosts move.
+    pub pipelined: bool,
+    /// Chance per round that an executor is preempted (exit -102) and must be replaced.
+    pub preemption: f64,
     pub seed: u64,
 }
 
@@ -110,18 +115,23 @@ impl TraceConfig {
             dataset_fraction: 1.0,
             offer_probability: 1.0,
             release_between_stages: true,
+            pipelined: false,
+            preemption: 0.0,
             seed,
         }
     }
 
-    /// Each stage reads a different dataset on a third of the hosts, the cluster is busy (a
-    /// node has room for us in one round out of twenty) and executors stay between stages: the
-    /// case where stale requests linger with the target exactly met.
+    /// Each stage reads a different dataset on a third of the hosts, stages overlap (the next
+    /// is submitted when the current one is half done), the cluster is busy (a node has room
+    /// for us in one round out of twenty) and executors stay: the case where stale requests
+    /// linger with the target exactly met.
     pub fn shifting(name: &str, nodes: usize, seed: u64) -> TraceConfig {
         TraceConfig {
             dataset_fraction: 0.33,
             offer_probability: 0.05,
             release_between_stages: false,
+            pipelined: true,
+            preemption: 0.05,
             max_executors: (nodes as u32 / 2).max(4),
             ..TraceConfig::standard(name, nodes, 0.8, seed)
         }
@@ -279,10 +289,17 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
     };
     let now = 0;
 
-    for stage in &trace.stages {
-        let mut pending: Vec<[u32; 3]> = stage.clone();
+    let mut pending: Vec<[u32; 3]> = Vec::new();
+    for (k, stage) in trace.stages.iter().enumerate() {
+        pending.extend_from_slice(stage);
+        // Pipelined: the next stage arrives when this one is half done.
+        let threshold = if cfg.pipelined && k + 1 < trace.stages.len() {
+            stage.len() / 2
+        } else {
+            0
+        };
         let mut rounds_in_stage = 0;
-        while !pending.is_empty() && rounds_in_stage < 200 {
+        while pending.len() > threshold && rounds_in_stage < 200 {
             rounds_in_stage += 1;
             out.rounds += 1;
             // The driver's whole demand.
@@ -415,6 +432,37 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
                 used[n] += 1;
             }
 
+            // Preemption: each executor's fate is a hash of (seed, round, container), so it does
+            // not depend on how many random numbers either strategy drew.
+            if cfg.preemption > 0.0 {
+                let mut gone: Vec<Arc<str>> = executors
+                    .keys()
+                    .filter(|id| {
+                        let mut h = Rng::new(cfg.seed ^ out.rounds.wrapping_mul(0x9E37) ^ fnv(id));
+                        ((h.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < cfg.preemption
+                    })
+                    .cloned()
+                    .collect();
+                gone.sort();
+                for id in &gone {
+                    executors.remove(id);
+                }
+                if !gone.is_empty() {
+                    let done = gone
+                        .into_iter()
+                        .map(|id| CompletedContainer {
+                            id,
+                            exit_status: super::exit_status::codes::PREEMPTED,
+                            diagnostics: String::new(),
+                        })
+                        .collect();
+                    alloc.on_event(now, Event::ContainersCompleted(done));
+                    used.iter_mut().for_each(|u| *u = 0);
+                    for &n in executors.values() {
+                        used[n] += 1;
+                    }
+                }
+            }
             // Measure: place this round's tasks on executor slots, node-local first, then
             // rack-local, then anywhere (what the driver's delay scheduling aims for).
             let mut host_slots = vec![0usize; trace.hosts.len()];
@@ -474,7 +522,7 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
             }
             pending = remaining;
         }
-        if !cfg.release_between_stages {
+        if !cfg.release_between_stages || threshold > 0 {
             continue;
         }
         // Stage over: idle executors go away.
@@ -521,6 +569,8 @@ pub fn bench_snapshot(
         dataset_fraction: 1.0,
         offer_probability: 1.0,
         release_between_stages: true,
+        pipelined: false,
+        preemption: 0.0,
         seed,
     };
     let trace = Trace::generate(config);
@@ -554,4 +604,11 @@ pub fn bench_topology(hosts: usize) -> Topology {
             })
             .collect(),
     )
+}
+
+/// FNV-1a, to turn a container id into a seed.
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
