@@ -15,8 +15,10 @@
 //! - `excluded`: hosts that are excluded or unhealthy.
 //!
 //! Output: `{"cancel": [indices into pending], "add": [{"count", "nodes", "racks"}]}`, node and
-//! rack lists sorted; an any-host group has empty lists. Bad input: a message on stderr and
-//! exit code 2.
+//! rack lists sorted, locality groups widest first; an any-host group has empty lists. The
+//! default strategy may also emit rack-only groups (`nodes` empty, `racks` not) for hosts it
+//! cannot name (no NodeManager, excluded, full). Bad input: a message on stderr and exit
+//! code 2.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;

@@ -78,7 +78,8 @@ pub struct NodeUpdate {
 /// What the AM should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// Add `ids.len()` identical requests naming `nodes` and `racks` (both empty: any host).
+    /// Add `ids.len()` identical requests naming `nodes` and `racks`. Both empty: any host;
+    /// `nodes` empty but `racks` not: a rack-only request (default strategy).
     AddRequests {
         ids: Vec<RequestId>,
         nodes: Arc<[HostName]>,
