@@ -36,6 +36,16 @@ prop_compose! {
 }
 
 prop_compose! {
+    /// Pending requests as the default strategy's table holds them: also rack-only ones.
+    fn arb_default_pending()(req in arb_pending(), rack in prop::option::of(0usize..3)) -> PendingRequest {
+        match rack {
+            Some(r) if req.is_any_host() => PendingRequest::on_racks(&[&format!("/r{r}")]),
+            _ => req,
+        }
+    }
+}
+
+prop_compose! {
     fn arb_snapshot()(
         target in 0u32..40,
         tasks_per_executor in 1u32..5,
@@ -105,6 +115,28 @@ proptest! {
             prop_assert_eq!(distinct.len(), plan.cancel.len());
             prop_assert!(plan.cancel.iter().all(|&i| i < s.pending.len()));
         }
+    }
+
+    /// The default strategy conserves requests with rack-only requests pending too, and never
+    /// cancels a request twice.
+    #[test]
+    fn default_conserves_with_rack_only_pending(
+        s in arb_snapshot(),
+        extra in prop::collection::vec(arb_default_pending(), 0..6),
+        cluster in arb_cluster(),
+    ) {
+        let mut s = s;
+        s.pending.extend(extra);
+        let plan = update_requests(&s, Strategy::Default, &topology(), &cluster);
+        let after = s.pending.len() as u64 - plan.cancel.len() as u64 + plan.added();
+        let have = u64::from(s.starting) + s.running_total();
+        if u64::from(s.demand.target_executors) >= have {
+            prop_assert_eq!(after + have, u64::from(s.demand.target_executors));
+        } else {
+            prop_assert_eq!(after, 0);
+        }
+        let distinct: HashSet<usize> = plan.cancel.iter().copied().collect();
+        prop_assert_eq!(distinct.len(), plan.cancel.len());
     }
 
     /// With executors missing, no pending request naming only unwanted hosts survives, and no
