@@ -1,0 +1,153 @@
+//! Granted containers against pending requests: node level, then rack, then any.
+//!
+//! YARN answers an allocate call with whatever it granted since the previous one, not with an
+//! answer per request, so the AM has to decide which request each container satisfies. We do
+//! it in three passes over all granted containers (a container only competes at rack level once
+//! every container has had its chance at node level), oldest request first at each level.
+//! At the any level we consume any-host requests before local ones, so a local request keeps
+//! its chance of a local container. A container no request wants is released at once.
+//!
+//! Cost: requests that share a node list (one group of the update step) are inspected once,
+//! so building the index is O(requests + distinct node lists), not O(requests x hosts).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use super::state::{HostName, PendingRequest, RackName, Topology};
+
+/// A container as YARN granted it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Container {
+    /// YARN's container id, e.g. `container_1700000000000_0001_01_000002`.
+    pub id: Arc<str>,
+    pub host: HostName,
+    pub rack: RackName,
+}
+
+/// How well a container fits the request it satisfied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Locality {
+    Node,
+    Rack,
+    Any,
+}
+
+/// Identity of a shared node list and rack list (requests of one group share both).
+type ListKey = (*const [HostName], *const [RackName]);
+
+/// The outcome for the containers of one allocate response.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MatchOutcome {
+    /// `(container index, pending index, level)`; every pending index at most once.
+    pub matched: Vec<(usize, usize, Locality)>,
+    /// Containers that matched no request: release them.
+    pub unmatched: Vec<usize>,
+}
+
+/// Matches `containers` against `pending` (oldest first). Pure: the caller removes the matched
+/// requests from its table.
+pub fn match_containers(
+    containers: &[Container],
+    pending: &[PendingRequest],
+    topology: &Topology,
+) -> MatchOutcome {
+    let mut by_host: HashMap<&str, VecDeque<usize>> = containers
+        .iter()
+        .map(|c| (&*c.host, VecDeque::new()))
+        .collect();
+    let mut by_rack: HashMap<&str, VecDeque<usize>> = containers
+        .iter()
+        .map(|c| (&*c.rack, VecDeque::new()))
+        .collect();
+    let mut any_host: VecDeque<usize> = VecDeque::new();
+
+    // Which of the wanted hosts / racks a node list names, cached per shared list.
+    let mut seen: HashMap<ListKey, (Vec<&str>, Vec<&str>)> = HashMap::new();
+    for (i, req) in pending.iter().enumerate() {
+        if req.is_any_host() {
+            any_host.push_back(i);
+            continue;
+        }
+        let key = (Arc::as_ptr(&req.nodes), Arc::as_ptr(&req.racks));
+        let (hosts, racks) = seen.entry(key).or_insert_with(|| {
+            let mut hosts: Vec<&str> = Vec::new();
+            let mut racks: Vec<&str> = Vec::new();
+            let mut add_rack = |r: &'_ str| {
+                if let Some((k, _)) = by_rack.get_key_value(r) {
+                    if !racks.contains(k) {
+                        racks.push(k);
+                    }
+                }
+            };
+            for n in req.nodes.iter() {
+                if let Some((k, _)) = by_host.get_key_value(&**n) {
+                    if !hosts.contains(k) {
+                        hosts.push(k);
+                    }
+                }
+                if req.racks.is_empty() {
+                    add_rack(topology.rack_of(n));
+                }
+            }
+            for r in req.racks.iter() {
+                add_rack(r);
+            }
+            (hosts, racks)
+        });
+        for h in hosts.iter() {
+            by_host.get_mut(h).expect("indexed host").push_back(i);
+        }
+        for r in racks.iter() {
+            by_rack.get_mut(r).expect("indexed rack").push_back(i);
+        }
+    }
+
+    let mut used = vec![false; pending.len()];
+    let mut outcome = MatchOutcome::default();
+    let mut left: Vec<usize> = (0..containers.len()).collect();
+
+    for level in [Locality::Node, Locality::Rack] {
+        let mut still = Vec::new();
+        for &c in &left {
+            let queue = match level {
+                Locality::Node => by_host.get_mut(&*containers[c].host),
+                _ => by_rack.get_mut(&*containers[c].rack),
+            };
+            match take(queue, &mut used) {
+                Some(r) => outcome.matched.push((c, r, level)),
+                None => still.push(c),
+            }
+        }
+        left = still;
+    }
+    // Any level: any-host requests first, then the oldest remaining request of any kind.
+    let mut oldest = 0usize;
+    for c in left {
+        let r = take(Some(&mut any_host), &mut used).or_else(|| {
+            while oldest < pending.len() && used[oldest] {
+                oldest += 1;
+            }
+            (oldest < pending.len()).then(|| {
+                used[oldest] = true;
+                oldest
+            })
+        });
+        match r {
+            Some(r) => outcome.matched.push((c, r, Locality::Any)),
+            None => outcome.unmatched.push(c),
+        }
+    }
+    outcome
+}
+
+/// Pops the oldest request in `queue` not yet used, and marks it used.
+fn take(queue: Option<&mut VecDeque<usize>>, used: &mut [bool]) -> Option<usize> {
+    let queue = queue?;
+    while let Some(i) = queue.pop_front() {
+        if !used[i] {
+            used[i] = true;
+            return Some(i);
+        }
+    }
+    None
+}

@@ -1,0 +1,194 @@
+//! Ratio round-up placement, computed as groups.
+//!
+//! Spark's placement emits one request per container: request `i` names every host whose scaled
+//! ratio is still above `i`. The host sets are therefore *nested*: sorted by ratio, request `i`
+//! names a prefix of the hosts, and the prefix only shrinks. We sort the hosts by ratio once and
+//! describe each run of identical requests by `(count, prefix length)`. That is
+//! O(hosts log hosts) whatever the number of containers, and a group's node list is a slice
+//! of one shared vector instead of a copy per container.
+
+use std::collections::HashMap;
+
+use super::state::{HostName, RackName, Topology};
+
+/// How many containers a host should still get, before scaling (Spark's `need(h)`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostNeed {
+    pub host: HostName,
+    pub need: u64,
+    /// The most requests that may name this host (default strategy: what the node can still
+    /// hold). `None`: no limit, which is what Spark does.
+    pub cap: Option<u64>,
+    /// Whether requests may name the host. An unusable host (no NodeManager, excluded) still
+    /// takes part in the scaling and its rack is still asked for, but it is never named
+    /// (default strategy). Spark names every host.
+    pub named: bool,
+}
+
+/// Where `potential` containers should go.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placement {
+    /// Hosts named by at least one request, most-named first (ties by name, for determinism).
+    hosts: Vec<HostName>,
+    /// Distinct racks of `hosts`, in order of first appearance.
+    racks: Vec<RackName>,
+    /// Runs of identical requests, widest first (the order Spark emits them).
+    groups: Vec<Span>,
+    /// Containers placed without locality.
+    any_host: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    count: u64,
+    hosts: usize,
+    racks: usize,
+}
+
+/// Requests naming each host, and each rack.
+pub type LocationCounts = (Vec<(HostName, u64)>, Vec<(RackName, u64)>);
+
+/// `count` identical requests naming `nodes` and `racks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestGroup<'a> {
+    pub count: u64,
+    pub nodes: &'a [HostName],
+    pub racks: &'a [RackName],
+}
+
+impl Placement {
+    /// Places `potential` containers given each preferred host's need (steps 4-6 of the
+    /// strategy in docs/allocator.md).
+    pub fn round_up(potential: u64, needs: &[HostNeed], topology: &Topology) -> Placement {
+        let aware_total: u64 = needs.iter().map(|n| n.need).sum();
+        let free = potential.saturating_sub(aware_total);
+        let aware = potential - free;
+        let largest = needs.iter().map(|n| n.need).max().unwrap_or(0);
+        if aware == 0 || largest == 0 {
+            return Placement {
+                any_host: potential,
+                ..Placement::default()
+            };
+        }
+
+        // Spark scales in floating point: ceil(need * aware / largest). Same order of operations,
+        // so the results agree bit for bit.
+        let ratio = |n: &HostNeed| (n.need as f64 * aware as f64 / largest as f64).ceil() as u64;
+
+        // Request i names every host whose (capped) ratio exceeds i, and every rack holding a
+        // host whose uncapped ratio exceeds i. A cap or an unusable host (default strategy)
+        // therefore only removes node names; the racks stay as Spark asks them.
+        let mut nodes: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
+        let mut rack_ratio: HashMap<&RackName, u64> = HashMap::new();
+        for n in needs.iter().filter(|n| n.need > 0) {
+            let r = ratio(n);
+            let e = rack_ratio.entry(topology.rack_of(&n.host)).or_insert(0);
+            *e = (*e).max(r);
+            let named = if n.named {
+                n.cap.map_or(r, |c| r.min(c))
+            } else {
+                0
+            };
+            if named > 0 {
+                nodes.push((named, &n.host));
+            }
+        }
+        nodes.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let mut racks: Vec<(u64, &RackName)> =
+            rack_ratio.into_iter().map(|(r, v)| (v, r)).collect();
+        racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+
+        // Requests with any locality: the widest rack ratio (a rack ratio is never below the
+        // node ratios on it). The rest of the locality-aware containers can go anywhere.
+        let widest = racks.first().map_or(0, |r| r.0);
+        let mut placement = Placement {
+            hosts: nodes.iter().map(|(_, h)| (*h).clone()).collect(),
+            racks: racks.iter().map(|(_, r)| (*r).clone()).collect(),
+            any_host: free + (aware - widest),
+            groups: Vec::new(),
+        };
+        // Walk the distinct ratio values from the top; a span ends at the next value down in
+        // either list.
+        let (mut ni, mut ri) = (0usize, 0usize);
+        let mut level = widest;
+        while level > 0 {
+            while ni < nodes.len() && nodes[ni].0 >= level {
+                ni += 1;
+            }
+            while ri < racks.len() && racks[ri].0 >= level {
+                ri += 1;
+            }
+            let next = nodes
+                .get(ni)
+                .map_or(0, |n| n.0)
+                .max(racks.get(ri).map_or(0, |r| r.0));
+            placement.groups.push(Span {
+                count: level - next,
+                hosts: ni,
+                racks: ri,
+            });
+            level = next;
+        }
+        placement.groups.reverse();
+        placement
+    }
+
+    /// The requests with locality, widest first.
+    pub fn groups(&self) -> impl Iterator<Item = RequestGroup<'_>> + '_ {
+        self.groups.iter().map(|s| RequestGroup {
+            count: s.count,
+            nodes: &self.hosts[..s.hosts],
+            racks: &self.racks[..s.racks],
+        })
+    }
+
+    /// Containers placed with locality (one request each).
+    pub fn local_count(&self) -> u64 {
+        self.groups.iter().map(|s| s.count).sum()
+    }
+
+    /// Containers placed without locality.
+    pub fn any_host_count(&self) -> u64 {
+        self.any_host
+    }
+
+    /// How many requests name each host, and each rack: the numbers YARN's request table holds
+    /// for this placement (a request naming a host also names its rack and ANY).
+    pub fn location_counts(&self) -> LocationCounts {
+        // Spans are widest first, so the spans covering position i of a list are a prefix of
+        // the spans, and that prefix only grows as i shrinks.
+        fn covering<T: Clone>(
+            items: &[T],
+            spans: &[Span],
+            len: impl Fn(&Span) -> usize,
+        ) -> Vec<(T, u64)> {
+            let mut out = Vec::with_capacity(items.len());
+            let (mut g, mut total) = (0, 0);
+            for (i, item) in items.iter().enumerate().rev() {
+                while g < spans.len() && len(&spans[g]) > i {
+                    total += spans[g].count;
+                    g += 1;
+                }
+                out.push((item.clone(), total));
+            }
+            out.reverse();
+            out
+        }
+        (
+            covering(&self.hosts, &self.groups, |s| s.hosts),
+            covering(&self.racks, &self.groups, |s| s.racks),
+        )
+    }
+
+    /// One node list per locality request, in emission order. For tests and the literal
+    /// comparison only: this is exactly the per-container blow-up the groups avoid.
+    pub fn expand(&self) -> Vec<Vec<HostName>> {
+        let mut out = Vec::new();
+        for g in self.groups() {
+            for _ in 0..g.count {
+                out.push(g.nodes.to_vec());
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,163 @@
+//! The inputs of one update step: what the driver wants, what we already have, and what the
+//! cluster looks like.
+//!
+//! Host and rack names are shared `Arc<str>` so a request group, the pending table and the
+//! bookkeeping can all point at the same name without copying it per container.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// A host name as YARN reports it (the NodeManager's host, without the port).
+pub type HostName = Arc<str>;
+/// A network-topology rack path such as `/rack1`.
+pub type RackName = Arc<str>;
+
+/// The rack YARN uses for a host its topology script does not know.
+pub const DEFAULT_RACK: &str = "/default-rack";
+
+/// What the driver wants. The driver always sends a whole state, never a delta.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Demand {
+    /// Executors wanted in total (running + starting + pending).
+    pub target_executors: u32,
+    /// Tasks one executor runs at once (executor cores / cpus per task). Never 0.
+    pub tasks_per_executor: u32,
+    /// Pending tasks that prefer at least one host.
+    pub locality_aware_tasks: u32,
+    /// For each preferred host, how many pending tasks would like to run there.
+    pub host_to_local_task_count: HashMap<HostName, u32>,
+}
+
+/// A container request handed to YARN and not yet granted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingRequest {
+    /// The nodes the request names; empty means "any host" (unless `racks` names some).
+    pub nodes: Arc<[HostName]>,
+    /// The racks the request names. Empty: the racks of `nodes` (how every request read from
+    /// `plan` input is given). The default strategy may name racks without nodes on them.
+    pub racks: Arc<[RackName]>,
+}
+
+impl PendingRequest {
+    pub fn any_host() -> Self {
+        PendingRequest {
+            nodes: Arc::from(Vec::new()),
+            racks: Arc::from(Vec::new()),
+        }
+    }
+
+    pub fn on(nodes: &[&str]) -> Self {
+        Self::with_nodes(nodes.iter().map(|n| HostName::from(*n)).collect())
+    }
+
+    pub fn with_nodes(nodes: Arc<[HostName]>) -> Self {
+        PendingRequest {
+            nodes,
+            racks: Arc::from(Vec::new()),
+        }
+    }
+
+    /// A request for any host on these racks.
+    pub fn on_racks(racks: &[&str]) -> Self {
+        PendingRequest {
+            nodes: Arc::from(Vec::new()),
+            racks: racks.iter().map(|r| RackName::from(*r)).collect(),
+        }
+    }
+
+    /// No locality at all.
+    pub fn is_any_host(&self) -> bool {
+        self.nodes.is_empty() && self.racks.is_empty()
+    }
+
+    /// Racks but no nodes.
+    pub fn is_rack_only(&self) -> bool {
+        self.nodes.is_empty() && !self.racks.is_empty()
+    }
+}
+
+/// Everything one update step looks at.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub demand: Demand,
+    /// Executors running per host.
+    pub running: HashMap<HostName, u32>,
+    /// Containers granted and still launching (not yet per host: Spark does not count them).
+    pub starting: u32,
+    /// Outstanding requests, oldest first.
+    pub pending: Vec<PendingRequest>,
+}
+
+impl Snapshot {
+    pub fn running_total(&self) -> u64 {
+        self.running.values().map(|&n| u64::from(n)).sum()
+    }
+
+    /// `target - pending - starting - running`; negative when we have too much.
+    pub fn missing(&self) -> i64 {
+        i64::from(self.demand.target_executors)
+            - self.pending.len() as i64
+            - i64::from(self.starting)
+            - self.running_total() as i64
+    }
+}
+
+/// Host -> rack resolution. Hosts the topology does not know sit on [`DEFAULT_RACK`].
+#[derive(Debug, Clone)]
+pub struct Topology {
+    racks: HashMap<HostName, RackName>,
+    default_rack: RackName,
+}
+
+impl Default for Topology {
+    fn default() -> Self {
+        Topology {
+            racks: HashMap::new(),
+            default_rack: RackName::from(DEFAULT_RACK),
+        }
+    }
+}
+
+impl Topology {
+    pub fn new(racks: HashMap<HostName, RackName>) -> Self {
+        Topology {
+            racks,
+            ..Topology::default()
+        }
+    }
+
+    pub fn rack_of(&self, host: &str) -> &RackName {
+        self.racks.get(host).unwrap_or(&self.default_rack)
+    }
+
+    pub fn set_rack(&mut self, host: HostName, rack: RackName) {
+        self.racks.insert(host, rack);
+    }
+}
+
+/// What the default strategy knows about the cluster beyond the rack map. Spark ignores all of
+/// it; every field is optional so an empty `Cluster` makes the default strategy behave like
+/// Spark apart from the stale-request rule.
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    /// Hosts that run a usable NodeManager. `None`: assume every host does.
+    pub nodes: Option<HashSet<HostName>>,
+    /// Executors of this application each node can hold in total (running ones included).
+    /// Hosts not listed have no known limit.
+    pub capacity: HashMap<HostName, u32>,
+    /// Hosts the driver or YARN excluded, or that YARN reports unhealthy.
+    pub excluded: HashSet<HostName>,
+}
+
+impl Cluster {
+    /// Can YARN start a container on this host for us at all?
+    pub fn is_usable(&self, host: &str) -> bool {
+        if self.excluded.contains(host) {
+            return false;
+        }
+        match &self.nodes {
+            Some(nodes) => nodes.contains(host),
+            None => true,
+        }
+    }
+}

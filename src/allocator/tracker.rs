@@ -1,0 +1,455 @@
+//! The event-driven allocator the AM drives: owns the request table and the executor
+//! bookkeeping, consumes [`Event`]s and answers with [`Action`]s.
+//!
+//! Invariants it keeps (each is tested):
+//! - every granted container is either launched or released in the same call; none is left
+//!   waiting (Spark can leak a matched container it decides not to launch, SPARK-49783);
+//! - no executor is launched beyond the target: `running + starting <= target` after a grant;
+//! - a matched request leaves the table at once (YARN's table is absolute: a request the client
+//!   forgets to remove is asked for again on the next heartbeat);
+//! - a completed container we released ourselves is expected and never counts as a failure.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use tracing::{debug, info, warn};
+
+use super::exit_status::{classify, ExitCause};
+use super::matching::{match_containers, Container, Locality};
+use super::state::{Cluster, Demand, HostName, PendingRequest, RackName, Snapshot, Topology};
+use super::strategy::Strategy;
+use super::update::update_requests;
+
+/// Our id for a container request (YARN has none: requests are counts in a table).
+pub type RequestId = u64;
+/// The executor id the driver knows an executor by.
+pub type ExecutorId = u64;
+pub type ContainerId = Arc<str>;
+
+#[derive(Debug, Clone, Default)]
+pub struct AllocatorConfig {
+    pub strategy: Strategy,
+    /// Failures older than this stop counting (Spark's
+    /// `spark.executor.failuresValidityInterval`). `None`: they count forever.
+    pub failure_validity_ms: Option<u64>,
+}
+
+/// Something that happened, as the AM's event loop saw it.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The driver's new whole demand.
+    DemandChanged(Demand),
+    /// Time for an update step (once per heartbeat, before the allocate call).
+    Heartbeat,
+    /// Containers from one allocate response.
+    ContainersGranted(Vec<Container>),
+    /// Completed containers from one allocate response.
+    ContainersCompleted(Vec<CompletedContainer>),
+    /// The executor in this container registered / started.
+    ExecutorLaunched { container: ContainerId },
+    /// Starting the executor failed (NM refused, launch error).
+    ExecutorLaunchFailed {
+        container: ContainerId,
+        error: String,
+    },
+    /// The driver wants this executor gone.
+    KillExecutor { executor: ExecutorId },
+    /// Node reports from the RM: a node joined, left, or changed health or capacity.
+    NodesUpdated(Vec<NodeUpdate>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletedContainer {
+    pub id: ContainerId,
+    pub exit_status: i32,
+    pub diagnostics: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeUpdate {
+    pub host: HostName,
+    pub rack: RackName,
+    /// Running and healthy; `false` for lost, decommissioned or unhealthy nodes.
+    pub usable: bool,
+    /// Executors of this app the node can hold, if known.
+    pub capacity: Option<u32>,
+}
+
+/// What the AM should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Add `ids.len()` identical requests naming `nodes` and `racks`. Both empty: any host;
+    /// `nodes` empty but `racks` not: a rack-only request (default strategy).
+    AddRequests {
+        ids: Vec<RequestId>,
+        nodes: Arc<[HostName]>,
+        racks: Arc<[RackName]>,
+    },
+    /// Take a request out of the table (cancelled, or satisfied by a granted container).
+    RemoveRequest(RequestId),
+    /// Give a container back to YARN.
+    ReleaseContainer(ContainerId),
+    /// Start an executor in a granted container.
+    LaunchExecutor {
+        executor: ExecutorId,
+        container: Container,
+        locality: Locality,
+    },
+    /// Tell the driver.
+    TellDriver(DriverNotice),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DriverNotice {
+    /// An executor is gone for a reason other than our own release.
+    ExecutorExited {
+        executor: ExecutorId,
+        host: HostName,
+        counts_against_app: bool,
+        reason: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Starting,
+    Running,
+}
+
+#[derive(Debug, Clone)]
+struct Tracked {
+    executor: ExecutorId,
+    host: HostName,
+    phase: Phase,
+}
+
+#[derive(Debug, Clone)]
+struct Request {
+    id: RequestId,
+    req: PendingRequest,
+}
+
+/// The allocator's whole state.
+#[derive(Debug, Default)]
+pub struct Allocator {
+    config: AllocatorConfig,
+    topology: Topology,
+    cluster: Cluster,
+    demand: Demand,
+    pending: Vec<Request>,
+    next_request: RequestId,
+    next_executor: ExecutorId,
+    containers: HashMap<ContainerId, Tracked>,
+    executors: HashMap<ExecutorId, ContainerId>,
+    running_per_host: HashMap<HostName, u32>,
+    starting_per_host: HashMap<HostName, u32>,
+    starting: u32,
+    released: HashSet<ContainerId>,
+    failures_ms: VecDeque<u64>,
+}
+
+impl Allocator {
+    pub fn new(config: AllocatorConfig) -> Self {
+        Allocator {
+            config,
+            next_request: 1,
+            next_executor: 1,
+            ..Allocator::default()
+        }
+    }
+
+    pub fn with_cluster(mut self, topology: Topology, cluster: Cluster) -> Self {
+        self.topology = topology;
+        self.cluster = cluster;
+        self
+    }
+
+    pub fn on_event(&mut self, now_ms: u64, event: Event) -> Vec<Action> {
+        match event {
+            Event::DemandChanged(d) => {
+                self.demand = d;
+                Vec::new()
+            }
+            Event::Heartbeat => self.update(),
+            Event::ContainersGranted(cs) => self.granted(cs),
+            Event::ContainersCompleted(cs) => self.completed(now_ms, cs),
+            Event::ExecutorLaunched { container } => {
+                self.launched(&container);
+                Vec::new()
+            }
+            Event::ExecutorLaunchFailed { container, error } => {
+                self.launch_failed(now_ms, container, &error)
+            }
+            Event::KillExecutor { executor } => self.kill(executor),
+            Event::NodesUpdated(nodes) => {
+                self.nodes_updated(nodes);
+                Vec::new()
+            }
+        }
+    }
+
+    pub fn pending_requests(&self) -> usize {
+        self.pending.len()
+    }
+
+    pub fn starting(&self) -> u32 {
+        self.starting
+    }
+
+    pub fn running(&self) -> u32 {
+        self.running_per_host.values().sum()
+    }
+
+    pub fn running_on(&self, host: &str) -> u32 {
+        self.running_per_host.get(host).copied().unwrap_or(0)
+    }
+
+    pub fn starting_on(&self, host: &str) -> u32 {
+        self.starting_per_host.get(host).copied().unwrap_or(0)
+    }
+
+    /// The pending requests, oldest first.
+    pub fn pending(&self) -> impl Iterator<Item = &PendingRequest> + '_ {
+        self.pending.iter().map(|r| &r.req)
+    }
+
+    /// Failures that count against the app and are still within the validity window.
+    pub fn failed_executors(&mut self, now_ms: u64) -> usize {
+        self.expire_failures(now_ms);
+        self.failures_ms.len()
+    }
+
+    /// The snapshot the update step sees.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            demand: self.demand.clone(),
+            running: self.running_per_host.clone(),
+            starting: self.starting,
+            pending: self.pending.iter().map(|r| r.req.clone()).collect(),
+        }
+    }
+
+    fn update(&mut self) -> Vec<Action> {
+        let snapshot = self.snapshot();
+        let plan = update_requests(
+            &snapshot,
+            self.config.strategy,
+            &self.topology,
+            &self.cluster,
+        );
+        let mut actions = Vec::new();
+        if !plan.cancel.is_empty() {
+            let cancel: HashSet<usize> = plan.cancel.iter().copied().collect();
+            let mut i = 0;
+            self.pending.retain(|r| {
+                let keep = !cancel.contains(&i);
+                if !keep {
+                    actions.push(Action::RemoveRequest(r.id));
+                }
+                i += 1;
+                keep
+            });
+        }
+        for g in plan.add_groups() {
+            let nodes: Arc<[HostName]> = Arc::from(g.nodes);
+            let racks: Arc<[RackName]> = Arc::from(g.racks);
+            let ids: Vec<RequestId> = (0..g.count).map(|k| self.next_request + k).collect();
+            self.next_request += g.count;
+            for &id in &ids {
+                self.pending.push(Request {
+                    id,
+                    req: PendingRequest {
+                        nodes: nodes.clone(),
+                        racks: racks.clone(),
+                    },
+                });
+            }
+            actions.push(Action::AddRequests { ids, nodes, racks });
+        }
+        if !actions.is_empty() {
+            info!(
+                cancelled = plan.cancel.len(),
+                added = plan.added(),
+                pending = self.pending.len(),
+                "updated container requests"
+            );
+        }
+        actions
+    }
+
+    fn granted(&mut self, containers: Vec<Container>) -> Vec<Action> {
+        let pending: Vec<PendingRequest> = self.pending.iter().map(|r| r.req.clone()).collect();
+        let outcome = match_containers(&containers, &pending, &self.topology);
+        let mut actions = Vec::new();
+        let mut matched_requests: HashSet<usize> = HashSet::new();
+        for &(c, r, locality) in &outcome.matched {
+            matched_requests.insert(r);
+            actions.push(Action::RemoveRequest(self.pending[r].id));
+            let container = containers[c].clone();
+            let have = u64::from(self.starting) + u64::from(self.running());
+            if have >= u64::from(self.demand.target_executors)
+                || self.containers.contains_key(&container.id)
+            {
+                // Beyond the target (or a duplicate grant): give it back rather than keep it idle.
+                debug!(container = %container.id, "releasing a container beyond the target");
+                actions.push(self.release(container.id));
+                continue;
+            }
+            let executor = self.next_executor;
+            self.next_executor += 1;
+            self.starting += 1;
+            *self
+                .starting_per_host
+                .entry(container.host.clone())
+                .or_insert(0) += 1;
+            self.executors.insert(executor, container.id.clone());
+            self.containers.insert(
+                container.id.clone(),
+                Tracked {
+                    executor,
+                    host: container.host.clone(),
+                    phase: Phase::Starting,
+                },
+            );
+            actions.push(Action::LaunchExecutor {
+                executor,
+                container,
+                locality,
+            });
+        }
+        let mut i = 0;
+        self.pending.retain(|_| {
+            let keep = !matched_requests.contains(&i);
+            i += 1;
+            keep
+        });
+        for c in outcome.unmatched {
+            debug!(container = %containers[c].id, "releasing a container no request wants");
+            actions.push(self.release(containers[c].id.clone()));
+        }
+        actions
+    }
+
+    fn release(&mut self, id: ContainerId) -> Action {
+        self.released.insert(id.clone());
+        Action::ReleaseContainer(id)
+    }
+
+    fn launched(&mut self, id: &ContainerId) {
+        if let Some(t) = self.containers.get_mut(id) {
+            if t.phase == Phase::Starting {
+                t.phase = Phase::Running;
+                self.starting -= 1;
+                dec(&mut self.starting_per_host, &t.host);
+                *self.running_per_host.entry(t.host.clone()).or_insert(0) += 1;
+            }
+        }
+    }
+
+    /// Forgets a container's executor, whatever phase it was in.
+    fn forget(&mut self, id: &ContainerId) -> Option<Tracked> {
+        let t = self.containers.remove(id)?;
+        self.executors.remove(&t.executor);
+        match t.phase {
+            Phase::Starting => {
+                self.starting -= 1;
+                dec(&mut self.starting_per_host, &t.host);
+            }
+            Phase::Running => dec(&mut self.running_per_host, &t.host),
+        }
+        Some(t)
+    }
+
+    fn launch_failed(&mut self, now_ms: u64, id: ContainerId, error: &str) -> Vec<Action> {
+        let Some(t) = self.forget(&id) else {
+            return Vec::new();
+        };
+        warn!(container = %id, %error, "executor launch failed");
+        self.failures_ms.push_back(now_ms);
+        vec![
+            self.release(id),
+            Action::TellDriver(DriverNotice::ExecutorExited {
+                executor: t.executor,
+                host: t.host,
+                counts_against_app: true,
+                reason: format!("the executor could not be launched: {error}"),
+            }),
+        ]
+    }
+
+    fn kill(&mut self, executor: ExecutorId) -> Vec<Action> {
+        let Some(id) = self.executors.get(&executor).cloned() else {
+            return Vec::new();
+        };
+        self.forget(&id);
+        vec![self.release(id)]
+    }
+
+    fn completed(&mut self, now_ms: u64, completed: Vec<CompletedContainer>) -> Vec<Action> {
+        let mut actions = Vec::new();
+        for c in completed {
+            if self.released.remove(&c.id) {
+                // We asked for it; whatever the status says, this is expected.
+                self.forget(&c.id);
+                continue;
+            }
+            let Some(t) = self.forget(&c.id) else {
+                debug!(container = %c.id, "completion for a container we do not know (repeat?)");
+                continue;
+            };
+            let verdict = classify(c.exit_status, &c.diagnostics);
+            if verdict.counts_against_app {
+                self.failures_ms.push_back(now_ms);
+            }
+            if verdict.cause != ExitCause::Exited {
+                info!(container = %c.id, host = %t.host, reason = %verdict.reason, "executor container ended");
+            }
+            actions.push(Action::TellDriver(DriverNotice::ExecutorExited {
+                executor: t.executor,
+                host: t.host,
+                counts_against_app: verdict.counts_against_app,
+                reason: verdict.reason,
+            }));
+        }
+        actions
+    }
+
+    fn nodes_updated(&mut self, nodes: Vec<NodeUpdate>) {
+        for n in nodes {
+            self.topology.set_rack(n.host.clone(), n.rack);
+            if n.usable {
+                self.cluster.excluded.remove(&n.host);
+            } else {
+                self.cluster.excluded.insert(n.host.clone());
+            }
+            if let Some(known) = self.cluster.nodes.as_mut() {
+                known.insert(n.host.clone());
+            }
+            match n.capacity {
+                Some(c) => self.cluster.capacity.insert(n.host, c),
+                None => self.cluster.capacity.remove(&n.host),
+            };
+        }
+    }
+
+    fn expire_failures(&mut self, now_ms: u64) {
+        if let Some(window) = self.config.failure_validity_ms {
+            while self
+                .failures_ms
+                .front()
+                .is_some_and(|&t| now_ms.saturating_sub(t) > window)
+            {
+                self.failures_ms.pop_front();
+            }
+        }
+    }
+}
+
+fn dec(map: &mut HashMap<HostName, u32>, host: &HostName) {
+    if let Some(n) = map.get_mut(host) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(host);
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! The `yarn-am` library: the parts of the ApplicationMaster that do not touch the network,
+//! shared by the binary, the benchmarks and the integration tests.
+
+pub mod allocator;

@@ -1,0 +1,257 @@
+//! Properties of the update step and matching over random allocator states.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use yarn_am::allocator::matching::{match_containers, Container, Locality};
+use yarn_am::allocator::tracker::{Action, Allocator, AllocatorConfig, Event};
+use yarn_am::allocator::{
+    literal, update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot,
+    Strategy, Topology,
+};
+
+const HOSTS: usize = 8;
+
+fn host(i: usize) -> HostName {
+    HostName::from(format!("h{i}"))
+}
+
+fn topology() -> Topology {
+    Topology::new(
+        (0..HOSTS)
+            .map(|i| (host(i), RackName::from(format!("/r{}", i % 3))))
+            .collect(),
+    )
+}
+
+prop_compose! {
+    fn arb_pending()(mask in 0u32..(1 << HOSTS), any in any::<bool>()) -> PendingRequest {
+        if any || mask == 0 {
+            PendingRequest::any_host()
+        } else {
+            PendingRequest::with_nodes((0..HOSTS).filter(|i| mask & (1 << i) != 0).map(host).collect())
+        }
+    }
+}
+
+prop_compose! {
+    /// Pending requests as the default strategy's table holds them: also rack-only ones.
+    fn arb_default_pending()(req in arb_pending(), rack in prop::option::of(0usize..3)) -> PendingRequest {
+        match rack {
+            Some(r) if req.is_any_host() => PendingRequest::on_racks(&[&format!("/r{r}")]),
+            _ => req,
+        }
+    }
+}
+
+prop_compose! {
+    fn arb_snapshot()(
+        target in 0u32..40,
+        tasks_per_executor in 1u32..5,
+        aware in 0u32..120,
+        counts in prop::collection::vec(prop::option::of(0u32..60), HOSTS),
+        running in prop::collection::vec(0u32..4, HOSTS),
+        starting in 0u32..6,
+        pending in prop::collection::vec(arb_pending(), 0..12),
+    ) -> Snapshot {
+        Snapshot {
+            demand: Demand {
+                target_executors: target,
+                tasks_per_executor,
+                locality_aware_tasks: aware,
+                host_to_local_task_count: counts.iter().enumerate().filter_map(|(i, c)| c.map(|c| (host(i), c))).collect(),
+            },
+            running: running.iter().enumerate().filter(|(_, &r)| r > 0).map(|(i, &r)| (host(i), r)).collect(),
+            starting,
+            pending,
+        }
+    }
+}
+
+prop_compose! {
+    fn arb_cluster()(
+        known in prop::option::of(0u32..(1 << HOSTS)),
+        excluded in 0u32..(1 << HOSTS),
+        capacity in prop::collection::vec(prop::option::of(0u32..6), HOSTS),
+    ) -> Cluster {
+        Cluster {
+            nodes: known.map(|m| (0..HOSTS).filter(|i| m & (1 << i) != 0).map(host).collect()),
+            excluded: (0..HOSTS).filter(|i| excluded & (1 << i) != 0 && i % 3 == 0).map(host).collect(),
+            capacity: capacity.iter().enumerate().filter_map(|(i, c)| c.map(|c| (host(i), c))).collect(),
+        }
+    }
+}
+
+fn sorted_lists(lists: impl Iterator<Item = Vec<HostName>>) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = lists
+        .map(|l| {
+            let mut l: Vec<String> = l.iter().map(|h| h.to_string()).collect();
+            l.sort();
+            l
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// After a step, pending + starting + running == target whenever the target covers what is
+    /// already starting and running.
+    #[test]
+    fn requests_are_conserved(s in arb_snapshot(), cluster in arb_cluster()) {
+        for (strategy, cluster) in [(Strategy::Spark, Cluster::default()), (Strategy::Default, cluster)] {
+            let plan = update_requests(&s, strategy, &topology(), &cluster);
+            let after = s.pending.len() as u64 - plan.cancel.len() as u64 + plan.added();
+            let have = u64::from(s.starting) + s.running_total();
+            if u64::from(s.demand.target_executors) >= have {
+                prop_assert_eq!(after + have, u64::from(s.demand.target_executors), "{}", strategy);
+            } else {
+                prop_assert_eq!(after, 0, "{}: everything pending is cancelled", strategy);
+            }
+            let distinct: HashSet<usize> = plan.cancel.iter().copied().collect();
+            prop_assert_eq!(distinct.len(), plan.cancel.len());
+            prop_assert!(plan.cancel.iter().all(|&i| i < s.pending.len()));
+        }
+    }
+
+    /// The default strategy conserves requests with rack-only requests pending too, and never
+    /// cancels a request twice.
+    #[test]
+    fn default_conserves_with_rack_only_pending(
+        s in arb_snapshot(),
+        extra in prop::collection::vec(arb_default_pending(), 0..6),
+        cluster in arb_cluster(),
+    ) {
+        let mut s = s;
+        s.pending.extend(extra);
+        let plan = update_requests(&s, Strategy::Default, &topology(), &cluster);
+        let after = s.pending.len() as u64 - plan.cancel.len() as u64 + plan.added();
+        let have = u64::from(s.starting) + s.running_total();
+        if u64::from(s.demand.target_executors) >= have {
+            prop_assert_eq!(after + have, u64::from(s.demand.target_executors));
+        } else {
+            prop_assert_eq!(after, 0);
+        }
+        let distinct: HashSet<usize> = plan.cancel.iter().copied().collect();
+        prop_assert_eq!(distinct.len(), plan.cancel.len());
+    }
+
+    /// With executors missing, no pending request naming only unwanted hosts survives, and no
+    /// new request names an unwanted host.
+    #[test]
+    fn no_stale_request_survives(s in arb_snapshot(), cluster in arb_cluster()) {
+        prop_assume!(s.missing() > 0);
+        for (strategy, cluster) in [(Strategy::Spark, Cluster::default()), (Strategy::Default, cluster)] {
+            let wanted = |h: &HostName| match strategy {
+                Strategy::Spark => s.demand.host_to_local_task_count.contains_key(h),
+                // Ours: a host is wanted if it is usable and carries weight (its own tasks or,
+                // re-aimed, an unusable rack peer's).
+                Strategy::Default => cluster.is_usable(h),
+            };
+            let plan = update_requests(&s, strategy, &topology(), &cluster);
+            let cancelled: HashSet<usize> = plan.cancel.iter().copied().collect();
+            for (i, r) in s.pending.iter().enumerate() {
+                if !r.is_any_host() && !cancelled.contains(&i) {
+                    prop_assert!(r.nodes.iter().any(&wanted), "{}: stale request {} survived", strategy, i);
+                }
+            }
+            for g in plan.add_groups() {
+                prop_assert!(g.nodes.iter().all(&wanted), "{}: new request names an unwanted host", strategy);
+                let expect: HashSet<String> = g.nodes.iter().map(|h| topology().rack_of(h).to_string()).collect();
+                let got: HashSet<String> = g.racks.iter().map(|r| r.to_string()).collect();
+                match strategy {
+                    Strategy::Spark => prop_assert_eq!(got, expect, "a group's racks are its nodes' racks"),
+                    // Ours keeps the racks of hosts it cannot name (unusable, at capacity).
+                    Strategy::Default => prop_assert!(got.is_superset(&expect), "a group asks for its nodes' racks"),
+                }
+            }
+        }
+    }
+
+    /// Spark's grouped output equals the literal per-container port, as multisets of node sets.
+    #[test]
+    fn grouped_equals_per_container_expansion(s in arb_snapshot()) {
+        let plan = update_requests(&s, Strategy::Spark, &topology(), &Cluster::default());
+        let lit = literal::update_requests(&s, &topology());
+        prop_assert_eq!(&plan.cancel, &lit.cancel);
+        let ours = sorted_lists(plan.local.expand().into_iter().chain((0..plan.any_host).map(|_| Vec::new())));
+        prop_assert_eq!(ours, sorted_lists(lit.add.into_iter()));
+        // Groups are nested: each names a subset of the one before.
+        let groups: Vec<HashSet<HostName>> = plan.local.groups().map(|g| g.nodes.iter().cloned().collect()).collect();
+        for w in groups.windows(2) {
+            prop_assert!(w[1].is_subset(&w[0]));
+        }
+    }
+
+    /// Matching uses each request at most once, places every container exactly once, and only
+    /// claims node/rack locality the request really has.
+    #[test]
+    fn matching_never_uses_a_request_twice(
+        pending in prop::collection::vec(arb_pending(), 0..12),
+        grants in prop::collection::vec(0usize..HOSTS + 2, 0..16),
+    ) {
+        let topo = topology();
+        let containers: Vec<Container> = grants.iter().enumerate().map(|(i, &h)| Container {
+            id: Arc::from(format!("c{i}")),
+            host: host(h),
+            rack: topo.rack_of(&host(h)).clone(),
+        }).collect();
+        let out = match_containers(&containers, &pending, &topo);
+        let used: Vec<usize> = out.matched.iter().map(|m| m.1).collect();
+        let distinct: HashSet<usize> = used.iter().copied().collect();
+        prop_assert_eq!(distinct.len(), used.len());
+        let mut placed: Vec<usize> = out.matched.iter().map(|m| m.0).chain(out.unmatched.iter().copied()).collect();
+        placed.sort();
+        prop_assert_eq!(placed, (0..containers.len()).collect::<Vec<_>>());
+        prop_assert_eq!(out.matched.len(), containers.len().min(pending.len()));
+        for &(c, r, level) in &out.matched {
+            match level {
+                Locality::Node => prop_assert!(pending[r].nodes.contains(&containers[c].host)),
+                Locality::Rack => prop_assert!(pending[r].nodes.iter().any(|n| topo.rack_of(n) == &containers[c].rack)),
+                Locality::Any => {}
+            }
+        }
+    }
+
+    /// Driving the tracker: every granted container is launched or released, never both, never
+    /// neither, and running + starting never exceeds the target.
+    #[test]
+    fn tracker_never_leaks_or_overshoots(
+        steps in prop::collection::vec((0u32..12, prop::collection::vec(0usize..HOSTS, 0..8), any::<bool>()), 1..12),
+    ) {
+        let mut alloc = Allocator::new(AllocatorConfig { strategy: Strategy::Default, failure_validity_ms: None });
+        let mut n = 0;
+        for (target, hosts, launch) in steps {
+            alloc.on_event(0, Event::DemandChanged(Demand { target_executors: target, tasks_per_executor: 1, ..Demand::default() }));
+            alloc.on_event(0, Event::Heartbeat);
+            let cs: Vec<Container> = hosts.iter().map(|&h| { n += 1; Container {
+                id: Arc::from(format!("c{n}")), host: host(h), rack: RackName::from("/r"),
+            }}).collect();
+            let before = alloc.starting() + alloc.running();
+            let actions = alloc.on_event(0, Event::ContainersGranted(cs.clone()));
+            let mut fate: HashMap<Arc<str>, u32> = HashMap::new();
+            for a in &actions {
+                match a {
+                    Action::LaunchExecutor { container, .. } => *fate.entry(container.id.clone()).or_default() += 1,
+                    Action::ReleaseContainer(id) => *fate.entry(id.clone()).or_default() += 1,
+                    _ => {}
+                }
+            }
+            for c in &cs {
+                prop_assert_eq!(fate.get(&c.id).copied(), Some(1), "container {} launched xor released", &c.id);
+            }
+            let after = alloc.starting() + alloc.running();
+            prop_assert!(after <= target.max(before), "over the target: {} > {}", after, target);
+            if launch {
+                for a in &actions {
+                    if let Action::LaunchExecutor { container, .. } = a {
+                        alloc.on_event(0, Event::ExecutorLaunched { container: container.id.clone() });
+                    }
+                }
+            }
+        }
+    }
+}

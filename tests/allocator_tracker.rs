@@ -1,0 +1,488 @@
+//! The event-driven allocator, on the scenarios of Spark's YarnAllocatorSuite restated as
+//! events and expected actions, plus the leak Spark has (SPARK-49783).
+
+use std::sync::Arc;
+
+use yarn_am::allocator::matching::{Container, Locality};
+use yarn_am::allocator::tracker::{
+    Action, Allocator, AllocatorConfig, CompletedContainer, DriverNotice, Event,
+};
+use yarn_am::allocator::{Demand, HostName, RackName, Strategy};
+
+struct Am {
+    alloc: Allocator,
+    next_container: u32,
+    now: u64,
+}
+
+impl Am {
+    fn new(target: u32) -> Am {
+        Am::with_config(
+            target,
+            AllocatorConfig {
+                strategy: Strategy::Spark,
+                failure_validity_ms: None,
+            },
+        )
+    }
+
+    fn with_config(target: u32, config: AllocatorConfig) -> Am {
+        let mut am = Am {
+            alloc: Allocator::new(config),
+            next_container: 1,
+            now: 0,
+        };
+        am.target(target);
+        am
+    }
+
+    fn target(&mut self, n: u32) -> Vec<Action> {
+        self.alloc.on_event(
+            self.now,
+            Event::DemandChanged(Demand {
+                target_executors: n,
+                tasks_per_executor: 1,
+                ..Demand::default()
+            }),
+        );
+        self.alloc.on_event(self.now, Event::Heartbeat)
+    }
+
+    fn container(&mut self, host: &str) -> Container {
+        let id = format!("container_1_0001_01_{:06}", self.next_container);
+        self.next_container += 1;
+        Container {
+            id: Arc::from(id),
+            host: HostName::from(host),
+            rack: RackName::from("/default-rack"),
+        }
+    }
+
+    /// Grants containers and reports every launched executor as up.
+    fn grant(&mut self, hosts: &[&str]) -> (Vec<Container>, Vec<Action>) {
+        let cs: Vec<Container> = hosts.iter().map(|h| self.container(h)).collect();
+        let actions = self
+            .alloc
+            .on_event(self.now, Event::ContainersGranted(cs.clone()));
+        for a in &actions {
+            if let Action::LaunchExecutor { container, .. } = a {
+                self.alloc.on_event(
+                    self.now,
+                    Event::ExecutorLaunched {
+                        container: container.id.clone(),
+                    },
+                );
+            }
+        }
+        (cs, actions)
+    }
+
+    fn complete(&mut self, cs: &[&Container], status: i32) -> Vec<Action> {
+        let done = cs
+            .iter()
+            .map(|c| CompletedContainer {
+                id: c.id.clone(),
+                exit_status: status,
+                diagnostics: String::new(),
+            })
+            .collect();
+        self.alloc
+            .on_event(self.now, Event::ContainersCompleted(done))
+    }
+}
+
+fn launches(actions: &[Action]) -> usize {
+    actions
+        .iter()
+        .filter(|a| matches!(a, Action::LaunchExecutor { .. }))
+        .count()
+}
+
+fn releases(actions: &[Action]) -> Vec<Arc<str>> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::ReleaseContainer(id) => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn executor_of(actions: &[Action], c: &Container) -> u64 {
+    actions
+        .iter()
+        .find_map(|a| match a {
+            Action::LaunchExecutor {
+                executor,
+                container,
+                ..
+            } if container.id == c.id => Some(*executor),
+            _ => None,
+        })
+        .expect("launched")
+}
+
+#[test]
+fn single_container_allocated() {
+    let mut am = Am::new(1);
+    assert_eq!(am.alloc.pending_requests(), 1);
+    let (cs, actions) = am.grant(&["host1"]);
+    assert_eq!(launches(&actions), 1);
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, Action::RemoveRequest(_))),
+        "the matched request leaves the table"
+    );
+    assert_eq!(am.alloc.running(), 1);
+    assert_eq!(am.alloc.running_on("host1"), 1);
+    assert_eq!(am.alloc.pending_requests(), 0);
+    assert!(releases(&actions).is_empty(), "{:?}", cs);
+}
+
+#[test]
+fn no_container_is_used_once_the_target_is_met() {
+    let mut am = Am::new(1);
+    am.grant(&["host1"]);
+    let (cs, actions) = am.grant(&["host2"]);
+    assert_eq!(launches(&actions), 0);
+    assert_eq!(
+        releases(&actions),
+        vec![cs[0].id.clone()],
+        "surplus is released, not kept"
+    );
+    assert_eq!(am.alloc.running(), 1);
+}
+
+#[test]
+fn some_containers_allocated() {
+    let mut am = Am::new(4);
+    am.grant(&["host1", "host1", "host2"]);
+    assert_eq!(am.alloc.running(), 3);
+    assert_eq!(am.alloc.running_on("host1"), 2);
+    assert_eq!(am.alloc.running_on("host2"), 1);
+    assert_eq!(am.alloc.pending_requests(), 1);
+}
+
+#[test]
+fn more_containers_than_requested() {
+    let mut am = Am::new(2);
+    let (cs, actions) = am.grant(&["host1", "host2", "host4"]);
+    assert_eq!(am.alloc.running(), 2);
+    assert_eq!(am.alloc.running_on("host4"), 0);
+    assert_eq!(releases(&actions), vec![cs[2].id.clone()]);
+}
+
+#[test]
+fn decrease_total_requested_executors() {
+    let mut am = Am::new(4);
+    am.target(3);
+    assert_eq!(am.alloc.pending_requests(), 3);
+    am.grant(&["host1"]);
+    assert_eq!(am.alloc.running(), 1);
+    am.target(2);
+    assert_eq!(am.alloc.pending_requests(), 1);
+}
+
+#[test]
+fn decrease_below_running_cancels_everything_but_keeps_executors() {
+    let mut am = Am::new(4);
+    am.target(3);
+    am.grant(&["host1", "host2"]);
+    let actions = am.target(1);
+    assert_eq!(
+        actions
+            .iter()
+            .filter(|a| matches!(a, Action::RemoveRequest(_)))
+            .count(),
+        1
+    );
+    assert_eq!(am.alloc.pending_requests(), 0);
+    assert_eq!(am.alloc.running(), 2);
+}
+
+#[test]
+fn killed_executors_complete_as_expected() {
+    let mut am = Am::new(4);
+    let (cs, actions) = am.grant(&["host1", "host2"]);
+    am.alloc.on_event(
+        0,
+        Event::DemandChanged(Demand {
+            target_executors: 1,
+            tasks_per_executor: 1,
+            ..Demand::default()
+        }),
+    );
+    for c in &cs {
+        let kill = am.alloc.on_event(
+            0,
+            Event::KillExecutor {
+                executor: executor_of(&actions, c),
+            },
+        );
+        assert_eq!(releases(&kill), vec![c.id.clone()]);
+    }
+    am.alloc.on_event(0, Event::Heartbeat);
+    let notices = am.complete(&[&cs[0], &cs[1]], 0);
+    assert!(
+        notices.is_empty(),
+        "our own releases are not news for the driver: {notices:?}"
+    );
+    assert_eq!(am.alloc.running(), 0);
+    assert_eq!(am.alloc.pending_requests(), 1);
+    assert_eq!(am.alloc.failed_executors(0), 0);
+}
+
+#[test]
+fn killing_the_same_executor_twice_is_harmless() {
+    let mut am = Am::new(2);
+    let (cs, actions) = am.grant(&["host1", "host2"]);
+    let e = executor_of(&actions, &cs[0]);
+    assert_eq!(
+        releases(&am.alloc.on_event(0, Event::KillExecutor { executor: e })).len(),
+        1
+    );
+    for _ in 0..3 {
+        assert!(am
+            .alloc
+            .on_event(0, Event::KillExecutor { executor: e })
+            .is_empty());
+    }
+    assert_eq!(am.alloc.running(), 1);
+    am.target(2);
+    assert_eq!(am.alloc.pending_requests(), 1);
+}
+
+#[test]
+fn the_same_completion_twice_is_counted_once() {
+    let mut am = Am::new(2);
+    let (cs, _) = am.grant(&["host1", "host2"]);
+    let notices = am.complete(&[&cs[0], &cs[0], &cs[1]], 0);
+    assert_eq!(notices.len(), 2);
+    assert_eq!(am.alloc.running(), 0);
+}
+
+#[test]
+fn lost_executors_are_replaced_and_counted() {
+    let mut am = Am::new(4);
+    let (cs, _) = am.grant(&["host1", "host2"]);
+    am.target(2);
+    let notices = am.complete(&[&cs[0], &cs[1]], -1);
+    assert_eq!(notices.len(), 2);
+    for n in &notices {
+        match n {
+            Action::TellDriver(DriverNotice::ExecutorExited {
+                counts_against_app,
+                reason,
+                ..
+            }) => {
+                assert!(counts_against_app);
+                assert_eq!(reason, "the executor failed with exit code -1");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    am.alloc.on_event(0, Event::Heartbeat);
+    assert_eq!(am.alloc.running(), 0);
+    assert_eq!(am.alloc.pending_requests(), 2);
+    assert_eq!(am.alloc.failed_executors(0), 2);
+}
+
+#[test]
+fn preemption_does_not_count_against_the_app() {
+    let mut am = Am::new(2);
+    let (cs, _) = am.grant(&["host1", "host2"]);
+    let notices = am.complete(&[&cs[0]], -102);
+    assert!(matches!(
+        &notices[0],
+        Action::TellDriver(DriverNotice::ExecutorExited {
+            counts_against_app: false,
+            ..
+        })
+    ));
+    assert_eq!(am.alloc.failed_executors(0), 0);
+}
+
+#[test]
+fn failures_expire_after_the_validity_window() {
+    let config = AllocatorConfig {
+        strategy: Strategy::Spark,
+        failure_validity_ms: Some(100_000),
+    };
+    let mut am = Am::with_config(4, config);
+    let (cs, _) = am.grant(&["host1", "host2", "host3", "host4"]);
+    assert_eq!(am.alloc.failed_executors(0), 0);
+    am.now = 100_000;
+    am.complete(&[&cs[0]], -1);
+    assert_eq!(am.alloc.failed_executors(100_000), 1);
+    assert_eq!(am.alloc.failed_executors(201_000), 0);
+    am.now = 201_000;
+    am.complete(&[&cs[1], &cs[2]], -1);
+    assert_eq!(am.alloc.failed_executors(201_000), 2);
+    am.now = 251_000;
+    am.complete(&[&cs[3]], -1);
+    assert_eq!(am.alloc.failed_executors(251_000), 3);
+    assert_eq!(am.alloc.failed_executors(302_000), 1);
+    assert_eq!(am.alloc.failed_executors(352_000), 0);
+}
+
+#[test]
+fn launch_failure_releases_the_container_and_tells_the_driver() {
+    let mut am = Am::new(1);
+    let c = am.container("host1");
+    let actions = am
+        .alloc
+        .on_event(0, Event::ContainersGranted(vec![c.clone()]));
+    assert_eq!(launches(&actions), 1);
+    assert_eq!(am.alloc.starting(), 1);
+    let actions = am.alloc.on_event(
+        0,
+        Event::ExecutorLaunchFailed {
+            container: c.id.clone(),
+            error: "NM said no".into(),
+        },
+    );
+    assert_eq!(releases(&actions), vec![c.id.clone()]);
+    assert_eq!(am.alloc.starting(), 0);
+    assert_eq!(am.alloc.failed_executors(0), 1);
+    // The release completes later: expected, no second notice.
+    assert!(am.complete(&[&c], -100).is_empty());
+    am.alloc.on_event(0, Event::Heartbeat);
+    assert_eq!(
+        am.alloc.pending_requests(),
+        1,
+        "the lost executor is asked for again"
+    );
+}
+
+#[test]
+fn matched_but_unwanted_containers_are_released_not_leaked() {
+    // SPARK-49783: with a request still pending but the target already covered by starting
+    // executors, Spark matches the container and then neither launches nor releases it.
+    let mut am = Am::new(2);
+    let c1 = am.container("host1");
+    am.alloc.on_event(0, Event::ContainersGranted(vec![c1]));
+    // The driver lowers its target before the heartbeat that would cancel the request.
+    am.alloc.on_event(
+        0,
+        Event::DemandChanged(Demand {
+            target_executors: 1,
+            tasks_per_executor: 1,
+            ..Demand::default()
+        }),
+    );
+    let c2 = am.container("host2");
+    let actions = am
+        .alloc
+        .on_event(0, Event::ContainersGranted(vec![c2.clone()]));
+    assert_eq!(launches(&actions), 0);
+    assert_eq!(releases(&actions), vec![c2.id.clone()]);
+    assert_eq!(
+        am.alloc.pending_requests(),
+        0,
+        "the matched request left the table too"
+    );
+}
+
+#[test]
+fn node_local_matches_win_over_rack_and_any() {
+    let mut alloc = Allocator::new(AllocatorConfig {
+        strategy: Strategy::Spark,
+        failure_validity_ms: None,
+    });
+    let demand = Demand {
+        target_executors: 2,
+        tasks_per_executor: 1,
+        locality_aware_tasks: 2,
+        host_to_local_task_count: [(HostName::from("h2"), 2)].into_iter().collect(),
+    };
+    alloc.on_event(0, Event::DemandChanged(demand));
+    alloc.on_event(0, Event::Heartbeat);
+    let c = |id: &str, h: &str| Container {
+        id: Arc::from(id),
+        host: HostName::from(h),
+        rack: RackName::from("/default-rack"),
+    };
+    let actions = alloc.on_event(
+        0,
+        Event::ContainersGranted(vec![c("a", "h1"), c("b", "h2")]),
+    );
+    let levels: Vec<(String, Locality)> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::LaunchExecutor {
+                container,
+                locality,
+                ..
+            } => Some((container.id.to_string(), *locality)),
+            _ => None,
+        })
+        .collect();
+    assert!(levels.contains(&("b".to_string(), Locality::Node)));
+    assert!(levels.contains(&("a".to_string(), Locality::Rack)));
+}
+
+#[test]
+fn a_launch_reported_after_completion_is_ignored() {
+    // SPARK-43510: the container completes before its launch is reported.
+    let mut am = Am::new(1);
+    let c = am.container("host1");
+    am.alloc
+        .on_event(0, Event::ContainersGranted(vec![c.clone()]));
+    assert_eq!(am.alloc.starting(), 1);
+    am.complete(&[&c], 0);
+    assert_eq!(am.alloc.starting(), 0);
+    am.alloc.on_event(
+        0,
+        Event::ExecutorLaunched {
+            container: c.id.clone(),
+        },
+    );
+    assert_eq!(am.alloc.running(), 0);
+    assert_eq!(am.alloc.starting(), 0);
+}
+
+#[test]
+fn unusable_nodes_are_no_longer_named() {
+    use yarn_am::allocator::tracker::NodeUpdate;
+    let mut alloc = Allocator::new(AllocatorConfig {
+        strategy: Strategy::Default,
+        failure_validity_ms: None,
+    });
+    let demand = |n| Demand {
+        target_executors: n,
+        tasks_per_executor: 1,
+        locality_aware_tasks: 4,
+        host_to_local_task_count: [(HostName::from("h1"), 4), (HostName::from("h2"), 4)]
+            .into_iter()
+            .collect(),
+    };
+    alloc.on_event(0, Event::DemandChanged(demand(2)));
+    alloc.on_event(0, Event::Heartbeat);
+    assert!(alloc
+        .pending()
+        .all(|r| r.nodes.iter().any(|n| &**n == "h1")));
+    // h1 goes unhealthy (decommissioning, lost): new requests leave it out.
+    alloc.on_event(
+        0,
+        Event::NodesUpdated(vec![NodeUpdate {
+            host: HostName::from("h1"),
+            rack: RackName::from("/default-rack"),
+            usable: false,
+            capacity: None,
+        }]),
+    );
+    alloc.on_event(0, Event::DemandChanged(demand(4)));
+    let actions = alloc.on_event(0, Event::Heartbeat);
+    let added: Vec<&Action> = actions
+        .iter()
+        .filter(|a| matches!(a, Action::AddRequests { .. }))
+        .collect();
+    assert!(!added.is_empty());
+    for a in added {
+        if let Action::AddRequests { nodes, .. } = a {
+            assert!(nodes.iter().all(|n| &**n != "h1"), "{nodes:?}");
+        }
+    }
+    assert_eq!(alloc.pending_requests(), 4);
+}

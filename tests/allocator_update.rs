@@ -1,0 +1,457 @@
+//! The update step on fixed cases: the acceptance examples of docs/allocator.md and the issue,
+//! and the cases of Spark's ContainerPlacementStrategySuite / YarnAllocatorSuite restated as
+//! allocator states (Spark's executors there have 5 cores and tasks 1 cpu: 5 tasks per
+//! executor; its test resolver puts host3 on /rack2 and every other host on /rack1).
+
+use std::collections::HashMap;
+
+use yarn_am::allocator::{
+    literal, update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot,
+    Strategy, Topology, UpdatePlan,
+};
+
+fn counts(pairs: &[(&str, u32)]) -> HashMap<HostName, u32> {
+    pairs.iter().map(|&(h, c)| (HostName::from(h), c)).collect()
+}
+
+fn snapshot(
+    target: u32,
+    tasks_per_executor: u32,
+    aware: u32,
+    hosts: &[(&str, u32)],
+    running: &[(&str, u32)],
+    pending: Vec<PendingRequest>,
+) -> Snapshot {
+    Snapshot {
+        demand: Demand {
+            target_executors: target,
+            tasks_per_executor,
+            locality_aware_tasks: aware,
+            host_to_local_task_count: counts(hosts),
+        },
+        running: counts(running),
+        starting: 0,
+        pending,
+    }
+}
+
+fn spark_topology() -> Topology {
+    Topology::new(
+        ["host1", "host2", "host3", "host4", "host5"]
+            .iter()
+            .map(|&h| {
+                (
+                    HostName::from(h),
+                    RackName::from(if h == "host3" { "/rack2" } else { "/rack1" }),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// `(count, sorted nodes, sorted racks)` for each added group.
+fn groups(plan: &UpdatePlan) -> Vec<(u64, Vec<String>, Vec<String>)> {
+    plan.add_groups()
+        .map(|g| {
+            let mut n: Vec<String> = g.nodes.iter().map(|s| s.to_string()).collect();
+            let mut r: Vec<String> = g.racks.iter().map(|s| s.to_string()).collect();
+            n.sort();
+            r.sort();
+            (g.count, n, r)
+        })
+        .collect()
+}
+
+fn nodes(plan: &UpdatePlan) -> Vec<(u64, Vec<String>)> {
+    groups(plan).into_iter().map(|(c, n, _)| (c, n)).collect()
+}
+
+fn v(s: &[&str]) -> Vec<String> {
+    s.iter().map(|x| x.to_string()).collect()
+}
+
+fn spark(s: &Snapshot, t: &Topology) -> UpdatePlan {
+    let plan = update_requests(s, Strategy::Spark, t, &Cluster::default());
+    // Every fixed case is also checked against the literal per-container port.
+    let lit = literal::update_requests(s, t);
+    assert_eq!(
+        plan.cancel, lit.cancel,
+        "cancel differs from the literal port"
+    );
+    let mut ours: Vec<Vec<String>> = plan
+        .local
+        .expand()
+        .into_iter()
+        .chain((0..plan.any_host).map(|_| Vec::new()))
+        .map(|n| {
+            let mut n: Vec<String> = n.iter().map(|h| h.to_string()).collect();
+            n.sort();
+            n
+        })
+        .collect();
+    let mut theirs: Vec<Vec<String>> = lit
+        .add
+        .iter()
+        .map(|n| {
+            let mut n: Vec<String> = n.iter().map(|h| h.to_string()).collect();
+            n.sort();
+            n
+        })
+        .collect();
+    ours.sort();
+    theirs.sort();
+    assert_eq!(ours, theirs, "adds differ from the literal port");
+    plan
+}
+
+const WORKED_HOSTS: &[(&str, u32)] = &[("h1", 30), ("h2", 30), ("h3", 20), ("h4", 10)];
+const ONE_EACH: &[(&str, u32)] = &[("h1", 1), ("h2", 1), ("h3", 1), ("h4", 1)];
+
+#[test]
+fn worked_example_of_the_design_doc() {
+    let s = snapshot(16, 2, 30, WORKED_HOSTS, ONE_EACH, vec![]);
+    for strategy in [Strategy::Spark, Strategy::Default] {
+        let plan = update_requests(&s, strategy, &Topology::default(), &Cluster::default());
+        assert!(plan.cancel.is_empty());
+        assert_eq!(
+            nodes(&plan),
+            vec![
+                (3, v(&["h1", "h2", "h3", "h4"])),
+                (6, v(&["h1", "h2", "h3"])),
+                (3, v(&["h1", "h2"]))
+            ],
+            "{strategy}"
+        );
+    }
+    spark(&s, &Topology::default());
+}
+
+#[test]
+fn issue_example_trades_the_any_host_request() {
+    let topo = Topology::new(
+        [(HostName::from("h1"), RackName::from("/rack1"))]
+            .into_iter()
+            .collect(),
+    );
+    let s = snapshot(
+        16,
+        2,
+        30,
+        WORKED_HOSTS,
+        ONE_EACH,
+        vec![
+            PendingRequest::on(&["h1", "h2"]),
+            PendingRequest::any_host(),
+        ],
+    );
+    let plan = spark(&s, &topo);
+    assert_eq!(plan.cancel, vec![1]);
+    let racks = v(&["/default-rack", "/rack1"]);
+    assert_eq!(
+        groups(&plan),
+        vec![
+            (3, v(&["h1", "h2", "h3", "h4"]), racks.clone()),
+            (6, v(&["h1", "h2", "h3"]), racks.clone()),
+            (2, v(&["h1", "h2"]), racks),
+        ]
+    );
+}
+
+// --- ContainerPlacementStrategySuite, restated. `n` containers to place = target - running.
+
+#[test]
+fn spark_enough_resource_no_matched_containers() {
+    // 2 executors on host1/host2, which no task wants; 3 containers to place.
+    let s = snapshot(
+        5,
+        5,
+        15,
+        &[("host3", 15), ("host4", 15), ("host5", 10)],
+        &[("host1", 1), ("host2", 1)],
+        vec![],
+    );
+    let plan = spark(&s, &spark_topology());
+    assert_eq!(
+        nodes(&plan),
+        vec![
+            (2, v(&["host3", "host4", "host5"])),
+            (1, v(&["host3", "host4"]))
+        ]
+    );
+    assert_eq!(groups(&plan)[1].2, v(&["/rack1", "/rack2"]));
+}
+
+#[test]
+fn spark_enough_resource_partially_matched_containers() {
+    let s = snapshot(
+        6,
+        5,
+        15,
+        &[("host1", 15), ("host2", 15), ("host3", 10)],
+        &[("host1", 2), ("host2", 1)],
+        vec![],
+    );
+    let plan = spark(&s, &spark_topology());
+    assert_eq!(nodes(&plan), vec![(2, v(&["host2", "host3"])), (1, vec![])]);
+}
+
+#[test]
+fn spark_limited_resource_partially_matched_containers() {
+    let s = snapshot(
+        4,
+        5,
+        15,
+        &[("host1", 15), ("host2", 15), ("host3", 10)],
+        &[("host1", 2), ("host2", 1)],
+        vec![],
+    );
+    let plan = spark(&s, &spark_topology());
+    assert_eq!(nodes(&plan), vec![(1, v(&["host2", "host3"]))]);
+}
+
+#[test]
+fn spark_fully_matched_containers_need_no_locality() {
+    let s = snapshot(
+        8,
+        5,
+        15,
+        &[("host1", 15), ("host2", 15), ("host3", 10)],
+        &[("host1", 2), ("host2", 2), ("host3", 1)],
+        vec![],
+    );
+    let plan = spark(&s, &spark_topology());
+    assert_eq!(nodes(&plan), vec![(3, vec![])]);
+}
+
+#[test]
+fn spark_no_locality_preference() {
+    let s = snapshot(3, 5, 0, &[], &[("host1", 1), ("host2", 1)], vec![]);
+    let plan = spark(&s, &spark_topology());
+    assert_eq!(nodes(&plan), vec![(1, vec![])]);
+}
+
+#[test]
+fn spark_pending_requests_count_as_placed() {
+    // Pending {host2,host3} and {host1,host4} each count half a container on their hosts.
+    let pending = vec![
+        PendingRequest::on(&["host2", "host3"]),
+        PendingRequest::on(&["host1", "host4"]),
+    ];
+    let s = snapshot(
+        6,
+        5,
+        15,
+        &[("host1", 15), ("host2", 15), ("host3", 10)],
+        &[("host1", 2), ("host2", 1)],
+        pending,
+    );
+    let plan = spark(&s, &spark_topology());
+    assert!(plan.cancel.is_empty());
+    assert_eq!(nodes(&plan), vec![(1, v(&["host3"]))]);
+}
+
+// --- The update step's own branches.
+
+#[test]
+fn stale_requests_are_cancelled_when_executors_are_missing() {
+    let pending = vec![
+        PendingRequest::on(&["old1"]),
+        PendingRequest::on(&["h1"]),
+        PendingRequest::on(&["old2", "old3"]),
+    ];
+    let s = snapshot(5, 1, 10, &[("h1", 10)], &[], pending);
+    let plan = spark(&s, &Topology::default());
+    assert_eq!(plan.cancel, vec![0, 2]);
+    // 2 missing + 2 stale = 4 to place; h1 needs 10 - 0.5(own pending share: 1 request) → capped by 4.
+    assert_eq!(plan.added(), 4);
+}
+
+#[test]
+fn shrinking_cancels_stale_then_any_host_then_local() {
+    let pending = vec![
+        PendingRequest::on(&["h1"]),
+        PendingRequest::any_host(),
+        PendingRequest::on(&["gone"]),
+        PendingRequest::any_host(),
+        PendingRequest::on(&["h1", "h2"]),
+    ];
+    let s = snapshot(1, 1, 2, &[("h1", 1), ("h2", 1)], &[], pending.clone());
+    // missing = 1 - 5 = -4: stale (2), any-host (1, 3), then the oldest local (0).
+    let plan = spark(&s, &Topology::default());
+    assert_eq!(plan.cancel, vec![0, 1, 2, 3]);
+    assert_eq!(plan.added(), 0);
+    let s = snapshot(4, 1, 2, &[("h1", 1), ("h2", 1)], &[], pending);
+    assert_eq!(spark(&s, &Topology::default()).cancel, vec![2]);
+}
+
+#[test]
+fn nothing_changes_when_the_target_is_met_without_stale_requests() {
+    let s = snapshot(
+        3,
+        1,
+        2,
+        &[("h1", 1)],
+        &[("h1", 2)],
+        vec![PendingRequest::on(&["h1"])],
+    );
+    for strategy in [Strategy::Spark, Strategy::Default] {
+        let plan = update_requests(&s, strategy, &Topology::default(), &Cluster::default());
+        assert_eq!(plan, UpdatePlan::default(), "{strategy}");
+    }
+}
+
+// --- Where the default strategy differs.
+
+#[test]
+fn default_replaces_stale_requests_when_the_target_is_exactly_met() {
+    // One executor running, one request pending on a host nobody wants any more: target met.
+    let s = snapshot(
+        2,
+        1,
+        4,
+        &[("h2", 4)],
+        &[("h1", 1)],
+        vec![PendingRequest::on(&["h9"])],
+    );
+    let spark_plan = spark(&s, &Topology::default());
+    assert_eq!(
+        spark_plan,
+        UpdatePlan::default(),
+        "Spark leaves the stale request alone"
+    );
+    let ours = update_requests(
+        &s,
+        Strategy::Default,
+        &Topology::default(),
+        &Cluster::default(),
+    );
+    assert_eq!(ours.cancel, vec![0]);
+    assert_eq!(nodes(&ours), vec![(1, v(&["h2"]))]);
+}
+
+#[test]
+fn default_asks_for_the_rack_of_hosts_without_a_nodemanager() {
+    // dn1 is a DataNode without a NodeManager on /r1, where nm1 and nm2 run NodeManagers.
+    let topo = Topology::new(
+        [
+            ("dn1", "/r1"),
+            ("nm1", "/r1"),
+            ("nm2", "/r1"),
+            ("nm3", "/r2"),
+        ]
+        .iter()
+        .map(|&(h, r)| (HostName::from(h), RackName::from(r)))
+        .collect(),
+    );
+    let cluster = Cluster {
+        nodes: Some(
+            ["nm1", "nm2", "nm3"]
+                .iter()
+                .map(|&h| HostName::from(h))
+                .collect(),
+        ),
+        ..Cluster::default()
+    };
+    let s = snapshot(4, 1, 4, &[("dn1", 4)], &[], vec![]);
+    let spark_plan = spark(&s, &topo);
+    assert_eq!(
+        nodes(&spark_plan),
+        vec![(4, v(&["dn1"]))],
+        "Spark names a host YARN cannot use"
+    );
+    let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
+    assert_eq!(
+        groups(&ours),
+        vec![(4, vec![], v(&["/r1"]))],
+        "rack-only requests"
+    );
+    // With a usable host in the mix, that host is named and dn1 only contributes its rack.
+    let s = snapshot(4, 1, 8, &[("dn1", 4), ("nm3", 4)], &[], vec![]);
+    let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
+    assert_eq!(groups(&ours), vec![(4, v(&["nm3"]), v(&["/r1", "/r2"]))]);
+}
+
+#[test]
+fn default_drops_unusable_hosts_with_no_usable_rack_peer() {
+    let cluster = Cluster {
+        excluded: [HostName::from("bad")].into_iter().collect(),
+        ..Cluster::default()
+    };
+    let s = snapshot(
+        3,
+        1,
+        6,
+        &[("bad", 3), ("good", 3)],
+        &[],
+        vec![PendingRequest::on(&["bad"])],
+    );
+    let ours = update_requests(&s, Strategy::Default, &Topology::default(), &cluster);
+    // "good" is on the same (default) rack, so it inherits bad's tasks; the request naming only
+    // the excluded host is stale.
+    assert_eq!(ours.cancel, vec![0]);
+    assert_eq!(nodes(&ours), vec![(3, v(&["good"]))]);
+    let topo = Topology::new(
+        [(HostName::from("bad"), RackName::from("/lonely"))]
+            .into_iter()
+            .collect(),
+    );
+    let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
+    // bad's tasks have nowhere to go: the expected counts are spread over what is left, so the
+    // excluded host is never named.
+    assert_eq!(ours.cancel, vec![0]);
+    assert_eq!(nodes(&ours), vec![(3, v(&["good"]))]);
+    let spark_plan = spark(&s, &topo);
+    assert!(
+        spark_plan.cancel.is_empty(),
+        "for Spark the request on the excluded host is local"
+    );
+    assert!(groups(&spark_plan)
+        .iter()
+        .any(|g| g.1.contains(&"bad".to_string())));
+}
+
+#[test]
+fn default_never_names_a_full_node() {
+    // Worked example, but h1 holds only the executor it already runs; h2 has room for one more.
+    let cluster = Cluster {
+        capacity: counts(&[("h1", 1), ("h2", 2)]),
+        ..Cluster::default()
+    };
+    let s = snapshot(16, 2, 30, WORKED_HOSTS, ONE_EACH, vec![]);
+    let ours = update_requests(&s, Strategy::Default, &Topology::default(), &cluster);
+    let per_host: HashMap<String, u64> = ours
+        .local
+        .location_counts()
+        .0
+        .into_iter()
+        .map(|(h, c)| (h.to_string(), c))
+        .collect();
+    assert!(!per_host.contains_key("h1"), "{per_host:?}");
+    assert_eq!(
+        per_host["h2"], 12,
+        "same as Spark: only a full node is dropped"
+    );
+    assert_eq!(per_host["h3"], 9);
+    assert_eq!(ours.added(), 12, "the total asked does not change");
+    // Its rack is still asked for by every request.
+    assert_eq!(
+        ours.local.location_counts().1,
+        vec![(RackName::from("/default-rack"), 12)]
+    );
+}
+
+#[test]
+fn location_counts_match_the_expansion() {
+    let s = snapshot(16, 2, 30, WORKED_HOSTS, ONE_EACH, vec![]);
+    let plan = spark(&s, &Topology::default());
+    let (hosts, racks) = plan.local.location_counts();
+    let hosts: HashMap<String, u64> = hosts.into_iter().map(|(h, c)| (h.to_string(), c)).collect();
+    assert_eq!(
+        hosts,
+        [("h1", 12), ("h2", 12), ("h3", 9), ("h4", 3)]
+            .iter()
+            .map(|&(h, c)| (h.to_string(), c))
+            .collect()
+    );
+    assert_eq!(racks, vec![(RackName::from("/default-rack"), 12)]);
+}
