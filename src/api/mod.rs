@@ -23,7 +23,9 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_stream::wrappers::BroadcastStream;
 
 pub use auth::new_secret;
-use model::{ApiError, Demand, ExecutorEvent, KillOutcome, KillRequest, StateView};
+use model::{
+    ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, StateView,
+};
 
 /// What the API asks of the AM loop.
 #[derive(Debug)]
@@ -33,6 +35,8 @@ pub enum Command {
         executor_ids: Vec<String>,
         reply: oneshot::Sender<KillOutcome>,
     },
+    /// End the application: unregister with this status and stop.
+    Finish(FinishRequest),
 }
 
 /// The AM loop's end of the API.
@@ -104,6 +108,7 @@ pub fn router(shared: Shared) -> Router {
     let private = Router::new()
         .route("/v1/demand", post(post_demand))
         .route("/v1/executors/kill", post(post_kill))
+        .route("/v1/finish", post(post_finish))
         .route("/v1/executors", get(get_executors))
         .route("/v1/executors/{id}/loss-reason", get(get_loss_reason))
         .route("/v1/events", get(get_events))
@@ -180,6 +185,17 @@ async fn post_kill(State(shared): State<Shared>, body: axum::body::Bytes) -> Res
             "the ApplicationMaster did not answer the kill request",
         )
         .into_response(),
+    }
+}
+
+async fn post_finish(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let req: FinishRequest = match parse(&body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    match send(&shared, Command::Finish(req.clone())).await {
+        Ok(()) => (StatusCode::ACCEPTED, Json(req)).into_response(),
+        Err(e) => e.into_response(),
     }
 }
 

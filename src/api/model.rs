@@ -24,6 +24,23 @@ pub struct KillRequest {
     pub executor_ids: Vec<String>,
 }
 
+/// How the driver ends the application.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FinalOutcome {
+    Succeeded,
+    Failed,
+    Killed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinishRequest {
+    pub status: FinalOutcome,
+    #[serde(default)]
+    pub diagnostics: String,
+}
+
 /// Which executors a kill request reached.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KillOutcome {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::model::{ExecutorEvent, ExecutorState, Locality, StateView};
+use super::model::{ExecutorState, Locality, StateView};
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -159,13 +159,4 @@ pub fn metrics(s: &StateView) -> String {
         ],
     );
     out
-}
-
-/// Keeps the newest `max` events.
-pub fn push_event(events: &mut Vec<ExecutorEvent>, ev: ExecutorEvent, max: usize) {
-    events.push(ev);
-    if events.len() > max {
-        let drop = events.len() - max;
-        events.drain(..drop);
-    }
 }

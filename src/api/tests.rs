@@ -54,6 +54,7 @@ async fn start() -> Running {
                     let (killed, unknown) = executor_ids.into_iter().partition(|i| i == "1");
                     let _ = reply.send(KillOutcome { killed, unknown });
                 }
+                Command::Finish(_) => {}
             }
         }
     });

@@ -1,0 +1,178 @@
+//! Starts executors on NodeManagers, a bounded number at a time.
+//!
+//! Launching is the slow part of a grant (one NM round trip, with a SASL handshake on a new
+//! connection), so it runs off the heartbeat loop: each launch is a task, at most
+//! `max_parallel` at once, reporting back on a channel. The loop turns the reports into
+//! allocator events, so a dead NodeManager delays only its own executors.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, Semaphore};
+use tracing::{info, warn};
+use yarn_client::credentials::Token;
+use yarn_client::nm::{LaunchSpec, NmClient};
+use yarn_client::proto::yarn::{
+    ContainerProto, LocalResourceProto, LocalResourceTypeProto, LocalResourceVisibilityProto,
+    UrlProto,
+};
+use yarn_client::rpc::RpcConfig;
+
+use crate::spec::{ExecutorSpec, StagedFile};
+
+/// What every executor is told about the AM, besides its own id.
+#[derive(Debug, Clone)]
+pub struct DriverContact {
+    pub app_id: String,
+    pub url: String,
+    pub secret: String,
+}
+
+/// The outcome of one launch.
+#[derive(Debug)]
+pub enum LaunchReport {
+    Started { container: String },
+    Failed { container: String, error: String },
+}
+
+pub struct Launcher {
+    spec: ExecutorSpec,
+    contact: DriverContact,
+    permits: Arc<Semaphore>,
+    reports: mpsc::UnboundedSender<LaunchReport>,
+    rpc: RpcConfig,
+}
+
+/// A `file://` URL as YARN's URL record: scheme and path, no host, port -1.
+fn local_resource(f: &StagedFile) -> LocalResourceProto {
+    let (scheme, file) = f.url.split_once("://").unwrap_or(("file", &f.url));
+    LocalResourceProto {
+        resource: Some(UrlProto {
+            scheme: Some(scheme.to_string()),
+            host: None,
+            port: Some(-1),
+            file: Some(file.to_string()),
+            user_info: None,
+        }),
+        size: Some(f.size as i64),
+        timestamp: Some(f.timestamp_ms as i64),
+        r#type: Some(LocalResourceTypeProto::File as i32),
+        visibility: Some(LocalResourceVisibilityProto::Application as i32),
+        pattern: None,
+        should_be_uploaded_to_shared_cache: None,
+    }
+}
+
+impl Launcher {
+    pub fn new(
+        spec: ExecutorSpec,
+        contact: DriverContact,
+        max_parallel: usize,
+    ) -> (Self, mpsc::UnboundedReceiver<LaunchReport>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let rpc = RpcConfig {
+            connect_timeout: Duration::from_secs(20),
+            call_timeout: Duration::from_secs(60),
+            ..RpcConfig::default()
+        };
+        (
+            Self {
+                spec,
+                contact,
+                permits: Arc::new(Semaphore::new(max_parallel.max(1))),
+                reports: tx,
+                rpc,
+            },
+            rx,
+        )
+    }
+
+    /// The launch context of one executor: its command with logs in the container log dir,
+    /// and the environment that lets it find and authenticate to the AM.
+    pub fn launch_spec(&self, executor_id: u64, container_id: &str) -> LaunchSpec {
+        let mut environment = self.spec.env.clone();
+        environment.extend([
+            ("YARN_AM_EXECUTOR_ID".to_string(), executor_id.to_string()),
+            ("YARN_AM_CONTAINER_ID".to_string(), container_id.to_string()),
+            ("YARN_AM_APP_ID".to_string(), self.contact.app_id.clone()),
+            ("YARN_AM_DRIVER_URL".to_string(), self.contact.url.clone()),
+            ("YARN_AM_SECRET".to_string(), self.contact.secret.clone()),
+        ]);
+        let local_resources: BTreeMap<_, _> = self
+            .spec
+            .files
+            .iter()
+            .map(|(name, f)| (name.clone(), local_resource(f)))
+            .collect();
+        LaunchSpec {
+            command: vec![format!(
+                "{} 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr",
+                self.spec.command
+            )],
+            environment,
+            local_resources,
+            tokens: None,
+        }
+    }
+
+    /// Starts the executor in the background; the outcome arrives as a [`LaunchReport`].
+    pub fn launch(&self, executor_id: u64, container: ContainerProto, nm_token: Option<Token>) {
+        let container_id = container
+            .id
+            .as_ref()
+            .map(yarn_client::ids::container_id_string)
+            .unwrap_or_default();
+        let spec = self.launch_spec(executor_id, &container_id);
+        let permits = self.permits.clone();
+        let reports = self.reports.clone();
+        let rpc = self.rpc.clone();
+        tokio::spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let report = match start(&container, nm_token, spec, rpc).await {
+                Ok(()) => {
+                    info!(executor = executor_id, container = %container_id, "executor started");
+                    LaunchReport::Started {
+                        container: container_id,
+                    }
+                }
+                Err(error) => {
+                    warn!(executor = executor_id, container = %container_id, %error, "executor launch failed");
+                    LaunchReport::Failed {
+                        container: container_id,
+                        error,
+                    }
+                }
+            };
+            let _ = reports.send(report);
+        });
+    }
+}
+
+async fn start(
+    container: &ContainerProto,
+    nm_token: Option<Token>,
+    spec: LaunchSpec,
+    rpc: RpcConfig,
+) -> Result<(), String> {
+    let node = container
+        .node_id
+        .as_ref()
+        .map(yarn_client::ids::node_id_string)
+        .unwrap_or_default();
+    let token = nm_token.ok_or_else(|| format!("the RM sent no NM token for {node}"))?;
+    let nm = NmClient::for_container(container, token, rpc);
+    let resp = nm
+        .start(&[(container, spec)])
+        .await
+        .map_err(|e| format!("startContainers on {node}: {e}"))?;
+    if let Some(f) = resp.failed_requests.first() {
+        let msg = f
+            .exception
+            .as_ref()
+            .and_then(|e| e.message.clone())
+            .unwrap_or_else(|| "no message".into());
+        return Err(format!("{node} refused the container: {msg}"));
+    }
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! The cluster as the allocator needs it: which hosts run a NodeManager, their racks, and how
+//! many of our executors each can hold. Read once from the RM's node list at start; kept
+//! current afterwards from the node reports in allocate responses.
+
+use std::collections::{HashMap, HashSet};
+
+use yarn_am::allocator::tracker::NodeUpdate;
+use yarn_am::allocator::{Cluster, Topology};
+use yarn_client::proto::yarn::{NodeReportProto, NodeStateProto};
+use yarn_client::rest::NodeInfo;
+
+/// Executors of `memory_mb` x `vcores` that fit in a node of the given size.
+pub fn executors_per_node(node_mb: i64, node_vcores: i64, memory_mb: i64, vcores: i32) -> u32 {
+    let by_mem = node_mb / memory_mb.max(1);
+    let by_cpu = node_vcores / i64::from(vcores.max(1));
+    by_mem.min(by_cpu).max(0) as u32
+}
+
+/// Builds the allocator's view from the RM REST node list.
+pub fn from_nodes(nodes: &[NodeInfo], memory_mb: i64, vcores: i32) -> (Topology, Cluster) {
+    let mut racks = HashMap::new();
+    let mut usable = HashSet::new();
+    let mut capacity = HashMap::new();
+    for n in nodes {
+        racks.insert(n.node_host_name.clone(), n.rack.clone());
+        if n.state == "RUNNING" {
+            usable.insert(n.node_host_name.clone());
+        }
+        capacity.insert(
+            n.node_host_name.clone(),
+            executors_per_node(n.memory_mb(), n.vcores(), memory_mb, vcores),
+        );
+    }
+    let cluster = Cluster {
+        nodes: Some(usable),
+        capacity,
+        excluded: HashSet::new(),
+    };
+    (Topology::new(racks), cluster)
+}
+
+/// A node report from an allocate response as an allocator update. Hosts the driver
+/// excluded are reported unusable whatever YARN says about them.
+pub fn node_update(
+    r: &NodeReportProto,
+    excluded: &HashSet<String>,
+    memory_mb: i64,
+    vcores: i32,
+) -> Option<NodeUpdate> {
+    let host = r.node_id.as_ref()?.host.clone()?;
+    let running = r.node_state() == NodeStateProto::NsRunning;
+    let capacity = r.capability.as_ref().map(|c| {
+        executors_per_node(
+            c.memory.unwrap_or(0),
+            i64::from(c.virtual_cores.unwrap_or(0)),
+            memory_mb,
+            vcores,
+        )
+    });
+    Some(NodeUpdate {
+        usable: running && !excluded.contains(&host),
+        rack: r.rack_name.clone().unwrap_or_else(|| "/default-rack".into()),
+        host,
+        capacity,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_is_the_tighter_of_memory_and_cpu() {
+        assert_eq!(executors_per_node(4096, 4, 256, 1), 4);
+        assert_eq!(executors_per_node(4096, 16, 1024, 1), 4);
+        assert_eq!(executors_per_node(1000, 4, 2048, 1), 0);
+    }
+}
