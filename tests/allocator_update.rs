@@ -455,3 +455,32 @@ fn location_counts_match_the_expansion() {
     );
     assert_eq!(racks, vec![(RackName::from("/default-rack"), 12)]);
 }
+
+#[test]
+fn default_keeps_rack_only_requests_while_their_rack_is_wanted() {
+    let topo = Topology::new(
+        [("dn1", "/r1"), ("h2", "/r2")]
+            .iter()
+            .map(|&(h, r)| (HostName::from(h), RackName::from(r)))
+            .collect(),
+    );
+    let cluster = Cluster {
+        nodes: Some([HostName::from("h2")].into_iter().collect()),
+        ..Cluster::default()
+    };
+    // Target met by the two pending requests: one rack-only on /r1 (dn1's rack, still wanted),
+    // one rack-only on /r9 (nobody's rack any more).
+    let pending = vec![
+        PendingRequest::on_racks(&["/r1"]),
+        PendingRequest::on_racks(&["/r9"]),
+    ];
+    let s = snapshot(2, 1, 4, &[("dn1", 2), ("h2", 2)], &[], pending);
+    let plan = update_requests(&s, Strategy::Default, &topo, &cluster);
+    assert_eq!(
+        plan.cancel,
+        vec![1],
+        "only the request on an unwanted rack is stale"
+    );
+    assert_eq!(plan.added(), 1, "and it is swapped for one with locality");
+    assert!(plan.add_groups().all(|g| !g.racks.is_empty()));
+}

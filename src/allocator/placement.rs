@@ -3,7 +3,8 @@
 //! Spark's placement emits one request per container: request `i` names every host whose scaled
 //! ratio is still above `i`. The host sets are therefore *nested*: sorted by ratio, request `i`
 //! names a prefix of the hosts, and the prefix only shrinks. We sort the hosts by ratio once and
-//! describe each run of identical requests by `(count, prefix length)`. That is
+//! describe each run of identical requests by `(count, prefix length)`; racks likewise get their
+//! own sorted list and prefix length. That is
 //! O(hosts log hosts) whatever the number of containers, and a group's node list is a slice
 //! of one shared vector instead of a copy per container.
 
@@ -30,7 +31,8 @@ pub struct HostNeed {
 pub struct Placement {
     /// Hosts named by at least one request, most-named first (ties by name, for determinism).
     hosts: Vec<HostName>,
-    /// Distinct racks of `hosts`, in order of first appearance.
+    /// Racks asked for, most-asked first: a rack is asked for by every request in which one of
+    /// its preferred hosts is above water, named or not.
     racks: Vec<RackName>,
     /// Runs of identical requests, widest first (the order Spark emits them).
     groups: Vec<Span>,
