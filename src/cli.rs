@@ -30,6 +30,8 @@ pub enum Command {
     Status(AppArgs),
     /// Kill an application and wait until the RM reports it KILLED.
     Kill(AppArgs),
+    /// Run as the ApplicationMaster (YARN starts this in the AM container; not for humans).
+    Am,
 }
 
 /// Where the ResourceManager's web address comes from: the flag, then
@@ -132,6 +134,9 @@ pub struct SubmitArgs {
         default_value = "/tmp/yarn-am-staging"
     )]
     pub staging_dir: PathBuf,
+    /// Folder for per-application driver-API secrets (`<app-id>.secret`, mode 0600).
+    #[arg(long, env = "YARN_AM_SECRET_DIR")]
+    pub secret_dir: Option<PathBuf>,
     /// Binary to ship as the AM (default: this one).
     #[arg(long)]
     pub am_binary: Option<PathBuf>,

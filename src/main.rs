@@ -3,6 +3,7 @@
 //! The binary edge: parses the command line, sets up logging, and hands each subcommand
 //! to its module. Errors become `anyhow` here and a meaningful exit code.
 
+mod am;
 mod api;
 mod cli;
 mod nodes;
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
         cli::Command::Submit(args) => exit(submit::run(*args)),
         cli::Command::Status(args) => exit(status::status(args)),
         cli::Command::Kill(args) => exit(status::kill(args)),
+        cli::Command::Am => am::run(),
     }
 }
 
@@ -36,8 +38,11 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("YARN_AM_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colour only on a terminal: container logs are files people read and grep.
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();
 }

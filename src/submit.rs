@@ -7,6 +7,7 @@
 //! the application ends; `--wait` removes it too, in case the AM never started.
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -137,7 +138,10 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         SPEC_FILE.to_string(),
         LocalResource::local_file(&spec_path, "APPLICATION")?,
     );
+    let secret = crate::api::new_secret();
+    let secret_file = write_secret(&args, &app_id, &secret)?;
     let mut environment = am_env;
+    environment.insert(crate::am::ENV_SECRET.into(), secret);
     environment
         .entry("YARN_AM_LOG".into())
         .or_insert_with(|| "info".into());
@@ -164,6 +168,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("submitting {app_id}"))?;
     println!("submitted {app_id}");
+    println!("driver API secret: {}", secret_file.display());
     let report = rest.app(&app_id).await.context("reading back the app")?;
     if let Some(url) = &report.tracking_url {
         println!("tracking URL: {url}");
@@ -175,6 +180,27 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     remove_staging(&staging);
     print_report(&report);
     Ok(exit_code_for(&report))
+}
+
+/// Keeps the driver-API secret where only this user can read it.
+fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result<PathBuf> {
+    let dir = match &args.secret_dir {
+        Some(d) => d.clone(),
+        None => {
+            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".yarn-am")
+        }
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(format!("{app_id}.secret"));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    std::io::Write::write_all(&mut f, secret.as_bytes())?;
+    Ok(path)
 }
 
 /// Prints a line whenever the state or the number of running containers changes, until the
@@ -208,7 +234,7 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
     }
 }
 
-pub fn remove_staging(dir: &PathBuf) {
+pub fn remove_staging(dir: &Path) {
     if let Err(e) = std::fs::remove_dir_all(dir) {
         if e.kind() != std::io::ErrorKind::NotFound {
             tracing::warn!("could not remove staging folder {}: {e}", dir.display());

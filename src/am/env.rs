@@ -55,7 +55,10 @@ pub fn parse_container_id(id: &str) -> Option<(String, u32)> {
     };
     ts.parse::<u64>().ok()?;
     let app_num: u32 = app.parse().ok()?;
-    Some((format!("application_{ts}_{app_num:04}"), attempt.parse().ok()?))
+    Some((
+        format!("application_{ts}_{app_num:04}"),
+        attempt.parse().ok()?,
+    ))
 }
 
 impl ContainerEnv {
@@ -112,7 +115,10 @@ mod tests {
             ("NM_HTTP_PORT", "8042"),
             ("LOG_DIRS", "/l/app/c1,/m/app/c1"),
             ("HADOOP_TOKEN_FILE_LOCATION", "/w/container_tokens"),
-            ("APPLICATION_WEB_PROXY_BASE", "/proxy/application_1795309636707_0004"),
+            (
+                "APPLICATION_WEB_PROXY_BASE",
+                "/proxy/application_1795309636707_0004",
+            ),
             ("MAX_APP_ATTEMPTS", "2"),
         ]
         .into_iter()

@@ -118,7 +118,11 @@ impl Heartbeat {
             target_executors: d.target_executors.min(self.spec.max).max(self.spec.min),
             tasks_per_executor: self.spec.vcores.max(1) as u32,
             locality_aware_tasks: d.locality_aware_tasks,
-            host_to_local_task_count: d.host_to_local_task_count.into_iter().collect(),
+            host_to_local_task_count: d
+                .host_to_local_task_count
+                .into_iter()
+                .map(|(h, n)| (h.as_str().into(), n))
+                .collect(),
         }));
     }
 
@@ -166,8 +170,8 @@ impl Heartbeat {
                 Action::AddRequests { ids, nodes, racks } => {
                     for id in ids {
                         let req = ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
-                            .with_nodes(nodes.iter().map(|h| h.to_string()).collect())
-                            .with_racks(racks.iter().map(|r| r.to_string()).collect());
+                            .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>())
+                            .with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>());
                         match self.table.table.add(req) {
                             Ok(tid) => {
                                 self.requests.insert(id, tid);
@@ -183,7 +187,8 @@ impl Heartbeat {
                 }
                 Action::ReleaseContainer(cid) => {
                     self.granted.remove(&*cid);
-                    self.registry.released(&cid, "released by the AM (killed by the driver)");
+                    self.registry
+                        .released(&cid, "released by the AM (killed by the driver)");
                     if let Some(id) = to_table_id(&cid) {
                         self.table.releases.release(id);
                     }
@@ -197,7 +202,11 @@ impl Heartbeat {
                         warn!(container = %container.id, "asked to launch on an unknown container");
                         continue;
                     };
-                    let node = proto.node_id.as_ref().map(node_id_string).unwrap_or_default();
+                    let node = proto
+                        .node_id
+                        .as_ref()
+                        .map(node_id_string)
+                        .unwrap_or_default();
                     info!(executor, container = %container.id, host = %container.host, ?locality, "launching executor");
                     self.registry.launching(
                         executor,
@@ -321,10 +330,13 @@ impl Heartbeat {
 
     /// What the read endpoints show after this round.
     pub fn view(&self) -> StateView {
-        let (locality, any_host) = self
-            .allocator
-            .pending()
-            .fold((0, 0), |(l, a), r| if r.is_any_host() { (l, a + 1) } else { (l + 1, a) });
+        let (locality, any_host) = self.allocator.pending().fold((0, 0), |(l, a), r| {
+            if r.is_any_host() {
+                (l, a + 1)
+            } else {
+                (l + 1, a)
+            }
+        });
         StateView {
             app_id: self.app_id.clone(),
             demand: self.demand.clone(),

@@ -50,7 +50,10 @@ mod tests {
         let ms = Duration::from_millis;
         let mut i = Interval::new(ms(200), ms(3000));
         let waits: Vec<_> = (0..6).map(|_| i.next(true)).collect();
-        assert_eq!(waits, [ms(200), ms(400), ms(800), ms(1600), ms(3000), ms(3000)]);
+        assert_eq!(
+            waits,
+            [ms(200), ms(400), ms(800), ms(1600), ms(3000), ms(3000)]
+        );
         assert_eq!(i.next(false), ms(3000));
         assert_eq!(i.next(true), ms(200));
         i.next(true);

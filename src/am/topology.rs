@@ -22,12 +22,12 @@ pub fn from_nodes(nodes: &[NodeInfo], memory_mb: i64, vcores: i32) -> (Topology,
     let mut usable = HashSet::new();
     let mut capacity = HashMap::new();
     for n in nodes {
-        racks.insert(n.node_host_name.clone(), n.rack.clone());
+        racks.insert(n.node_host_name.as_str().into(), n.rack.as_str().into());
         if n.state == "RUNNING" {
-            usable.insert(n.node_host_name.clone());
+            usable.insert(n.node_host_name.as_str().into());
         }
         capacity.insert(
-            n.node_host_name.clone(),
+            n.node_host_name.as_str().into(),
             executors_per_node(n.memory_mb(), n.vcores(), memory_mb, vcores),
         );
     }
@@ -59,8 +59,8 @@ pub fn node_update(
     });
     Some(NodeUpdate {
         usable: running && !excluded.contains(&host),
-        rack: r.rack_name.clone().unwrap_or_else(|| "/default-rack".into()),
-        host,
+        rack: r.rack_name.as_deref().unwrap_or("/default-rack").into(),
+        host: host.as_str().into(),
         capacity,
     })
 }

@@ -23,9 +23,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_stream::wrappers::BroadcastStream;
 
 pub use auth::new_secret;
-use model::{
-    ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, StateView,
-};
+use model::{ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, StateView};
 
 /// What the API asks of the AM loop.
 #[derive(Debug)]

@@ -80,7 +80,8 @@ pub fn encode_request(header: &RpcRequestHeaderProto, parts: &[&dyn ErasedMessag
 }
 
 /// Object-safe view of a prost message, so one packet can carry messages of several types.
-pub trait ErasedMessage {
+/// `Send + Sync` (as every prost message is) so calls can run on any tokio worker.
+pub trait ErasedMessage: Send + Sync {
     fn encode_delimited(&self, buf: &mut BytesMut);
 }
 

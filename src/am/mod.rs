@@ -1,0 +1,249 @@
+//! `yarn-am am`: the ApplicationMaster process YARN starts in the AM container.
+//!
+//! Start-up reads everything it needs up front (container environment, spec file, token
+//! file, node list) so that a misconfiguration fails in the first second with a message
+//! naming it. Then one loop owns all state: it waits for the next heartbeat, a driver
+//! command, a launch report or a signal, and handles each in turn. The HTTP server and the
+//! launches run as tasks that only talk to the loop through channels.
+
+mod env;
+mod executors;
+mod heartbeat;
+mod interval;
+mod launcher;
+mod topology;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use tokio::signal::unix::{signal, SignalKind};
+use tracing::{error, info, warn};
+use yarn_am::allocator::tracker::{Allocator, AllocatorConfig};
+use yarn_client::amrm::{AmRmClient, FinalStatus};
+use yarn_client::credentials::Credentials;
+use yarn_client::request_table::{AmrmState, MapRackResolver};
+use yarn_client::rest::RmRest;
+use yarn_client::rpc::RpcConfig;
+
+use crate::api::model::{FinalOutcome, KillOutcome};
+use crate::api::{self, Command};
+use crate::spec::{AppSpec, SPEC_FILE};
+use env::ContainerEnv;
+use executors::Registry;
+use heartbeat::{Heartbeat, Stop};
+use interval::Interval;
+use launcher::{DriverContact, Launcher};
+
+/// Environment variable with the driver-API secret, set by `yarn-am submit`.
+pub const ENV_SECRET: &str = "YARN_AM_SECRET";
+/// File in the AM's log dir naming the driver API's URL (the secret is not written there).
+pub const DRIVER_URL_FILE: &str = "driver-api.url";
+/// Executor launches in flight at once.
+const LAUNCH_PARALLELISM: usize = 8;
+
+pub fn run() -> ExitCode {
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("yarn-am am: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(run_am()) {
+        Ok(Outcome::Succeeded) => ExitCode::SUCCESS,
+        Ok(Outcome::Killed) => ExitCode::from(3),
+        Ok(Outcome::Failed) => ExitCode::from(1),
+        Err(e) => {
+            // Printed to the container's stderr, which YARN shows in the app diagnostics.
+            eprintln!("yarn-am am: error: {e:#}");
+            error!("{e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Succeeded,
+    Failed,
+    Killed,
+}
+
+async fn run_am() -> anyhow::Result<Outcome> {
+    let env = ContainerEnv::from_process()?;
+    let spec_text = std::fs::read_to_string(SPEC_FILE)
+        .with_context(|| format!("reading {SPEC_FILE} from the container's working directory"))?;
+    let spec = AppSpec::from_json(&spec_text).with_context(|| format!("parsing {SPEC_FILE}"))?;
+    let creds = Credentials::read_file(&env.token_file)
+        .with_context(|| format!("reading the token file {}", env.token_file.display()))?;
+    let amrm_token = creds
+        .require_kind("YARN_AM_RM_TOKEN")
+        .context("the token file has no AMRM token")?
+        .clone();
+    let secret = std::env::var(ENV_SECRET).unwrap_or_else(|_| api::new_secret());
+    info!(app = %env.app_id, attempt = env.attempt, "ApplicationMaster starting");
+
+    // The driver API listens on this container's host, on a free port.
+    let listener = tokio::net::TcpListener::bind((env.nm_host.as_str(), 0))
+        .await
+        .with_context(|| format!("binding the driver API on {}", env.nm_host))?;
+    let port = listener.local_addr()?.port();
+    let url = format!("http://{}:{port}", env.nm_host);
+    std::fs::write(env.log_dir.join(DRIVER_URL_FILE), format!("{url}\n"))
+        .with_context(|| format!("writing {DRIVER_URL_FILE} into {}", env.log_dir.display()))?;
+    info!(%url, "driver API listening");
+
+    let scheduler = spec
+        .rm_scheduler
+        .first()
+        .context("the spec names no RM scheduler address")?;
+    let mut amrm = AmRmClient::new(scheduler, amrm_token.clone(), RpcConfig::default());
+    let registered = amrm
+        .register(&env.nm_host, i32::from(port), &format!("{url}/"))
+        .await
+        .with_context(|| format!("registering with the RM at {scheduler}"))?;
+    if let Some(max) = registered.maximum_capability {
+        if spec.executor.memory_mb > max.memory.unwrap_or(i64::MAX) {
+            bail!(
+                "executors want {} MB but the cluster's largest container is {} MB",
+                spec.executor.memory_mb,
+                max.memory.unwrap_or(0)
+            );
+        }
+    }
+
+    // Racks and capacities, for the allocator and for the request table's rack lookups.
+    let rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
+    let nodes = rest
+        .nodes(&[])
+        .await
+        .context("listing the cluster's nodes")?;
+    let (topo, cluster) =
+        topology::from_nodes(&nodes, spec.executor.memory_mb, spec.executor.vcores);
+    let racks = nodes
+        .iter()
+        .map(|n| (n.node_host_name.clone(), n.rack.clone()))
+        .collect();
+    let allocator = Allocator::new(AllocatorConfig::default()).with_cluster(topo.clone(), cluster);
+    let table = AmrmState::new(MapRackResolver::new(racks), Some(amrm_token.into()));
+
+    let (shared, mut handle) = api::channel(&secret, Default::default());
+    let registry = Registry::new(handle.events.clone());
+    let contact = DriverContact {
+        app_id: env.app_id.clone(),
+        url: url.clone(),
+        secret: secret.clone(),
+    };
+    let (launcher, mut launches) =
+        Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
+    let mut hb = Heartbeat::new(
+        allocator,
+        amrm,
+        table,
+        registry,
+        launcher,
+        topo,
+        spec.executor.clone(),
+        env.app_id.clone(),
+        (env.nm_host.clone(), i32::from(port), format!("{url}/")),
+    );
+    hb.set_demand(api::model::Demand {
+        target_executors: spec.executor.initial,
+        ..Default::default()
+    });
+
+    let (stop_api, api_stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(api::serve(listener, shared, async {
+        let _ = api_stopped.await;
+    }));
+
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut interval = Interval::new(Duration::from_millis(200), Duration::from_secs(3));
+    let mut next = tokio::time::Instant::now();
+    let (outcome, diagnostics) = loop {
+        handle.state.send_replace(Arc::new(hb.view()));
+        tokio::select! {
+            _ = tokio::time::sleep_until(next) => {
+                if let Err(Stop::Rm(why)) = hb.round().await {
+                    // The RM will not take an unregistration from us either.
+                    let _ = stop_api.send(());
+                    let _ = server.await;
+                    bail!("the ResourceManager stopped accepting this AM: {why}");
+                }
+                let failures = hb.failures();
+                if failures >= spec.max_executor_failures as usize {
+                    break (Outcome::Failed, format!(
+                        "{failures} executor failures (limit {}); last: {}",
+                        spec.max_executor_failures, last_failure(&hb)));
+                }
+                next = tokio::time::Instant::now() + interval.next(hb.has_pending());
+            }
+            Some(cmd) = handle.commands.recv() => match cmd {
+                Command::SetDemand(d) => {
+                    info!(target = d.target_executors, hosts = d.host_to_local_task_count.len(), "new demand");
+                    hb.set_demand(d);
+                    interval.reset();
+                    next = tokio::time::Instant::now();
+                }
+                Command::Kill { executor_ids, reply } => {
+                    let (killed, unknown) = hb.kill(executor_ids);
+                    let _ = reply.send(KillOutcome { killed, unknown });
+                    next = tokio::time::Instant::now();
+                }
+                Command::Finish(f) => {
+                    let outcome = match f.status {
+                        FinalOutcome::Succeeded => Outcome::Succeeded,
+                        FinalOutcome::Failed => Outcome::Failed,
+                        FinalOutcome::Killed => Outcome::Killed,
+                    };
+                    break (outcome, f.diagnostics);
+                }
+            },
+            Some(report) = launches.recv() => hb.on_launch(report),
+            _ = sigterm.recv() => {
+                warn!("SIGTERM: unregistering as KILLED");
+                break (Outcome::Killed, "the ApplicationMaster received SIGTERM".to_string());
+            }
+        }
+    };
+    handle.state.send_replace(Arc::new(hb.view()));
+    info!(?outcome, %diagnostics, "finishing");
+    let status = match outcome {
+        Outcome::Succeeded => FinalStatus::Succeeded,
+        Outcome::Failed => FinalStatus::Failed,
+        Outcome::Killed => FinalStatus::Killed,
+    };
+    if let Err(e) = hb
+        .amrm
+        .finish(
+            status,
+            &diagnostics,
+            &format!("{url}/"),
+            Duration::from_secs(20),
+        )
+        .await
+    {
+        warn!(%e, "unregistering failed (was the app killed through the RM?)");
+    }
+    let _ = stop_api.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+    // A failed attempt that YARN will retry still needs the staged files.
+    if outcome != Outcome::Failed || env.is_last_attempt() {
+        if let Some(dir) = &spec.staging_dir {
+            crate::submit::remove_staging(std::path::Path::new(dir));
+        }
+    }
+    Ok(outcome)
+}
+
+fn last_failure(hb: &Heartbeat) -> String {
+    hb.view()
+        .executors
+        .iter()
+        .rev()
+        .find(|e| e.counts_against_app == Some(true))
+        .and_then(|e| e.reason.clone())
+        .unwrap_or_default()
+}
