@@ -141,6 +141,13 @@ pub fn metrics(s: &StateView) -> String {
         "Executor exits that count against the application.",
         &[("", s.executor_failures.into())],
     );
+    if let Some(rss) = resident_bytes() {
+        gauge(
+            "process_resident_memory_bytes",
+            "Resident memory of the ApplicationMaster process.",
+            &[("", rss)],
+        );
+    }
     let mut by_level = [0u64; 3];
     for e in s
         .executors
@@ -159,4 +166,12 @@ pub fn metrics(s: &StateView) -> String {
         ],
     );
     out
+}
+
+/// VmRSS of this process, from /proc (Linux only; `None` elsewhere).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }

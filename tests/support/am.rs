@@ -1,0 +1,181 @@
+//! Test helpers for ApplicationMasters submitted to the real cluster with `yarn-am submit`:
+//! find the AM's driver API, call it, and wait for conditions with deadlines.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use super::cluster::Cluster;
+
+pub fn yarn_am(c: &Cluster) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_yarn-am"));
+    cmd.env("HADOOP_CONF_DIR", &c.conf_dir)
+        .env_remove("YARN_CONF_DIR")
+        .env_remove("YARN_AM_RM_WEB");
+    cmd
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Submits and returns the application id (`yarn-am submit` without `--wait`).
+pub fn submit(c: &Cluster, args: &[&str]) -> String {
+    let out = yarn_am(c).arg("submit").args(args).output().unwrap();
+    assert!(out.status.success(), "submit failed: {}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("submitted "))
+        .unwrap_or_else(|| panic!("no app id in {stdout}"))
+        .trim()
+        .to_string()
+}
+
+/// Polls `f` every 250 ms until it returns `Some` or `limit` passes.
+pub async fn wait_for<T, F, Fut>(what: &str, limit: Duration, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The AM container's log folder (attempt 1).
+pub fn am_log_dir(c: &Cluster, app: &str) -> Option<PathBuf> {
+    c.container_log_dirs(app)
+        .into_iter()
+        .find(|d| d.to_string_lossy().ends_with("_01_000001"))
+}
+
+/// A client for one running AM's driver API.
+pub struct Driver {
+    pub url: String,
+    pub secret: String,
+    pub http: reqwest::Client,
+}
+
+impl Driver {
+    /// Waits for the AM to write its URL, and reads the secret `submit` stored.
+    pub async fn find(c: &Cluster, app: &str) -> Driver {
+        let url = wait_for(
+            "the AM's driver-api.url",
+            Duration::from_secs(60),
+            || async {
+                let dir = am_log_dir(c, app)?;
+                let s = std::fs::read_to_string(dir.join("driver-api.url")).ok()?;
+                Some(s.trim().to_string()).filter(|s| !s.is_empty())
+            },
+        )
+        .await;
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
+        let secret =
+            std::fs::read_to_string(PathBuf::from(home).join(format!(".yarn-am/{app}.secret")))
+                .expect("submit writes the secret");
+        Driver {
+            url,
+            secret,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(15))
+                .build()
+                .unwrap(),
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> serde_json::Value {
+        let resp = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .bearer_auth(&self.secret)
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success(), "GET {path}: {}", resp.status());
+        resp.json().await.unwrap()
+    }
+
+    pub async fn get_text(&self, path: &str) -> String {
+        let resp = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .bearer_auth(&self.secret)
+            .send()
+            .await
+            .unwrap();
+        resp.text().await.unwrap()
+    }
+
+    pub async fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.url))
+            .bearer_auth(&self.secret)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success(), "POST {path}: {}", resp.status());
+        resp.json().await.unwrap()
+    }
+
+    pub async fn state(&self) -> serde_json::Value {
+        self.get("/v1/state").await
+    }
+
+    pub async fn running(&self) -> u64 {
+        self.state().await["running"].as_u64().unwrap()
+    }
+}
+
+/// The AM process: the NM's pid file names the container's shell, which runs `yarn-am am`
+/// as its child (or has exec'd into it).
+pub fn am_pid(c: &Cluster, app: &str) -> Option<u32> {
+    let container = am_log_dir(c, app)?
+        .file_name()?
+        .to_string_lossy()
+        .to_string();
+    for nm in ["nm1", "nm2", "nm3"] {
+        let pid_file = c
+            .dir
+            .join(nm)
+            .join("local/nmPrivate")
+            .join(app)
+            .join(&container)
+            .join(format!("{container}.pid"));
+        let Ok(s) = std::fs::read_to_string(&pid_file) else {
+            continue;
+        };
+        let shell: u32 = s.trim().parse().ok()?;
+        return Some(find_am(shell).unwrap_or(shell));
+    }
+    None
+}
+
+/// The `yarn-am am` process at or below `pid`.
+fn find_am(pid: u32) -> Option<u32> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    if String::from_utf8_lossy(&cmdline).contains("yarn-am\0am") {
+        return Some(pid);
+    }
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
+    children
+        .split_whitespace()
+        .filter_map(|c| c.parse().ok())
+        .find_map(find_am)
+}
