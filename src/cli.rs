@@ -32,6 +32,8 @@ pub enum Command {
     Kill(AppArgs),
     /// Run as the ApplicationMaster (YARN starts this in the AM container; not for humans).
     Am,
+    /// Run as a job executor (the AM starts this in executor containers; not for humans).
+    Executor,
 }
 
 /// Where the ResourceManager's web address comes from: the flag, then

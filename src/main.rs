@@ -6,6 +6,7 @@
 mod am;
 mod api;
 mod cli;
+mod executor;
 mod nodes;
 mod plan;
 mod spec;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         cli::Command::Status(args) => exit(status::status(args)),
         cli::Command::Kill(args) => exit(status::kill(args)),
         cli::Command::Am => am::run(),
+        cli::Command::Executor => executor::run(),
     }
 }
 

@@ -346,6 +346,7 @@ impl Heartbeat {
             executor_failures: self.registry.counts_against_app(),
             executors: self.registry.views(),
             recent_events: self.registry.recent(),
+            job: None,
         }
     }
 }

@@ -192,6 +192,10 @@ async fn run_am() -> anyhow::Result<Outcome> {
                     let _ = reply.send(KillOutcome { killed, unknown });
                     next = tokio::time::Instant::now();
                 }
+                Command::ExecutorPoll { reply, .. } => {
+                    // Only `yarn-am executor` processes poll, and only job runs start them.
+                    let _ = reply.send(Default::default());
+                }
                 Command::Finish(f) => {
                     let outcome = match f.status {
                         FinalOutcome::Succeeded => Outcome::Succeeded,

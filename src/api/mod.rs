@@ -23,7 +23,10 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_stream::wrappers::BroadcastStream;
 
 pub use auth::new_secret;
-use model::{ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, StateView};
+use model::{
+    ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, PollReply,
+    PollRequest, StateView,
+};
 
 /// What the API asks of the AM loop.
 #[derive(Debug)]
@@ -35,6 +38,11 @@ pub enum Command {
     },
     /// End the application: unregister with this status and stop.
     Finish(FinishRequest),
+    /// An executor of the embedded driver reports results and asks for work.
+    ExecutorPoll {
+        request: PollRequest,
+        reply: oneshot::Sender<PollReply>,
+    },
 }
 
 /// The AM loop's end of the API.
@@ -107,6 +115,8 @@ pub fn router(shared: Shared) -> Router {
         .route("/v1/demand", post(post_demand))
         .route("/v1/executors/kill", post(post_kill))
         .route("/v1/finish", post(post_finish))
+        .route("/v1/executors/poll", post(post_poll))
+        .route("/v1/job", get(get_job))
         .route("/v1/executors", get(get_executors))
         .route("/v1/executors/{id}/loss-reason", get(get_loss_reason))
         .route("/v1/events", get(get_events))
@@ -194,6 +204,33 @@ async fn post_finish(State(shared): State<Shared>, body: axum::body::Bytes) -> R
     match send(&shared, Command::Finish(req.clone())).await {
         Ok(()) => (StatusCode::ACCEPTED, Json(req)).into_response(),
         Err(e) => e.into_response(),
+    }
+}
+
+async fn post_poll(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let request: PollRequest = match parse(&body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let (reply, rx) = oneshot::channel();
+    if let Err(e) = send(&shared, Command::ExecutorPoll { request, reply }).await {
+        return e.into_response();
+    }
+    match tokio::time::timeout(Duration::from_secs(10), rx).await {
+        Ok(Ok(r)) => Json(r).into_response(),
+        _ => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the ApplicationMaster did not answer the poll",
+        )
+        .into_response(),
+    }
+}
+
+async fn get_job(State(shared): State<Shared>) -> Response {
+    match &snapshot(&shared).job {
+        Some(job) => Json(job.clone()).into_response(),
+        None => error(StatusCode::NOT_FOUND, "this application runs no embedded job")
+            .into_response(),
     }
 }
 

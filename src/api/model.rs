@@ -129,6 +129,9 @@ pub struct StateView {
     pub executor_failures: u32,
     pub executors: Vec<ExecutorView>,
     pub recent_events: Vec<ExecutorEvent>,
+    /// The embedded driver's job report, when the AM runs a job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<serde_json::Value>,
 }
 
 impl StateView {
@@ -141,4 +144,41 @@ impl StateView {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ApiError {
     pub error: String,
+}
+
+/// An executor's heartbeat to the AM: what finished since the last one, and room for more.
+/// The first poll of an executor is its registration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PollRequest {
+    pub executor_id: String,
+    pub host: String,
+    pub free_cpus: u32,
+    #[serde(default)]
+    pub finished: Vec<TaskResult>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskResult {
+    pub task_id: String,
+    pub attempt: u32,
+    /// The command's exit code; 128 + signal when a signal ended it.
+    pub exit_code: i32,
+    pub duration_ms: u64,
+}
+
+/// Work for one executor; `shutdown` tells it to exit (its work is done or it was released).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PollReply {
+    pub tasks: Vec<TaskAssignment>,
+    pub shutdown: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskAssignment {
+    pub task_id: String,
+    pub attempt: u32,
+    pub command: String,
+    pub cpus: u32,
 }

@@ -55,6 +55,9 @@ async fn start() -> Running {
                     let _ = reply.send(KillOutcome { killed, unknown });
                 }
                 Command::Finish(_) => {}
+                Command::ExecutorPoll { reply, .. } => {
+                    let _ = reply.send(PollReply::default());
+                }
             }
         }
     });
