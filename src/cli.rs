@@ -105,6 +105,10 @@ pub struct SubmitArgs {
     /// Environment for the AM, KEY=VALUE (repeatable).
     #[arg(long)]
     pub env: Vec<String>,
+    /// Run this job (JSON; see conf/examples/job.json) with the embedded driver. The job's
+    /// executor settings replace the --executor-* flags.
+    #[arg(long)]
+    pub job: Option<PathBuf>,
     /// Shell command each executor container runs.
     #[arg(long, default_value = "sleep 3600")]
     pub executor_command: String,

@@ -56,6 +56,9 @@ pub struct AppSpec {
     pub staging_dir: Option<String>,
     /// Executor failures after which the AM gives up (Spark: max(2 x max executors, 3)).
     pub max_executor_failures: u32,
+    /// A job for the embedded driver; then executors run `yarn-am executor`.
+    #[serde(default)]
+    pub job: Option<yarn_am::driver::job::Job>,
 }
 
 impl AppSpec {
@@ -88,6 +91,7 @@ mod tests {
             },
             staging_dir: Some("/tmp/s".into()),
             max_executor_failures: 8,
+            job: None,
         }
     }
 

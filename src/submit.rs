@@ -75,6 +75,16 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         bail!("--max-executors is below --min-executors");
     }
     let am_env = parse_env(&args.env, "--env")?;
+    let job = match &args.job {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the job file {}", path.display()))?;
+            let job = yarn_am::driver::job::Job::from_json(&text)
+                .with_context(|| format!("job file {}", path.display()))?;
+            Some(job)
+        }
+        None => None,
+    };
     let executor_env = parse_env(&args.executor_env, "--executor-env")?;
     let rest = rm_rest(&args.rm)?;
 
@@ -114,22 +124,42 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
-    let max = args.max_executors.unwrap_or(args.executors);
+    let mut executor = ExecutorSpec {
+        command: args.executor_command.clone(),
+        memory_mb: args.executor_memory,
+        vcores: args.executor_vcores,
+        initial: args.executors,
+        min: args.min_executors,
+        max: args.max_executors.unwrap_or(args.executors),
+        env: executor_env,
+        files,
+    };
+    if let Some(j) = &job {
+        // Executors run our own binary, which polls the AM for the job's tasks.
+        let bin = &local_resources[BINARY_NAME];
+        executor.files.insert(
+            BINARY_NAME.into(),
+            StagedFile {
+                url: bin.resource.clone(),
+                size: bin.size,
+                timestamp_ms: bin.timestamp,
+            },
+        );
+        executor.command = format!("./{BINARY_NAME} executor");
+        executor.memory_mb = i64::from(j.executor.memory_mb);
+        executor.vcores = j.executor.cores as i32;
+        executor.initial = j.initial_executors();
+        executor.min = j.executor.min_executors;
+        executor.max = j.executor.max_executors;
+    }
+    let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
     let spec = AppSpec {
         rm_scheduler: scheduler_addresses(&args, &rest)?,
         rm_web: rest.base_url().to_string(),
-        executor: ExecutorSpec {
-            command: args.executor_command.clone(),
-            memory_mb: args.executor_memory,
-            vcores: args.executor_vcores,
-            initial: args.executors,
-            min: args.min_executors,
-            max,
-            env: executor_env,
-            files,
-        },
+        executor,
         staging_dir: Some(staging.display().to_string()),
-        max_executor_failures: (2 * max).max(3),
+        max_executor_failures,
+        job,
     };
     let spec_path = staging.join(SPEC_FILE);
     std::fs::write(&spec_path, spec.to_json())
@@ -179,7 +209,23 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
     remove_staging(&staging);
     print_report(&report);
+    if job.is_some() {
+        print_job_summary(&report.diagnostics);
+    }
     Ok(exit_code_for(&report))
+}
+
+/// The job summary the AM puts on the diagnostics' second line, as a locality table.
+fn print_job_summary(diagnostics: &str) {
+    let Some(summary) = diagnostics
+        .lines()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
+    else {
+        println!("(no job summary in the diagnostics)");
+        return;
+    };
+    println!("job summary:");
+    println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
 }
 
 /// Keeps the driver-API secret where only this user can read it.

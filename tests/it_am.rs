@@ -76,10 +76,7 @@ async fn demand_places_executors_near_their_tasks_then_shrinks_kills_and_finishe
                "host_to_local_task_count": {"nm1": 4, "nm3": 8}}),
     )
     .await;
-    wait_for("6 running executors", Duration::from_secs(90), || async {
-        (d.running().await == 6).then_some(())
-    })
-    .await;
+    d.wait_running(6, Duration::from_secs(90)).await;
     let to_six = submitted.elapsed();
     let execs = executors_of(&d.state().await);
     let live_execs = live(&execs);

@@ -98,7 +98,10 @@ impl Launcher {
             ("YARN_AM_APP_ID".to_string(), self.contact.app_id.clone()),
             ("YARN_AM_DRIVER_URL".to_string(), self.contact.url.clone()),
             ("YARN_AM_SECRET".to_string(), self.contact.secret.clone()),
-            ("YARN_AM_EXECUTOR_CORES".to_string(), self.spec.vcores.to_string()),
+            (
+                "YARN_AM_EXECUTOR_CORES".to_string(),
+                self.spec.vcores.to_string(),
+            ),
         ]);
         let local_resources: BTreeMap<_, _> = self
             .spec

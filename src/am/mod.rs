@@ -10,6 +10,7 @@ mod env;
 mod executors;
 mod heartbeat;
 mod interval;
+mod job;
 mod launcher;
 mod topology;
 
@@ -149,10 +150,26 @@ async fn run_am() -> anyhow::Result<Outcome> {
         env.app_id.clone(),
         (env.nm_host.clone(), i32::from(port), format!("{url}/")),
     );
-    hb.set_demand(api::model::Demand {
-        target_executors: spec.executor.initial,
-        ..Default::default()
-    });
+    let mut job = match &spec.job {
+        Some(j) => {
+            let host_to_rack = nodes
+                .iter()
+                .map(|n| (n.node_host_name.clone(), n.rack.clone()))
+                .collect();
+            let driver = yarn_am::driver::Driver::new(j.clone(), host_to_rack)
+                .context("the job in the spec is not valid")?;
+            info!(job = %j.name, tasks = j.tasks.len(), "running a job with the embedded driver");
+            Some(job::JobRun::new(driver))
+        }
+        None => None,
+    };
+    match job.as_mut() {
+        Some(j) => j.tick(&mut hb),
+        None => hb.set_demand(api::model::Demand {
+            target_executors: spec.executor.initial,
+            ..Default::default()
+        }),
+    }
 
     let (stop_api, api_stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(api::serve(listener, shared, async {
@@ -160,10 +177,12 @@ async fn run_am() -> anyhow::Result<Outcome> {
     }));
 
     let mut sigterm = signal(SignalKind::terminate())?;
-    let mut interval = Interval::new(Duration::from_millis(200), Duration::from_secs(3));
+    // A job's locality waits and idle timeouts are checked on each round: keep them short.
+    let idle_wait = if job.is_some() { 1 } else { 3 };
+    let mut interval = Interval::new(Duration::from_millis(200), Duration::from_secs(idle_wait));
     let mut next = tokio::time::Instant::now();
     let (outcome, diagnostics) = loop {
-        handle.state.send_replace(Arc::new(hb.view()));
+        handle.state.send_replace(Arc::new(view(&hb, job.as_ref())));
         tokio::select! {
             _ = tokio::time::sleep_until(next) => {
                 if let Err(Stop::Rm(why)) = hb.round().await {
@@ -171,6 +190,15 @@ async fn run_am() -> anyhow::Result<Outcome> {
                     let _ = stop_api.send(());
                     let _ = server.await;
                     bail!("the ResourceManager stopped accepting this AM: {why}");
+                }
+                if let Some(j) = job.as_mut() {
+                    j.sync_lost(&mut hb);
+                    j.tick(&mut hb);
+                    if let Some(summary) = j.finished() {
+                        let outcome = if summary.succeeded { Outcome::Succeeded } else { Outcome::Failed };
+                        let diagnostics = job_diagnostics(summary, &env.log_dir);
+                        break (outcome, diagnostics);
+                    }
                 }
                 let failures = hb.failures();
                 if failures >= spec.max_executor_failures as usize {
@@ -192,9 +220,13 @@ async fn run_am() -> anyhow::Result<Outcome> {
                     let _ = reply.send(KillOutcome { killed, unknown });
                     next = tokio::time::Instant::now();
                 }
-                Command::ExecutorPoll { reply, .. } => {
+                Command::ExecutorPoll { request, reply } => {
                     // Only `yarn-am executor` processes poll, and only job runs start them.
-                    let _ = reply.send(Default::default());
+                    let answer = match job.as_mut() {
+                        Some(j) => j.poll(request, &mut hb),
+                        None => api::model::PollReply { tasks: Vec::new(), shutdown: true },
+                    };
+                    let _ = reply.send(answer);
                 }
                 Command::Finish(f) => {
                     let outcome = match f.status {
@@ -212,7 +244,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
             }
         }
     };
-    handle.state.send_replace(Arc::new(hb.view()));
+    handle.state.send_replace(Arc::new(view(&hb, job.as_ref())));
     info!(?outcome, %diagnostics, "finishing");
     let status = match outcome {
         Outcome::Succeeded => FinalStatus::Succeeded,
@@ -240,6 +272,36 @@ async fn run_am() -> anyhow::Result<Outcome> {
         }
     }
     Ok(outcome)
+}
+
+fn view(hb: &Heartbeat, job: Option<&job::JobRun>) -> api::model::StateView {
+    let mut v = hb.view();
+    v.job = job.map(job::JobRun::report);
+    v
+}
+
+/// File in the AM's log dir with the whole job report (every task).
+pub const JOB_REPORT_FILE: &str = "job-report.json";
+
+/// The application's final diagnostics for a job: one line for people, then the summary
+/// JSON (without the per-task list, which goes to [`JOB_REPORT_FILE`]) for `submit --wait`.
+fn job_diagnostics(summary: &yarn_am::driver::report::JobSummary, log_dir: &std::path::Path) -> String {
+    let path = log_dir.join(JOB_REPORT_FILE);
+    if let Err(e) = std::fs::write(&path, serde_json::to_string_pretty(summary).unwrap_or_default()) {
+        warn!("could not write {}: {e}", path.display());
+    }
+    let mut brief = summary.clone();
+    brief.tasks.clear();
+    format!(
+        "job {} {}: {}/{} tasks succeeded in {:.1} s{}\n{}",
+        summary.name,
+        if summary.succeeded { "succeeded" } else { "failed" },
+        summary.tasks_succeeded,
+        summary.tasks_total,
+        summary.wall_time_ms as f64 / 1000.0,
+        summary.failure.as_deref().map(|f| format!(" ({f})")).unwrap_or_default(),
+        serde_json::to_string(&brief).unwrap_or_default()
+    )
 }
 
 fn last_failure(hb: &Heartbeat) -> String {

@@ -173,26 +173,36 @@ async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> R
     }
 }
 
-async fn post_kill(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
-    let req: KillRequest = match parse(&body) {
-        Ok(r) => r,
-        Err(e) => return e.into_response(),
-    };
+/// Sends a command that carries a reply channel and answers with what the loop replies.
+async fn ask<R: serde::Serialize>(
+    shared: &Shared,
+    make: impl FnOnce(oneshot::Sender<R>) -> Command,
+    what: &str,
+) -> Response {
     let (reply, rx) = oneshot::channel();
-    let cmd = Command::Kill {
-        executor_ids: req.executor_ids,
-        reply,
-    };
-    if let Err(e) = send(&shared, cmd).await {
+    if let Err(e) = send(shared, make(reply)).await {
         return e.into_response();
     }
     match tokio::time::timeout(Duration::from_secs(10), rx).await {
-        Ok(Ok(outcome)) => Json(outcome).into_response(),
+        Ok(Ok(r)) => Json(r).into_response(),
         _ => error(
             StatusCode::SERVICE_UNAVAILABLE,
-            "the ApplicationMaster did not answer the kill request",
+            format!("the ApplicationMaster did not answer the {what}"),
         )
         .into_response(),
+    }
+}
+
+async fn post_kill(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    match parse::<KillRequest>(&body) {
+        Ok(req) => {
+            let make = |reply| Command::Kill {
+                executor_ids: req.executor_ids,
+                reply,
+            };
+            ask(&shared, make, "kill request").await
+        }
+        Err(e) => e.into_response(),
     }
 }
 
@@ -208,29 +218,23 @@ async fn post_finish(State(shared): State<Shared>, body: axum::body::Bytes) -> R
 }
 
 async fn post_poll(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
-    let request: PollRequest = match parse(&body) {
-        Ok(r) => r,
-        Err(e) => return e.into_response(),
-    };
-    let (reply, rx) = oneshot::channel();
-    if let Err(e) = send(&shared, Command::ExecutorPoll { request, reply }).await {
-        return e.into_response();
-    }
-    match tokio::time::timeout(Duration::from_secs(10), rx).await {
-        Ok(Ok(r)) => Json(r).into_response(),
-        _ => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the ApplicationMaster did not answer the poll",
-        )
-        .into_response(),
+    match parse::<PollRequest>(&body) {
+        Ok(request) => {
+            let make = |reply| Command::ExecutorPoll { request, reply };
+            ask(&shared, make, "poll").await
+        }
+        Err(e) => e.into_response(),
     }
 }
 
 async fn get_job(State(shared): State<Shared>) -> Response {
     match &snapshot(&shared).job {
         Some(job) => Json(job.clone()).into_response(),
-        None => error(StatusCode::NOT_FOUND, "this application runs no embedded job")
-            .into_response(),
+        None => error(
+            StatusCode::NOT_FOUND,
+            "this application runs no embedded job",
+        )
+        .into_response(),
     }
 }
 

@@ -129,7 +129,11 @@ async fn run_executor() -> anyhow::Result<()> {
     }
 }
 
-async fn poll(http: &reqwest::Client, cfg: &Config, req: &PollRequest) -> anyhow::Result<PollReply> {
+async fn poll(
+    http: &reqwest::Client,
+    cfg: &Config,
+    req: &PollRequest,
+) -> anyhow::Result<PollReply> {
     let resp = http
         .post(format!("{}/v1/executors/poll", cfg.url))
         .bearer_auth(&cfg.secret)

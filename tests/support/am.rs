@@ -98,7 +98,7 @@ impl Driver {
         }
     }
 
-    pub async fn get(&self, path: &str) -> serde_json::Value {
+    async fn get_ok(&self, path: &str) -> reqwest::Response {
         let resp = self
             .http
             .get(format!("{}{path}", self.url))
@@ -107,18 +107,15 @@ impl Driver {
             .await
             .unwrap();
         assert!(resp.status().is_success(), "GET {path}: {}", resp.status());
-        resp.json().await.unwrap()
+        resp
+    }
+
+    pub async fn get(&self, path: &str) -> serde_json::Value {
+        self.get_ok(path).await.json().await.unwrap()
     }
 
     pub async fn get_text(&self, path: &str) -> String {
-        let resp = self
-            .http
-            .get(format!("{}{path}", self.url))
-            .bearer_auth(&self.secret)
-            .send()
-            .await
-            .unwrap();
-        resp.text().await.unwrap()
+        self.get_ok(path).await.text().await.unwrap()
     }
 
     pub async fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
@@ -141,6 +138,24 @@ impl Driver {
     pub async fn running(&self) -> u64 {
         self.state().await["running"].as_u64().unwrap()
     }
+
+    pub async fn wait_running(&self, n: u64, limit: Duration) {
+        wait_for(&format!("{n} running executor(s)"), limit, || async {
+            (self.running().await == n).then_some(())
+        })
+        .await
+    }
+}
+
+/// Submits an app with one `sleep` executor and waits until it runs.
+pub async fn submit_one_executor(c: &Cluster, name: &str) -> (String, Driver) {
+    let app = submit(
+        c,
+        &["--name", name, "--max-attempts", "1", "--executors", "1"],
+    );
+    let d = Driver::find(c, &app).await;
+    d.wait_running(1, Duration::from_secs(60)).await;
+    (app, d)
 }
 
 /// The AM process: the NM's pid file names the container's shell, which runs `yarn-am am`
