@@ -316,7 +316,10 @@ mod tests {
         a.update(0, 0, 0, &execs(&[false]));
         a.update(3000, 0, 1, &execs(&[true]));
         assert!(a.update(6000, 0, 0, &execs(&[false])).is_empty());
-        assert_eq!(a.update(11_000, 0, 0, &execs(&[false])), vec!["e0".to_string()]);
+        assert_eq!(
+            a.update(11_000, 0, 0, &execs(&[false])),
+            vec!["e0".to_string()]
+        );
     }
 
     #[test]

@@ -253,8 +253,7 @@ impl Job {
                     cores: e.cores,
                 });
             }
-            if t
-                .preferred_hosts
+            if t.preferred_hosts
                 .iter()
                 .chain(&t.preferred_racks)
                 .any(|s| s.is_empty())
@@ -307,7 +306,13 @@ mod tests {
     fn defaults_are_sparks() {
         let job = Job::from_json(&minimal(r#"{"id":"a","command":"true"}"#)).unwrap();
         assert_eq!(job.task_retries, 4);
-        assert_eq!(job.locality_wait_ms, LocalityWait { node: 3000, rack: 3000 });
+        assert_eq!(
+            job.locality_wait_ms,
+            LocalityWait {
+                node: 3000,
+                rack: 3000
+            }
+        );
         assert_eq!(job.executor.idle_timeout_ms, 60_000);
         assert_eq!(job.executor.min_executors, 0);
         assert_eq!(job.initial_executors(), 0);
@@ -323,7 +328,7 @@ mod tests {
         let text = minimal(r#"{"id":"a","command":"true","cpu":1}"#);
         match Job::from_json(&text) {
             Err(JobError::Parse { path, message }) => {
-                assert_eq!(path, "tasks[0]");
+                assert_eq!(path, "tasks[0].cpu");
                 assert!(message.contains("cpu"), "{message}");
             }
             other => panic!("{other:?}"),
@@ -339,8 +344,14 @@ mod tests {
     #[test]
     fn bad_tasks_are_named() {
         let cases = [
-            (r#"{"id":"a","command":"  "}"#, "task `a` has an empty command"),
-            (r#"{"id":"b","command":"x","cpus":0}"#, "task `b` asks for 0 cpus"),
+            (
+                r#"{"id":"a","command":"  "}"#,
+                "task `a` has an empty command",
+            ),
+            (
+                r#"{"id":"b","command":"x","cpus":0}"#,
+                "task `b` asks for 0 cpus",
+            ),
             (
                 r#"{"id":"c","command":"x","cpus":3}"#,
                 "task `c` asks for 3 cpus but executors have 2 cores",
@@ -355,17 +366,26 @@ mod tests {
             let err = Job::from_json(&minimal(task)).unwrap_err();
             assert_eq!(err.to_string(), want);
         }
-        assert!(matches!(Job::from_json(&minimal("")), Err(JobError::NoTasks)));
+        assert!(matches!(
+            Job::from_json(&minimal("")),
+            Err(JobError::NoTasks)
+        ));
     }
 
     #[test]
     fn bad_executor_and_allocation_settings_are_named() {
         let mut job = Job::from_json(SAMPLE).unwrap();
         job.executor.min_executors = 7;
-        assert!(matches!(job.validate(), Err(JobError::MinAboveMax { min: 7, max: 6 })));
+        assert!(matches!(
+            job.validate(),
+            Err(JobError::MinAboveMax { min: 7, max: 6 })
+        ));
         job.executor.min_executors = 0;
         job.executor.initial_executors = Some(9);
-        assert!(matches!(job.validate(), Err(JobError::InitialOutOfRange { .. })));
+        assert!(matches!(
+            job.validate(),
+            Err(JobError::InitialOutOfRange { .. })
+        ));
         job.executor.initial_executors = None;
         job.allocation.executor_allocation_ratio = 0.0;
         assert!(matches!(job.validate(), Err(JobError::BadRatio(_))));
@@ -381,7 +401,10 @@ mod tests {
         assert!(matches!(job.validate(), Err(JobError::ZeroCores)));
         job.executor.cores = 2;
         job.allocation.backlog_timeout_ms = 0;
-        assert!(matches!(job.validate(), Err(JobError::ZeroBacklogTimeout(_))));
+        assert!(matches!(
+            job.validate(),
+            Err(JobError::ZeroBacklogTimeout(_))
+        ));
     }
 
     #[test]

@@ -172,7 +172,8 @@ impl Driver {
     fn round(&mut self, now: u64) -> Vec<DriverAction> {
         let mut out = Vec::new();
         if self.scheduler.failure().is_some() || self.scheduler.all_succeeded() {
-            self.report.sample(now, self.scheduler.executor_count() as u32);
+            self.report
+                .sample(now, self.scheduler.executor_count() as u32);
             let summary = self.build_summary(now);
             out.push(DriverAction::JobFinished {
                 succeeded: summary.succeeded,

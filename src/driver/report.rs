@@ -151,7 +151,11 @@ mod tests {
             r.sample(t, n);
         }
         let s = r.summary("j", None, 0, 30);
-        let got: Vec<(u64, u32)> = s.executors_over_time.iter().map(|s| (s.t_ms, s.executors)).collect();
+        let got: Vec<(u64, u32)> = s
+            .executors_over_time
+            .iter()
+            .map(|s| (s.t_ms, s.executors))
+            .collect();
         assert_eq!(got, vec![(0, 0), (10, 2), (30, 1)]);
     }
 
@@ -164,7 +168,14 @@ mod tests {
         let s = r.summary("j", None, 0, 99);
         assert!(!s.succeeded, "c never ran");
         assert_eq!((s.tasks_total, s.tasks_succeeded), (3, 2));
-        assert_eq!(s.by_locality, LocalityCounts { node_local: 1, rack_local: 1, ..Default::default() });
+        assert_eq!(
+            s.by_locality,
+            LocalityCounts {
+                node_local: 1,
+                rack_local: 1,
+                ..Default::default()
+            }
+        );
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(json["tasks"][1]["locality"], "RACK_LOCAL");
         assert_eq!(json["by_locality"]["node_local"], 1);

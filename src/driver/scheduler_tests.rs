@@ -14,14 +14,27 @@ fn task(id: &str, hosts: &[&str]) -> TaskSpec {
 
 /// nm1, nm2, nm3 on /r1; nm4 on /r2.
 fn racks() -> HashMap<String, String> {
-    [("nm1", "/r1"), ("nm2", "/r1"), ("nm3", "/r1"), ("nm4", "/r2")]
-        .into_iter()
-        .map(|(h, r)| (h.to_string(), r.to_string()))
-        .collect()
+    [
+        ("nm1", "/r1"),
+        ("nm2", "/r1"),
+        ("nm3", "/r1"),
+        ("nm4", "/r2"),
+    ]
+    .into_iter()
+    .map(|(h, r)| (h.to_string(), r.to_string()))
+    .collect()
 }
 
 fn sched(tasks: Vec<TaskSpec>) -> Scheduler {
-    Scheduler::new(tasks, LocalityWait { node: 3000, rack: 3000 }, 3, racks())
+    Scheduler::new(
+        tasks,
+        LocalityWait {
+            node: 3000,
+            rack: 3000,
+        },
+        3,
+        racks(),
+    )
 }
 
 fn add(s: &mut Scheduler, id: &str, host: &str, cores: u32) {
@@ -61,7 +74,11 @@ fn node_local_tasks_go_to_their_hosts() {
 #[test]
 fn node_to_rack_after_the_wait_then_any_when_no_rack_work_remains() {
     // a, b want nm1 (one slot); c wants nm4, on /r2 where nobody runs.
-    let mut s = sched(vec![task("a", &["nm1"]), task("b", &["nm1"]), task("c", &["nm4"])]);
+    let mut s = sched(vec![
+        task("a", &["nm1"]),
+        task("b", &["nm1"]),
+        task("c", &["nm4"]),
+    ]);
     add(&mut s, "e1", "nm1", 1);
     add(&mut s, "e2", "nm2", 1);
     let l = s.offer(0);
@@ -74,7 +91,15 @@ fn node_to_rack_after_the_wait_then_any_when_no_rack_work_remains() {
     assert_eq!(placed(&l), vec![("b", "e2", Locality::RackLocal)]);
     assert_eq!(s.level(), Locality::RackLocal);
     // a finishes: only c is left, and no live executor is on its rack: ANY at once.
-    ok(&mut s, &Launch { task_id: "a".into(), attempt: 0, executor_id: "e1".into(), locality: Locality::NodeLocal });
+    ok(
+        &mut s,
+        &Launch {
+            task_id: "a".into(),
+            attempt: 0,
+            executor_id: "e1".into(),
+            locality: Locality::NodeLocal,
+        },
+    );
     let l = s.offer(3500);
     assert_eq!(placed(&l), vec![("c", "e1", Locality::Any)]);
     assert_eq!(s.level(), Locality::Any);
@@ -118,7 +143,10 @@ fn a_launch_without_rejects_resets_to_the_most_local_level() {
     assert_eq!(s.level(), Locality::Any);
     ok(&mut s, &a);
     // Allowed is ANY, but the NODE pass comes first: c goes to nm1, nobody is turned away.
-    assert_eq!(placed(&s.offer(6100)), vec![("c", "e1", Locality::NodeLocal)]);
+    assert_eq!(
+        placed(&s.offer(6100)),
+        vec![("c", "e1", Locality::NodeLocal)]
+    );
     assert_eq!(s.level(), Locality::NodeLocal);
     ok(&mut s, &b);
     // Back at NODE: e4 must wait a fresh node wait from 6100 for d.
@@ -143,11 +171,17 @@ fn local_launches_elsewhere_do_not_restart_the_clock_while_a_slot_is_refused() {
         let l = running.pop().unwrap();
         ok(&mut s, &l);
         running = s.offer(t);
-        assert_eq!(placed(&running), vec![(running[0].task_id.as_str(), "e1", Locality::NodeLocal)]);
+        assert_eq!(
+            placed(&running),
+            vec![(running[0].task_id.as_str(), "e1", Locality::NodeLocal)]
+        );
     }
     let l = s.offer(3000);
     assert_eq!(l.len(), 1);
-    assert_eq!((l[0].executor_id.as_str(), l[0].locality), ("e2", Locality::RackLocal));
+    assert_eq!(
+        (l[0].executor_id.as_str(), l[0].locality),
+        ("e2", Locality::RackLocal)
+    );
 }
 
 #[test]
@@ -170,7 +204,15 @@ fn nm3_without_executors_falls_back_after_the_wait_instead_of_stalling() {
     racks.insert("nm3".into(), "/r3".into());
     let mut tasks: Vec<TaskSpec> = (0..2).map(|i| task(&format!("n3-{i}"), &["nm3"])).collect();
     tasks.extend((0..4).map(|i| task(&format!("n1-{i}"), &["nm1"])));
-    let mut s = Scheduler::new(tasks, LocalityWait { node: 3000, rack: 3000 }, 3, racks);
+    let mut s = Scheduler::new(
+        tasks,
+        LocalityWait {
+            node: 3000,
+            rack: 3000,
+        },
+        3,
+        racks,
+    );
     s.add_executor("e1".into(), "nm1".into(), "/r1".into(), 1);
     s.add_executor("e4".into(), "nm4".into(), "/r2".into(), 1);
     s.offer(0);
@@ -181,12 +223,19 @@ fn nm3_without_executors_falls_back_after_the_wait_instead_of_stalling() {
 
 #[test]
 fn no_pref_tasks_skip_the_delay() {
-    let mut s = sched(vec![task("a", &["nm1"]), task("b", &["nm1"]), task("n", &[])]);
+    let mut s = sched(vec![
+        task("a", &["nm1"]),
+        task("b", &["nm1"]),
+        task("n", &[]),
+    ]);
     add(&mut s, "e1", "nm1", 1);
     add(&mut s, "e2", "nm2", 1);
     assert_eq!(
         placed(&s.offer(0)),
-        vec![("a", "e1", Locality::NodeLocal), ("n", "e2", Locality::NoPref)]
+        vec![
+            ("a", "e1", Locality::NodeLocal),
+            ("n", "e2", Locality::NoPref)
+        ]
     );
     assert_eq!(s.level(), Locality::NodeLocal);
 }
@@ -199,7 +248,15 @@ fn preferred_racks_count_as_rack_local() {
     add(&mut s, "e1", "nm1", 1);
     add(&mut s, "e4", "nm4", 1);
     let l = s.offer(0);
-    assert_eq!(l[0], Launch { task_id: "a".into(), attempt: 0, executor_id: "e1".into(), locality: Locality::NodeLocal });
+    assert_eq!(
+        l[0],
+        Launch {
+            task_id: "a".into(),
+            attempt: 0,
+            executor_id: "e1".into(),
+            locality: Locality::NodeLocal
+        }
+    );
     // No pending task is NODE-runnable any more, so the next pass skips to RACK at once.
     assert_eq!(placed(&s.offer(1)), vec![("r", "e4", Locality::RackLocal)]);
 }
@@ -251,12 +308,19 @@ fn the_job_fails_when_a_task_fails_task_retries_times() {
         let l = s.offer(attempt as u64).remove(0);
         assert_eq!((l.task_id.as_str(), l.attempt), ("a", attempt));
         let f = s.task_finished("a", attempt, "e1", 7).unwrap();
-        let want = if attempt < 2 { Outcome::WillRetry } else { Outcome::JobFailed };
+        let want = if attempt < 2 {
+            Outcome::WillRetry
+        } else {
+            Outcome::JobFailed
+        };
         assert_eq!(f.outcome, want);
         assert_eq!(f.attempts, attempt + 1);
     }
     let why = s.failure().unwrap();
-    assert!(why.contains("task `a` failed 3 times") && why.contains("exited 7"), "{why}");
+    assert!(
+        why.contains("task `a` failed 3 times") && why.contains("exited 7"),
+        "{why}"
+    );
     assert!(s.offer(100).is_empty());
 }
 
@@ -265,7 +329,10 @@ fn losing_an_executor_requeues_without_a_failure() {
     let mut s = sched(vec![task("a", &[]), task("b", &[])]);
     add(&mut s, "e1", "nm1", 2);
     assert_eq!(s.offer(0).len(), 2);
-    assert_eq!(s.remove_executor("e1"), vec!["a".to_string(), "b".to_string()]);
+    assert_eq!(
+        s.remove_executor("e1"),
+        vec!["a".to_string(), "b".to_string()]
+    );
     assert_eq!(s.failures("a"), Some(0));
     assert_eq!(s.pending_count(), 2);
     assert_eq!(s.running_count(), 0);

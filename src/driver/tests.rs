@@ -70,7 +70,10 @@ fn a_job_from_demand_to_summary() {
     let out = d.on_event(1000, DriverEvent::Tick);
     assert_eq!(
         out,
-        vec![DriverAction::SetDemand(Demand { target_executors: 1, ..want })]
+        vec![DriverAction::SetDemand(Demand {
+            target_executors: 1,
+            ..want
+        })]
     );
     let out = d.on_event(1200, added("e1", "nm1"));
     assert_eq!(
@@ -78,8 +81,13 @@ fn a_job_from_demand_to_summary() {
         vec![("a".into(), 0, "e1".into()), ("b".into(), 0, "e1".into())]
     );
     match &out[0] {
-        DriverAction::LaunchTask { command, locality, .. } => {
-            assert_eq!((command.as_str(), *locality), ("echo a", Locality::NodeLocal));
+        DriverAction::LaunchTask {
+            command, locality, ..
+        } => {
+            assert_eq!(
+                (command.as_str(), *locality),
+                ("echo a", Locality::NodeLocal)
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -127,7 +135,11 @@ fn the_job_fails_after_task_retries_failures() {
     assert!(!*succeeded);
     assert_eq!(summary.tasks_failed, 1);
     assert_eq!(summary.tasks[0].attempts, 2);
-    assert!(summary.failure.as_deref().unwrap().contains("failed 2 times"));
+    assert!(summary
+        .failure
+        .as_deref()
+        .unwrap()
+        .contains("failed 2 times"));
 }
 
 #[test]
@@ -147,7 +159,13 @@ fn executor_loss_requeues_without_failing_the_job() {
     let out = d.on_event(6, added("e2", "nm2"));
     assert_eq!(launches(&out), vec![("a".into(), 1, "e2".into())]);
     let out = d.on_event(7, finished("a", 1, "e2", 0));
-    assert!(matches!(&out[..], [DriverAction::JobFinished { succeeded: true, .. }]));
+    assert!(matches!(
+        &out[..],
+        [DriverAction::JobFinished {
+            succeeded: true,
+            ..
+        }]
+    ));
 }
 
 #[test]
@@ -158,7 +176,10 @@ fn idle_executors_are_killed_and_get_no_work() {
     d.on_event(0, added("e2", "nm2"));
     // Both tasks go to e1 (2 cores); e2 is idle from 0.
     let out = d.on_event(5000, DriverEvent::Tick);
-    assert!(out.contains(&DriverAction::KillExecutors(vec!["e2".into()])), "{out:?}");
+    assert!(
+        out.contains(&DriverAction::KillExecutors(vec!["e2".into()])),
+        "{out:?}"
+    );
     assert_eq!(d.scheduler().usable_executors().len(), 1);
 }
 
