@@ -9,7 +9,9 @@
 //! are always launchable (Spark offers them outside the delay too).
 //!
 //! # One offer pass (`offer`)
-//! 1. Advance the allowed level (`allowed_level`). While it is below ANY:
+//! 1. Advance the allowed level (`allowed_level`). With no live executor at all, nothing
+//!    moves and the clock restarts at `now` (no offer was declined; this keeps a job from
+//!    sliding to ANY before its first executor registers). Otherwise, while it is below ANY:
 //!    - if no pending task could run at that level on any live executor (NODE: no pending task
 //!      prefers a host that has an executor; RACK: no pending task's racks hold one), move on
 //!      at once and restart the clock (waiting could not help; Spark's SPARK-4939 shortcut);
@@ -333,6 +335,12 @@ impl Scheduler {
 
     /// Step 1 of a pass: the loosest level a launch may have now.
     fn allowed_level(&mut self, now: u64) -> Locality {
+        if !self.executors.values().any(|e| e.usable) {
+            // Nobody to offer to, so nobody is being turned away: hold the level and start
+            // the clock afresh, rather than skipping every level for want of executors.
+            self.since = Some(now);
+            return self.level;
+        }
         let mut since = *self.since.get_or_insert(now);
         loop {
             let wait = match self.level {

@@ -366,3 +366,19 @@ fn executors_being_killed_get_nothing() {
     assert!(s.usable_executors().is_empty());
     assert_eq!(s.executor_count(), 1);
 }
+
+#[test]
+fn the_level_holds_until_executors_exist() {
+    let mut s = sched(vec![task("a", &["nm1"]), task("b", &["nm2"])]);
+    assert!(s.offer(0).is_empty());
+    assert!(s.offer(10_000).is_empty());
+    assert_eq!(s.level(), Locality::NodeLocal);
+    // The first executor is on nm1: b's host has no executor, so it is not NODE-runnable,
+    // but a is; e1 takes a and is full, so nothing was refused.
+    add(&mut s, "e1", "nm1", 1);
+    assert_eq!(
+        placed(&s.offer(10_100)),
+        vec![("a", "e1", Locality::NodeLocal)]
+    );
+    assert_eq!(s.level(), Locality::NodeLocal);
+}
