@@ -67,6 +67,9 @@ struct Sim {
     successes: BTreeMap<String, u32>,
     result: Option<(bool, JobSummary)>,
     duration: Box<dyn Fn(&TaskSpec) -> u64>,
+    /// Ignore the demand's hosts: place executors on these hosts, in turn.
+    blind: Option<Vec<&'static str>>,
+    placed: usize,
 }
 
 impl Sim {
@@ -96,6 +99,8 @@ impl Sim {
             successes: BTreeMap::new(),
             result: None,
             duration,
+            blind: None,
+            placed: 0,
         }
     }
 
@@ -153,6 +158,9 @@ impl Sim {
                     if self.chance(self.faults.executor_loss_per_mille) {
                         let when = t + 1 + self.rng % 3000;
                         self.at(when, Pending::Lost { exec: id.clone() });
+                    }
+                    if std::env::var("SIM_DEBUG").is_ok() {
+                        eprintln!("{t} up {id} on {host}");
                     }
                     DriverEvent::ExecutorAdded {
                         id,
@@ -243,6 +251,9 @@ impl Sim {
                         .running
                         .insert(task_id.clone(), (attempt, executor_id.clone(), spec.cpus));
                     assert!(prev.is_none(), "{task_id} already running: {prev:?}");
+                    if std::env::var("SIM_DEBUG").is_ok() {
+                        eprintln!("{} launch {task_id}#{attempt} on {executor_id}", self.now);
+                    }
                     let took = (self.duration)(&spec);
                     let code = i32::from(self.chance(self.faults.task_fail_per_mille));
                     self.at(
@@ -297,6 +308,13 @@ impl Sim {
             }
             for h in &self.starting {
                 *per_host.entry(h.as_str()).or_default() += 1;
+            }
+            if let Some(order) = &self.blind {
+                let host = order[self.placed % order.len()].to_string();
+                self.placed += 1;
+                self.starting.push(host.clone());
+                self.at(self.now + self.startup_ms, Pending::Up { host });
+                continue;
             }
             let host = self
                 .hosts
@@ -483,4 +501,37 @@ fn faults_cause_retries_and_the_job_still_finishes() {
         summary.by_locality,
         summary.executors_over_time.len()
     );
+}
+
+#[test]
+fn the_example_job_is_mostly_node_local_even_with_blind_placement() {
+    let hosts = [("nm1", "/r1"), ("nm2", "/r1"), ("nm3", "/r1")];
+    let mut sim = Sim::new(example_job(), &hosts, Box::new(|_| 1000));
+    sim.blind = Some(vec!["nm1", "nm2", "nm3"]);
+    sim.run(600_000);
+    let (ok, summary) = sim.result.expect("the job finished");
+    assert!(ok);
+    let node = summary.by_locality.node_local;
+    assert!(
+        node * 10 >= 60 * 9,
+        "only {node}/60 NODE_LOCAL: {:?}",
+        summary.by_locality
+    );
+}
+
+#[test]
+fn lopsided_executors_trade_some_locality_for_time() {
+    // nm2 gets one executor of six: alone it would need 10 s for its 20 one-second tasks.
+    // Once nm1's work runs out, its idle executors are refused nm2's tasks for the node wait,
+    // then take them RACK_LOCAL, and the job ends well before nm2 could finish alone.
+    let hosts = [("nm1", "/r1"), ("nm2", "/r1"), ("nm3", "/r1")];
+    let mut sim = Sim::new(example_job(), &hosts, Box::new(|_| 1000));
+    sim.blind = Some(vec!["nm1", "nm3", "nm1", "nm1", "nm2", "nm3"]);
+    sim.run(600_000);
+    let (ok, summary) = sim.result.expect("the job finished");
+    assert!(ok);
+    let l = summary.by_locality;
+    assert!(l.rack_local > 0 && l.node_local >= 40, "{l:?}");
+    assert!(summary.wall_time_ms < 13_500, "{}", summary.wall_time_ms);
+    eprintln!("lopsided: {l:?}, wall {} ms", summary.wall_time_ms);
 }
