@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use proptest::prelude::*;
 use yarn_am::driver::job::LocalityWait;
 use yarn_am::driver::scheduler::Outcome;
-use yarn_am::driver::{Allocation, Job, Scheduler, TaskSpec};
+use yarn_am::driver::{Allocation, Demand, Job, Scheduler, TaskSpec};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -163,6 +163,11 @@ proptest! {
             let job_failed = failures.values().any(|&c| c >= max_failures);
             prop_assert_eq!(s.failure().is_some(), job_failed);
             prop_assert_eq!(s.running_count(), running.len());
+            // The demand's incremental counts agree with a recount of the pending tasks.
+            prop_assert_eq!(
+                Demand::from_counts(0, s.pending_with_hosts(), s.pending_per_host()),
+                Demand::derive(0, s.pending_tasks())
+            );
             if !job_failed {
                 prop_assert_eq!(s.pending_count() + running.len() + succeeded, n);
             }

@@ -535,3 +535,44 @@ fn lopsided_executors_trade_some_locality_for_time() {
     assert!(summary.wall_time_ms < 13_500, "{}", summary.wall_time_ms);
     eprintln!("lopsided: {l:?}, wall {} ms", summary.wall_time_ms);
 }
+
+#[test]
+fn a_large_job_runs_in_reasonable_time() {
+    // 5000 tasks over 50 hosts, 40 executors of 4 cores: the scheduler must not be quadratic
+    // in a way that shows here (debug build, well under a few seconds).
+    let hosts: Vec<(String, String)> = (0..50)
+        .map(|i| (format!("h{i}"), format!("/r{}", i % 5)))
+        .collect();
+    let tasks: Vec<serde_json::Value> = (0..5000)
+        .map(|i| {
+            serde_json::json!({"id": format!("t{i}"), "command": "x",
+            "preferred_hosts": [format!("h{}", i % 50), format!("h{}", (i * 7 + 3) % 50)]})
+        })
+        .collect();
+    let job = Job::from_json(
+        &serde_json::json!({"name": "big",
+            "executor": {"cores": 4, "memory_mb": 1, "max_executors": 40},
+            "tasks": tasks})
+        .to_string(),
+    )
+    .unwrap();
+    let host_refs: Vec<(&str, &str)> = hosts
+        .iter()
+        .map(|(h, r)| (h.as_str(), r.as_str()))
+        .collect();
+    let started = std::time::Instant::now();
+    let mut sim = Sim::new(
+        job,
+        &host_refs,
+        Box::new(|t| 500 + (t.id.len() as u64 * 97) % 700),
+    );
+    sim.run(3_600_000);
+    let (ok, summary) = sim.result.expect("finished");
+    assert!(ok);
+    eprintln!(
+        "large: {:?}, wall {} ms simulated, {:?} real",
+        summary.by_locality,
+        summary.wall_time_ms,
+        started.elapsed()
+    );
+}

@@ -43,6 +43,22 @@ pub struct Demand {
 }
 
 impl Demand {
+    /// The demand from counts already kept: pending tasks naming hosts, and per host.
+    pub fn from_counts<'a>(
+        target: u32,
+        locality_aware_tasks: usize,
+        per_host: impl IntoIterator<Item = (&'a str, usize)>,
+    ) -> Demand {
+        Demand {
+            target_executors: target,
+            locality_aware_tasks: locality_aware_tasks as u32,
+            host_to_local_task_count: per_host
+                .into_iter()
+                .map(|(h, n)| (h.to_string(), n as u32))
+                .collect(),
+        }
+    }
+
     /// The demand for `target` executors and these pending tasks.
     pub fn derive<'a>(target: u32, pending: impl IntoIterator<Item = &'a TaskSpec>) -> Demand {
         let mut d = Demand {

@@ -226,7 +226,11 @@ impl Driver {
 
     /// The demand as of the last round (what the last `SetDemand` said, or would say).
     pub fn demand(&self) -> Demand {
-        Demand::derive(self.allocation.target(), self.scheduler.pending_tasks())
+        Demand::from_counts(
+            self.allocation.target(),
+            self.scheduler.pending_with_hosts(),
+            self.scheduler.pending_per_host(),
+        )
     }
 
     /// The summary so far, or the final one once the job has finished.

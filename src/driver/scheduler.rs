@@ -39,8 +39,9 @@
 //! After `max_failures` failures the job fails. An executor that goes away re-queues its
 //! running tasks without counting a failure: losing a node is not the task's fault.
 //!
-//! Costs: a pass scans pending tasks per executor per round, `O(rounds x executors x pending)`;
-//! fine for thousands of tasks, not for millions.
+//! Costs: pending tasks are indexed by preferred host, so NODE_LOCAL and NO_PREF picks and
+//! the demand do not scan; RACK_LOCAL and ANY picks, and the check for refused offers, scan
+//! the pending tasks (stopping at the first fit).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -132,6 +133,12 @@ pub struct Scheduler {
     tasks: Vec<Task>,
     index: HashMap<String, usize>,
     pending: BTreeSet<usize>,
+    /// Pending tasks by preferred host, and those without any preference: the NODE_LOCAL and
+    /// NO_PREF passes, the NODE level check and the demand read these instead of scanning.
+    pending_by_host: HashMap<String, BTreeSet<usize>>,
+    pending_no_pref: BTreeSet<usize>,
+    /// Pending tasks naming at least one host.
+    pending_with_hosts: usize,
     executors: BTreeMap<ExecutorId, Executor>,
     host_to_rack: HashMap<String, String>,
     waits: LocalityWait,
@@ -155,8 +162,8 @@ impl Scheduler {
             .enumerate()
             .map(|(i, t)| (t.id.clone(), i))
             .collect();
-        let pending = (0..tasks.len()).collect();
-        Scheduler {
+        let n = tasks.len();
+        let mut s = Scheduler {
             tasks: tasks
                 .into_iter()
                 .map(|spec| Task {
@@ -168,7 +175,10 @@ impl Scheduler {
                 })
                 .collect(),
             index,
-            pending,
+            pending: BTreeSet::new(),
+            pending_by_host: HashMap::new(),
+            pending_no_pref: BTreeSet::new(),
+            pending_with_hosts: 0,
             executors: BTreeMap::new(),
             host_to_rack,
             waits,
@@ -177,6 +187,45 @@ impl Scheduler {
             since: None,
             succeeded: 0,
             failure: None,
+        };
+        for i in 0..n {
+            s.enqueue(i);
+        }
+        s
+    }
+
+    fn enqueue(&mut self, i: usize) {
+        if !self.pending.insert(i) {
+            return;
+        }
+        let spec = &self.tasks[i].spec;
+        if spec.has_no_preference() {
+            self.pending_no_pref.insert(i);
+        }
+        if !spec.preferred_hosts.is_empty() {
+            self.pending_with_hosts += 1;
+        }
+        for h in &spec.preferred_hosts {
+            self.pending_by_host.entry(h.clone()).or_default().insert(i);
+        }
+    }
+
+    fn dequeue(&mut self, i: usize) {
+        if !self.pending.remove(&i) {
+            return;
+        }
+        let spec = &self.tasks[i].spec;
+        self.pending_no_pref.remove(&i);
+        if !spec.preferred_hosts.is_empty() {
+            self.pending_with_hosts -= 1;
+        }
+        for h in &spec.preferred_hosts {
+            if let Some(set) = self.pending_by_host.get_mut(h) {
+                set.remove(&i);
+                if set.is_empty() {
+                    self.pending_by_host.remove(h);
+                }
+            }
         }
     }
 
@@ -209,8 +258,8 @@ impl Scheduler {
         for i in exec.running {
             let task = &mut self.tasks[i];
             task.state = State::Pending;
-            self.pending.insert(i);
             requeued.push(task.spec.id.clone());
+            self.enqueue(i);
         }
         requeued
     }
@@ -246,6 +295,7 @@ impl Scheduler {
             return None;
         }
         let (host, locality) = (host.clone(), *locality);
+        let mut requeue = false;
         if let Some(e) = self.executors.get_mut(executor_id) {
             e.free += task.spec.cpus;
             e.running.remove(&i);
@@ -269,17 +319,21 @@ impl Scheduler {
                 Outcome::JobFailed
             } else {
                 task.state = State::Pending;
-                self.pending.insert(i);
+                requeue = true;
                 Outcome::WillRetry
             }
         };
+        let attempts = task.launches;
+        if requeue {
+            self.enqueue(i);
+        }
         Some(Finished {
             task_id: task_id.to_string(),
             attempt,
             executor_id: executor_id.to_string(),
             host,
             locality,
-            attempts: task.launches,
+            attempts,
             outcome,
         })
     }
@@ -370,11 +424,7 @@ impl Scheduler {
     fn runnable_at(&self, level: Locality) -> bool {
         let live = || self.executors.values().filter(|e| e.usable);
         match level {
-            Locality::NodeLocal => {
-                let hosts: BTreeSet<&str> = live().map(|e| e.host.as_str()).collect();
-                self.pending_specs()
-                    .any(|t| t.preferred_hosts.iter().any(|h| hosts.contains(h.as_str())))
-            }
+            Locality::NodeLocal => live().any(|e| self.pending_by_host.contains_key(&e.host)),
             Locality::RackLocal => {
                 let racks: BTreeSet<&str> = live().map(|e| e.rack.as_str()).collect();
                 self.pending_specs()
@@ -387,17 +437,25 @@ impl Scheduler {
     /// First pending task (job order) that fits the executor and matches `level` there.
     fn pick(&self, exec_id: &str, level: Locality) -> Option<usize> {
         let exec = &self.executors[exec_id];
-        self.pending.iter().copied().find(|&i| {
-            let task = &self.tasks[i];
-            task.spec.cpus <= exec.free
-                && !self.excluded(task, exec_id)
-                && match level {
-                    Locality::NodeLocal => task.spec.preferred_hosts.contains(&exec.host),
-                    Locality::NoPref => task.spec.has_no_preference(),
-                    Locality::RackLocal => self.in_rack(&task.spec, &exec.rack),
-                    Locality::Any => true,
-                }
-        })
+        let fits = |i: &usize| {
+            let task = &self.tasks[*i];
+            task.spec.cpus <= exec.free && !self.excluded(task, exec_id)
+        };
+        match level {
+            Locality::NodeLocal => self
+                .pending_by_host
+                .get(&exec.host)?
+                .iter()
+                .copied()
+                .find(fits),
+            Locality::NoPref => self.pending_no_pref.iter().copied().find(fits),
+            Locality::RackLocal => self
+                .pending
+                .iter()
+                .copied()
+                .find(|i| fits(i) && self.in_rack(&self.tasks[*i].spec, &exec.rack)),
+            Locality::Any => self.pending.iter().copied().find(fits),
+        }
     }
 
     fn launch(&mut self, i: usize, exec_id: &str) -> Launch {
@@ -406,7 +464,6 @@ impl Scheduler {
         let task = &mut self.tasks[i];
         exec.free -= task.spec.cpus;
         exec.running.insert(i);
-        self.pending.remove(&i);
         let attempt = task.launches;
         task.launches += 1;
         task.state = State::Running {
@@ -415,12 +472,14 @@ impl Scheduler {
             host: exec.host.clone(),
             locality,
         };
-        Launch {
+        let launch = Launch {
             task_id: task.spec.id.clone(),
             attempt,
             executor_id: exec_id.to_string(),
             locality,
-        }
+        };
+        self.dequeue(i);
+        launch
     }
 
     /// The level a launch of `task` on this executor has, whatever pass it came from.
@@ -473,6 +532,18 @@ impl Scheduler {
     /// Tasks waiting for a slot, in job order.
     pub fn pending_tasks(&self) -> impl Iterator<Item = &TaskSpec> {
         self.pending_specs()
+    }
+
+    /// Pending tasks naming at least one host.
+    pub fn pending_with_hosts(&self) -> usize {
+        self.pending_with_hosts
+    }
+
+    /// For each host some pending task prefers, how many do.
+    pub fn pending_per_host(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.pending_by_host
+            .iter()
+            .map(|(h, s)| (h.as_str(), s.len()))
     }
 
     pub fn pending_count(&self) -> usize {
