@@ -2,3 +2,4 @@
 //! shared by the binary, the benchmarks and the integration tests.
 
 pub mod allocator;
+pub mod driver;

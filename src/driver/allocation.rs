@@ -1,0 +1,374 @@
+//! How many executors to want, and which to let go: Spark's `ExecutorAllocationManager` rules
+//! as a pure function of (time, load, executors).
+//!
+//! # Need
+//! `max_needed = ceil((pending + running) * ratio / tasks_per_executor)`, where
+//! `tasks_per_executor = executor cores / largest task cpus` (at least 1).
+//!
+//! # Target, once per round (`update`)
+//! - Backlog clock: when tasks are pending and no clock runs, the first raise is due at
+//!   `now + backlog_timeout`. With nothing pending, the clock stops and the step goes back to 1.
+//! - If `max_needed < target`: drop the target to `max(max_needed, min)` at once and reset
+//!   the step to 1 (this never kills anything by itself; idle release does that).
+//! - Else, if a raise is due: raise (below) and schedule the next one at
+//!   `now + sustained_backlog_timeout`.
+//! - Raise: if the target is already at `max`, reset the step to 1. Otherwise
+//!   `target = clamp(min(max(target, live executors) + step, max_needed), min, max)`. If the
+//!   target grew by exactly `step`, double the step (1, 2, 4, ... executors per round while
+//!   the backlog lasts); if it grew by less (capped by the need or `max`) or not at all, reset
+//!   the step to 1.
+//!
+//! # Idle release
+//! An executor running nothing is idle from the first round that sees it so. Idle for
+//! `idle_timeout` or longer, it is killed, longest-idle first, as long as the live executors
+//! left stay at or above `max(min, target)`: never below the minimum, and never an executor
+//! the current need would ask for again.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::job::{Job, TaskSpec};
+use super::scheduler::ExecutorId;
+
+/// The demand the AM's `POST /v1/demand` takes (its `excluded_hosts` left to its default).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Demand {
+    pub target_executors: u32,
+    /// Pending tasks that name at least one preferred host (rack-only preferences cannot be
+    /// expressed per host, so they are not counted).
+    pub locality_aware_tasks: u32,
+    /// For each preferred host, the pending tasks naming it.
+    pub host_to_local_task_count: BTreeMap<String, u32>,
+}
+
+impl Demand {
+    /// The demand from counts already kept: pending tasks naming hosts, and per host.
+    pub fn from_counts<'a>(
+        target: u32,
+        locality_aware_tasks: usize,
+        per_host: impl IntoIterator<Item = (&'a str, usize)>,
+    ) -> Demand {
+        Demand {
+            target_executors: target,
+            locality_aware_tasks: locality_aware_tasks as u32,
+            host_to_local_task_count: per_host
+                .into_iter()
+                .map(|(h, n)| (h.to_string(), n as u32))
+                .collect(),
+        }
+    }
+
+    /// The demand for `target` executors and these pending tasks.
+    pub fn derive<'a>(target: u32, pending: impl IntoIterator<Item = &'a TaskSpec>) -> Demand {
+        let mut d = Demand {
+            target_executors: target,
+            ..Demand::default()
+        };
+        for t in pending {
+            if t.preferred_hosts.is_empty() {
+                continue;
+            }
+            d.locality_aware_tasks += 1;
+            for h in &t.preferred_hosts {
+                *d.host_to_local_task_count.entry(h.clone()).or_default() += 1;
+            }
+        }
+        d
+    }
+}
+
+/// The allocation manager's state.
+#[derive(Debug, Clone)]
+pub struct Allocation {
+    min: u32,
+    max: u32,
+    ratio: f64,
+    tasks_per_executor: u32,
+    backlog_timeout: u64,
+    sustained_timeout: u64,
+    idle_timeout: u64,
+    target: u32,
+    step: u32,
+    /// When the next raise is due, while a backlog lasts.
+    raise_at: Option<u64>,
+    idle_since: BTreeMap<ExecutorId, u64>,
+}
+
+impl Allocation {
+    pub fn new(job: &Job) -> Allocation {
+        Allocation {
+            min: job.executor.min_executors,
+            max: job.executor.max_executors,
+            ratio: job.allocation.executor_allocation_ratio,
+            tasks_per_executor: job.tasks_per_executor(),
+            backlog_timeout: job.allocation.backlog_timeout_ms,
+            sustained_timeout: job.allocation.sustained_backlog_timeout_ms,
+            idle_timeout: job.executor.idle_timeout_ms,
+            target: job.initial_executors(),
+            step: 1,
+            raise_at: None,
+            idle_since: BTreeMap::new(),
+        }
+    }
+
+    /// Executors the current tasks would keep busy, before clamping to `[min, max]`.
+    pub fn max_needed(&self, pending: usize, running: usize) -> u32 {
+        let tasks = (pending + running) as f64 * self.ratio;
+        let need = (tasks / self.tasks_per_executor as f64).ceil();
+        need.min(u32::MAX as f64) as u32
+    }
+
+    pub fn target(&self) -> u32 {
+        self.target
+    }
+
+    /// Executors added per raise right now.
+    pub fn step(&self) -> u32 {
+        self.step
+    }
+
+    /// One round. `executors`: the live executors not already being killed, each with
+    /// whether it runs a task. Returns the executors to kill.
+    pub fn update(
+        &mut self,
+        now: u64,
+        pending: usize,
+        running: usize,
+        executors: &[(ExecutorId, bool)],
+    ) -> Vec<ExecutorId> {
+        if pending > 0 {
+            self.raise_at.get_or_insert(now + self.backlog_timeout);
+        } else {
+            self.raise_at = None;
+            self.step = 1;
+        }
+        let need = self.max_needed(pending, running);
+        if need < self.target {
+            self.target = need.max(self.min);
+            self.step = 1;
+        } else if self.raise_at.is_some_and(|at| now >= at) {
+            self.raise(need, executors.len() as u32);
+            self.raise_at = Some(now + self.sustained_timeout);
+        }
+        self.release_idle(now, executors)
+    }
+
+    fn raise(&mut self, need: u32, live: u32) {
+        if self.target >= self.max {
+            self.step = 1;
+            return;
+        }
+        let old = self.target;
+        let wanted = self.target.max(live).saturating_add(self.step).min(need);
+        self.target = wanted.clamp(self.min, self.max);
+        let delta = self.target.saturating_sub(old);
+        self.step = if delta > 0 && delta == self.step {
+            self.step.saturating_mul(2)
+        } else {
+            1
+        };
+    }
+
+    fn release_idle(&mut self, now: u64, executors: &[(ExecutorId, bool)]) -> Vec<ExecutorId> {
+        let mut seen = BTreeMap::new();
+        for (id, busy) in executors {
+            if !busy {
+                let since = self.idle_since.get(id).copied().unwrap_or(now);
+                seen.insert(id.clone(), since);
+            }
+        }
+        self.idle_since = seen;
+        let mut expired: Vec<(u64, &ExecutorId)> = self
+            .idle_since
+            .iter()
+            .filter(|(_, &since)| now.saturating_sub(since) >= self.idle_timeout)
+            .map(|(id, &since)| (since, id))
+            .collect();
+        expired.sort();
+        let floor = self.min.max(self.target) as usize;
+        let mut live = executors.len();
+        let mut kill = Vec::new();
+        for (_, id) in expired {
+            if live <= floor {
+                break;
+            }
+            live -= 1;
+            kill.push(id.clone());
+        }
+        for id in &kill {
+            self.idle_since.remove(id);
+        }
+        kill
+    }
+
+    /// When the next round could change something by time alone (a raise, an idle expiry).
+    pub fn next_deadline_ms(&self) -> Option<u64> {
+        let idle = self
+            .idle_since
+            .values()
+            .map(|s| s.saturating_add(self.idle_timeout))
+            .min();
+        match (self.raise_at, idle) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(min: u32, max: u32, cores: u32, ratio: f64) -> Job {
+        let text = format!(
+            r#"{{"name":"j","executor":{{"cores":{cores},"memory_mb":1,"min_executors":{min},
+                "max_executors":{max},"idle_timeout_ms":5000}},
+               "allocation":{{"executor_allocation_ratio":{ratio}}},
+               "tasks":[{{"id":"a","command":"x"}}]}}"#
+        );
+        Job::from_json(&text).unwrap()
+    }
+
+    fn execs(busy: &[bool]) -> Vec<(ExecutorId, bool)> {
+        busy.iter()
+            .enumerate()
+            .map(|(i, &b)| (format!("e{i}"), b))
+            .collect()
+    }
+
+    #[test]
+    fn need_formula() {
+        let a = Allocation::new(&job(0, 100, 4, 1.0));
+        assert_eq!(a.max_needed(0, 0), 0);
+        assert_eq!(a.max_needed(1, 0), 1);
+        assert_eq!(a.max_needed(4, 0), 1);
+        assert_eq!(a.max_needed(5, 3), 2);
+        assert_eq!(a.max_needed(9, 0), 3);
+        let half = Allocation::new(&job(0, 100, 2, 0.5));
+        assert_eq!(half.max_needed(10, 0), 3); // ceil(10 * 0.5 / 2)
+    }
+
+    #[test]
+    fn ramp_up_waits_for_the_backlog_then_doubles() {
+        let mut a = Allocation::new(&job(0, 100, 1, 1.0));
+        // 20 pending: need 20. Nothing before the backlog timeout.
+        assert!(a.update(0, 20, 0, &[]).is_empty());
+        assert_eq!(a.target(), 0);
+        a.update(999, 20, 0, &[]);
+        assert_eq!(a.target(), 0);
+        let mut seen = vec![];
+        for t in [1000, 1500, 2000, 3000, 4000, 5000, 6000] {
+            a.update(t, 20, 0, &[]);
+            seen.push(a.target());
+        }
+        // +1 at 1000, nothing at 1500 (sustained timeout 1000), +2, +4, +8, then capped at 20.
+        assert_eq!(seen, vec![1, 1, 3, 7, 15, 20, 20]);
+    }
+
+    #[test]
+    fn ramp_up_starts_from_the_live_executors() {
+        let mut a = Allocation::new(&job(0, 100, 1, 1.0));
+        a.update(0, 10, 0, &[]);
+        a.update(1000, 10, 0, &execs(&[true, true, true]));
+        assert_eq!(a.target(), 4);
+        // Grew by more than the step: the step resets.
+        assert_eq!(a.step(), 1);
+    }
+
+    #[test]
+    fn target_is_clamped_to_min_and_max() {
+        let mut a = Allocation::new(&job(2, 5, 1, 1.0));
+        assert_eq!(a.target(), 2);
+        for t in 0..20 {
+            a.update(t * 1000, 50, 0, &[]);
+            assert!((2..=5).contains(&a.target()));
+        }
+        assert_eq!(a.target(), 5);
+        // The backlog is gone: need 0, but never below min.
+        a.update(30_000, 0, 0, &[]);
+        assert_eq!(a.target(), 2);
+    }
+
+    #[test]
+    fn the_target_drops_with_the_need_at_once() {
+        let mut a = Allocation::new(&job(0, 100, 2, 1.0));
+        for t in 0..10 {
+            a.update(t * 1000, 40, 0, &[]);
+        }
+        assert_eq!(a.target(), 20);
+        a.update(10_000, 3, 2, &[]);
+        assert_eq!(a.target(), 3);
+        assert_eq!(a.step(), 1);
+    }
+
+    #[test]
+    fn a_cleared_backlog_restarts_the_clock() {
+        let mut a = Allocation::new(&job(0, 100, 1, 1.0));
+        a.update(0, 5, 0, &[]);
+        a.update(900, 0, 5, &[]);
+        a.update(1000, 5, 0, &[]);
+        assert_eq!(a.target(), 0);
+        a.update(2000, 5, 0, &[]);
+        assert_eq!(a.target(), 1);
+    }
+
+    #[test]
+    fn idle_executors_go_after_the_timeout_but_not_below_min() {
+        let mut a = Allocation::new(&job(1, 10, 1, 1.0));
+        let all_idle = execs(&[false, false, false]);
+        assert!(a.update(0, 0, 0, &all_idle).is_empty());
+        assert!(a.update(4999, 0, 0, &all_idle).is_empty());
+        assert_eq!(a.next_deadline_ms(), Some(5000));
+        let killed = a.update(5000, 0, 0, &all_idle);
+        assert_eq!(killed, vec!["e0".to_string(), "e1".to_string()]);
+        // The one left is the minimum.
+        assert!(a.update(99_000, 0, 0, &execs(&[false])).is_empty());
+    }
+
+    #[test]
+    fn busy_resets_the_idle_clock() {
+        let mut a = Allocation::new(&job(0, 10, 1, 1.0));
+        a.update(0, 0, 0, &execs(&[false]));
+        a.update(3000, 0, 1, &execs(&[true]));
+        assert!(a.update(6000, 0, 0, &execs(&[false])).is_empty());
+        assert_eq!(
+            a.update(11_000, 0, 0, &execs(&[false])),
+            vec!["e0".to_string()]
+        );
+    }
+
+    #[test]
+    fn idle_executors_the_need_still_wants_stay() {
+        // 2 running tasks need 2 executors; 3 live, 2 idle: only one may go.
+        let mut a = Allocation::new(&job(0, 10, 1, 1.0));
+        a.update(0, 2, 0, &[]);
+        a.update(1000, 2, 0, &[]);
+        a.update(2000, 2, 0, &[]);
+        assert_eq!(a.target(), 2);
+        let e = execs(&[true, false, false]);
+        a.update(3000, 0, 2, &e);
+        assert_eq!(a.update(8000, 0, 2, &e), vec!["e1".to_string()]);
+    }
+
+    #[test]
+    fn demand_counts_pending_preferences() {
+        let t = |id: &str, hosts: &[&str]| TaskSpec {
+            id: id.into(),
+            command: "x".into(),
+            preferred_hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            preferred_racks: vec![],
+            cpus: 1,
+        };
+        let tasks = [t("a", &["nm1", "nm2"]), t("b", &["nm1"]), t("c", &[])];
+        let d = Demand::derive(4, &tasks);
+        assert_eq!(d.target_executors, 4);
+        assert_eq!(d.locality_aware_tasks, 2);
+        assert_eq!(
+            d.host_to_local_task_count,
+            BTreeMap::from([("nm1".to_string(), 2), ("nm2".to_string(), 1)])
+        );
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(json["host_to_local_task_count"]["nm1"], 2);
+    }
+}

@@ -1,0 +1,277 @@
+//! The embedded driver's sans-IO core: a job's tasks scheduled onto executors the AM brings
+//! up, and the executor demand that keeps them coming.
+//!
+//! Like the allocator, nothing here opens a socket, reads a clock or spawns anything. The AM
+//! feeds [`DriverEvent`]s with the time and carries out the [`DriverAction`]s that come back:
+//! launch a task's command on an executor, post the demand to the allocator, kill executors,
+//! finish the application.
+//!
+//! - [`job`]: the job file and its validation;
+//! - [`scheduler`]: tasks onto free slots with delay scheduling, retries, executor loss;
+//! - [`allocation`]: executor target, ramp-up, idle release, and the demand;
+//! - [`report`]: per-task records and the job summary.
+//!
+//! Every event runs one *round*: apply the event, offer free slots (launches), update the
+//! allocation (target, kills), then emit the demand if it changed. Time only moves the
+//! locality level, the ramp-up and idle release, so the AM must send [`DriverEvent::Tick`]
+//! now and then; [`Driver::next_deadline_ms`] says when one would matter.
+
+pub mod allocation;
+pub mod job;
+pub mod report;
+pub mod scheduler;
+
+use std::collections::HashMap;
+
+pub use allocation::{Allocation, Demand};
+pub use job::{Job, JobError, TaskSpec};
+pub use report::{JobSummary, LocalityCounts, TaskRecord};
+pub use scheduler::{ExecutorId, Locality, Scheduler};
+
+use report::Report;
+
+/// Something the AM saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DriverEvent {
+    /// An executor registered and can take tasks on `cores` cpus.
+    ExecutorAdded {
+        id: ExecutorId,
+        host: String,
+        rack: String,
+        cores: u32,
+    },
+    /// An executor is gone (killed on request, node lost, crashed). Its running tasks are
+    /// re-queued without counting a failure against them.
+    ExecutorRemoved { id: ExecutorId, reason: String },
+    /// A task's command ended. `exit_code` 0 is success; anything else (including a launch
+    /// that could not start, reported with any non-zero code) is a failed attempt.
+    TaskFinished {
+        task_id: String,
+        attempt: u32,
+        executor_id: ExecutorId,
+        exit_code: i32,
+        duration_ms: u64,
+    },
+    /// Nothing happened; time passed.
+    Tick,
+}
+
+/// Something the AM should do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DriverAction {
+    /// Run `command` on the executor, as attempt `attempt` of the task.
+    LaunchTask {
+        task_id: String,
+        attempt: u32,
+        executor_id: ExecutorId,
+        command: String,
+        locality: Locality,
+    },
+    /// Post this to the allocator (`POST /v1/demand`). Emitted when it changes.
+    SetDemand(Demand),
+    /// Kill these executors (idle too long). They get no more tasks.
+    KillExecutors(Vec<ExecutorId>),
+    /// The job is over; nothing more will be emitted.
+    JobFinished {
+        succeeded: bool,
+        summary: Box<JobSummary>,
+    },
+}
+
+/// The driver state machine.
+#[derive(Debug, Clone)]
+pub struct Driver {
+    job: Job,
+    index: HashMap<String, usize>,
+    scheduler: Scheduler,
+    allocation: Allocation,
+    report: Report,
+    start_ms: Option<u64>,
+    now_ms: u64,
+    last_demand: Option<Demand>,
+    summary: Option<JobSummary>,
+}
+
+impl Driver {
+    /// A driver for `job` (validated here). `host_to_rack` places the hosts tasks prefer;
+    /// executors' own racks are added as they register.
+    pub fn new(job: Job, host_to_rack: HashMap<String, String>) -> Result<Driver, JobError> {
+        job.validate()?;
+        let index = job
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.id.clone(), i))
+            .collect();
+        let scheduler = Scheduler::new(
+            job.tasks.clone(),
+            job.locality_wait_ms,
+            job.task_retries,
+            host_to_rack,
+        );
+        Ok(Driver {
+            allocation: Allocation::new(&job),
+            report: Report::new(job.tasks.len()),
+            index,
+            scheduler,
+            job,
+            start_ms: None,
+            now_ms: 0,
+            last_demand: None,
+            summary: None,
+        })
+    }
+
+    /// Apply one event at `now_ms` and run a round. Time never goes back: an earlier
+    /// `now_ms` than the last one is taken as the last one.
+    pub fn on_event(&mut self, now_ms: u64, event: DriverEvent) -> Vec<DriverAction> {
+        if self.summary.is_some() {
+            return Vec::new();
+        }
+        let now = now_ms.max(self.now_ms);
+        self.now_ms = now;
+        self.start_ms.get_or_insert(now);
+        match event {
+            DriverEvent::ExecutorAdded {
+                id,
+                host,
+                rack,
+                cores,
+            } => self.scheduler.add_executor(id, host, rack, cores),
+            DriverEvent::ExecutorRemoved { id, .. } => {
+                self.scheduler.remove_executor(&id);
+            }
+            DriverEvent::TaskFinished {
+                task_id,
+                attempt,
+                executor_id,
+                exit_code,
+                duration_ms,
+            } => {
+                if let Some(f) =
+                    self.scheduler
+                        .task_finished(&task_id, attempt, &executor_id, exit_code)
+                {
+                    let record = TaskRecord {
+                        task_id,
+                        executor_id: f.executor_id,
+                        host: f.host,
+                        locality: f.locality,
+                        attempts: f.attempts,
+                        duration_ms,
+                        exit_code,
+                    };
+                    self.report.record(self.index[&record.task_id], record);
+                }
+            }
+            DriverEvent::Tick => {}
+        }
+        self.round(now)
+    }
+
+    fn round(&mut self, now: u64) -> Vec<DriverAction> {
+        let mut out = Vec::new();
+        if self.scheduler.failure().is_some() || self.scheduler.all_succeeded() {
+            self.report
+                .sample(now, self.scheduler.executor_count() as u32);
+            let summary = self.build_summary(now);
+            out.push(DriverAction::JobFinished {
+                succeeded: summary.succeeded,
+                summary: Box::new(summary.clone()),
+            });
+            self.summary = Some(summary);
+            return out;
+        }
+        for l in self.scheduler.offer(now) {
+            let command = self.job.tasks[self.index[&l.task_id]].command.clone();
+            out.push(DriverAction::LaunchTask {
+                task_id: l.task_id,
+                attempt: l.attempt,
+                executor_id: l.executor_id,
+                command,
+                locality: l.locality,
+            });
+        }
+        let kills = self.allocation.update(
+            now,
+            self.scheduler.pending_count(),
+            self.scheduler.running_count(),
+            &self.scheduler.usable_executors(),
+        );
+        if !kills.is_empty() {
+            for id in &kills {
+                self.scheduler.mark_killing(id);
+            }
+            out.push(DriverAction::KillExecutors(kills));
+        }
+        let demand = self.demand();
+        if self.last_demand.as_ref() != Some(&demand) {
+            self.last_demand = Some(demand.clone());
+            out.push(DriverAction::SetDemand(demand));
+        }
+        self.report
+            .sample(now, self.scheduler.executor_count() as u32);
+        out
+    }
+
+    fn build_summary(&self, now: u64) -> JobSummary {
+        let failure = self.scheduler.failure();
+        self.report.summary(
+            &self.job.name,
+            failure,
+            u32::from(failure.is_some()),
+            now - self.start_ms.unwrap_or(now),
+        )
+    }
+
+    /// The demand as of the last round (what the last `SetDemand` said, or would say).
+    pub fn demand(&self) -> Demand {
+        Demand::from_counts(
+            self.allocation.target(),
+            self.scheduler.pending_with_hosts(),
+            self.scheduler.pending_per_host(),
+        )
+    }
+
+    /// The summary so far, or the final one once the job has finished.
+    pub fn summary(&self) -> JobSummary {
+        self.summary
+            .clone()
+            .unwrap_or_else(|| self.build_summary(self.now_ms))
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.summary.is_some()
+    }
+
+    pub fn job(&self) -> &Job {
+        &self.job
+    }
+
+    /// The scheduler, for status pages and tests.
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
+    }
+
+    pub fn allocation(&self) -> &Allocation {
+        &self.allocation
+    }
+
+    /// The earliest time a `Tick` could change something (a locality level loosening, a
+    /// ramp-up step, an idle executor expiring). `None`: only events matter now.
+    pub fn next_deadline_ms(&self) -> Option<u64> {
+        if self.summary.is_some() {
+            return None;
+        }
+        [
+            self.scheduler.next_level_change_ms(),
+            self.allocation.next_deadline_ms(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+}
+
+#[cfg(test)]
+mod tests;

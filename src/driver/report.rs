@@ -1,0 +1,185 @@
+//! What happened to each task, and the job in numbers: the record the AM writes when the
+//! job ends, and what the benchmarks compare.
+
+use serde::{Deserialize, Serialize};
+
+use super::scheduler::{ExecutorId, Locality};
+
+/// The last finished attempt of one task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    pub task_id: String,
+    pub executor_id: ExecutorId,
+    pub host: String,
+    pub locality: Locality,
+    /// Launches, this one included (lost and failed attempts count).
+    pub attempts: u32,
+    pub duration_ms: u64,
+    pub exit_code: i32,
+}
+
+/// Succeeded tasks by the locality of their successful attempt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalityCounts {
+    pub node_local: u32,
+    pub no_pref: u32,
+    pub rack_local: u32,
+    pub any: u32,
+}
+
+impl LocalityCounts {
+    pub fn add(&mut self, l: Locality) {
+        match l {
+            Locality::NodeLocal => self.node_local += 1,
+            Locality::NoPref => self.no_pref += 1,
+            Locality::RackLocal => self.rack_local += 1,
+            Locality::Any => self.any += 1,
+        }
+    }
+
+    pub fn total(&self) -> u32 {
+        self.node_local + self.no_pref + self.rack_local + self.any
+    }
+}
+
+/// Registered executors at a time; a sample is kept only when the count changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutorSample {
+    pub t_ms: u64,
+    pub executors: u32,
+}
+
+/// The job in numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSummary {
+    pub name: String,
+    pub succeeded: bool,
+    /// Why the job failed, if it did.
+    pub failure: Option<String>,
+    pub tasks_total: u32,
+    pub tasks_succeeded: u32,
+    /// Tasks that used up their retries (the first one ends the job, so 0 or 1).
+    pub tasks_failed: u32,
+    pub by_locality: LocalityCounts,
+    pub executors_over_time: Vec<ExecutorSample>,
+    /// From the driver's first event to the end.
+    pub wall_time_ms: u64,
+    /// In job order; tasks that never finished an attempt are left out.
+    pub tasks: Vec<TaskRecord>,
+}
+
+/// Collects records and samples as the job runs.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    records: Vec<Option<TaskRecord>>,
+    succeeded: Vec<bool>,
+    samples: Vec<ExecutorSample>,
+}
+
+impl Report {
+    pub fn new(tasks: usize) -> Report {
+        Report {
+            records: vec![None; tasks],
+            succeeded: vec![false; tasks],
+            samples: Vec::new(),
+        }
+    }
+
+    /// Record a finished attempt of the task at `index` (job order); a later one replaces it.
+    pub fn record(&mut self, index: usize, record: TaskRecord) {
+        self.succeeded[index] = record.exit_code == 0;
+        self.records[index] = Some(record);
+    }
+
+    /// Note the executor count at `t_ms`; kept only if it differs from the last sample.
+    pub fn sample(&mut self, t_ms: u64, executors: u32) {
+        if self.samples.last().map(|s| s.executors) != Some(executors) {
+            self.samples.push(ExecutorSample { t_ms, executors });
+        }
+    }
+
+    pub fn summary(
+        &self,
+        name: &str,
+        failure: Option<&str>,
+        tasks_failed: u32,
+        wall_time_ms: u64,
+    ) -> JobSummary {
+        let mut by_locality = LocalityCounts::default();
+        let mut tasks_succeeded = 0;
+        for r in self.records.iter().flatten() {
+            if r.exit_code == 0 {
+                tasks_succeeded += 1;
+                by_locality.add(r.locality);
+            }
+        }
+        JobSummary {
+            name: name.to_string(),
+            succeeded: failure.is_none() && tasks_succeeded as usize == self.records.len(),
+            failure: failure.map(str::to_string),
+            tasks_total: self.records.len() as u32,
+            tasks_succeeded,
+            tasks_failed,
+            by_locality,
+            executors_over_time: self.samples.clone(),
+            wall_time_ms,
+            tasks: self.records.iter().flatten().cloned().collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(id: &str, locality: Locality, exit_code: i32) -> TaskRecord {
+        TaskRecord {
+            task_id: id.into(),
+            executor_id: "e1".into(),
+            host: "nm1".into(),
+            locality,
+            attempts: 1,
+            duration_ms: 10,
+            exit_code,
+        }
+    }
+
+    #[test]
+    fn samples_are_kept_on_change_only() {
+        let mut r = Report::new(0);
+        for (t, n) in [(0, 0), (5, 0), (10, 2), (20, 2), (30, 1)] {
+            r.sample(t, n);
+        }
+        let s = r.summary("j", None, 0, 30);
+        let got: Vec<(u64, u32)> = s
+            .executors_over_time
+            .iter()
+            .map(|s| (s.t_ms, s.executors))
+            .collect();
+        assert_eq!(got, vec![(0, 0), (10, 2), (30, 1)]);
+    }
+
+    #[test]
+    fn summary_counts_and_serializes() {
+        let mut r = Report::new(3);
+        r.record(0, rec("a", Locality::NodeLocal, 0));
+        r.record(1, rec("b", Locality::Any, 1));
+        r.record(1, rec("b", Locality::RackLocal, 0));
+        let s = r.summary("j", None, 0, 99);
+        assert!(!s.succeeded, "c never ran");
+        assert_eq!((s.tasks_total, s.tasks_succeeded), (3, 2));
+        assert_eq!(
+            s.by_locality,
+            LocalityCounts {
+                node_local: 1,
+                rack_local: 1,
+                ..Default::default()
+            }
+        );
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["tasks"][1]["locality"], "RACK_LOCAL");
+        assert_eq!(json["by_locality"]["node_local"], 1);
+        let back: JobSummary = serde_json::from_value(json).unwrap();
+        assert_eq!(back, s);
+    }
+}

@@ -1,0 +1,194 @@
+//! Rounds of the whole driver: events in, actions out.
+
+use super::*;
+
+fn job(text_tasks: &str, extra: &str) -> Job {
+    let text = format!(
+        r#"{{"name":"t","executor":{{"cores":2,"memory_mb":64,"max_executors":4,"idle_timeout_ms":5000}},
+            {extra} "tasks":[{text_tasks}]}}"#
+    );
+    Job::from_json(&text).unwrap()
+}
+
+fn racks() -> HashMap<String, String> {
+    HashMap::from([("nm1".into(), "/r1".into()), ("nm2".into(), "/r1".into())])
+}
+
+fn added(id: &str, host: &str) -> DriverEvent {
+    DriverEvent::ExecutorAdded {
+        id: id.into(),
+        host: host.into(),
+        rack: "/r1".into(),
+        cores: 2,
+    }
+}
+
+fn launches(actions: &[DriverAction]) -> Vec<(String, u32, String)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            DriverAction::LaunchTask {
+                task_id,
+                attempt,
+                executor_id,
+                ..
+            } => Some((task_id.clone(), *attempt, executor_id.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn finished(task: &str, attempt: u32, exec: &str, code: i32) -> DriverEvent {
+    DriverEvent::TaskFinished {
+        task_id: task.into(),
+        attempt,
+        executor_id: exec.into(),
+        exit_code: code,
+        duration_ms: 100,
+    }
+}
+
+#[test]
+fn a_job_from_demand_to_summary() {
+    let j = job(
+        r#"{"id":"a","command":"echo a","preferred_hosts":["nm1"]},
+           {"id":"b","command":"echo b","preferred_hosts":["nm1","nm2"]},
+           {"id":"c","command":"echo c"}"#,
+        "",
+    );
+    let mut d = Driver::new(j, racks()).unwrap();
+    let out = d.on_event(0, DriverEvent::Tick);
+    let want = Demand {
+        target_executors: 0,
+        locality_aware_tasks: 2,
+        host_to_local_task_count: [("nm1".to_string(), 2), ("nm2".to_string(), 1)].into(),
+    };
+    assert_eq!(out, vec![DriverAction::SetDemand(want.clone())]);
+    // Same demand: nothing to say.
+    assert!(d.on_event(500, DriverEvent::Tick).is_empty());
+    assert_eq!(d.next_deadline_ms(), Some(1000));
+    let out = d.on_event(1000, DriverEvent::Tick);
+    assert_eq!(
+        out,
+        vec![DriverAction::SetDemand(Demand {
+            target_executors: 1,
+            ..want
+        })]
+    );
+    let out = d.on_event(1200, added("e1", "nm1"));
+    assert_eq!(
+        launches(&out),
+        vec![("a".into(), 0, "e1".into()), ("b".into(), 0, "e1".into())]
+    );
+    match &out[0] {
+        DriverAction::LaunchTask {
+            command, locality, ..
+        } => {
+            assert_eq!(
+                (command.as_str(), *locality),
+                ("echo a", Locality::NodeLocal)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // c is still pending; the demand now counts no locality-aware tasks.
+    assert!(out.contains(&DriverAction::SetDemand(Demand {
+        target_executors: 1,
+        locality_aware_tasks: 0,
+        host_to_local_task_count: Default::default(),
+    })));
+    let out = d.on_event(1300, finished("a", 0, "e1", 0));
+    assert_eq!(launches(&out), vec![("c".into(), 0, "e1".into())]);
+    d.on_event(1400, finished("b", 0, "e1", 0));
+    let out = d.on_event(1500, finished("c", 0, "e1", 0));
+    let [DriverAction::JobFinished { succeeded, summary }] = &out[..] else {
+        panic!("{out:?}");
+    };
+    assert!(*succeeded);
+    assert_eq!(summary.wall_time_ms, 1500);
+    assert_eq!(summary.tasks_succeeded, 3);
+    assert_eq!(summary.by_locality.node_local, 2);
+    assert_eq!(summary.by_locality.no_pref, 1);
+    let samples: Vec<(u64, u32)> = summary
+        .executors_over_time
+        .iter()
+        .map(|s| (s.t_ms, s.executors))
+        .collect();
+    assert_eq!(samples, vec![(0, 0), (1200, 1)]);
+    assert!(d.is_finished());
+    assert!(d.on_event(2000, DriverEvent::Tick).is_empty());
+}
+
+#[test]
+fn the_job_fails_after_task_retries_failures() {
+    let j = job(r#"{"id":"a","command":"false"}"#, r#""task_retries": 2,"#);
+    let mut d = Driver::new(j, racks()).unwrap();
+    d.on_event(0, added("e1", "nm1"));
+    d.on_event(1, added("e2", "nm2"));
+    let out = d.on_event(10, finished("a", 0, "e1", 1));
+    // Retried elsewhere.
+    assert_eq!(launches(&out), vec![("a".into(), 1, "e2".into())]);
+    let out = d.on_event(20, finished("a", 1, "e2", 1));
+    let [DriverAction::JobFinished { succeeded, summary }] = &out[..] else {
+        panic!("{out:?}");
+    };
+    assert!(!*succeeded);
+    assert_eq!(summary.tasks_failed, 1);
+    assert_eq!(summary.tasks[0].attempts, 2);
+    assert!(summary
+        .failure
+        .as_deref()
+        .unwrap()
+        .contains("failed 2 times"));
+}
+
+#[test]
+fn executor_loss_requeues_without_failing_the_job() {
+    let j = job(r#"{"id":"a","command":"x"}"#, r#""task_retries": 1,"#);
+    let mut d = Driver::new(j, racks()).unwrap();
+    d.on_event(0, added("e1", "nm1"));
+    let out = d.on_event(
+        5,
+        DriverEvent::ExecutorRemoved {
+            id: "e1".into(),
+            reason: "node lost".into(),
+        },
+    );
+    assert!(launches(&out).is_empty());
+    assert!(!d.is_finished());
+    let out = d.on_event(6, added("e2", "nm2"));
+    assert_eq!(launches(&out), vec![("a".into(), 1, "e2".into())]);
+    let out = d.on_event(7, finished("a", 1, "e2", 0));
+    assert!(matches!(
+        &out[..],
+        [DriverAction::JobFinished {
+            succeeded: true,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn idle_executors_are_killed_and_get_no_work() {
+    let j = job(r#"{"id":"a","command":"x"},{"id":"b","command":"x"}"#, "");
+    let mut d = Driver::new(j, racks()).unwrap();
+    d.on_event(0, added("e1", "nm1"));
+    d.on_event(0, added("e2", "nm2"));
+    // Both tasks go to e1 (2 cores); e2 is idle from 0.
+    let out = d.on_event(5000, DriverEvent::Tick);
+    assert!(
+        out.contains(&DriverAction::KillExecutors(vec!["e2".into()])),
+        "{out:?}"
+    );
+    assert_eq!(d.scheduler().usable_executors().len(), 1);
+}
+
+#[test]
+fn invalid_jobs_are_refused() {
+    let mut j = job(r#"{"id":"a","command":"x"}"#, "");
+    j.tasks[0].cpus = 9;
+    assert!(matches!(
+        Driver::new(j, HashMap::new()),
+        Err(JobError::CpusAboveCores { .. })
+    ));
+}
