@@ -209,23 +209,40 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
     remove_staging(&staging);
     print_report(&report);
-    if job.is_some() {
+    if args.job.is_some() {
         print_job_summary(&report.diagnostics);
     }
     Ok(exit_code_for(&report))
 }
 
-/// The job summary the AM puts on the diagnostics' second line, as a locality table.
+/// The job summary the AM puts on the diagnostics' second line, for people: tasks by
+/// locality level and the executor count over time.
 fn print_job_summary(diagnostics: &str) {
     let Some(summary) = diagnostics
         .lines()
-        .find_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
+        .find_map(|l| serde_json::from_str::<yarn_am::driver::report::JobSummary>(l.trim()).ok())
     else {
         println!("(no job summary in the diagnostics)");
         return;
     };
-    println!("job summary:");
-    println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
+    let l = &summary.by_locality;
+    println!(
+        "job {}: {}/{} tasks succeeded in {:.1} s",
+        summary.name,
+        summary.tasks_succeeded,
+        summary.tasks_total,
+        summary.wall_time_ms as f64 / 1000.0
+    );
+    println!(
+        "tasks by locality: NODE_LOCAL {}  NO_PREF {}  RACK_LOCAL {}  ANY {}",
+        l.node_local, l.no_pref, l.rack_local, l.any
+    );
+    let timeline: Vec<String> = summary
+        .executors_over_time
+        .iter()
+        .map(|s| format!("{:.1}s:{}", s.t_ms as f64 / 1000.0, s.executors))
+        .collect();
+    println!("executors over time: {}", timeline.join(" "));
 }
 
 /// Keeps the driver-API secret where only this user can read it.
