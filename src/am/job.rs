@@ -179,7 +179,10 @@ impl JobRun {
 
     /// The live report for `/v1/job` and the tracking page.
     pub fn report(&self) -> serde_json::Value {
-        let summary = self.finished.clone().unwrap_or_else(|| self.driver.summary());
+        let summary = self
+            .finished
+            .clone()
+            .unwrap_or_else(|| self.driver.summary());
         serde_json::to_value(summary).unwrap_or_default()
     }
 }

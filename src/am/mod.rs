@@ -285,9 +285,15 @@ pub const JOB_REPORT_FILE: &str = "job-report.json";
 
 /// The application's final diagnostics for a job: one line for people, then the summary
 /// JSON (without the per-task list, which goes to [`JOB_REPORT_FILE`]) for `submit --wait`.
-fn job_diagnostics(summary: &yarn_am::driver::report::JobSummary, log_dir: &std::path::Path) -> String {
+fn job_diagnostics(
+    summary: &yarn_am::driver::report::JobSummary,
+    log_dir: &std::path::Path,
+) -> String {
     let path = log_dir.join(JOB_REPORT_FILE);
-    if let Err(e) = std::fs::write(&path, serde_json::to_string_pretty(summary).unwrap_or_default()) {
+    if let Err(e) = std::fs::write(
+        &path,
+        serde_json::to_string_pretty(summary).unwrap_or_default(),
+    ) {
         warn!("could not write {}: {e}", path.display());
     }
     let mut brief = summary.clone();
@@ -295,11 +301,19 @@ fn job_diagnostics(summary: &yarn_am::driver::report::JobSummary, log_dir: &std:
     format!(
         "job {} {}: {}/{} tasks succeeded in {:.1} s{}\n{}",
         summary.name,
-        if summary.succeeded { "succeeded" } else { "failed" },
+        if summary.succeeded {
+            "succeeded"
+        } else {
+            "failed"
+        },
         summary.tasks_succeeded,
         summary.tasks_total,
         summary.wall_time_ms as f64 / 1000.0,
-        summary.failure.as_deref().map(|f| format!(" ({f})")).unwrap_or_default(),
+        summary
+            .failure
+            .as_deref()
+            .map(|f| format!(" ({f})"))
+            .unwrap_or_default(),
         serde_json::to_string(&brief).unwrap_or_default()
     )
 }
