@@ -8,6 +8,7 @@
 #   cluster.sh status   exit 0 when the cluster is up and ready, 1 otherwise
 #   cluster.sh logs [N] tail the last N lines (default 40) of every daemon log
 #   cluster.sh env      print the exports a client needs (HADOOP_CONF_DIR, YARN_AM_RM_WEB)
+#   cluster.sh kill-nm NM   node failure: kill -9 that NodeManager and its containers
 #
 # Environment: YARN_AM_CLUSTER_DIR (runtime dir, default /tmp/yarn-am-cluster),
 # HADOOP_VERSION (default 3.4.1), JAVA_HOME (default: the Java 17 JDK; Hadoop 3.4 breaks on 23+),
@@ -128,7 +129,14 @@ got = {n["nodeHostName"]: n["rack"] for n in nodes if n.get("state") == "RUNNING
 print(len(got), "ok" if got == want else "wrong")' 2>/dev/null || echo "0 down"
 }
 
-is_ready() { [[ "$(nodes_state)" == "3 ok" ]]; }
+all_alive() {
+  local d
+  for d in rm "${NMS[@]}"; do alive "$d" || return 1; done
+}
+
+# Ready: every daemon we started is alive (the RM lists a killed NM as RUNNING until its
+# liveness expiry) and the RM shows nm1..nm3 RUNNING with their racks.
+is_ready() { all_alive && [[ "$(nodes_state)" == "3 ok" ]]; }
 
 wait_ready() {
   local start=$SECONDS last=""
@@ -189,6 +197,23 @@ kill_containers() {
   done < <(find "$R" -path '*nmPrivate*' -name '*.pid' 2>/dev/null)
 }
 
+# A node failure: the NM and every container it started die at once (kill -9). The RM
+# notices after yarn.nm.liveness-monitor.expiry-interval-ms; `up` brings the NM back.
+cmd_kill_nm() {
+  local n=${1:-}
+  [[ " ${NMS[*]} " == *" $n "* ]] || die "kill-nm wants one of: ${NMS[*]}"
+  alive "$n" || die "$n is not running"
+  kill -KILL "$(cat "$R/$n.pid")"
+  rm -f "$R/$n.pid"
+  local f
+  while IFS= read -r f; do
+    local pid
+    pid=$(cat "$f" 2>/dev/null) || continue
+    [[ "$pid" =~ ^[0-9]+$ ]] && kill -KILL -- "-$pid" 2>/dev/null || true
+  done < <(find "$R/$n" -path '*nmPrivate*' -name '*.pid' 2>/dev/null)
+  say "$n killed with its containers"
+}
+
 cmd_down() {
   [[ -d "$R" ]] || return 0
   # NMs first: an NM whose RM is gone retries its unregistration instead of exiting.
@@ -242,6 +267,7 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   logs) cmd_logs "${2:-40}" ;;
+  kill-nm) cmd_kill_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

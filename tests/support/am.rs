@@ -194,3 +194,39 @@ fn find_am(pid: u32) -> Option<u32> {
         .filter_map(|c| c.parse().ok())
         .find_map(find_am)
 }
+
+/// Writes a job file for `yarn-am submit --job` under the cluster's folder.
+pub fn write_job(c: &Cluster, name: &str, job: &serde_json::Value) -> PathBuf {
+    let dir = c.dir.join("jobs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(job).unwrap()).unwrap();
+    path
+}
+
+/// The job summary the AM leaves in the app's diagnostics (second line, JSON).
+pub fn summary_of(diagnostics: &str) -> yarn_am::driver::report::JobSummary {
+    diagnostics
+        .lines()
+        .find_map(|l| serde_json::from_str(l.trim()).ok())
+        .unwrap_or_else(|| panic!("no job summary in diagnostics: {diagnostics}"))
+}
+
+/// The full job report (every task) the AM writes into its log dir.
+pub fn job_report(c: &Cluster, app: &str) -> yarn_am::driver::report::JobSummary {
+    let dir = am_log_dir(c, app).expect("AM log dir");
+    let text = std::fs::read_to_string(dir.join("job-report.json")).expect("job-report.json");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Which NodeManager runs the AM container.
+pub fn am_host(c: &Cluster, app: &str) -> String {
+    let dir = am_log_dir(c, app).expect("AM log dir");
+    let rel = dir.strip_prefix(&c.dir).unwrap();
+    rel.components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy()
+        .to_string()
+}

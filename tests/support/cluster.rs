@@ -44,9 +44,13 @@ fn script() -> PathBuf {
 
 /// Runs `cluster.sh <arg>`; returns whether it exited 0.
 pub fn cluster_sh(arg: &str) -> bool {
+    cluster_sh_args(&[arg])
+}
+
+pub fn cluster_sh_args(args: &[&str]) -> bool {
     Command::new("bash")
         .arg(script())
-        .arg(arg)
+        .args(args)
         .status()
         .map(|s| s.success())
         .unwrap_or(false)

@@ -1,0 +1,322 @@
+//! The embedded driver end to end on the real cluster: `yarn-am submit --job` runs shell
+//! tasks near their preferred hosts, falls back when a host is full, follows the backlog
+//! with its executor count, and survives losing a NodeManager.
+//!
+//! The tests here run one at a time: they fill or kill nodes the others would use.
+
+#[path = "support/am.rs"]
+mod am;
+#[path = "support/cluster.rs"]
+mod cluster;
+
+use std::time::Duration;
+
+use am::{job_report, submit, summary_of, wait_for, write_job, Driver};
+use serde_json::json;
+use yarn_am::driver::report::JobSummary;
+use yarn_am::driver::scheduler::Locality;
+use yarn_client::rest::RmRest;
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn rest(c: &cluster::Cluster) -> RmRest {
+    RmRest::new(&c.rm_web, "yarn-am-test", Duration::from_secs(20)).unwrap()
+}
+
+fn tasks(n: usize, hosts: &[&str], command: &str) -> Vec<serde_json::Value> {
+    (0..n)
+        .map(|i| {
+            json!({"id": format!("t{i:02}"), "command": command,
+                   "preferred_hosts": [hosts[i % hosts.len()]], "cpus": 1})
+        })
+        .collect()
+}
+
+/// Submits a job and waits for the app's end; returns (app, summary from diagnostics).
+async fn run_job(c: &cluster::Cluster, name: &str, job: serde_json::Value) -> (String, JobSummary) {
+    let path = write_job(c, name, &job);
+    let app = submit(
+        c,
+        &[
+            "--name",
+            name,
+            "--max-attempts",
+            "1",
+            "--job",
+            path.to_str().unwrap(),
+        ],
+    );
+    let r = rest(c)
+        .wait_final(&app, Duration::from_secs(240))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{app}: {}",
+        r.diagnostics
+    );
+    (app, summary_of(&r.diagnostics))
+}
+
+#[tokio::test]
+async fn sample_job_runs_node_local_and_reports_every_task() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let out = am::yarn_am(c)
+        .args([
+            "submit",
+            "--wait",
+            "--wait-timeout",
+            "240",
+            "--max-attempts",
+            "1",
+        ])
+        .args(["--name", "it-sample", "--job"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conf/examples/job.json"))
+        .output()
+        .unwrap();
+    let all = am::text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("tasks by locality: NODE_LOCAL"), "{all}");
+    let app = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("submitted ").map(str::to_string))
+        .unwrap();
+    let report = job_report(c, &app);
+    assert!(report.succeeded);
+    assert_eq!(report.tasks_total, 60);
+    assert_eq!(report.tasks.len(), 60);
+    let node_local = report.by_locality.node_local;
+    eprintln!(
+        "sample job: {node_local}/60 NODE_LOCAL in {} ms",
+        report.wall_time_ms
+    );
+    assert!(
+        node_local >= 54,
+        "only {node_local}/60 NODE_LOCAL: {:?}",
+        report.by_locality
+    );
+    let job: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conf/examples/job.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for t in &report.tasks {
+        assert_eq!(t.exit_code, 0, "{t:?}");
+        let spec = job["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == t.task_id.as_str())
+            .unwrap();
+        if t.locality == Locality::NodeLocal {
+            assert_eq!(spec["preferred_hosts"][0], t.host.as_str(), "{t:?}");
+        }
+    }
+    // Task output lands in the executor's container log dir, and ran on the host reported.
+    let t = &report.tasks[0];
+    let out_file = c
+        .container_log_dirs(&app)
+        .into_iter()
+        .map(|d| d.join(format!("task-{}.0.stdout", t.task_id)))
+        .find(|p| p.exists())
+        .expect("the task's stdout in some container log dir");
+    let text = std::fs::read_to_string(out_file).unwrap();
+    assert_eq!(text.trim(), format!("{} done on {}", t.task_id, t.host));
+}
+
+#[tokio::test]
+async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    // Fill nm3: a blocker app whose one executor takes what is left of the node.
+    let blocker = submit(
+        c,
+        &[
+            "--name",
+            "it-blocker",
+            "--max-attempts",
+            "1",
+            "--executors",
+            "0",
+            "--max-executors",
+            "1",
+            "--executor-memory",
+            "3840",
+        ],
+    );
+    let d = Driver::find(c, &blocker).await;
+    let on_nm3 = wait_for("the blocker on nm3", Duration::from_secs(90), || async {
+        let s = d.state().await;
+        let live: Vec<serde_json::Value> = s["executors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["state"] == "running")
+            .cloned()
+            .collect();
+        match live.first() {
+            Some(e) if e["host"] == "nm3" => return Some(()),
+            Some(e) => {
+                // Landed elsewhere: give it back and ask again.
+                d.post("/v1/executors/kill", json!({"executor_ids": [e["id"]]}))
+                    .await;
+            }
+            None => {}
+        }
+        d.post(
+            "/v1/demand",
+            json!({"target_executors": 1, "locality_aware_tasks": 1,
+            "host_to_local_task_count": {"nm3": 1}}),
+        )
+        .await;
+        None
+    })
+    .await;
+    let _ = on_nm3;
+    let nm3_free = rest(c)
+        .nodes(&["RUNNING"])
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|n| n.node_host_name == "nm3")
+        .unwrap()
+        .avail_memory_mb;
+    assert!(nm3_free < 256, "nm3 still has {nm3_free} MB free");
+
+    let mut job_tasks = tasks(8, &["nm3"], "sleep 1");
+    for (i, t) in tasks(8, &["nm1"], "sleep 1").into_iter().enumerate() {
+        let mut t = t;
+        t["id"] = json!(format!("n1-{i}"));
+        job_tasks.push(t);
+    }
+    let job = json!({"name": "it-fallback",
+        "executor": {"cores": 2, "memory_mb": 256, "max_executors": 4, "idle_timeout_ms": 30000},
+        "locality_wait_ms": {"node": 2000, "rack": 2000},
+        "tasks": job_tasks});
+    let (app, summary) = run_job(c, "it-fallback", job).await;
+    let report = job_report(c, &app);
+    eprintln!(
+        "fallback: {:?} in {} ms",
+        summary.by_locality, summary.wall_time_ms
+    );
+    for t in report.tasks.iter().filter(|t| t.task_id.starts_with('t')) {
+        assert_ne!(t.host, "nm3", "{t:?}");
+        assert!(
+            matches!(t.locality, Locality::RackLocal | Locality::Any),
+            "{t:?}"
+        );
+    }
+    d.post("/v1/finish", json!({"status": "succeeded"})).await;
+    rest(c)
+        .wait_final(&blocker, Duration::from_secs(60))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn executors_rise_with_the_backlog_and_fall_back_to_the_minimum() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let mut job_tasks = tasks(24, &["nm1", "nm2", "nm3"], "sleep 1");
+    job_tasks.push(json!({"id": "long", "command": "sleep 14", "cpus": 1}));
+    let job = json!({"name": "it-dynamic",
+        "executor": {"cores": 2, "memory_mb": 256, "min_executors": 1, "max_executors": 6,
+                     "idle_timeout_ms": 2000},
+        "tasks": job_tasks});
+    let (_app, summary) = run_job(c, "it-dynamic", job).await;
+    let samples: Vec<(u64, u32)> = summary
+        .executors_over_time
+        .iter()
+        .map(|s| (s.t_ms, s.executors))
+        .collect();
+    eprintln!("executors over time: {samples:?}");
+    let peak = samples.iter().map(|s| s.1).max().unwrap();
+    let peak_at = samples.iter().position(|s| s.1 == peak).unwrap();
+    assert!(peak >= 3, "never more than {peak} executors: {samples:?}");
+    assert!(
+        samples[peak_at..].iter().any(|s| s.1 == 1),
+        "never back to the minimum of 1 after the peak: {samples:?}"
+    );
+}
+
+#[tokio::test]
+async fn losing_a_nodemanager_mid_job_reruns_its_tasks_elsewhere() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let job = json!({"name": "it-nm-loss",
+        "executor": {"cores": 2, "memory_mb": 256, "max_executors": 6, "idle_timeout_ms": 60000},
+        "tasks": tasks(30, &["nm1", "nm2", "nm3"], "sleep 4")});
+    let path = write_job(c, "it-nm-loss", &job);
+    let app = submit(
+        c,
+        &[
+            "--name",
+            "it-nm-loss",
+            "--max-attempts",
+            "1",
+            "--job",
+            path.to_str().unwrap(),
+        ],
+    );
+    let d = Driver::find(c, &app).await;
+    let am_host = am::am_host(c, &app);
+    // Kill a node that runs executors but not the AM, once tasks are running there.
+    let victim = wait_for(
+        "executors on a node without the AM",
+        Duration::from_secs(90),
+        || async {
+            let s = d.state().await;
+            s["executors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["state"] == "running" && e["host"] != am_host.as_str())
+                .map(|e| e["host"].as_str().unwrap().to_string())
+                .next()
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        cluster::cluster_sh_args(&["kill-nm", &victim]),
+        "kill-nm {victim}"
+    );
+    let r = rest(c)
+        .wait_final(&app, Duration::from_secs(240))
+        .await
+        .unwrap();
+    // Bring the node back for whoever comes next.
+    assert!(cluster::cluster_sh("up"), "restarting {victim}");
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{}",
+        r.diagnostics
+    );
+    let report = job_report(c, &app);
+    let retried: Vec<_> = report.tasks.iter().filter(|t| t.attempts >= 2).collect();
+    eprintln!(
+        "killed {victim}; {} task(s) ran again: {:?}",
+        retried.len(),
+        retried
+            .iter()
+            .map(|t| (&t.task_id, t.attempts, &t.host))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        !retried.is_empty(),
+        "no task ran a second time after {victim} died"
+    );
+    for t in &retried {
+        assert_ne!(t.host, victim, "{t:?} finished on the dead node");
+        assert_eq!(t.exit_code, 0);
+    }
+}
