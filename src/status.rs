@@ -35,8 +35,16 @@ pub fn print_report(r: &AppReport) {
     if let Some(l) = &r.am_container_logs {
         println!("AM logs:     {l}");
     }
-    if !r.diagnostics.is_empty() {
-        println!("diagnostics: {}", r.diagnostics.trim());
+    // A job's diagnostics end with its summary as one JSON line: that is for programs
+    // (`submit --wait --job` prints it labelled), so people get the lines before it.
+    let text: Vec<&str> = r
+        .diagnostics
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('{'))
+        .collect();
+    let text = text.join("\n");
+    if !text.trim().is_empty() {
+        println!("diagnostics: {}", text.trim());
     }
 }
 

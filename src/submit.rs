@@ -218,10 +218,11 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
 /// The job summary the AM puts on the diagnostics' second line, for people: tasks by
 /// locality level and the executor count over time.
 fn print_job_summary(diagnostics: &str) {
-    let Some(summary) = diagnostics
-        .lines()
-        .find_map(|l| serde_json::from_str::<yarn_am::driver::report::JobSummary>(l.trim()).ok())
-    else {
+    let Some((json, summary)) = diagnostics.lines().find_map(|l| {
+        serde_json::from_str::<yarn_am::driver::report::JobSummary>(l.trim())
+            .ok()
+            .map(|s| (l.trim(), s))
+    }) else {
         println!("(no job summary in the diagnostics)");
         return;
     };
@@ -243,6 +244,7 @@ fn print_job_summary(diagnostics: &str) {
         .map(|s| format!("{:.1}s:{}", s.t_ms as f64 / 1000.0, s.executors))
         .collect();
     println!("executors over time: {}", timeline.join(" "));
+    println!("summary JSON: {json}");
 }
 
 /// Keeps the driver-API secret where only this user can read it.

@@ -87,6 +87,14 @@ async fn sample_job_runs_node_local_and_reports_every_task() {
     let report = job_report(c, &app);
     assert!(report.succeeded);
     assert_eq!(report.tasks_total, 60);
+    // The summary `--wait` prints as JSON is the one the AM wrote, minus the task list.
+    let printed: JobSummary = all
+        .lines()
+        .find_map(|l| l.strip_prefix("summary JSON: "))
+        .map(|j| serde_json::from_str(j).unwrap())
+        .unwrap_or_else(|| panic!("no summary JSON line: {all}"));
+    assert_eq!(printed.by_locality, report.by_locality);
+    assert_eq!(printed.tasks_succeeded, 60);
     assert_eq!(report.tasks.len(), 60);
     let node_local = report.by_locality.node_local;
     eprintln!(
