@@ -26,7 +26,7 @@ pub enum Command {
     Plan(PlanArgs),
     /// Submit an application whose ApplicationMaster is yarn-am.
     Submit(Box<SubmitArgs>),
-    /// Show an application's state as the RM reports it (exit 0 succeeded, 1 failed, 3 killed, 4 running).
+    /// Show an application's state as the RM reports it (exit 0 succeeded, 1 failed, 2 could not ask, 3 killed, 4 running).
     Status(AppArgs),
     /// Kill an application and wait until the RM reports it KILLED.
     Kill(AppArgs),
@@ -147,7 +147,8 @@ pub struct SubmitArgs {
     #[arg(long)]
     pub am_binary: Option<PathBuf>,
     /// Follow the application until it ends and exit with its outcome
-    /// (0 succeeded, 1 failed, 3 killed).
+    /// (0 succeeded, 1 failed, 3 killed, 4 still running at --wait-timeout; 2 when yarn-am
+    /// itself failed: bad input, RM unreachable).
     #[arg(long)]
     pub wait: bool,
     /// With --wait: give up following after this many seconds.

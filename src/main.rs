@@ -49,13 +49,16 @@ fn init_tracing(verbose: u8) {
         .init();
 }
 
-/// For commands whose exit code carries an outcome (an application's final state).
+/// For commands whose exit code carries an outcome (an application's final state: 0
+/// succeeded, 1 failed, 3 killed, 4 still running). When yarn-am itself could not do the job
+/// (bad input, no RM) the code is 2, so a script can tell "the app failed" from "we never
+/// found out".
 fn exit(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("yarn-am: error: {e:#}");
-            ExitCode::from(1)
+            ExitCode::from(2)
         }
     }
 }

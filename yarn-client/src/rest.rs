@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 /// operator can retry the same call by hand.
 #[derive(Debug, thiserror::Error)]
 pub enum RestError {
-    #[error("cannot reach the ResourceManager at {url}: {source}")]
+    /// The reason (refused, timed out, ...) is the error's source chain, which anyhow's
+    /// `{:#}` prints; the URL is already here, so the source carries none.
+    #[error("cannot reach the ResourceManager at {url}")]
     Unreachable {
         url: String,
         #[source]
@@ -249,7 +251,7 @@ impl RmRest {
             .build()
             .map_err(|source| RestError::Unreachable {
                 url: base.clone(),
-                source,
+                source: source.without_url(),
             })?;
         Ok(Self {
             base,
@@ -285,12 +287,12 @@ impl RmRest {
         }
         let resp = req.send().await.map_err(|source| RestError::Unreachable {
             url: url.clone(),
-            source,
+            source: source.without_url(),
         })?;
         let status = resp.status().as_u16();
         let text = resp.text().await.map_err(|source| RestError::Unreachable {
             url: url.clone(),
-            source,
+            source: source.without_url(),
         })?;
         if !(200..300).contains(&status) {
             return Err(RestError::Status {

@@ -1,0 +1,102 @@
+//! `yarn-am submit` / `status` / `kill` on bad input and a dead RM: a message naming what was
+//! wrong, exit code 2 ("yarn-am could not do it", apart from 1 = "the app failed"), within the
+//! timeout, and nothing submitted. No cluster needed: the RM here is a closed port.
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn yarn_am(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_yarn-am"))
+        .env_remove("YARN_AM_RM_WEB")
+        .env_remove("HADOOP_CONF_DIR")
+        .env_remove("YARN_CONF_DIR")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A loopback port nothing listens on (bound, then released).
+fn dead_rm() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let a = l.local_addr().unwrap();
+    drop(l);
+    a.to_string()
+}
+
+#[test]
+fn submit_to_a_dead_rm_names_it_and_exits_2() {
+    let rm = dead_rm();
+    let t = Instant::now();
+    let out = yarn_am(&["submit", "--rm-web", &rm, "--timeout", "3", "--wait"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&rm), "{}", stderr(&out));
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+}
+
+#[test]
+fn status_and_kill_of_a_dead_rm_exit_2() {
+    let rm = dead_rm();
+    for cmd in ["status", "kill"] {
+        let out = yarn_am(&[cmd, "--rm-web", &rm, "--timeout", "3", "application_1_0001"]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("application_1_0001"),
+            "{cmd}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn a_malformed_job_file_is_refused_before_anything_is_submitted() {
+    let dir = std::env::temp_dir().join(format!("yarn-am-cli-submit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "truncated.json",
+            r#"{"name": "x", "executor": {"cores": 2"#,
+            "job",
+        ),
+        (
+            "unknown.json",
+            r#"{"name": "x", "executor": {"cores": 2, "memory_mb": 256},
+                "tasks": [{"id": "a", "command": "true", "cpu": 1}]}"#,
+            "tasks[0]",
+        ),
+        (
+            "empty.json",
+            r#"{"name": "x", "executor": {"cores": 2, "memory_mb": 256}, "tasks": []}"#,
+            "task",
+        ),
+    ];
+    // The RM address is dead on purpose: a job that got past validation would fail there
+    // with another message.
+    let rm = dead_rm();
+    for (file, text, names) in cases {
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        let out = yarn_am(&[
+            "submit",
+            "--rm-web",
+            &rm,
+            "--timeout",
+            "3",
+            "--job",
+            path.to_str().unwrap(),
+        ]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        assert!(
+            err.contains(file),
+            "{file}: the message should name the file: {err}"
+        );
+        assert!(err.contains(names), "{file}: {err}");
+        assert!(!err.contains(&rm), "{file}: got as far as the RM: {err}");
+        assert!(!err.contains("panicked"), "{file}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
