@@ -43,7 +43,8 @@ use tracing::{debug, warn};
 
 use super::error::RequestError;
 use super::rack::{DefaultRackResolver, RackResolver};
-use super::types::{Ask, AskKey, Capability, ContainerRequest, Priority, RequestId, ANY};
+use super::types::{AskKey, ContainerRequest, RequestId};
+use crate::ask::{Ask, Capability, Priority, ANY};
 
 /// One entry of the table: what the RM is told about one (priority, location, size).
 #[derive(Debug, Clone)]
@@ -314,7 +315,7 @@ impl RequestTable {
     /// a newer absolute count queued already; that one wins and the old one is dropped.
     pub fn restore_asks(&mut self, asks: Vec<Ask>) {
         for ask in asks {
-            self.asks.entry(ask.key()).or_insert(ask);
+            self.asks.entry(AskKey::from(&ask)).or_insert(ask);
         }
     }
 

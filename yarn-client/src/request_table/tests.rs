@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::ask::{Ask, Capability, Priority, ANY};
+use crate::token::Token;
 
 /// Nodes `hN` live on rack `/rN%2`.
 fn resolver(node: &str) -> String {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use tracing::{debug, info};
 
-use super::types::Token;
+use crate::token::Token;
 
 /// The current AMRMToken.
 #[derive(Debug, Clone, Default)]

@@ -16,8 +16,8 @@ use tracing::debug;
 pub use error::{RemoteError, RpcError};
 pub use handshake::Auth;
 
-use crate::credentials::Token;
 use crate::proto::common::RequestHeaderProto;
+use crate::token::Token;
 use connection::{CallError, Connection};
 
 /// Timeouts and keepalive settings. Defaults follow the Java client where it has one.
