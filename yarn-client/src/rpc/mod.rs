@@ -5,6 +5,8 @@ mod connection;
 mod error;
 pub mod frame;
 pub mod handshake;
+#[cfg(test)]
+pub(crate) mod test_server;
 
 use std::sync::Arc;
 use std::time::Duration;
