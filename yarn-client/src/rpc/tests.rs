@@ -53,6 +53,16 @@ where
     addr
 }
 
+/// One call against a server that runs `script` on its connection; the call must fail.
+async fn failed_call<F, Fut>(script: F) -> RpcError
+where
+    F: FnOnce(TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let addr = server(script).await;
+    call(&client(&addr)).await.unwrap_err()
+}
+
 fn client(addr: &str) -> RpcClient {
     RpcClient::new(addr, "test.Protocol", 1, Auth::Token(token()), cfg())
 }
@@ -67,36 +77,33 @@ async fn call(c: &RpcClient) -> Result<FinishApplicationMasterResponseProto, Rpc
 
 #[tokio::test]
 async fn silent_server_times_out() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         let mut sink = vec![0u8; 1024];
         while s.read(&mut sink).await.is_ok_and(|n| n > 0) {}
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::Timeout { .. }), "{e}");
 }
 
 #[tokio::test]
 async fn garbage_is_a_protocol_or_frame_error() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         let _ = s
             .write_all(b"HTTP/1.1 404 Not Found\r\n\r\nnot hadoop at all")
             .await;
         tokio::time::sleep(Duration::from_secs(2)).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::Frame { .. }), "{e}");
 }
 
 #[tokio::test]
 async fn truncated_frame_then_close() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         drain_hello(&mut s).await;
         let _ = s.write_all(&[0, 0, 0, 50, 1, 2, 3]).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(
         matches!(
             e,
@@ -111,23 +118,21 @@ async fn truncated_frame_then_close() {
 
 #[tokio::test]
 async fn truncated_frame_then_silence_times_out() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         let _ = s.write_all(&[0, 0, 0, 50, 1, 2, 3]).await;
         tokio::time::sleep(Duration::from_secs(3)).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::Timeout { .. }), "{e}");
 }
 
 #[tokio::test]
 async fn immediate_close_is_eof() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         drain_hello(&mut s).await;
         drop(s)
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(
         matches!(
             e,
@@ -163,7 +168,7 @@ async fn unroutable_address_times_out() {
 
 #[tokio::test]
 async fn fatal_sasl_reply_is_auth_rejected() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         let pre = drain_hello(&mut s).await;
         assert_eq!(&pre, b"hrpc\x09\x00\xDF");
         let h = RpcResponseHeaderProto {
@@ -179,7 +184,6 @@ async fn fatal_sasl_reply_is_auth_rejected() {
         let _ = s.write_all(&frame(&h, None)).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(e.is_auth_failure(), "{e}");
     assert!(e.is_class("InvalidToken"), "{e}");
     assert!(e.to_string().contains("Invalid AMRMToken"), "{e}");
@@ -187,7 +191,7 @@ async fn fatal_sasl_reply_is_auth_rejected() {
 
 #[tokio::test]
 async fn wrong_rspauth_is_sasl_error() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         drain_hello(&mut s).await;
         let sasl_hdr = sasl_header();
         let negotiate = digest_negotiate(
@@ -218,7 +222,6 @@ async fn wrong_rspauth_is_sasl_error() {
         tokio::time::sleep(Duration::from_secs(1)).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(
         matches!(
             e,
@@ -373,7 +376,7 @@ async fn pings_while_a_call_is_outstanding() {
 /// non-NM token) is an authentication failure, not a generic EOF.
 #[tokio::test]
 async fn close_after_sasl_response_is_auth_failure() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         drain_hello(&mut s).await;
         let negotiate = digest_negotiate(b"realm=\"default\",nonce=\"n\",qop=\"auth\"");
         s.write_all(&frame(&sasl_header(), Some(&negotiate)))
@@ -382,7 +385,6 @@ async fn close_after_sasl_response_is_auth_failure() {
         read_packet(&mut s).await.unwrap();
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::SaslAborted { .. }), "{e}");
     assert!(e.is_auth_failure());
 }
