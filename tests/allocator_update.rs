@@ -52,14 +52,14 @@ fn spark_topology() -> Topology {
 /// `(count, sorted nodes, sorted racks)` for each added group.
 fn groups(plan: &UpdatePlan) -> Vec<(u64, Vec<String>, Vec<String>)> {
     plan.add_groups()
-        .map(|g| {
-            let mut n: Vec<String> = g.nodes.iter().map(|s| s.to_string()).collect();
-            let mut r: Vec<String> = g.racks.iter().map(|s| s.to_string()).collect();
-            n.sort();
-            r.sort();
-            (g.count, n, r)
-        })
+        .map(|g| (g.count, sorted(g.nodes.iter()), sorted(g.racks.iter())))
         .collect()
+}
+
+fn sorted<S: ToString>(names: impl IntoIterator<Item = S>) -> Vec<String> {
+    let mut v: Vec<String> = names.into_iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
 }
 
 fn nodes(plan: &UpdatePlan) -> Vec<(u64, Vec<String>)> {
@@ -68,6 +68,19 @@ fn nodes(plan: &UpdatePlan) -> Vec<(u64, Vec<String>)> {
 
 fn v(s: &[&str]) -> Vec<String> {
     s.iter().map(|x| x.to_string()).collect()
+}
+
+/// A case of Spark's ContainerPlacementStrategySuite: 5 tasks per executor on its
+/// five-host topology, through [`spark`].
+fn spark_suite(
+    target: u32,
+    aware: u32,
+    hosts: &[(&str, u32)],
+    running: &[(&str, u32)],
+    pending: Vec<PendingRequest>,
+) -> UpdatePlan {
+    let s = snapshot(target, 5, aware, hosts, running, pending);
+    spark(&s, &spark_topology())
 }
 
 fn spark(s: &Snapshot, t: &Topology) -> UpdatePlan {
@@ -83,21 +96,9 @@ fn spark(s: &Snapshot, t: &Topology) -> UpdatePlan {
         .expand()
         .into_iter()
         .chain((0..plan.any_host).map(|_| Vec::new()))
-        .map(|n| {
-            let mut n: Vec<String> = n.iter().map(|h| h.to_string()).collect();
-            n.sort();
-            n
-        })
+        .map(|n| sorted(n.iter()))
         .collect();
-    let mut theirs: Vec<Vec<String>> = lit
-        .add
-        .iter()
-        .map(|n| {
-            let mut n: Vec<String> = n.iter().map(|h| h.to_string()).collect();
-            n.sort();
-            n
-        })
-        .collect();
+    let mut theirs: Vec<Vec<String>> = lit.add.iter().map(|n| sorted(n.iter())).collect();
     ours.sort();
     theirs.sort();
     assert_eq!(ours, theirs, "adds differ from the literal port");
@@ -159,18 +160,19 @@ fn issue_example_trades_the_any_host_request() {
 
 // --- ContainerPlacementStrategySuite, restated. `n` containers to place = target - running.
 
+/// The pending tasks' hosts most of the suite's cases use.
+const SUITE_HOSTS: &[(&str, u32)] = &[("host1", 15), ("host2", 15), ("host3", 10)];
+
 #[test]
 fn spark_enough_resource_no_matched_containers() {
     // 2 executors on host1/host2, which no task wants; 3 containers to place.
-    let s = snapshot(
-        5,
+    let plan = spark_suite(
         5,
         15,
         &[("host3", 15), ("host4", 15), ("host5", 10)],
         &[("host1", 1), ("host2", 1)],
         vec![],
     );
-    let plan = spark(&s, &spark_topology());
     assert_eq!(
         nodes(&plan),
         vec![
@@ -183,50 +185,31 @@ fn spark_enough_resource_no_matched_containers() {
 
 #[test]
 fn spark_enough_resource_partially_matched_containers() {
-    let s = snapshot(
-        6,
-        5,
-        15,
-        &[("host1", 15), ("host2", 15), ("host3", 10)],
-        &[("host1", 2), ("host2", 1)],
-        vec![],
-    );
-    let plan = spark(&s, &spark_topology());
+    let plan = spark_suite(6, 15, SUITE_HOSTS, &[("host1", 2), ("host2", 1)], vec![]);
     assert_eq!(nodes(&plan), vec![(2, v(&["host2", "host3"])), (1, vec![])]);
 }
 
 #[test]
 fn spark_limited_resource_partially_matched_containers() {
-    let s = snapshot(
-        4,
-        5,
-        15,
-        &[("host1", 15), ("host2", 15), ("host3", 10)],
-        &[("host1", 2), ("host2", 1)],
-        vec![],
-    );
-    let plan = spark(&s, &spark_topology());
+    let plan = spark_suite(4, 15, SUITE_HOSTS, &[("host1", 2), ("host2", 1)], vec![]);
     assert_eq!(nodes(&plan), vec![(1, v(&["host2", "host3"]))]);
 }
 
 #[test]
 fn spark_fully_matched_containers_need_no_locality() {
-    let s = snapshot(
+    let plan = spark_suite(
         8,
-        5,
         15,
-        &[("host1", 15), ("host2", 15), ("host3", 10)],
+        SUITE_HOSTS,
         &[("host1", 2), ("host2", 2), ("host3", 1)],
         vec![],
     );
-    let plan = spark(&s, &spark_topology());
     assert_eq!(nodes(&plan), vec![(3, vec![])]);
 }
 
 #[test]
 fn spark_no_locality_preference() {
-    let s = snapshot(3, 5, 0, &[], &[("host1", 1), ("host2", 1)], vec![]);
-    let plan = spark(&s, &spark_topology());
+    let plan = spark_suite(3, 0, &[], &[("host1", 1), ("host2", 1)], vec![]);
     assert_eq!(nodes(&plan), vec![(1, vec![])]);
 }
 
@@ -237,15 +220,7 @@ fn spark_pending_requests_count_as_placed() {
         PendingRequest::on(&["host2", "host3"]),
         PendingRequest::on(&["host1", "host4"]),
     ];
-    let s = snapshot(
-        6,
-        5,
-        15,
-        &[("host1", 15), ("host2", 15), ("host3", 10)],
-        &[("host1", 2), ("host2", 1)],
-        pending,
-    );
-    let plan = spark(&s, &spark_topology());
+    let plan = spark_suite(6, 15, SUITE_HOSTS, &[("host1", 2), ("host2", 1)], pending);
     assert!(plan.cancel.is_empty());
     assert_eq!(nodes(&plan), vec![(1, v(&["host3"]))]);
 }
