@@ -3,37 +3,16 @@
 //! allocator states (Spark's executors there have 5 cores and tasks 1 cpu: 5 tasks per
 //! executor; its test resolver puts host3 on /rack2 and every other host on /rack1).
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use std::collections::HashMap;
 
+use allocator::{counts, expanded_adds, snapshot, sorted, sorted_lists};
 use yarn_am::allocator::{
-    literal, update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot,
-    Strategy, Topology, UpdatePlan,
+    literal, update_requests, Cluster, HostName, PendingRequest, RackName, Snapshot, Strategy,
+    Topology, UpdatePlan,
 };
-
-fn counts(pairs: &[(&str, u32)]) -> HashMap<HostName, u32> {
-    pairs.iter().map(|&(h, c)| (HostName::from(h), c)).collect()
-}
-
-fn snapshot(
-    target: u32,
-    tasks_per_executor: u32,
-    aware: u32,
-    hosts: &[(&str, u32)],
-    running: &[(&str, u32)],
-    pending: Vec<PendingRequest>,
-) -> Snapshot {
-    Snapshot {
-        demand: Demand {
-            target_executors: target,
-            tasks_per_executor,
-            locality_aware_tasks: aware,
-            host_to_local_task_count: counts(hosts),
-        },
-        running: counts(running),
-        starting: 0,
-        pending,
-    }
-}
 
 fn spark_topology() -> Topology {
     Topology::new(
@@ -54,12 +33,6 @@ fn groups(plan: &UpdatePlan) -> Vec<(u64, Vec<String>, Vec<String>)> {
     plan.add_groups()
         .map(|g| (g.count, sorted(g.nodes.iter()), sorted(g.racks.iter())))
         .collect()
-}
-
-fn sorted<S: ToString>(names: impl IntoIterator<Item = S>) -> Vec<String> {
-    let mut v: Vec<String> = names.into_iter().map(|s| s.to_string()).collect();
-    v.sort();
-    v
 }
 
 fn nodes(plan: &UpdatePlan) -> Vec<(u64, Vec<String>)> {
@@ -91,17 +64,11 @@ fn spark(s: &Snapshot, t: &Topology) -> UpdatePlan {
         plan.cancel, lit.cancel,
         "cancel differs from the literal port"
     );
-    let mut ours: Vec<Vec<String>> = plan
-        .local
-        .expand()
-        .into_iter()
-        .chain((0..plan.any_host).map(|_| Vec::new()))
-        .map(|n| sorted(n.iter()))
-        .collect();
-    let mut theirs: Vec<Vec<String>> = lit.add.iter().map(|n| sorted(n.iter())).collect();
-    ours.sort();
-    theirs.sort();
-    assert_eq!(ours, theirs, "adds differ from the literal port");
+    assert_eq!(
+        expanded_adds(&plan),
+        sorted_lists(lit.add),
+        "adds differ from the literal port"
+    );
     plan
 }
 
