@@ -238,16 +238,7 @@ impl RequestTable {
             .keys()
             .map(|k| k.allocation_request_id)
             .collect();
-        let mut groups: Vec<(&AskKey, &Entry)> = alloc_ids
-            .into_iter()
-            .flat_map(|a| self.location_entries(a, priority, location))
-            .filter(|(k, e)| k.capability.fits_in(&capability) && !e.linked.is_empty())
-            .collect();
-        sort_best_fit_first(&mut groups, capability);
-        groups
-            .into_iter()
-            .flat_map(|(_, e)| e.linked.iter().copied())
-            .collect()
+        self.matching_over(alloc_ids, priority, location, capability)
     }
 
     /// As [`Self::matching_requests`], restricted to one allocation request id (the
@@ -259,15 +250,7 @@ impl RequestTable {
         location: &str,
         capability: Capability,
     ) -> Vec<RequestId> {
-        let mut groups: Vec<(&AskKey, &Entry)> = self
-            .location_entries(allocation_request_id, priority, location)
-            .filter(|(k, e)| k.capability.fits_in(&capability) && !e.linked.is_empty())
-            .collect();
-        sort_best_fit_first(&mut groups, capability);
-        groups
-            .into_iter()
-            .flat_map(|(_, e)| e.linked.iter().copied())
-            .collect()
+        self.matching_over([allocation_request_id], priority, location, capability)
     }
 
     /// The request a container granted on `host` should be charged to. Exact-size matches
@@ -350,6 +333,27 @@ impl RequestTable {
         if let Some(entry) = self.entries.get(key) {
             self.asks.insert(key.clone(), to_ask(key, entry));
         }
+    }
+
+    /// The requests linked to entries at `location` that `capability` fits, over the given
+    /// allocation request ids, best fit first (see [`Self::matching_requests`]).
+    fn matching_over(
+        &self,
+        alloc_ids: impl IntoIterator<Item = i64>,
+        priority: Priority,
+        location: &str,
+        capability: Capability,
+    ) -> Vec<RequestId> {
+        let mut groups: Vec<(&AskKey, &Entry)> = alloc_ids
+            .into_iter()
+            .flat_map(|a| self.location_entries(a, priority, location))
+            .filter(|(k, e)| k.capability.fits_in(&capability) && !e.linked.is_empty())
+            .collect();
+        sort_best_fit_first(&mut groups, capability);
+        groups
+            .into_iter()
+            .flat_map(|(_, e)| e.linked.iter().copied())
+            .collect()
     }
 
     fn location_entries<'a>(
