@@ -7,13 +7,13 @@ use std::time::Duration;
 use base64::Engine;
 use prost::Message;
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 use super::*;
 use crate::proto::common::rpc_sasl_proto::SaslState;
 use crate::proto::common::{RequestHeaderProto, RpcSaslProto, TokenProto};
 use crate::rpc::test_server::{
-    digest_negotiate, drain_hello, frame, ok_header, read_packet, sasl_header,
+    digest_negotiate, drain_hello, frame, listen, ok_header, read_packet, sasl_header,
 };
 use crate::sasl::{parse_challenge, DigestMd5Client};
 
@@ -91,8 +91,7 @@ async fn serve(
 
 #[tokio::test]
 async fn rolled_over_token_is_used_for_the_next_connection() {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
+    let (l, addr) = listen().await;
     let (tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         let (s, _) = l.accept().await.unwrap();

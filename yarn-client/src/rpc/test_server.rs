@@ -5,11 +5,18 @@
 use bytes::BytesMut;
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
 
 use super::frame::ErasedMessage;
 use crate::proto::common::rpc_sasl_proto::{SaslAuth, SaslState};
 use crate::proto::common::{RpcRequestHeaderProto, RpcResponseHeaderProto, RpcSaslProto};
+
+/// A listener on a free loopback port, and its address.
+pub async fn listen() -> (TcpListener, String) {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    (l, addr)
+}
 
 /// One server packet: length prefix, delimited response header, then the delimited body.
 pub fn frame(header: &RpcResponseHeaderProto, body: Option<&dyn ErasedMessage>) -> Vec<u8> {

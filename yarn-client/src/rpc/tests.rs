@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 use super::test_server::{
-    accept_without_auth, digest_negotiate, drain_hello, frame, ok_header, read_packet, sasl_header,
+    accept_without_auth, digest_negotiate, drain_hello, frame, listen, ok_header, read_packet,
+    sasl_header,
 };
 use super::*;
 use crate::proto::common::rpc_response_header_proto::RpcStatusProto;
@@ -43,8 +44,7 @@ where
     F: FnOnce(TcpStream) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
+    let (l, addr) = listen().await;
     tokio::spawn(async move {
         if let Ok((s, _)) = l.accept().await {
             serve(s).await;
@@ -147,8 +147,7 @@ async fn immediate_close_is_eof() {
 
 #[tokio::test]
 async fn refused_connection_is_connect_error() {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
+    let (l, addr) = listen().await;
     drop(l);
     let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::Connect { .. }), "{e}");
@@ -298,8 +297,7 @@ async fn multiplexes_calls_and_maps_errors() {
 /// Idle connections close themselves; the next call opens a new one.
 #[tokio::test]
 async fn idle_close_and_reconnect() {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
+    let (l, addr) = listen().await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Ok((mut s, _)) = l.accept().await {
