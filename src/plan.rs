@@ -63,7 +63,10 @@ struct SparkInput {
     racks: BTreeMap<String, String>,
 }
 
-/// The `spark` fields plus what only the default strategy understands.
+/// The `spark` fields plus what only the default strategy understands. The shared fields are
+/// spelled out again on purpose: serde's `deny_unknown_fields` does not work together with
+/// `flatten`, and each strategy must reject what it does not take with a message that lists
+/// the fields it does.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DefaultInput {

@@ -1,8 +1,12 @@
 //! Properties of the update step and matching over random allocator states.
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use allocator::{expanded_adds, snapshot, sorted_lists};
 use proptest::prelude::*;
 use yarn_am::allocator::matching::{match_containers, Container, Locality};
 use yarn_am::allocator::tracker::{Action, Allocator, AllocatorConfig, Event};
@@ -55,17 +59,9 @@ prop_compose! {
         starting in 0u32..6,
         pending in prop::collection::vec(arb_pending(), 0..12),
     ) -> Snapshot {
-        Snapshot {
-            demand: Demand {
-                target_executors: target,
-                tasks_per_executor,
-                locality_aware_tasks: aware,
-                host_to_local_task_count: counts.iter().enumerate().filter_map(|(i, c)| c.map(|c| (host(i), c))).collect(),
-            },
-            running: running.iter().enumerate().filter(|(_, &r)| r > 0).map(|(i, &r)| (host(i), r)).collect(),
-            starting,
-            pending,
-        }
+        let hosts: Vec<(HostName, u32)> = counts.iter().enumerate().filter_map(|(i, c)| c.map(|c| (host(i), c))).collect();
+        let running: Vec<(HostName, u32)> = running.iter().enumerate().filter(|(_, &r)| r > 0).map(|(i, &r)| (host(i), r)).collect();
+        Snapshot { starting, ..snapshot(target, tasks_per_executor, aware, &hosts, &running, pending) }
     }
 }
 
@@ -81,18 +77,6 @@ prop_compose! {
             capacity: capacity.iter().enumerate().filter_map(|(i, c)| c.map(|c| (host(i), c))).collect(),
         }
     }
-}
-
-fn sorted_lists(lists: impl Iterator<Item = Vec<HostName>>) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = lists
-        .map(|l| {
-            let mut l: Vec<String> = l.iter().map(|h| h.to_string()).collect();
-            l.sort();
-            l
-        })
-        .collect();
-    out.sort();
-    out
 }
 
 proptest! {
@@ -177,8 +161,7 @@ proptest! {
         let plan = update_requests(&s, Strategy::Spark, &topology(), &Cluster::default());
         let lit = literal::update_requests(&s, &topology());
         prop_assert_eq!(&plan.cancel, &lit.cancel);
-        let ours = sorted_lists(plan.local.expand().into_iter().chain((0..plan.any_host).map(|_| Vec::new())));
-        prop_assert_eq!(ours, sorted_lists(lit.add.into_iter()));
+        prop_assert_eq!(expanded_adds(&plan), sorted_lists(lit.add));
         // Groups are nested: each names a subset of the one before.
         let groups: Vec<HashSet<HostName>> = plan.local.groups().map(|g| g.nodes.iter().cloned().collect()).collect();
         for w in groups.windows(2) {

@@ -3,37 +3,16 @@
 //! allocator states (Spark's executors there have 5 cores and tasks 1 cpu: 5 tasks per
 //! executor; its test resolver puts host3 on /rack2 and every other host on /rack1).
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use std::collections::HashMap;
 
+use allocator::{counts, expanded_adds, snapshot, sorted, sorted_lists};
 use yarn_am::allocator::{
-    literal, update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot,
-    Strategy, Topology, UpdatePlan,
+    literal, update_requests, Cluster, HostName, PendingRequest, RackName, Snapshot, Strategy,
+    Topology, UpdatePlan,
 };
-
-fn counts(pairs: &[(&str, u32)]) -> HashMap<HostName, u32> {
-    pairs.iter().map(|&(h, c)| (HostName::from(h), c)).collect()
-}
-
-fn snapshot(
-    target: u32,
-    tasks_per_executor: u32,
-    aware: u32,
-    hosts: &[(&str, u32)],
-    running: &[(&str, u32)],
-    pending: Vec<PendingRequest>,
-) -> Snapshot {
-    Snapshot {
-        demand: Demand {
-            target_executors: target,
-            tasks_per_executor,
-            locality_aware_tasks: aware,
-            host_to_local_task_count: counts(hosts),
-        },
-        running: counts(running),
-        starting: 0,
-        pending,
-    }
-}
 
 fn spark_topology() -> Topology {
     Topology::new(
@@ -52,13 +31,7 @@ fn spark_topology() -> Topology {
 /// `(count, sorted nodes, sorted racks)` for each added group.
 fn groups(plan: &UpdatePlan) -> Vec<(u64, Vec<String>, Vec<String>)> {
     plan.add_groups()
-        .map(|g| {
-            let mut n: Vec<String> = g.nodes.iter().map(|s| s.to_string()).collect();
-            let mut r: Vec<String> = g.racks.iter().map(|s| s.to_string()).collect();
-            n.sort();
-            r.sort();
-            (g.count, n, r)
-        })
+        .map(|g| (g.count, sorted(g.nodes.iter()), sorted(g.racks.iter())))
         .collect()
 }
 
@@ -70,6 +43,19 @@ fn v(s: &[&str]) -> Vec<String> {
     s.iter().map(|x| x.to_string()).collect()
 }
 
+/// A case of Spark's ContainerPlacementStrategySuite: 5 tasks per executor on its
+/// five-host topology, through [`spark`].
+fn spark_suite(
+    target: u32,
+    aware: u32,
+    hosts: &[(&str, u32)],
+    running: &[(&str, u32)],
+    pending: Vec<PendingRequest>,
+) -> UpdatePlan {
+    let s = snapshot(target, 5, aware, hosts, running, pending);
+    spark(&s, &spark_topology())
+}
+
 fn spark(s: &Snapshot, t: &Topology) -> UpdatePlan {
     let plan = update_requests(s, Strategy::Spark, t, &Cluster::default());
     // Every fixed case is also checked against the literal per-container port.
@@ -78,29 +64,11 @@ fn spark(s: &Snapshot, t: &Topology) -> UpdatePlan {
         plan.cancel, lit.cancel,
         "cancel differs from the literal port"
     );
-    let mut ours: Vec<Vec<String>> = plan
-        .local
-        .expand()
-        .into_iter()
-        .chain((0..plan.any_host).map(|_| Vec::new()))
-        .map(|n| {
-            let mut n: Vec<String> = n.iter().map(|h| h.to_string()).collect();
-            n.sort();
-            n
-        })
-        .collect();
-    let mut theirs: Vec<Vec<String>> = lit
-        .add
-        .iter()
-        .map(|n| {
-            let mut n: Vec<String> = n.iter().map(|h| h.to_string()).collect();
-            n.sort();
-            n
-        })
-        .collect();
-    ours.sort();
-    theirs.sort();
-    assert_eq!(ours, theirs, "adds differ from the literal port");
+    assert_eq!(
+        expanded_adds(&plan),
+        sorted_lists(lit.add),
+        "adds differ from the literal port"
+    );
     plan
 }
 
@@ -159,18 +127,19 @@ fn issue_example_trades_the_any_host_request() {
 
 // --- ContainerPlacementStrategySuite, restated. `n` containers to place = target - running.
 
+/// The pending tasks' hosts most of the suite's cases use.
+const SUITE_HOSTS: &[(&str, u32)] = &[("host1", 15), ("host2", 15), ("host3", 10)];
+
 #[test]
 fn spark_enough_resource_no_matched_containers() {
     // 2 executors on host1/host2, which no task wants; 3 containers to place.
-    let s = snapshot(
-        5,
+    let plan = spark_suite(
         5,
         15,
         &[("host3", 15), ("host4", 15), ("host5", 10)],
         &[("host1", 1), ("host2", 1)],
         vec![],
     );
-    let plan = spark(&s, &spark_topology());
     assert_eq!(
         nodes(&plan),
         vec![
@@ -183,50 +152,31 @@ fn spark_enough_resource_no_matched_containers() {
 
 #[test]
 fn spark_enough_resource_partially_matched_containers() {
-    let s = snapshot(
-        6,
-        5,
-        15,
-        &[("host1", 15), ("host2", 15), ("host3", 10)],
-        &[("host1", 2), ("host2", 1)],
-        vec![],
-    );
-    let plan = spark(&s, &spark_topology());
+    let plan = spark_suite(6, 15, SUITE_HOSTS, &[("host1", 2), ("host2", 1)], vec![]);
     assert_eq!(nodes(&plan), vec![(2, v(&["host2", "host3"])), (1, vec![])]);
 }
 
 #[test]
 fn spark_limited_resource_partially_matched_containers() {
-    let s = snapshot(
-        4,
-        5,
-        15,
-        &[("host1", 15), ("host2", 15), ("host3", 10)],
-        &[("host1", 2), ("host2", 1)],
-        vec![],
-    );
-    let plan = spark(&s, &spark_topology());
+    let plan = spark_suite(4, 15, SUITE_HOSTS, &[("host1", 2), ("host2", 1)], vec![]);
     assert_eq!(nodes(&plan), vec![(1, v(&["host2", "host3"]))]);
 }
 
 #[test]
 fn spark_fully_matched_containers_need_no_locality() {
-    let s = snapshot(
+    let plan = spark_suite(
         8,
-        5,
         15,
-        &[("host1", 15), ("host2", 15), ("host3", 10)],
+        SUITE_HOSTS,
         &[("host1", 2), ("host2", 2), ("host3", 1)],
         vec![],
     );
-    let plan = spark(&s, &spark_topology());
     assert_eq!(nodes(&plan), vec![(3, vec![])]);
 }
 
 #[test]
 fn spark_no_locality_preference() {
-    let s = snapshot(3, 5, 0, &[], &[("host1", 1), ("host2", 1)], vec![]);
-    let plan = spark(&s, &spark_topology());
+    let plan = spark_suite(3, 0, &[], &[("host1", 1), ("host2", 1)], vec![]);
     assert_eq!(nodes(&plan), vec![(1, vec![])]);
 }
 
@@ -237,15 +187,7 @@ fn spark_pending_requests_count_as_placed() {
         PendingRequest::on(&["host2", "host3"]),
         PendingRequest::on(&["host1", "host4"]),
     ];
-    let s = snapshot(
-        6,
-        5,
-        15,
-        &[("host1", 15), ("host2", 15), ("host3", 10)],
-        &[("host1", 2), ("host2", 1)],
-        pending,
-    );
-    let plan = spark(&s, &spark_topology());
+    let plan = spark_suite(6, 15, SUITE_HOSTS, &[("host1", 2), ("host2", 1)], pending);
     assert!(plan.cancel.is_empty());
     assert_eq!(nodes(&plan), vec![(1, v(&["host3"]))]);
 }

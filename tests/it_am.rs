@@ -8,13 +8,8 @@ mod cluster;
 
 use std::time::{Duration, Instant};
 
-use am::{submit, text, wait_for, yarn_am, Driver};
+use am::{rest, submit, submit_one_executor, text, wait_for, yarn_am, Driver};
 use serde_json::json;
-use yarn_client::rest::RmRest;
-
-fn rest(c: &cluster::Cluster) -> RmRest {
-    RmRest::new(&c.rm_web, "yarn-am-test", Duration::from_secs(20)).unwrap()
-}
 
 async fn final_report(c: &cluster::Cluster, app: &str) -> yarn_client::rest::AppReport {
     let r = rest(c)
@@ -41,11 +36,8 @@ async fn demand_places_executors_near_their_tasks_then_shrinks_kills_and_finishe
     let submitted = Instant::now();
     let app = submit(
         c,
+        "it-demand",
         &[
-            "--name",
-            "it-demand",
-            "--max-attempts",
-            "1",
             "--executors",
             "0",
             "--max-executors",
@@ -232,10 +224,7 @@ async fn failing_executors_are_replaced_until_the_limit_then_the_app_fails() {
         .unwrap();
     let all = text(&out);
     assert_eq!(out.status.code(), Some(1), "{all}");
-    let app = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("submitted ").map(str::to_string))
-        .unwrap();
+    let app = am::submitted_app(&out);
     let r = rest(c).app(&app).await.unwrap();
     assert_eq!(
         (r.state.as_str(), r.final_status.as_str()),
@@ -261,22 +250,7 @@ async fn failing_executors_are_replaced_until_the_limit_then_the_app_fails() {
 async fn yarn_am_kill_ends_the_app_as_killed() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    let app = submit(
-        c,
-        &[
-            "--name",
-            "it-kill",
-            "--max-attempts",
-            "1",
-            "--executors",
-            "1",
-        ],
-    );
-    let d = Driver::find(c, &app).await;
-    wait_for("1 running executor", Duration::from_secs(60), || async {
-        (d.running().await == 1).then_some(())
-    })
-    .await;
+    let (app, _) = submit_one_executor(c, "it-kill").await;
     let out = yarn_am(c).args(["kill", &app]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert!(
@@ -294,22 +268,7 @@ async fn yarn_am_kill_ends_the_app_as_killed() {
 async fn sigterm_unregisters_the_app_as_killed() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    let app = submit(
-        c,
-        &[
-            "--name",
-            "it-sigterm",
-            "--max-attempts",
-            "1",
-            "--executors",
-            "1",
-        ],
-    );
-    let d = Driver::find(c, &app).await;
-    wait_for("1 running executor", Duration::from_secs(60), || async {
-        (d.running().await == 1).then_some(())
-    })
-    .await;
+    let (app, _) = submit_one_executor(c, "it-sigterm").await;
     // The NM records the AM container's process id; YARN stops containers the same way.
     let pid = am::am_pid(c, &app).expect("AM pid file");
     let rc = std::process::Command::new("kill")

@@ -11,17 +11,12 @@ mod cluster;
 
 use std::time::Duration;
 
-use am::{job_report, submit, summary_of, wait_for, write_job, Driver};
+use am::{job_report, rest, submit, submit_job, summary_of, wait_for, Driver};
 use serde_json::json;
 use yarn_am::driver::report::JobSummary;
 use yarn_am::driver::scheduler::Locality;
-use yarn_client::rest::RmRest;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn rest(c: &cluster::Cluster) -> RmRest {
-    RmRest::new(&c.rm_web, "yarn-am-test", Duration::from_secs(20)).unwrap()
-}
 
 fn tasks(n: usize, hosts: &[&str], command: &str) -> Vec<serde_json::Value> {
     (0..n)
@@ -34,18 +29,7 @@ fn tasks(n: usize, hosts: &[&str], command: &str) -> Vec<serde_json::Value> {
 
 /// Submits a job and waits for the app's end; returns (app, summary from diagnostics).
 async fn run_job(c: &cluster::Cluster, name: &str, job: serde_json::Value) -> (String, JobSummary) {
-    let path = write_job(c, name, &job);
-    let app = submit(
-        c,
-        &[
-            "--name",
-            name,
-            "--max-attempts",
-            "1",
-            "--job",
-            path.to_str().unwrap(),
-        ],
-    );
+    let app = submit_job(c, name, &job);
     let r = rest(c)
         .wait_final(&app, Duration::from_secs(240))
         .await
@@ -80,10 +64,7 @@ async fn sample_job_runs_node_local_and_reports_every_task() {
     let all = am::text(&out);
     assert!(out.status.success(), "{all}");
     assert!(all.contains("tasks by locality: NODE_LOCAL"), "{all}");
-    let app = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("submitted ").map(str::to_string))
-        .unwrap();
+    let app = am::submitted_app(&out);
     let report = job_report(c, &app);
     assert!(report.succeeded);
     assert_eq!(report.tasks_total, 60);
@@ -145,11 +126,8 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
     // Fill nm3: a blocker app whose one executor takes what is left of the node.
     let blocker = submit(
         c,
+        "it-blocker",
         &[
-            "--name",
-            "it-blocker",
-            "--max-attempts",
-            "1",
             "--executors",
             "0",
             "--max-executors",
@@ -159,7 +137,7 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
         ],
     );
     let d = Driver::find(c, &blocker).await;
-    let on_nm3 = wait_for("the blocker on nm3", Duration::from_secs(90), || async {
+    wait_for("the blocker on nm3", Duration::from_secs(90), || async {
         let s = d.state().await;
         let live: Vec<serde_json::Value> = s["executors"]
             .as_array()
@@ -186,7 +164,6 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
         None
     })
     .await;
-    let _ = on_nm3;
     let nm3_free = rest(c)
         .nodes(&["RUNNING"])
         .await
@@ -262,18 +239,7 @@ async fn losing_a_nodemanager_mid_job_reruns_its_tasks_elsewhere() {
     let job = json!({"name": "it-nm-loss",
         "executor": {"cores": 2, "memory_mb": 256, "max_executors": 6, "idle_timeout_ms": 60000},
         "tasks": tasks(30, &["nm1", "nm2", "nm3"], "sleep 4")});
-    let path = write_job(c, "it-nm-loss", &job);
-    let app = submit(
-        c,
-        &[
-            "--name",
-            "it-nm-loss",
-            "--max-attempts",
-            "1",
-            "--job",
-            path.to_str().unwrap(),
-        ],
-    );
+    let app = submit_job(c, "it-nm-loss", &job);
     let d = Driver::find(c, &app).await;
     let am_host = am::am_host(c, &app);
     // Kill a node that runs executors but not the AM, once tasks are running there.

@@ -13,11 +13,10 @@ use yarn_am::allocator::matching::Container;
 use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, Event};
 use yarn_am::allocator::{Demand, Topology};
 use yarn_client::amrm::{recovery, AllocateInput, AmRmClient, Recovery};
+use yarn_client::ask::{Capability, Priority};
 use yarn_client::ids::{container_id_string, node_id_string, parse_container_id};
 use yarn_client::proto::yarn::{AllocateResponseProto, ContainerProto};
-use yarn_client::request_table::{
-    AmrmState, Capability, ContainerId, ContainerRequest, Priority, RequestId,
-};
+use yarn_client::request_table::{AmrmState, ContainerId, ContainerRequest, RequestId};
 use yarn_client::rpc::RpcError;
 
 use super::executors::Registry;

@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, Semaphore};
 use tracing::{info, warn};
-use yarn_client::credentials::Token;
 use yarn_client::nm::{LaunchSpec, NmClient};
 use yarn_client::proto::yarn::{
     ContainerProto, LocalResourceProto, LocalResourceTypeProto, LocalResourceVisibilityProto,
     UrlProto,
 };
 use yarn_client::rpc::RpcConfig;
+use yarn_client::token::Token;
 
 use crate::spec::{ExecutorSpec, StagedFile};
 

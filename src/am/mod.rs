@@ -128,7 +128,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .map(|n| (n.node_host_name.clone(), n.rack.clone()))
         .collect();
     let allocator = Allocator::new(AllocatorConfig::default()).with_cluster(topo.clone(), cluster);
-    let table = AmrmState::new(MapRackResolver::new(racks), Some(amrm_token.into()));
+    let table = AmrmState::new(MapRackResolver::new(racks), Some(amrm_token));
 
     let (shared, mut handle) = api::channel(&secret, Default::default());
     let registry = Registry::new(handle.events.clone());

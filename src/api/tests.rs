@@ -80,6 +80,10 @@ impl Running {
             .get(format!("{}{path}", self.base))
             .bearer_auth(&self.secret)
     }
+    /// GETs `path` and decodes the JSON body (whatever the status).
+    async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        self.get(path).send().await.unwrap().json().await.unwrap()
+    }
     fn post(&self, path: &str, body: &str) -> reqwest::RequestBuilder {
         self.http
             .post(format!("{}{path}", self.base))
@@ -171,23 +175,9 @@ async fn kill_reports_known_and_unknown_ids() {
 #[tokio::test]
 async fn executors_state_and_loss_reason_reflect_the_published_snapshot() {
     let r = start().await;
-    let list: Vec<ExecutorView> = r
-        .get("/v1/executors")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Vec<ExecutorView> = r.get_json("/v1/executors").await;
     assert_eq!(list.len(), 2);
-    let reason: serde_json::Value = r
-        .get("/v1/executors/2/loss-reason")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let reason: serde_json::Value = r.get_json("/v1/executors/2/loss-reason").await;
     assert_eq!(reason["exit_status"], 1);
     assert_eq!(reason["counts_against_app"], true);
     assert_eq!(
@@ -203,14 +193,7 @@ async fn executors_state_and_loss_reason_reflect_the_published_snapshot() {
     next.demand.target_executors = 9;
     next.pending.any_host = 3;
     r.handle_state.send(Arc::new(next)).unwrap();
-    let state: StateView = r
-        .get("/v1/state")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let state: StateView = r.get_json("/v1/state").await;
     assert_eq!(state.demand.target_executors, 9);
     assert_eq!(state.pending.any_host, 3);
     let metrics = r

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use yarn_client::rest::RmRest;
+
 use super::cluster::Cluster;
 
 pub fn yarn_am(c: &Cluster) -> Command {
@@ -14,6 +16,11 @@ pub fn yarn_am(c: &Cluster) -> Command {
         .env_remove("YARN_CONF_DIR")
         .env_remove("YARN_AM_RM_WEB");
     cmd
+}
+
+/// The RM's REST API.
+pub fn rest(c: &Cluster) -> RmRest {
+    RmRest::new(&c.rm_web, "yarn-am-test", Duration::from_secs(20)).unwrap()
 }
 
 pub fn text(o: &Output) -> String {
@@ -25,10 +32,20 @@ pub fn text(o: &Output) -> String {
     )
 }
 
-/// Submits and returns the application id (`yarn-am submit` without `--wait`).
-pub fn submit(c: &Cluster, args: &[&str]) -> String {
-    let out = yarn_am(c).arg("submit").args(args).output().unwrap();
+/// Submits `name` with one attempt (a failing test AM is not retried) and `args`, and
+/// returns the application id (`yarn-am submit` without `--wait`).
+pub fn submit(c: &Cluster, name: &str, args: &[&str]) -> String {
+    let out = yarn_am(c)
+        .args(["submit", "--name", name, "--max-attempts", "1"])
+        .args(args)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "submit failed: {}", text(&out));
+    submitted_app(&out)
+}
+
+/// The application id from the `submitted <app>` line `yarn-am submit` prints.
+pub fn submitted_app(out: &Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout);
     stdout
         .lines()
@@ -149,10 +166,7 @@ impl Driver {
 
 /// Submits an app with one `sleep` executor and waits until it runs.
 pub async fn submit_one_executor(c: &Cluster, name: &str) -> (String, Driver) {
-    let app = submit(
-        c,
-        &["--name", name, "--max-attempts", "1", "--executors", "1"],
-    );
+    let app = submit(c, name, &["--executors", "1"]);
     let d = Driver::find(c, &app).await;
     d.wait_running(1, Duration::from_secs(60)).await;
     (app, d)
@@ -195,13 +209,14 @@ fn find_am(pid: u32) -> Option<u32> {
         .find_map(find_am)
 }
 
-/// Writes a job file for `yarn-am submit --job` under the cluster's folder.
-pub fn write_job(c: &Cluster, name: &str, job: &serde_json::Value) -> PathBuf {
+/// Writes `job` to a job file under the cluster's folder and submits it as `name` (see
+/// [`submit`]); returns the application id.
+pub fn submit_job(c: &Cluster, name: &str, job: &serde_json::Value) -> String {
     let dir = c.dir.join("jobs");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(job).unwrap()).unwrap();
-    path
+    submit(c, name, &["--job", path.to_str().unwrap()])
 }
 
 /// The job summary the AM leaves in the app's diagnostics (second line, JSON).

@@ -4,6 +4,7 @@
 //! Each module owns one concern; add new ones here, one line each.
 
 pub mod amrm;
+pub mod ask;
 pub mod conf;
 pub mod credentials;
 pub mod ids;
@@ -13,3 +14,4 @@ pub mod request_table;
 pub mod rest;
 pub mod rpc;
 pub mod sasl;
+pub mod token;

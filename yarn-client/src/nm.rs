@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::credentials::Token;
 use crate::ids::node_id_string;
 use crate::proto::yarn::{
     ContainerIdProto, ContainerLaunchContextProto, ContainerProto,
@@ -13,6 +12,7 @@ use crate::proto::yarn::{
     StringStringMapProto,
 };
 use crate::rpc::{Auth, RpcClient, RpcConfig, RpcError};
+use crate::token::Token;
 
 pub const PROTOCOL: &str = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB";
 

@@ -111,6 +111,25 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
     report
 }
 
+/// Runs the test AM to its end and checks that it finished SUCCEEDED; returns the report
+/// and the AM's stdout (printed first, with the tail of its stderr, for failures).
+async fn run_am_ok(tag: &str, extra_env: &[(&str, &str)]) -> (AppReport, String) {
+    let report = run_am(tag, extra_env).await;
+    let stdout = am_stdout_when_done(&report.id).await;
+    let stderr = am_log(&report.id, "stderr");
+    eprintln!(
+        "--- AM stdout ---\n{stdout}\n--- AM stderr (tail) ---\n{}",
+        tail(&stderr, 30)
+    );
+    assert_eq!(
+        report.state, "FINISHED",
+        "diagnostics: {}",
+        report.diagnostics
+    );
+    assert_eq!(report.final_status, "SUCCEEDED");
+    (report, stdout)
+}
+
 /// Polls until the app is final. Fails fast (with a pointer to the RM log) when the RM never
 /// gets the app past NEW_SAVING, which means its state store is broken, not our AM.
 async fn wait_final(rest: &RmRest, app_id: &str) -> AppReport {
@@ -135,37 +154,24 @@ async fn wait_final(rest: &RmRest, app_id: &str) -> AppReport {
     }
 }
 
-/// Per-daemon directories of the cluster that hold NM container logs.
-fn nm_dirs() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(cluster_dir())
-        .map(|it| {
-            it.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.join("logs").is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
+/// Whether a container log dir is the AM's (`container_..._000001`).
+fn is_am(dir: &Path) -> bool {
+    dir.to_string_lossy().ends_with("_000001")
 }
 
-/// The AM container's log directory (`container_..._000001`) on whichever NM ran it.
+/// A file of the AM container's log directory, on whichever NM ran it.
 fn am_log(app_id: &str, file: &str) -> String {
-    for nm in nm_dirs() {
-        let dir = nm.join("logs").join(app_id);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            if e.file_name().to_string_lossy().ends_with("_000001") {
-                return std::fs::read_to_string(e.path().join(file)).unwrap_or_default();
-            }
-        }
-    }
-    panic!(
-        "no AM log dir for {app_id} under {}",
-        cluster_dir().display()
-    );
+    let dir = cluster()
+        .container_log_dirs(app_id)
+        .into_iter()
+        .find(|d| is_am(d))
+        .unwrap_or_else(|| {
+            panic!(
+                "no AM log dir for {app_id} under {}",
+                cluster_dir().display()
+            )
+        });
+    std::fs::read_to_string(dir.join(file)).unwrap_or_default()
 }
 
 /// The AM's stdout once it has printed its last line. The RM reports FINISHED as soon as
@@ -183,22 +189,14 @@ async fn am_stdout_when_done(app_id: &str) -> String {
 
 /// Worker container log dirs of the app, as (nm, container dir name).
 fn worker_dirs(app_id: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for nm in nm_dirs() {
-        let dir = nm.join("logs").join(app_id);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if !name.ends_with("_000001") {
-                let nm_name = nm.file_name().unwrap().to_string_lossy().to_string();
-                out.push((nm_name, name));
-            }
-        }
-    }
-    out.sort();
-    out
+    let name = |p: &Path| p.file_name().unwrap().to_string_lossy().to_string();
+    // `<cluster>/<nm>/logs/<app>/<container>`
+    cluster()
+        .container_log_dirs(app_id)
+        .into_iter()
+        .filter(|d| !is_am(d))
+        .map(|d| (name(d.ancestors().nth(3).unwrap()), name(&d)))
+        .collect()
 }
 
 /// Host names of all RUNNING nodes, from the RM.
@@ -215,19 +213,11 @@ async fn cluster_hosts() -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn test_am_strict_locality_lands_on_nm2() {
     let _logs = LogsOnFailure(cluster());
-    let report = run_am(
+    let (report, stdout) = run_am_ok(
         "strict",
         &[("TEST_AM_STRICT", "1"), ("TEST_AM_STOP_LAST", "1")],
     )
     .await;
-    let stdout = am_stdout_when_done(&report.id).await;
-    eprintln!("--- AM stdout ---\n{stdout}");
-    assert_eq!(
-        report.state, "FINISHED",
-        "diagnostics: {}",
-        report.diagnostics
-    );
-    assert_eq!(report.final_status, "SUCCEEDED");
     assert!(stdout.contains("strict=true"), "{stdout}");
     // Both containers on one NM: two status calls were in flight on one connection.
     assert_eq!(
@@ -257,15 +247,7 @@ async fn test_am_strict_locality_lands_on_nm2() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_table_asks_get_both_containers_on_nm2() {
     let _logs = LogsOnFailure(cluster());
-    let report = run_am("table", &[("TEST_AM_STRICT", "1"), ("TEST_AM_TABLE", "1")]).await;
-    let stdout = am_stdout_when_done(&report.id).await;
-    eprintln!("--- AM stdout ---\n{stdout}");
-    assert_eq!(
-        report.state, "FINISHED",
-        "diagnostics: {}",
-        report.diagnostics
-    );
-    assert_eq!(report.final_status, "SUCCEEDED");
+    let (_, stdout) = run_am_ok("table", &[("TEST_AM_STRICT", "1"), ("TEST_AM_TABLE", "1")]).await;
     assert!(stdout.contains("planner=request_table"), "{stdout}");
     let node = it_node();
     for line in [
@@ -293,19 +275,7 @@ async fn request_table_asks_get_both_containers_on_nm2() {
 async fn test_am_relaxed_locality_runs_two_containers() {
     let _logs = LogsOnFailure(cluster());
     let started = SystemTime::now();
-    let report = run_am("ok", &[]).await;
-    let stdout = am_stdout_when_done(&report.id).await;
-    let stderr = am_log(&report.id, "stderr");
-    eprintln!(
-        "--- AM stdout ---\n{stdout}\n--- AM stderr (tail) ---\n{}",
-        tail(&stderr, 30)
-    );
-    assert_eq!(
-        report.state, "FINISHED",
-        "diagnostics: {}",
-        report.diagnostics
-    );
-    assert_eq!(report.final_status, "SUCCEEDED");
+    let (report, stdout) = run_am_ok("ok", &[]).await;
     assert!(stdout.contains("TEST_AM: registered"), "{stdout}");
     assert!(
         stdout.contains("probe allocate-before-register -> org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException"),

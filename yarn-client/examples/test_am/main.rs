@@ -17,7 +17,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use yarn_client::amrm::{recovery, AllocateInput, AmRmClient, Ask, FinalStatus, Recovery, ANY};
+use yarn_client::amrm::{recovery, AllocateInput, AmRmClient, FinalStatus, Recovery};
+use yarn_client::ask::{Ask, Capability, Priority, ANY};
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND, TOKEN_FILE_ENV};
 use yarn_client::ids::{container_id_string, node_id_string};
 use yarn_client::nm::{LaunchSpec, NmClient};
@@ -153,7 +154,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     // Probe: an ask above the maximum allocation is an InvalidResourceRequestException.
     let too_big = AllocateInput {
-        asks: vec![Ask::new(9, ANY, 1_000_000, 1, 1)],
+        asks: vec![Ask::new(Priority(9), ANY, Capability::new(1_000_000, 1), 1)],
         ..Default::default()
     };
     match rm.allocate(&too_big).await {
@@ -203,7 +204,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         for a in &input.asks {
             println!(
                 "TEST_AM: ask priority={} resource_name={} num_containers={} relax_locality={}",
-                a.priority, a.resource_name, a.num_containers, a.relax_locality
+                a.priority.0, a.resource_name, a.num_containers, a.relax_locality
             );
         }
         let resp = match rm.allocate(&input).await {

@@ -5,11 +5,11 @@
 
 use std::collections::HashMap;
 
-use yarn_client::amrm::{AllocateInput, Ask, ANY};
+use yarn_client::amrm::AllocateInput;
+use yarn_client::ask::{Ask, Capability, Priority, ANY};
 use yarn_client::proto::yarn::{AllocateResponseProto, ContainerIdProto, ContainerProto};
 use yarn_client::request_table::{
-    AllocateBatch, AllocateOutcome, AmrmState, Capability, ContainerRequest, MapRackResolver,
-    Priority,
+    AllocateBatch, AllocateOutcome, AmrmState, ContainerRequest, MapRackResolver,
 };
 
 pub enum Planner {
@@ -32,10 +32,11 @@ impl Planner {
         let n = want as i32;
         // Like AMRMClient: the node line always relaxes; with strict locality the rack and
         // ANY lines say "do not fall back to this level".
+        let cap = Capability::new(mb, 1);
         let mut asks = vec![
-            Ask::new(1, node, mb, 1, n),
-            Ask::new(1, rack, mb, 1, n),
-            Ask::new(1, ANY, mb, 1, n),
+            Ask::new(Priority(1), node, cap, n),
+            Ask::new(Priority(1), rack, cap, n),
+            Ask::new(Priority(1), ANY, cap, n),
         ];
         asks[1].relax_locality = !strict;
         asks[2].relax_locality = !strict;

@@ -1,48 +1,38 @@
-//! Conversions between the request table's plain types (`crate::request_table`) and the
+//! Conversions between the plain types (`crate::ask`, `crate::request_table`) and the
 //! wire types, so the AM can feed the table's asks straight into `allocate` and the
 //! allocate results back into the table. The table stays free of protobuf on purpose.
 
-use super::{AllocateInput, Ask};
-use crate::credentials::Token;
+use super::AllocateInput;
+use crate::ask::Ask;
 use crate::ids::node_id_string;
 use crate::proto::yarn::{
     AllocateResponseProto, ApplicationAttemptIdProto, ApplicationIdProto, ContainerIdProto,
+    ExecutionTypeProto, ExecutionTypeRequestProto, PriorityProto, ResourceProto,
+    ResourceRequestProto,
 };
 use crate::request_table as table;
+use crate::token::Token;
 
-impl From<&table::Ask> for Ask {
-    fn from(a: &table::Ask) -> Self {
-        Ask {
-            priority: a.priority.0,
-            resource_name: a.resource_name.clone(),
-            memory_mb: a.capability.memory_mb,
-            vcores: a.capability.vcores,
-            num_containers: a.num_containers,
-            relax_locality: a.relax_locality,
-            node_label: a.node_label.clone(),
-            allocation_request_id: a.allocation_request_id,
-        }
-    }
-}
-
-impl From<table::Token> for Token {
-    fn from(t: table::Token) -> Self {
-        Token {
-            identifier: t.identifier,
-            password: t.password,
-            kind: t.kind,
-            service: t.service,
-        }
-    }
-}
-
-impl From<Token> for table::Token {
-    fn from(t: Token) -> Self {
-        table::Token {
-            identifier: t.identifier,
-            password: t.password,
-            kind: t.kind,
-            service: t.service,
+impl From<&Ask> for ResourceRequestProto {
+    fn from(a: &Ask) -> Self {
+        ResourceRequestProto {
+            priority: Some(PriorityProto {
+                priority: Some(a.priority.0),
+            }),
+            resource_name: Some(a.resource_name.clone()),
+            capability: Some(ResourceProto {
+                memory: Some(a.capability.memory_mb),
+                virtual_cores: Some(a.capability.vcores),
+                resource_value_map: vec![],
+            }),
+            num_containers: Some(a.num_containers),
+            relax_locality: Some(a.relax_locality),
+            node_label_expression: a.node_label.clone(),
+            execution_type_request: Some(ExecutionTypeRequestProto {
+                execution_type: Some(ExecutionTypeProto::Guaranteed as i32),
+                enforce_execution_type: Some(false),
+            }),
+            allocation_request_id: Some(a.allocation_request_id),
         }
     }
 }
@@ -83,7 +73,7 @@ impl AllocateInput {
     /// table's own response id).
     pub fn from_batch(batch: &table::AllocateBatch, progress: f32) -> Self {
         AllocateInput {
-            asks: batch.asks.iter().map(Ask::from).collect(),
+            asks: batch.asks.clone(),
             releases: batch.releases.iter().map(ContainerIdProto::from).collect(),
             blacklist_additions: batch.exclusions.additions.clone(),
             blacklist_removals: batch.exclusions.removals.clone(),
@@ -107,10 +97,10 @@ impl From<&AllocateResponseProto> for table::AllocateOutcome {
                 .iter()
                 .filter_map(|t| {
                     let node = node_id_string(t.node_id.as_ref()?);
-                    Some((node, Token::from(t.token.clone()?).into()))
+                    Some((node, Token::from(t.token.clone()?)))
                 })
                 .collect(),
-            amrm_token: r.am_rm_token.clone().map(|t| Token::from(t).into()),
+            amrm_token: r.am_rm_token.clone().map(Token::from),
         }
     }
 }
@@ -118,6 +108,7 @@ impl From<&AllocateResponseProto> for table::AllocateOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ask::{Capability, Priority};
     use crate::ids::{container_id_string, parse_container_id};
 
     #[test]
@@ -131,17 +122,17 @@ mod tests {
     }
 
     #[test]
-    fn table_asks_become_wire_asks() {
-        let a = table::Ask {
-            priority: table::Priority(3),
+    fn asks_become_resource_requests() {
+        let a = Ask {
+            priority: Priority(3),
             resource_name: "/rack1".into(),
-            capability: table::Capability::new(512, 2),
+            capability: Capability::new(512, 2),
             num_containers: 4,
             relax_locality: false,
             node_label: None,
             allocation_request_id: 0,
         };
-        let p = Ask::from(&a).to_proto();
+        let p = ResourceRequestProto::from(&a);
         assert_eq!(p.priority.unwrap().priority, Some(3));
         assert_eq!(p.resource_name.as_deref(), Some("/rack1"));
         assert_eq!(p.capability.unwrap().memory, Some(512));

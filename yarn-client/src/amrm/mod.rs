@@ -10,16 +10,16 @@ use std::time::Duration;
 
 use tracing::{debug, info};
 
-use crate::credentials::Token;
+use crate::ask::Ask;
 use crate::ids::node_id_string;
 use crate::proto::yarn::{
-    AllocateRequestProto, AllocateResponseProto, ContainerIdProto, ExecutionTypeRequestProto,
-    FinalApplicationStatusProto, FinishApplicationMasterRequestProto,
-    FinishApplicationMasterResponseProto, PriorityProto, RegisterApplicationMasterRequestProto,
-    RegisterApplicationMasterResponseProto, ResourceBlacklistRequestProto, ResourceProto,
-    ResourceRequestProto,
+    AllocateRequestProto, AllocateResponseProto, ContainerIdProto, FinalApplicationStatusProto,
+    FinishApplicationMasterRequestProto, FinishApplicationMasterResponseProto,
+    RegisterApplicationMasterRequestProto, RegisterApplicationMasterResponseProto,
+    ResourceBlacklistRequestProto, ResourceRequestProto,
 };
 use crate::rpc::{Auth, RpcClient, RpcConfig, RpcError};
+use crate::token::Token;
 
 mod convert;
 
@@ -70,61 +70,6 @@ pub fn recovery(e: &RpcError) -> Recovery {
         Recovery::Retry
     }
 }
-/// `ResourceRequest.ANY`.
-pub const ANY: &str = "*";
-
-/// One line of the ask table as the RM sees it: an *absolute* outstanding count for
-/// (priority, resource name). Node, rack and `*` lines are separate asks.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Ask {
-    pub priority: i32,
-    /// A host name, a rack (`/rack1`) or [`ANY`].
-    pub resource_name: String,
-    pub memory_mb: i64,
-    pub vcores: i32,
-    pub num_containers: i32,
-    pub relax_locality: bool,
-    pub node_label: Option<String>,
-    pub allocation_request_id: i64,
-}
-
-impl Ask {
-    pub fn new(priority: i32, resource_name: &str, memory_mb: i64, vcores: i32, n: i32) -> Self {
-        Self {
-            priority,
-            resource_name: resource_name.to_string(),
-            memory_mb,
-            vcores,
-            num_containers: n,
-            relax_locality: true,
-            node_label: None,
-            allocation_request_id: -1,
-        }
-    }
-
-    pub fn to_proto(&self) -> ResourceRequestProto {
-        ResourceRequestProto {
-            priority: Some(PriorityProto {
-                priority: Some(self.priority),
-            }),
-            resource_name: Some(self.resource_name.clone()),
-            capability: Some(ResourceProto {
-                memory: Some(self.memory_mb),
-                virtual_cores: Some(self.vcores),
-                resource_value_map: vec![],
-            }),
-            num_containers: Some(self.num_containers),
-            relax_locality: Some(self.relax_locality),
-            node_label_expression: self.node_label.clone(),
-            execution_type_request: Some(ExecutionTypeRequestProto {
-                execution_type: Some(crate::proto::yarn::ExecutionTypeProto::Guaranteed as i32),
-                enforce_execution_type: Some(false),
-            }),
-            allocation_request_id: Some(self.allocation_request_id),
-        }
-    }
-}
-
 /// Everything one heartbeat carries to the RM.
 #[derive(Debug, Clone, Default)]
 pub struct AllocateInput {
@@ -203,7 +148,7 @@ impl AmRmClient {
                 })
             };
         let req = AllocateRequestProto {
-            ask: input.asks.iter().map(Ask::to_proto).collect(),
+            ask: input.asks.iter().map(ResourceRequestProto::from).collect(),
             release: input.releases.clone(),
             blacklist_request: blacklist,
             response_id: Some(input.response_id.unwrap_or(self.last_response_id)),

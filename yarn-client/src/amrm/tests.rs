@@ -5,15 +5,15 @@
 use std::time::Duration;
 
 use base64::Engine;
-use bytes::BytesMut;
 use prost::Message;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 
 use super::*;
-use crate::proto::common::rpc_sasl_proto::{SaslAuth, SaslState};
-use crate::proto::common::{
-    RequestHeaderProto, RpcRequestHeaderProto, RpcResponseHeaderProto, RpcSaslProto, TokenProto,
+use crate::proto::common::rpc_sasl_proto::SaslState;
+use crate::proto::common::{RequestHeaderProto, RpcSaslProto, TokenProto};
+use crate::rpc::test_server::{
+    digest_negotiate, drain_hello, frame, listen, ok_header, read_packet, sasl_header,
 };
 use crate::sasl::{parse_challenge, DigestMd5Client};
 
@@ -24,30 +24,6 @@ fn tok(id: u8) -> Token {
         kind: "YARN_AM_RM_TOKEN".into(),
         service: String::new(),
     }
-}
-
-fn frame(
-    h: &RpcResponseHeaderProto,
-    body: Option<&dyn crate::rpc::frame::ErasedMessage>,
-) -> Vec<u8> {
-    let mut p = BytesMut::new();
-    h.encode_length_delimited(&mut p).unwrap();
-    if let Some(b) = body {
-        b.encode_delimited(&mut p);
-    }
-    let mut out = (p.len() as u32).to_be_bytes().to_vec();
-    out.extend_from_slice(&p);
-    out
-}
-
-async fn packet(s: &mut TcpStream) -> Option<(RpcRequestHeaderProto, bytes::Bytes)> {
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len).await.ok()?;
-    let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
-    s.read_exact(&mut buf).await.ok()?;
-    let mut b = bytes::Bytes::from(buf);
-    let h = RpcRequestHeaderProto::decode_length_delimited(&mut b).ok()?;
-    Some((h, b))
 }
 
 fn directive(resp: &str, key: &str) -> String {
@@ -63,28 +39,12 @@ async fn serve(
     roll_to: Option<Token>,
     seen: tokio::sync::mpsc::UnboundedSender<u8>,
 ) {
-    let mut pre = [0u8; 7];
-    s.read_exact(&mut pre).await.unwrap();
-    packet(&mut s).await.unwrap();
-    let sasl = RpcResponseHeaderProto {
-        call_id: (-33i32) as u32,
-        status: 0,
-        ..Default::default()
-    };
+    drain_hello(&mut s).await;
+    let sasl = sasl_header();
     let challenge = "realm=\"default\",nonce=\"N1\",qop=\"auth\",charset=utf-8,algorithm=md5-sess";
-    let neg = RpcSaslProto {
-        state: SaslState::Negotiate as i32,
-        auths: vec![SaslAuth {
-            method: "TOKEN".into(),
-            mechanism: "DIGEST-MD5".into(),
-            protocol: Some(String::new()),
-            server_id: Some("default".into()),
-            challenge: Some(challenge.as_bytes().to_vec()),
-        }],
-        ..Default::default()
-    };
+    let neg = digest_negotiate(challenge.as_bytes());
     s.write_all(&frame(&sasl, Some(&neg))).await.unwrap();
-    let (_, mut body) = packet(&mut s).await.unwrap();
+    let (_, mut body) = read_packet(&mut s).await.unwrap();
     let init = RpcSaslProto::decode_length_delimited(&mut body).unwrap();
     let resp = String::from_utf8(init.token.unwrap()).unwrap();
     let user = base64::engine::general_purpose::STANDARD
@@ -114,8 +74,8 @@ async fn serve(
         ..Default::default()
     };
     s.write_all(&frame(&sasl, Some(&ok))).await.unwrap();
-    packet(&mut s).await.unwrap(); // context
-    let (h, mut body) = packet(&mut s).await.unwrap();
+    read_packet(&mut s).await.unwrap(); // context
+    let (h, mut body) = read_packet(&mut s).await.unwrap();
     let rh = RequestHeaderProto::decode_length_delimited(&mut body).unwrap();
     assert_eq!(rh.method_name, "allocate");
     let req = AllocateRequestProto::decode_length_delimited(&mut body).unwrap();
@@ -124,19 +84,14 @@ async fn serve(
         am_rm_token: roll_to.as_ref().map(TokenProto::from),
         ..Default::default()
     };
-    let rh = RpcResponseHeaderProto {
-        call_id: h.call_id as u32,
-        status: 0,
-        ..Default::default()
-    };
+    let rh = ok_header(h.call_id);
     s.write_all(&frame(&rh, Some(&reply))).await.unwrap();
     // Then hang up, as an RM restart would.
 }
 
 #[tokio::test]
 async fn rolled_over_token_is_used_for_the_next_connection() {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
+    let (l, addr) = listen().await;
     let (tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         let (s, _) = l.accept().await.unwrap();

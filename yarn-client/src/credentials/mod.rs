@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use prost::Message;
 
-use crate::proto::common::{CredentialsKvProto, CredentialsProto, TokenProto};
+use crate::proto::common::{CredentialsKvProto, CredentialsProto};
+use crate::token::Token;
 
 pub use vint::{read_vlong, write_vlong};
 
@@ -23,49 +24,6 @@ pub const TOKEN_FILE_ENV: &str = "HADOOP_TOKEN_FILE_LOCATION";
 const MAGIC: &[u8; 4] = b"HDTS";
 /// No real token file is anywhere near this; bigger means we are reading the wrong file.
 const MAX_FILE_LEN: u64 = 64 * 1024 * 1024;
-
-/// A Hadoop security token. Identifier and password are opaque bytes to us; SASL uses them.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Token {
-    pub identifier: Vec<u8>,
-    pub password: Vec<u8>,
-    pub kind: String,
-    pub service: String,
-}
-
-impl std::fmt::Debug for Token {
-    /// Never prints the password: tokens end up in logs.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Token")
-            .field("kind", &self.kind)
-            .field("service", &self.service)
-            .field("identifier_len", &self.identifier.len())
-            .field("password_len", &self.password.len())
-            .finish()
-    }
-}
-
-impl From<TokenProto> for Token {
-    fn from(t: TokenProto) -> Self {
-        Self {
-            identifier: t.identifier,
-            password: t.password,
-            kind: t.kind,
-            service: t.service,
-        }
-    }
-}
-
-impl From<&Token> for TokenProto {
-    fn from(t: &Token) -> Self {
-        TokenProto {
-            identifier: t.identifier.clone(),
-            password: t.password.clone(),
-            kind: t.kind.clone(),
-            service: t.service.clone(),
-        }
-    }
-}
 
 /// The on-disk encodings of a token storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

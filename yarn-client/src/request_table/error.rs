@@ -1,6 +1,7 @@
 //! Why a container request was refused.
 
-use super::types::{Priority, RequestId};
+use super::types::RequestId;
+use crate::ask::Priority;
 
 /// Errors of [`super::RequestTable`]. All are raised before the table is touched, so a
 /// refused request leaves no partial counts behind.

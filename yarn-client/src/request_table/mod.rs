@@ -8,9 +8,10 @@
 //! * [`ResponseId`], [`AmrmToken`], [`NmTokenCache`]: heartbeat and token state.
 //! * [`AmrmState`]: all of the above plus the allocate / failure / resync transitions.
 //!
-//! There is deliberately no protobuf here: the IPC layer converts [`Ask`] to
-//! `ResourceRequestProto` (and responses to [`AllocateOutcome`]) at the edge. Only the
-//! GUARANTEED execution type is modelled.
+//! Asks, sizes and priorities are the shared types of [`crate::ask`]; tokens are
+//! [`crate::token::Token`]. There is deliberately no protobuf here: the IPC layer converts
+//! [`Ask`](crate::ask::Ask) to `ResourceRequestProto` (and responses to
+//! [`AllocateOutcome`]) at the edge. Only the GUARANTEED execution type is modelled.
 
 mod error;
 mod exclusions;
@@ -33,6 +34,4 @@ pub use response_id::{next_response_id, ResponseId};
 pub use state::{AllocateBatch, AllocateOutcome, AmrmState};
 pub use table::RequestTable;
 pub use tokens::{AmrmToken, NmTokenCache};
-pub use types::{
-    Ask, Capability, ContainerId, ContainerRequest, Priority, RequestId, Token, ANY, DEFAULT_RACK,
-};
+pub use types::{ContainerId, ContainerRequest, RequestId, DEFAULT_RACK};

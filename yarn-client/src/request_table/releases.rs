@@ -56,15 +56,7 @@ impl Releases {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cid(id: i64) -> ContainerId {
-        ContainerId {
-            cluster_timestamp: 1,
-            app_id: 1,
-            attempt_id: 1,
-            id,
-        }
-    }
+    use crate::request_table::tests::cid;
 
     #[test]
     fn a_release_is_sent_once() {

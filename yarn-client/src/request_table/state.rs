@@ -20,7 +20,9 @@ use super::releases::Releases;
 use super::response_id::ResponseId;
 use super::table::RequestTable;
 use super::tokens::{AmrmToken, NmTokenCache};
-use super::types::{Ask, ContainerId, Token};
+use super::types::ContainerId;
+use crate::ask::Ask;
+use crate::token::Token;
 
 /// The contents of one AllocateRequest (progress is the caller's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

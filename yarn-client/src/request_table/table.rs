@@ -43,7 +43,8 @@ use tracing::{debug, warn};
 
 use super::error::RequestError;
 use super::rack::{DefaultRackResolver, RackResolver};
-use super::types::{Ask, AskKey, Capability, ContainerRequest, Priority, RequestId, ANY};
+use super::types::{AskKey, ContainerRequest, RequestId};
+use crate::ask::{Ask, Capability, Priority, ANY};
 
 /// One entry of the table: what the RM is told about one (priority, location, size).
 #[derive(Debug, Clone)]
@@ -237,16 +238,7 @@ impl RequestTable {
             .keys()
             .map(|k| k.allocation_request_id)
             .collect();
-        let mut groups: Vec<(&AskKey, &Entry)> = alloc_ids
-            .into_iter()
-            .flat_map(|a| self.location_entries(a, priority, location))
-            .filter(|(k, e)| k.capability.fits_in(&capability) && !e.linked.is_empty())
-            .collect();
-        sort_best_fit_first(&mut groups, capability);
-        groups
-            .into_iter()
-            .flat_map(|(_, e)| e.linked.iter().copied())
-            .collect()
+        self.matching_over(alloc_ids, priority, location, capability)
     }
 
     /// As [`Self::matching_requests`], restricted to one allocation request id (the
@@ -258,15 +250,7 @@ impl RequestTable {
         location: &str,
         capability: Capability,
     ) -> Vec<RequestId> {
-        let mut groups: Vec<(&AskKey, &Entry)> = self
-            .location_entries(allocation_request_id, priority, location)
-            .filter(|(k, e)| k.capability.fits_in(&capability) && !e.linked.is_empty())
-            .collect();
-        sort_best_fit_first(&mut groups, capability);
-        groups
-            .into_iter()
-            .flat_map(|(_, e)| e.linked.iter().copied())
-            .collect()
+        self.matching_over([allocation_request_id], priority, location, capability)
     }
 
     /// The request a container granted on `host` should be charged to. Exact-size matches
@@ -314,7 +298,7 @@ impl RequestTable {
     /// a newer absolute count queued already; that one wins and the old one is dropped.
     pub fn restore_asks(&mut self, asks: Vec<Ask>) {
         for ask in asks {
-            self.asks.entry(ask.key()).or_insert(ask);
+            self.asks.entry(AskKey::from(&ask)).or_insert(ask);
         }
     }
 
@@ -349,6 +333,27 @@ impl RequestTable {
         if let Some(entry) = self.entries.get(key) {
             self.asks.insert(key.clone(), to_ask(key, entry));
         }
+    }
+
+    /// The requests linked to entries at `location` that `capability` fits, over the given
+    /// allocation request ids, best fit first (see [`Self::matching_requests`]).
+    fn matching_over(
+        &self,
+        alloc_ids: impl IntoIterator<Item = i64>,
+        priority: Priority,
+        location: &str,
+        capability: Capability,
+    ) -> Vec<RequestId> {
+        let mut groups: Vec<(&AskKey, &Entry)> = alloc_ids
+            .into_iter()
+            .flat_map(|a| self.location_entries(a, priority, location))
+            .filter(|(k, e)| k.capability.fits_in(&capability) && !e.linked.is_empty())
+            .collect();
+        sort_best_fit_first(&mut groups, capability);
+        groups
+            .into_iter()
+            .flat_map(|(_, e)| e.linked.iter().copied())
+            .collect()
     }
 
     fn location_entries<'a>(

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::ask::{Ask, Capability, Priority, ANY};
+use crate::token::Token;
 
 /// Nodes `hN` live on rack `/rN%2`.
 fn resolver(node: &str) -> String {
@@ -421,7 +423,8 @@ fn yarn_1902_removing_matched_requests_allocates_exactly() {
     assert!(rm.allocate_all().is_empty());
 }
 
-fn cid(id: i64) -> ContainerId {
+/// Container `id` of attempt 1 of app 1 (also used by the unit tests of `releases`).
+pub(super) fn cid(id: i64) -> ContainerId {
     ContainerId {
         cluster_timestamp: 1,
         app_id: 1,
@@ -430,7 +433,8 @@ fn cid(id: i64) -> ContainerId {
     }
 }
 
-fn token(b: u8) -> Token {
+/// A token told apart by `b` (also used by the unit tests of `tokens`).
+pub(super) fn token(b: u8) -> Token {
     Token {
         identifier: vec![b],
         password: vec![b],

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use tracing::{debug, info};
 
-use super::types::Token;
+use crate::token::Token;
 
 /// The current AMRMToken.
 #[derive(Debug, Clone, Default)]
@@ -81,15 +81,7 @@ impl NmTokenCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn token(id: u8) -> Token {
-        Token {
-            identifier: vec![id],
-            password: vec![id, id],
-            kind: "YARN_AM_RM_TOKEN".into(),
-            service: String::new(),
-        }
-    }
+    use crate::request_table::tests::token;
 
     #[test]
     fn amrm_token_is_replaced_by_a_new_one() {

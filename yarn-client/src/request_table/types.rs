@@ -1,49 +1,17 @@
-//! Plain value types of the request table.
+//! Plain value types of the request table itself: the user's [`ContainerRequest`], its
+//! handle, the key of a table entry and container ids. The ask vocabulary it shares with
+//! the AMRM client (`Ask`, `Capability`, `Priority`, `ANY`) is in `crate::ask`.
 //!
-//! They mirror the fields of YARN's `ResourceRequestProto`, `ContainerIdProto` and
-//! `TokenProto` one to one, so that converting them to and from protobuf (done by the IPC
-//! layer, not here) is a field copy. Keeping protobuf out of this module lets the
-//! bookkeeping be tested without any wire code.
+//! They mirror the fields of YARN's protos one to one, so that converting them to and from
+//! protobuf (done by the IPC layer, not here) is a field copy. Keeping protobuf out of this
+//! module lets the bookkeeping be tested without any wire code.
 
 use std::fmt;
 
-/// `ResourceRequest.ANY`: the off-switch location, "anywhere in the cluster".
-pub const ANY: &str = "*";
+use crate::ask::{Ask, Capability, Priority};
 
 /// What Hadoop's `RackResolver` answers for a node it has no topology for.
 pub const DEFAULT_RACK: &str = "/default-rack";
-
-/// Memory and vcores of a container, as in `ResourceProto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Capability {
-    pub memory_mb: i64,
-    pub vcores: i32,
-}
-
-impl Capability {
-    pub fn new(memory_mb: i64, vcores: i32) -> Self {
-        Self { memory_mb, vcores }
-    }
-
-    /// True when a request for `self` is satisfied by a container of size `allocated`:
-    /// both memory and vcores fit. The RM rounds requests up to its minimum/increment allocation, so granted containers
-    /// are often larger than asked for; matching must accept them.
-    pub fn fits_in(&self, allocated: &Capability) -> bool {
-        self.memory_mb <= allocated.memory_mb && self.vcores <= allocated.vcores
-    }
-}
-
-impl fmt::Display for Capability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "<memory:{}, vCores:{}>", self.memory_mb, self.vcores)
-    }
-}
-
-/// Scheduling priority; in YARN a *lower* number is served first. The RM keys outstanding
-/// asks by (priority, allocation request id) and ignores capability, so callers should use
-/// one priority per container size (facts sheet 5.5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Priority(pub i32);
 
 /// A user-level request for one container: the unit the application adds, matches and
 /// removes. One `ContainerRequest` contributes +1 to several table entries (its nodes, their
@@ -117,31 +85,6 @@ impl fmt::Display for RequestId {
     }
 }
 
-/// One entry of the ask list sent in `AllocateRequest.ask`, i.e. a `ResourceRequestProto`.
-/// `num_containers` is always the ABSOLUTE number outstanding at this location: the RM
-/// replaces its copy with it, it never adds it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ask {
-    pub priority: Priority,
-    pub resource_name: String,
-    pub capability: Capability,
-    pub num_containers: i32,
-    pub relax_locality: bool,
-    pub node_label: Option<String>,
-    pub allocation_request_id: i64,
-}
-
-impl Ask {
-    pub(crate) fn key(&self) -> AskKey {
-        AskKey {
-            allocation_request_id: self.allocation_request_id,
-            priority: self.priority,
-            resource_name: self.resource_name.clone(),
-            capability: self.capability,
-        }
-    }
-}
-
 /// Identity of a table entry / ask: everything but the count (and the flags that go with
 /// it). Two asks with the same key replace each other; the newer absolute count wins.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -150,6 +93,17 @@ pub(crate) struct AskKey {
     pub priority: Priority,
     pub resource_name: String,
     pub capability: Capability,
+}
+
+impl From<&Ask> for AskKey {
+    fn from(a: &Ask) -> Self {
+        AskKey {
+            allocation_request_id: a.allocation_request_id,
+            priority: a.priority,
+            resource_name: a.resource_name.clone(),
+            capability: a.capability,
+        }
+    }
 }
 
 /// A container id with the fields of `ContainerIdProto` (application id, attempt id and
@@ -181,27 +135,9 @@ impl fmt::Display for ContainerId {
     }
 }
 
-/// A Hadoop token (`TokenProto`): opaque identifier and password plus kind and service.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Token {
-    pub identifier: Vec<u8>,
-    pub password: Vec<u8>,
-    pub kind: String,
-    pub service: String,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fits_in_needs_both_dimensions() {
-        let req = Capability::new(1024, 2);
-        assert!(req.fits_in(&Capability::new(1024, 2)));
-        assert!(req.fits_in(&Capability::new(2048, 4)));
-        assert!(!req.fits_in(&Capability::new(2048, 1)));
-        assert!(!req.fits_in(&Capability::new(512, 8)));
-    }
 
     #[test]
     fn container_id_formats_like_hadoop() {

@@ -12,7 +12,6 @@ use tracing::debug;
 
 use super::error::{RemoteError, RpcError};
 use super::frame::{encode_request, read_frame, ResponseFrame};
-use crate::credentials::Token;
 use crate::proto::common::rpc_request_header_proto::OperationProto;
 use crate::proto::common::rpc_response_header_proto::RpcStatusProto;
 use crate::proto::common::rpc_sasl_proto::{SaslAuth, SaslState};
@@ -21,6 +20,7 @@ use crate::proto::common::{
     UserInformationProto,
 };
 use crate::sasl::{DigestMd5Client, SaslMechanism};
+use crate::token::Token;
 
 pub const SASL_CALL_ID: i32 = -33;
 pub const CONTEXT_CALL_ID: i32 = -3;

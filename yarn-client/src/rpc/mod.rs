@@ -5,6 +5,8 @@ mod connection;
 mod error;
 pub mod frame;
 pub mod handshake;
+#[cfg(test)]
+pub(crate) mod test_server;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,8 +18,8 @@ use tracing::debug;
 pub use error::{RemoteError, RpcError};
 pub use handshake::Auth;
 
-use crate::credentials::Token;
 use crate::proto::common::RequestHeaderProto;
+use crate::token::Token;
 use connection::{CallError, Connection};
 
 /// Timeouts and keepalive settings. Defaults follow the Java client where it has one.

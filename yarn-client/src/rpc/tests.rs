@@ -4,15 +4,18 @@
 
 use std::time::Duration;
 
-use bytes::BytesMut;
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
+use super::test_server::{
+    accept_without_auth, digest_negotiate, drain_hello, frame, listen, ok_header, read_packet,
+    sasl_header,
+};
 use super::*;
 use crate::proto::common::rpc_response_header_proto::RpcStatusProto;
-use crate::proto::common::rpc_sasl_proto::{SaslAuth, SaslState};
-use crate::proto::common::{RpcRequestHeaderProto, RpcResponseHeaderProto, RpcSaslProto};
+use crate::proto::common::rpc_sasl_proto::SaslState;
+use crate::proto::common::{RpcResponseHeaderProto, RpcSaslProto};
 use crate::proto::yarn::{
     FinishApplicationMasterRequestProto, FinishApplicationMasterResponseProto,
 };
@@ -41,14 +44,23 @@ where
     F: FnOnce(TcpStream) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
+    let (l, addr) = listen().await;
     tokio::spawn(async move {
         if let Ok((s, _)) = l.accept().await {
             serve(s).await;
         }
     });
     addr
+}
+
+/// One call against a server that runs `script` on its connection; the call must fail.
+async fn failed_call<F, Fut>(script: F) -> RpcError
+where
+    F: FnOnce(TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let addr = server(script).await;
+    call(&client(&addr)).await.unwrap_err()
 }
 
 fn client(addr: &str) -> RpcClient {
@@ -63,67 +75,35 @@ async fn call(c: &RpcClient) -> Result<FinishApplicationMasterResponseProto, Rpc
     .await
 }
 
-fn frame(header: &RpcResponseHeaderProto, body: Option<&dyn frame::ErasedMessage>) -> Vec<u8> {
-    let mut payload = BytesMut::new();
-    header.encode_length_delimited(&mut payload).unwrap();
-    if let Some(b) = body {
-        b.encode_delimited(&mut payload);
-    }
-    let mut out = (payload.len() as u32).to_be_bytes().to_vec();
-    out.extend_from_slice(&payload);
-    out
-}
-
-/// Reads one client packet, returning its header and the rest of the payload.
-async fn read_packet(s: &mut TcpStream) -> Option<(RpcRequestHeaderProto, bytes::Bytes)> {
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len).await.ok()?;
-    let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
-    s.read_exact(&mut buf).await.ok()?;
-    let mut b = bytes::Bytes::from(buf);
-    let h = RpcRequestHeaderProto::decode_length_delimited(&mut b).ok()?;
-    Some((h, b))
-}
-
-/// Consumes the preamble and the NEGOTIATE packet, so closing afterwards is a clean FIN.
-async fn drain_hello(s: &mut TcpStream) {
-    let mut pre = [0u8; 7];
-    s.read_exact(&mut pre).await.unwrap();
-    read_packet(s).await.unwrap();
-}
-
 #[tokio::test]
 async fn silent_server_times_out() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         let mut sink = vec![0u8; 1024];
         while s.read(&mut sink).await.is_ok_and(|n| n > 0) {}
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::Timeout { .. }), "{e}");
 }
 
 #[tokio::test]
 async fn garbage_is_a_protocol_or_frame_error() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         let _ = s
             .write_all(b"HTTP/1.1 404 Not Found\r\n\r\nnot hadoop at all")
             .await;
         tokio::time::sleep(Duration::from_secs(2)).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::Frame { .. }), "{e}");
 }
 
 #[tokio::test]
 async fn truncated_frame_then_close() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         drain_hello(&mut s).await;
         let _ = s.write_all(&[0, 0, 0, 50, 1, 2, 3]).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(
         matches!(
             e,
@@ -138,23 +118,21 @@ async fn truncated_frame_then_close() {
 
 #[tokio::test]
 async fn truncated_frame_then_silence_times_out() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         let _ = s.write_all(&[0, 0, 0, 50, 1, 2, 3]).await;
         tokio::time::sleep(Duration::from_secs(3)).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::Timeout { .. }), "{e}");
 }
 
 #[tokio::test]
 async fn immediate_close_is_eof() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         drain_hello(&mut s).await;
         drop(s)
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(
         matches!(
             e,
@@ -169,8 +147,7 @@ async fn immediate_close_is_eof() {
 
 #[tokio::test]
 async fn refused_connection_is_connect_error() {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
+    let (l, addr) = listen().await;
     drop(l);
     let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::Connect { .. }), "{e}");
@@ -190,11 +167,9 @@ async fn unroutable_address_times_out() {
 
 #[tokio::test]
 async fn fatal_sasl_reply_is_auth_rejected() {
-    let addr = server(|mut s| async move {
-        let mut pre = [0u8; 7];
-        s.read_exact(&mut pre).await.unwrap();
+    let e = failed_call(|mut s| async move {
+        let pre = drain_hello(&mut s).await;
         assert_eq!(&pre, b"hrpc\x09\x00\xDF");
-        read_packet(&mut s).await.unwrap();
         let h = RpcResponseHeaderProto {
             call_id: (-1i32) as u32,
             status: RpcStatusProto::Fatal as i32,
@@ -208,7 +183,6 @@ async fn fatal_sasl_reply_is_auth_rejected() {
         let _ = s.write_all(&frame(&h, None)).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(e.is_auth_failure(), "{e}");
     assert!(e.is_class("InvalidToken"), "{e}");
     assert!(e.to_string().contains("Invalid AMRMToken"), "{e}");
@@ -216,29 +190,12 @@ async fn fatal_sasl_reply_is_auth_rejected() {
 
 #[tokio::test]
 async fn wrong_rspauth_is_sasl_error() {
-    let addr = server(|mut s| async move {
-        let mut pre = [0u8; 7];
-        s.read_exact(&mut pre).await.unwrap();
-        read_packet(&mut s).await.unwrap();
-        let sasl_hdr = RpcResponseHeaderProto {
-            call_id: (-33i32) as u32,
-            status: 0,
-            ..Default::default()
-        };
-        let negotiate = RpcSaslProto {
-            state: SaslState::Negotiate as i32,
-            auths: vec![SaslAuth {
-                method: "TOKEN".into(),
-                mechanism: "DIGEST-MD5".into(),
-                protocol: Some(String::new()),
-                server_id: Some("default".into()),
-                challenge: Some(
-                    b"realm=\"default\",nonce=\"abc\",qop=\"auth\",charset=utf-8,algorithm=md5-sess"
-                        .to_vec(),
-                ),
-            }],
-            ..Default::default()
-        };
+    let e = failed_call(|mut s| async move {
+        drain_hello(&mut s).await;
+        let sasl_hdr = sasl_header();
+        let negotiate = digest_negotiate(
+            b"realm=\"default\",nonce=\"abc\",qop=\"auth\",charset=utf-8,algorithm=md5-sess",
+        );
         s.write_all(&frame(&sasl_hdr, Some(&negotiate)))
             .await
             .unwrap();
@@ -264,7 +221,6 @@ async fn wrong_rspauth_is_sasl_error() {
         tokio::time::sleep(Duration::from_secs(1)).await;
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(
         matches!(
             e,
@@ -282,29 +238,12 @@ async fn wrong_rspauth_is_sasl_error() {
 #[tokio::test]
 async fn multiplexes_calls_and_maps_errors() {
     let addr = server(|mut s| async move {
-        let mut pre = [0u8; 7];
-        s.read_exact(&mut pre).await.unwrap();
-        read_packet(&mut s).await.unwrap(); // NEGOTIATE
-        let ok = RpcSaslProto {
-            state: SaslState::Success as i32,
-            ..Default::default()
-        };
-        let sasl_hdr = RpcResponseHeaderProto {
-            call_id: (-33i32) as u32,
-            status: 0,
-            ..Default::default()
-        };
-        s.write_all(&frame(&sasl_hdr, Some(&ok))).await.unwrap();
-        let (ctx, _) = read_packet(&mut s).await.unwrap();
+        let ctx = accept_without_auth(&mut s).await;
         assert_eq!(ctx.call_id, -3);
         let (a, _) = read_packet(&mut s).await.unwrap();
         let (b, _) = read_packet(&mut s).await.unwrap();
         for (id, unreg) in [(b.call_id, false), (a.call_id, true)] {
-            let h = RpcResponseHeaderProto {
-                call_id: id as u32,
-                status: 0,
-                ..Default::default()
-            };
+            let h = ok_header(id);
             let body = FinishApplicationMasterResponseProto {
                 is_unregistered: Some(unreg),
             };
@@ -358,37 +297,19 @@ async fn multiplexes_calls_and_maps_errors() {
 /// Idle connections close themselves; the next call opens a new one.
 #[tokio::test]
 async fn idle_close_and_reconnect() {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
+    let (l, addr) = listen().await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Ok((mut s, _)) = l.accept().await {
             let tx = tx.clone();
             tokio::spawn(async move {
-                let mut pre = [0u8; 7];
-                s.read_exact(&mut pre).await.unwrap();
-                read_packet(&mut s).await.unwrap();
-                let hdr = RpcResponseHeaderProto {
-                    call_id: (-33i32) as u32,
-                    status: 0,
-                    ..Default::default()
-                };
-                let ok = RpcSaslProto {
-                    state: SaslState::Success as i32,
-                    ..Default::default()
-                };
-                s.write_all(&frame(&hdr, Some(&ok))).await.unwrap();
-                read_packet(&mut s).await.unwrap(); // context
+                accept_without_auth(&mut s).await;
                 while let Some((h, _)) = read_packet(&mut s).await {
                     tx.send(h.call_id).unwrap();
                     if h.call_id < 0 {
                         continue; // ping: no reply
                     }
-                    let r = RpcResponseHeaderProto {
-                        call_id: h.call_id as u32,
-                        status: 0,
-                        ..Default::default()
-                    };
+                    let r = ok_header(h.call_id);
                     let body = FinishApplicationMasterResponseProto::default();
                     s.write_all(&frame(&r, Some(&body))).await.unwrap();
                 }
@@ -416,20 +337,7 @@ async fn idle_close_and_reconnect() {
 async fn pings_while_a_call_is_outstanding() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let addr = server(|mut s| async move {
-        let mut pre = [0u8; 7];
-        s.read_exact(&mut pre).await.unwrap();
-        read_packet(&mut s).await.unwrap();
-        let hdr = RpcResponseHeaderProto {
-            call_id: (-33i32) as u32,
-            status: 0,
-            ..Default::default()
-        };
-        let ok = RpcSaslProto {
-            state: SaslState::Success as i32,
-            ..Default::default()
-        };
-        s.write_all(&frame(&hdr, Some(&ok))).await.unwrap();
-        read_packet(&mut s).await.unwrap(); // context
+        accept_without_auth(&mut s).await;
         let (call, _) = read_packet(&mut s).await.unwrap();
         // Stay silent; the next packet must be a ping.
         let (ping, rest) = read_packet(&mut s).await.unwrap();
@@ -440,11 +348,7 @@ async fn pings_while_a_call_is_outstanding() {
             ping.client_id == call.client_id,
         ))
         .unwrap();
-        let r = RpcResponseHeaderProto {
-            call_id: call.call_id as u32,
-            status: 0,
-            ..Default::default()
-        };
+        let r = ok_header(call.call_id);
         let body = FinishApplicationMasterResponseProto {
             is_unregistered: Some(true),
         };
@@ -470,29 +374,15 @@ async fn pings_while_a_call_is_outstanding() {
 /// non-NM token) is an authentication failure, not a generic EOF.
 #[tokio::test]
 async fn close_after_sasl_response_is_auth_failure() {
-    let addr = server(|mut s| async move {
+    let e = failed_call(|mut s| async move {
         drain_hello(&mut s).await;
-        let hdr = RpcResponseHeaderProto {
-            call_id: (-33i32) as u32,
-            status: 0,
-            ..Default::default()
-        };
-        let negotiate = RpcSaslProto {
-            state: SaslState::Negotiate as i32,
-            auths: vec![SaslAuth {
-                method: "TOKEN".into(),
-                mechanism: "DIGEST-MD5".into(),
-                protocol: Some(String::new()),
-                server_id: Some("default".into()),
-                challenge: Some(b"realm=\"default\",nonce=\"n\",qop=\"auth\"".to_vec()),
-            }],
-            ..Default::default()
-        };
-        s.write_all(&frame(&hdr, Some(&negotiate))).await.unwrap();
+        let negotiate = digest_negotiate(b"realm=\"default\",nonce=\"n\",qop=\"auth\"");
+        s.write_all(&frame(&sasl_header(), Some(&negotiate)))
+            .await
+            .unwrap();
         read_packet(&mut s).await.unwrap();
     })
     .await;
-    let e = call(&client(&addr)).await.unwrap_err();
     assert!(matches!(e, RpcError::SaslAborted { .. }), "{e}");
     assert!(e.is_auth_failure());
 }
@@ -501,18 +391,7 @@ async fn close_after_sasl_response_is_auth_failure() {
 #[tokio::test]
 async fn fatal_fails_all_calls_in_flight() {
     let addr = server(|mut s| async move {
-        drain_hello(&mut s).await;
-        let hdr = RpcResponseHeaderProto {
-            call_id: (-33i32) as u32,
-            status: 0,
-            ..Default::default()
-        };
-        let ok = RpcSaslProto {
-            state: SaslState::Success as i32,
-            ..Default::default()
-        };
-        s.write_all(&frame(&hdr, Some(&ok))).await.unwrap();
-        read_packet(&mut s).await.unwrap(); // context
+        accept_without_auth(&mut s).await;
         read_packet(&mut s).await.unwrap();
         read_packet(&mut s).await.unwrap();
         let fatal = RpcResponseHeaderProto {
