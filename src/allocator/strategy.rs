@@ -112,22 +112,15 @@ impl Strategy {
 }
 
 impl Preferences<'_> {
-    /// Does a pending request naming this host still serve some task? Spark: the host is a key
-    /// of `host_to_local_task_count`. Ours: some task wants it and YARN can use it.
+    /// Does a pending request placed on this host still serve some task? Both strategies:
+    /// the host is a key of `host_to_local_task_count` (Spark's rule). The default strategy
+    /// applies it to every host a request was placed on, named to YARN or not.
     pub(crate) fn is_preferred(&self, host: &str) -> bool {
-        match self.strategy {
-            Strategy::Spark => self.demand.host_to_local_task_count.contains_key(host),
-            Strategy::Default => {
-                self.demand
-                    .host_to_local_task_count
-                    .get(host)
-                    .is_some_and(|&c| c > 0)
-                    && self.cluster.is_usable(host)
-            }
-        }
+        self.demand.host_to_local_task_count.contains_key(host)
     }
 
-    /// `need(h)` for every preferred host (step 3 of the strategy).
+    /// `need(h)` for every preferred host (step 3 of the strategy), and for the default
+    /// strategy how many new requests may name it to YARN (rules 1 and 2 of the module docs).
     pub(crate) fn needs(
         &self,
         running: &HashMap<HostName, u32>,
@@ -143,37 +136,39 @@ impl Preferences<'_> {
         let mut needs = Vec::with_capacity(demand.host_to_local_task_count.len());
         for (host, &count) in &demand.host_to_local_task_count {
             let expected = f64::from(count) * executors / self.total;
-            let have = f64::from(running.get(host).copied().unwrap_or(0));
+            let running_here = running.get(host).copied().unwrap_or(0);
+            let have = f64::from(running_here);
             let share = shares.get(host).copied().unwrap_or(0.0);
             // NaN (no tasks at all) becomes 0, as on the JVM.
             let need = ceil_to_u64(expected - (have + share));
-            let (cap, named) = match self.strategy {
-                Strategy::Spark => (None, true),
-                Strategy::Default => (
-                    self.cluster
-                        .capacity
-                        .get(host)
-                        .and_then(|&c| (u64::from(c) <= have as u64).then_some(0)), // full: never named
-                    self.cluster.is_usable(host),
-                ),
+            let cap = match self.strategy {
+                Strategy::Spark => None,
+                // Rule 1: never named to YARN.
+                Strategy::Default if !self.cluster.is_usable(host) => Some(0),
+                // Rule 2: a node that holds all the executors it can is not named.
+                Strategy::Default => self
+                    .cluster
+                    .capacity
+                    .get(host)
+                    .and_then(|&c| (running_here >= c).then_some(0)),
             };
             needs.push(HostNeed {
                 host: host.clone(),
                 need,
                 cap,
-                named,
             });
         }
         needs
     }
 }
 
-/// Pending local requests count as containers already placed, spread over the nodes they name
-/// so that the shares add up to the number of requests.
+/// Pending local requests count as containers already placed, spread over the hosts they were
+/// placed on (for Spark: the nodes they name) so that the shares add up to the number of
+/// requests.
 fn pending_shares<'a>(local_pending: &[&'a PendingRequest]) -> HashMap<&'a HostName, f64> {
     let mut mentions: HashMap<&HostName, u64> = HashMap::new();
     for req in local_pending {
-        for n in req.nodes.iter() {
+        for n in req.placed_hosts() {
             *mentions.entry(n).or_insert(0) += 1;
         }
     }
