@@ -1,8 +1,9 @@
 //! The simulator's promises about the two strategies on the same traces.
 //!
-//! - Where every host that holds data runs a NodeManager, the default strategy is at least as
-//!   good as Spark's (in practice: the same YARN request table, so the same grants, unless
-//!   a stale request lingers with the target met, which it replaces).
+//! - Where every host that holds data runs a NodeManager, the default strategy sends YARN
+//!   Spark's request table apart from full nodes and stale requests with the target met, and
+//!   on these traces it is at least as good as Spark's (over many seeds of the shifting trace
+//!   it differs on a few, either way: BENCHMARKS.md).
 //! - Where some hosts run no NodeManager, the default strategy never asks YARN for them. That
 //!   is not free: the CapacityScheduler counts every named host, real or not, when it decides
 //!   how long to wait before giving up on locality, so Spark's asks on those hosts make YARN
