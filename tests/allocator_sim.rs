@@ -10,7 +10,8 @@
 //!   wait longer and the default strategy can end up with less locality (BENCHMARKS.md,
 //!   "What the tables say, honestly"). That is measured there, not promised here.
 //!
-//! Sizes are small so that `cargo test` (debug) runs this in a few seconds.
+//! Sizes are small, but for the reported shifting traces (100 and 5,000 nodes, here without
+//! DataNode-only hosts), so that `cargo test` (debug) runs this in about 5 seconds.
 
 use yarn_am::allocator::sim::{simulate, Trace, TraceConfig};
 use yarn_am::allocator::Strategy;
@@ -32,6 +33,9 @@ fn small_traces(datanode_only: usize) -> Vec<TraceConfig> {
         ));
     }
     traces.push(TraceConfig::shifting("shifting, 200 nodes", 200, 40));
+    // The reported shifting traces (`examples/sim`), at both sizes.
+    traces.push(TraceConfig::shifting("shifting, 100 nodes", 100, 6));
+    traces.push(TraceConfig::shifting("shifting, 5000 nodes", 5000, 6));
     for t in &mut traces {
         t.datanode_only = datanode_only;
     }
