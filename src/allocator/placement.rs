@@ -24,9 +24,9 @@ pub struct HostNeed {
     pub need: u64,
     /// The most new requests that may name this host to YARN. `None`: no limit, which is what
     /// Spark does. The default strategy gives 0 for a host YARN cannot use (no NodeManager,
-    /// excluded) and the node's free room for a node of known capacity. A host over its limit
-    /// keeps its place in the requests' bookkeeping (`placed`) and its rack; only the node
-    /// name is left out of what YARN sees.
+    /// excluded) and for a node already full of our executors. A host over its limit keeps its
+    /// place in the requests' bookkeeping (`placed`) and its rack; only the node name is left
+    /// out of what YARN sees.
     pub cap: Option<u64>,
 }
 

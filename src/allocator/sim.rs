@@ -39,6 +39,8 @@
 //!   `AMRMClient` does), including right after the scheduler dropped that entry. So the map
 //!   holds every host and rack the AM has named since its table was last empty. A host that
 //!   runs no NodeManager counts like any other: the RM does not check the names it is sent;
+//! - before a node-local or rack-local container the scheduler checks that the app's count for
+//!   the node's rack is above 0: host asks cannot outlast their rack's count;
 //! - one node heartbeat assigns at most one off-switch container
 //!   (`yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments`, default 1);
 //!   node- and rack-local ones may be several.

@@ -55,7 +55,8 @@ pub fn update_requests(
 ) -> UpdatePlan {
     let prefs = strategy.preferences(&snapshot.demand, cluster);
     let mut split = Split::default();
-    // Racks some task still wants, for rack-only requests (default strategy only makes them).
+    // Racks some task still wants, for requests that name racks only and carry no record of
+    // the hosts behind them (`plan` input can give those).
     let mut wanted_racks: Option<HashSet<&RackName>> = None;
     for (i, req) in snapshot.pending.iter().enumerate() {
         let placed = req.placed_hosts();
