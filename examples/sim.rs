@@ -46,8 +46,8 @@ fn main() {
             6,
         ));
     }
-    println!("| trace | strategy | node-local | rack-local or better | requests sent | containers granted | rounds | time |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| trace | strategy | node-local | rack-local or better | requests sent | containers granted | off-switch | asks on hosts without NM | rounds | time |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for config in traces {
         let name = config.name.clone();
         let trace = Trace::generate(config);
@@ -55,11 +55,13 @@ fn main() {
             let start = Instant::now();
             let r = simulate(&trace, strategy);
             println!(
-                "| {name} | {strategy} | {:.1}% | {:.1}% | {} | {} | {} | {:.2} s |",
+                "| {name} | {strategy} | {:.2}% | {:.2}% | {} | {} | {} | {} | {} | {:.2} s |",
                 r.node_local * 100.0,
                 r.rack_local * 100.0,
                 r.requests,
                 r.granted,
+                r.off_switch,
+                r.asks_without_nodemanager,
                 r.rounds,
                 start.elapsed().as_secs_f64()
             );

@@ -242,20 +242,23 @@ fn host_counts(
 
 /// The stable output: node and rack lists sorted, locality groups widest first, then any-host.
 pub fn render(plan: &UpdatePlan) -> PlanOutput {
-    let add = plan
-        .add_groups()
-        .map(|g| {
-            let mut nodes: Vec<String> = g.nodes.iter().map(|n| n.to_string()).collect();
-            let mut racks: Vec<String> = g.racks.iter().map(|r| r.to_string()).collect();
-            nodes.sort();
-            racks.sort();
-            GroupOut {
+    let mut add: Vec<GroupOut> = Vec::new();
+    for g in plan.add_groups() {
+        let mut nodes: Vec<String> = g.nodes.iter().map(|n| n.to_string()).collect();
+        let mut racks: Vec<String> = g.racks.iter().map(|r| r.to_string()).collect();
+        nodes.sort();
+        racks.sort();
+        // Groups that differ only in hosts left out of the node list (default strategy) look
+        // the same to YARN: print them as one.
+        match add.last_mut() {
+            Some(last) if last.nodes == nodes && last.racks == racks => last.count += g.count,
+            _ => add.push(GroupOut {
                 count: g.count,
                 nodes,
                 racks,
-            }
-        })
-        .collect();
+            }),
+        }
+    }
     PlanOutput {
         cancel: plan.cancel.clone(),
         add,

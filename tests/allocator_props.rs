@@ -12,7 +12,7 @@ use yarn_am::allocator::matching::{match_containers, Container, Locality};
 use yarn_am::allocator::tracker::{Action, Allocator, AllocatorConfig, Event};
 use yarn_am::allocator::{
     literal, update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot,
-    Strategy, Topology,
+    Strategy, Topology, UpdatePlan,
 };
 
 const HOSTS: usize = 8;
@@ -123,34 +123,72 @@ proptest! {
         prop_assert_eq!(distinct.len(), plan.cancel.len());
     }
 
-    /// With executors missing, no pending request naming only unwanted hosts survives, and no
-    /// new request names an unwanted host.
+    /// With executors missing, no pending request naming only unwanted hosts survives (both
+    /// strategies: Spark's rule, a host is wanted when it is a key of the task counts), and no
+    /// new request names an unwanted host. The default strategy never names to YARN a host it
+    /// cannot use or a node already full.
     #[test]
     fn no_stale_request_survives(s in arb_snapshot(), cluster in arb_cluster()) {
         prop_assume!(s.missing() > 0);
-        for (strategy, cluster) in [(Strategy::Spark, Cluster::default()), (Strategy::Default, cluster)] {
-            let wanted = |h: &HostName| match strategy {
-                Strategy::Spark => s.demand.host_to_local_task_count.contains_key(h),
-                // Ours: a host is wanted if it is usable and carries weight (its own tasks or,
-                // re-aimed, an unusable rack peer's).
-                Strategy::Default => cluster.is_usable(h),
-            };
+        let wanted = |h: &HostName| s.demand.host_to_local_task_count.contains_key(h);
+        let full = |h: &HostName| cluster.capacity.get(h).is_some_and(|&c| s.running.get(h).copied().unwrap_or(0) >= c);
+        for (strategy, cluster) in [(Strategy::Spark, Cluster::default()), (Strategy::Default, cluster.clone())] {
             let plan = update_requests(&s, strategy, &topology(), &cluster);
             let cancelled: HashSet<usize> = plan.cancel.iter().copied().collect();
             for (i, r) in s.pending.iter().enumerate() {
                 if !r.is_any_host() && !cancelled.contains(&i) {
-                    prop_assert!(r.nodes.iter().any(&wanted), "{}: stale request {} survived", strategy, i);
+                    prop_assert!(r.nodes.iter().any(wanted), "{}: stale request {} survived", strategy, i);
                 }
             }
             for g in plan.add_groups() {
-                prop_assert!(g.nodes.iter().all(&wanted), "{}: new request names an unwanted host", strategy);
+                prop_assert!(g.nodes.iter().all(wanted), "{}: new request names an unwanted host", strategy);
+                prop_assert!(g.placed.iter().all(wanted), "{}: new request placed on an unwanted host", strategy);
                 let expect: HashSet<String> = g.nodes.iter().map(|h| topology().rack_of(h).to_string()).collect();
                 let got: HashSet<String> = g.racks.iter().map(|r| r.to_string()).collect();
                 match strategy {
-                    Strategy::Spark => prop_assert_eq!(got, expect, "a group's racks are its nodes' racks"),
-                    // Ours keeps the racks of hosts it cannot name (unusable, at capacity).
-                    Strategy::Default => prop_assert!(got.is_superset(&expect), "a group asks for its nodes' racks"),
+                    Strategy::Spark => {
+                        prop_assert_eq!(got, expect, "a group's racks are its nodes' racks");
+                        prop_assert!(g.placed.is_empty(), "Spark names every host it places");
+                    }
+                    Strategy::Default => {
+                        prop_assert!(g.nodes.iter().all(|h| cluster.is_usable(h) && !full(h)), "names a host YARN cannot use");
+                        let placed: HashSet<String> = g.placed.iter().map(|h| topology().rack_of(h).to_string()).collect();
+                        prop_assert!(got.is_superset(&expect) && got.is_superset(&placed), "asks for the racks of every host it was placed on");
+                    }
                 }
+            }
+        }
+    }
+
+    /// The default strategy's plan is Spark's plan, with the hosts YARN cannot use (no
+    /// NodeManager, excluded, full) left out of the node lists only: same cancellations, same
+    /// racks and counts, and the hosts each request is placed on are Spark's node list.
+    /// (Rule 3, stale requests with the target exactly met, is the one place they part.)
+    #[test]
+    fn default_is_spark_minus_what_yarn_cannot_use(s in arb_snapshot(), cluster in arb_cluster()) {
+        let spark = update_requests(&s, Strategy::Spark, &topology(), &Cluster::default());
+        let ours = update_requests(&s, Strategy::Default, &topology(), &cluster);
+        // With the target met Spark changes nothing; ours may swap stale requests (rule 3).
+        prop_assume!(!(s.missing() == 0 && ours != UpdatePlan::default()));
+        prop_assert_eq!(&ours.cancel, &spark.cancel);
+        prop_assert_eq!(ours.any_host, spark.any_host);
+        let theirs: Vec<(u64, Vec<HostName>, Vec<RackName>)> = spark.local.groups().map(|g| (g.count, g.nodes.to_vec(), g.racks.to_vec())).collect();
+        // Ours may split one of Spark's groups where a capped host drops out; expand to compare.
+        let expand = |v: Vec<(u64, Vec<HostName>, Vec<RackName>)>| -> Vec<(Vec<HostName>, Vec<RackName>)> {
+            v.into_iter().flat_map(|(c, n, r)| (0..c).map(move |_| (n.clone(), r.clone()))).collect()
+        };
+        let ours_placed: Vec<(u64, Vec<HostName>, Vec<RackName>)> = ours.local.groups().map(|g| {
+            let hosts = if g.placed.is_empty() { g.nodes } else { g.placed };
+            (g.count, hosts.to_vec(), g.racks.to_vec())
+        }).collect();
+        prop_assert_eq!(expand(ours_placed), expand(theirs));
+        for g in ours.local.groups() {
+            let hosts = if g.placed.is_empty() { g.nodes } else { g.placed };
+            let kept: Vec<&HostName> = hosts.iter().filter(|h| g.nodes.contains(h)).collect();
+            prop_assert_eq!(kept.len(), g.nodes.len(), "names only hosts it placed");
+            for h in hosts.iter().filter(|h| !g.nodes.contains(h)) {
+                let full = cluster.capacity.get(h).is_some_and(|&c| s.running.get(h).copied().unwrap_or(0) >= c);
+                prop_assert!(!cluster.is_usable(h) || full, "left out {} without a reason", h);
             }
         }
     }

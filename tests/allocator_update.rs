@@ -35,6 +35,24 @@ fn groups(plan: &UpdatePlan) -> Vec<(u64, Vec<String>, Vec<String>)> {
         .collect()
 }
 
+/// `(count, sorted hosts the requests were placed on)`: for the default strategy, Spark's node
+/// lists (hosts left out of what YARN sees included).
+fn placed(plan: &UpdatePlan) -> Vec<(u64, Vec<String>)> {
+    plan.add_groups()
+        .filter(|g| !g.nodes.is_empty() || !g.racks.is_empty())
+        .map(|g| {
+            let hosts = if g.placed.is_empty() {
+                g.nodes
+            } else {
+                g.placed
+            };
+            let mut n: Vec<String> = hosts.iter().map(|s| s.to_string()).collect();
+            n.sort();
+            (g.count, n)
+        })
+        .collect()
+}
+
 fn nodes(plan: &UpdatePlan) -> Vec<(u64, Vec<String>)> {
     groups(plan).into_iter().map(|(c, n, _)| (c, n)).collect()
 }
@@ -307,18 +325,25 @@ fn default_asks_for_the_rack_of_hosts_without_a_nodemanager() {
         vec![(4, vec![], v(&["/r1"]))],
         "rack-only requests"
     );
+    assert_eq!(
+        placed(&ours),
+        nodes(&spark_plan),
+        "placed as Spark places them"
+    );
     // With a usable host in the mix, that host is named and dn1 only contributes its rack.
     let s = snapshot(4, 1, 8, &[("dn1", 4), ("nm3", 4)], &[], vec![]);
     let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
     assert_eq!(groups(&ours), vec![(4, v(&["nm3"]), v(&["/r1", "/r2"]))]);
+    assert_eq!(placed(&ours), nodes(&spark(&s, &topo)));
 }
 
 #[test]
-fn default_drops_unusable_hosts_with_no_usable_rack_peer() {
+fn default_never_names_an_excluded_host_but_keeps_sparks_bookkeeping() {
     let cluster = Cluster {
         excluded: [HostName::from("bad")].into_iter().collect(),
         ..Cluster::default()
     };
+    // A request made before "bad" was excluded still names it.
     let s = snapshot(
         3,
         1,
@@ -327,29 +352,25 @@ fn default_drops_unusable_hosts_with_no_usable_rack_peer() {
         &[],
         vec![PendingRequest::on(&["bad"])],
     );
-    let ours = update_requests(&s, Strategy::Default, &Topology::default(), &cluster);
-    // "good" is on the same (default) rack, so it inherits bad's tasks; the request naming only
-    // the excluded host is stale.
-    assert_eq!(ours.cancel, vec![0]);
-    assert_eq!(nodes(&ours), vec![(3, v(&["good"]))]);
     let topo = Topology::new(
         [(HostName::from("bad"), RackName::from("/lonely"))]
             .into_iter()
             .collect(),
     );
-    let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
-    // bad's tasks have nowhere to go: the expected counts are spread over what is left, so the
-    // excluded host is never named.
-    assert_eq!(ours.cancel, vec![0]);
-    assert_eq!(nodes(&ours), vec![(3, v(&["good"]))]);
     let spark_plan = spark(&s, &topo);
-    assert!(
-        spark_plan.cancel.is_empty(),
-        "for Spark the request on the excluded host is local"
+    let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
+    // Spark's rule: the old request serves a host some task prefers, so it stays (YARN will
+    // not place on an excluded node, and the request still asks for /lonely and ANY).
+    assert!(spark_plan.cancel.is_empty());
+    assert_eq!(ours.cancel, spark_plan.cancel);
+    // New requests: placed as Spark places them, named to YARN without "bad", and still
+    // asking for bad's rack.
+    assert_eq!(nodes(&spark_plan), vec![(2, v(&["bad", "good"]))]);
+    assert_eq!(placed(&ours), nodes(&spark_plan));
+    assert_eq!(
+        groups(&ours),
+        vec![(2, v(&["good"]), v(&["/default-rack", "/lonely"]))]
     );
-    assert!(groups(&spark_plan)
-        .iter()
-        .any(|g| g.1.contains(&"bad".to_string())));
 }
 
 #[test]
@@ -375,6 +396,11 @@ fn default_never_names_a_full_node() {
     );
     assert_eq!(per_host["h3"], 9);
     assert_eq!(ours.added(), 12, "the total asked does not change");
+    assert_eq!(
+        placed(&ours),
+        nodes(&spark(&s, &Topology::default())),
+        "h1 keeps its place in Spark's bookkeeping"
+    );
     // Its rack is still asked for by every request.
     assert_eq!(
         ours.local.location_counts().1,

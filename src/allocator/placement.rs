@@ -7,6 +7,11 @@
 //! own sorted list and prefix length. That is
 //! O(hosts log hosts) whatever the number of containers, and a group's node list is a slice
 //! of one shared vector instead of a copy per container.
+//!
+//! A host may be capped (default strategy): then it is named to YARN by fewer requests than its
+//! ratio, possibly none, while it keeps its place in the requests' bookkeeping. The capped
+//! ratios give the node lists; the plain ratios give a third sorted list, `placed`, whose
+//! prefixes are exactly Spark's node lists.
 
 use std::collections::HashMap;
 
@@ -17,20 +22,23 @@ use super::state::{HostName, RackName, Topology};
 pub struct HostNeed {
     pub host: HostName,
     pub need: u64,
-    /// The most requests that may name this host (default strategy: what the node can still
-    /// hold). `None`: no limit, which is what Spark does.
+    /// The most new requests that may name this host to YARN. `None`: no limit, which is what
+    /// Spark does. The default strategy gives 0 for a host YARN cannot use (no NodeManager,
+    /// excluded) and for a node already full of our executors. A host over its limit keeps its
+    /// place in the requests' bookkeeping (`placed`) and its rack; only the node name is left
+    /// out of what YARN sees.
     pub cap: Option<u64>,
-    /// Whether requests may name the host. An unusable host (no NodeManager, excluded) still
-    /// takes part in the scaling and its rack is still asked for, but it is never named
-    /// (default strategy). Spark names every host.
-    pub named: bool,
 }
 
 /// Where `potential` containers should go.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Placement {
-    /// Hosts named by at least one request, most-named first (ties by name, for determinism).
+    /// Hosts named to YARN by at least one request, most-named first (ties by name, for
+    /// determinism).
     hosts: Vec<HostName>,
+    /// Every host the ratio round-up gives some request, by ratio (Spark's node order). Empty
+    /// when it is the same as `hosts` (no host over its cap).
+    placed: Vec<HostName>,
     /// Racks asked for, most-asked first: a rack is asked for by every request in which one of
     /// its preferred hosts is above water, named or not.
     racks: Vec<RackName>,
@@ -44,18 +52,22 @@ pub struct Placement {
 struct Span {
     count: u64,
     hosts: usize,
+    placed: usize,
     racks: usize,
 }
 
 /// Requests naming each host, and each rack.
 pub type LocationCounts = (Vec<(HostName, u64)>, Vec<(RackName, u64)>);
 
-/// `count` identical requests naming `nodes` and `racks`.
+/// `count` identical requests naming `nodes` and `racks` to YARN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestGroup<'a> {
     pub count: u64,
     pub nodes: &'a [HostName],
     pub racks: &'a [RackName],
+    /// Every host the placement gave these requests, `nodes` included; empty when the same as
+    /// `nodes` (see [`PendingRequest::placed`](super::PendingRequest::placed)).
+    pub placed: &'a [HostName],
 }
 
 impl Placement {
@@ -77,45 +89,56 @@ impl Placement {
         // so the results agree bit for bit.
         let ratio = |n: &HostNeed| (n.need as f64 * aware as f64 / largest as f64).ceil() as u64;
 
-        // Request i names every host whose (capped) ratio exceeds i, and every rack holding a
-        // host whose uncapped ratio exceeds i. A cap or an unusable host (default strategy)
-        // therefore only removes node names; the racks stay as Spark asks them.
+        // Request i (from 0) is placed on every host whose ratio exceeds i, and asks for every
+        // rack holding such a host. It names to YARN the hosts whose capped ratio exceeds i.
+        // A cap therefore only removes node names; the placement and the racks stay Spark's.
+        let mut placed: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
         let mut nodes: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
         let mut rack_ratio: HashMap<&RackName, u64> = HashMap::new();
+        let mut capped = false;
         for n in needs.iter().filter(|n| n.need > 0) {
             let r = ratio(n);
             let e = rack_ratio.entry(topology.rack_of(&n.host)).or_insert(0);
             *e = (*e).max(r);
-            let named = if n.named {
-                n.cap.map_or(r, |c| r.min(c))
-            } else {
-                0
-            };
+            placed.push((r, &n.host));
+            let named = n.cap.map_or(r, |c| r.min(c));
+            capped |= named < r;
             if named > 0 {
                 nodes.push((named, &n.host));
             }
         }
-        nodes.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let by_count =
+            |a: &(u64, &HostName), b: &(u64, &HostName)| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
+        nodes.sort_unstable_by(by_count);
+        if capped {
+            placed.sort_unstable_by(by_count);
+        } else {
+            placed.clear();
+        }
         let mut racks: Vec<(u64, &RackName)> =
             rack_ratio.into_iter().map(|(r, v)| (v, r)).collect();
         racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
 
         // Requests with any locality: the widest rack ratio (a rack ratio is never below the
-        // node ratios on it). The rest of the locality-aware containers can go anywhere.
+        // ratios of the hosts on it). The rest of the locality-aware containers can go anywhere.
         let widest = racks.first().map_or(0, |r| r.0);
         let mut placement = Placement {
             hosts: nodes.iter().map(|(_, h)| (*h).clone()).collect(),
+            placed: placed.iter().map(|(_, h)| (*h).clone()).collect(),
             racks: racks.iter().map(|(_, r)| (*r).clone()).collect(),
             any_host: free + (aware - widest),
             groups: Vec::new(),
         };
         // Walk the distinct ratio values from the top; a span ends at the next value down in
-        // either list.
-        let (mut ni, mut ri) = (0usize, 0usize);
+        // any of the lists.
+        let (mut ni, mut pi, mut ri) = (0usize, 0usize, 0usize);
         let mut level = widest;
         while level > 0 {
             while ni < nodes.len() && nodes[ni].0 >= level {
                 ni += 1;
+            }
+            while pi < placed.len() && placed[pi].0 >= level {
+                pi += 1;
             }
             while ri < racks.len() && racks[ri].0 >= level {
                 ri += 1;
@@ -123,10 +146,12 @@ impl Placement {
             let next = nodes
                 .get(ni)
                 .map_or(0, |n| n.0)
+                .max(placed.get(pi).map_or(0, |n| n.0))
                 .max(racks.get(ri).map_or(0, |r| r.0));
             placement.groups.push(Span {
                 count: level - next,
                 hosts: ni,
+                placed: pi,
                 racks: ri,
             });
             level = next;
@@ -141,6 +166,7 @@ impl Placement {
             count: s.count,
             nodes: &self.hosts[..s.hosts],
             racks: &self.racks[..s.racks],
+            placed: &self.placed[..s.placed],
         })
     }
 

@@ -9,19 +9,52 @@
 //! - every round the driver sends its whole demand (target = pending tasks / tasks per
 //!   executor, capped), the allocator updates its requests, and the RM sees the absolute
 //!   request table as YARN does: per host, per rack and ANY counts;
-//! - the RM offers every node once per round, in random order, one container per offer, with
-//!   capacity-scheduler delay scheduling: node-local always; rack-local after
-//!   `node_locality_delay` missed offers; off-switch after
+//! - the RM offers every node once per round, in random order (a node busy with other tenants
+//!   offers nothing), with capacity-scheduler delay scheduling: node-local always; rack-local
+//!   after `node_locality_delay` missed offers; off-switch after
 //!   `min(nodes, ANY * min(1, locations / nodes))` missed offers; a non-off-switch grant resets
-//!   the count;
+//!   the count. A node-local container needs the rack's count above 0 too (YARN checks the
+//!   rack first). A node keeps taking containers in one heartbeat while it has room, but stops
+//!   after its first off-switch one;
+//! - `locations` is the number of host and rack entries the RM holds for our requests, which
+//!   is not the number of locations with a positive count (below);
 //! - granted containers go through the allocator's matching; launched executors start at once;
 //!   each executor then finishes `tasks_per_executor` pending tasks per round (the same tasks
 //!   whatever the strategy, so both see the same demand);
-//! - at the end of each stage all executors are released (idle timeout).
+//! - at the end of each stage all executors are released (idle timeout), unless the trace
+//!   keeps them.
+//!
+//! # The CapacityScheduler facts behind the off-switch rule
+//!
+//! Read in the Hadoop 3.x source (`RegularContainerAllocator`, `LocalityAppPlacementAllocator`,
+//! `AppSchedulingInfo`, `CapacityScheduler`, `CapacitySchedulerConfiguration`):
+//! - the off-switch check allows a container once the missed scheduling opportunities exceed
+//!   `min(cluster nodes, ANY count * min(1, (unique location asks - 1) / cluster nodes))`,
+//!   where the unique location asks are the size of the app's per-key map of resource
+//!   requests (hosts, racks and ANY);
+//! - an ask from the AM is stored in that map whatever its count, 0 included, and stays there:
+//!   an entry leaves the map only when the scheduler's own allocation brings its count to 0,
+//!   and the whole map is dropped only when the AM sends an ANY count of 0. The AM sends a 0
+//!   for every location whose count it lowers to 0 (our request table does, as Hadoop's
+//!   `AMRMClient` does), including right after the scheduler dropped that entry. So the map
+//!   holds every host and rack the AM has named since its table was last empty. A host that
+//!   runs no NodeManager counts like any other: the RM does not check the names it is sent;
+//! - before a node-local or rack-local container the scheduler checks that the app's count for
+//!   the node's rack is above 0: host asks cannot outlast their rack's count;
+//! - one node heartbeat assigns at most one off-switch container
+//!   (`yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments`, default 1);
+//!   node- and rack-local ones may be several.
+//!
+//! The model follows these facts: each round's allocate call adds every location with a
+//! positive count to the RM's entries (or clears them when nothing is pending), and a location
+//! whose count the round's grants bring to 0 stops counting until the next round.
+//! Consequence for the strategies: the more distinct hosts an application names, the longer
+//! YARN holds out for locality, whether or not YARN could ever place a container on them.
 //!
 //! Reported: over every round, the share of pending locality-aware tasks that had an executor
 //! on one of their hosts (could run node-local) or on one of their hosts' racks (rack-local or
-//! better), and the number of container requests the allocator sent.
+//! better), the number of container requests the allocator sent, how many containers the RM
+//! granted (off-switch among them), and how many node asks named hosts without a NodeManager.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -249,6 +282,11 @@ pub struct SimResult {
     pub requests: u64,
     /// Containers granted.
     pub granted: u64,
+    /// Of those, containers the RM granted off-switch (no node or rack ask matched the node).
+    pub off_switch: u64,
+    /// Node-level asks on hosts without a NodeManager, summed over rounds: asks YARN can
+    /// never grant (it still counts them as locations, see the module docs).
+    pub asks_without_nodemanager: u64,
     pub rounds: u64,
 }
 
@@ -279,12 +317,18 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
     let mut launched_ids: Vec<(u64, Arc<str>)> = Vec::new();
     let mut next_container = 0u64;
     let mut missed = 0u64;
+    // The RM's location entries for our request key (hosts, racks): the off-switch wait counts
+    // them, including entries the AM has set to 0 (see the module docs).
+    let mut host_entry = vec![false; trace.hosts.len()];
+    let mut rack_entry = vec![false; trace.racks.len()];
     let (mut tasks_seen, mut node_hits, mut rack_hits) = (0u64, 0u64, 0u64);
     let mut out = SimResult {
         node_local: 0.0,
         rack_local: 0.0,
         requests: 0,
         granted: 0,
+        off_switch: 0,
+        asks_without_nodemanager: 0,
         rounds: 0,
     };
     let now = 0;
@@ -359,8 +403,22 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
                     rack_asks[r] += 1;
                 }
             }
-            let locations = host_asks.iter().filter(|&&c| c > 0).count()
-                + rack_asks.iter().filter(|&&c| c > 0).count();
+            out.asks_without_nodemanager += host_asks[cfg.nodes..].iter().sum::<u64>();
+            // This round's allocate call. An ANY of 0 (nothing pending) makes the RM drop the
+            // whole request key, zero entries included; otherwise every location sent stays an
+            // entry, even once the AM has set it back to 0.
+            if any_asks == 0 {
+                host_entry.iter_mut().for_each(|e| *e = false);
+                rack_entry.iter_mut().for_each(|e| *e = false);
+            }
+            for (e, &c) in host_entry.iter_mut().zip(&host_asks) {
+                *e |= c > 0;
+            }
+            for (e, &c) in rack_entry.iter_mut().zip(&rack_asks) {
+                *e |= c > 0;
+            }
+            let mut locations = host_entry.iter().filter(|&&e| e).count()
+                + rack_entry.iter().filter(|&&e| e).count();
             let delay = u64::from(cfg.node_locality_delay).min(cfg.nodes as u64);
 
             let mut offers: Vec<usize> = (0..cfg.nodes).collect();
@@ -377,26 +435,36 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
                     continue;
                 }
                 let r = trace.host_rack[n];
-                // One heartbeat: the node takes containers while it has room and the app asks.
+                // One heartbeat: the node takes containers while it has room and the app asks,
+                // and stops after its first off-switch container.
                 while any_asks > 0 && used[n] < cfg.capacity {
                     missed += 1;
                     let wait_factor = (locations as f64 / cfg.nodes as f64).min(1.0);
                     let off_switch_wait = (cfg.nodes as f64).min(any_asks as f64 * wait_factor);
-                    let grant = if host_asks[n] > 0 {
-                        host_asks[n] -= 1;
-                        rack_asks[r] = rack_asks[r].saturating_sub(1);
+                    // An entry the allocation brings to 0 leaves the RM's map until the AM's next
+                    // call sends it again.
+                    let mut take = |count: &mut u64| {
+                        *count -= 1;
+                        if *count == 0 {
+                            locations -= 1;
+                        }
+                    };
+                    // A node-local container also needs the rack's count above 0 (the
+                    // scheduler checks the rack first); other nodes' grants may have used it up.
+                    let off_switch = if host_asks[n] > 0 && rack_asks[r] > 0 {
+                        take(&mut host_asks[n]);
+                        take(&mut rack_asks[r]);
                         missed = 0;
-                        true
+                        false
                     } else if rack_asks[r] > 0 && missed > delay {
-                        rack_asks[r] -= 1;
+                        take(&mut rack_asks[r]);
                         missed = 0;
+                        false
+                    } else if (missed as f64) > off_switch_wait {
                         true
                     } else {
-                        (missed as f64) > off_switch_wait
-                    };
-                    if !grant {
                         break;
-                    }
+                    };
                     any_asks -= 1;
                     used[n] += 1;
                     next_container += 1;
@@ -405,6 +473,10 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
                         host: trace.hosts[n].clone(),
                         rack: trace.racks[r].clone(),
                     });
+                    if off_switch {
+                        out.off_switch += 1;
+                        break;
+                    }
                 }
             }
             out.granted += granted.len() as u64;

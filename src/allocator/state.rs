@@ -31,11 +31,16 @@ pub struct Demand {
 /// A container request handed to YARN and not yet granted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingRequest {
-    /// The nodes the request names; empty means "any host" (unless `racks` names some).
+    /// The nodes the request names to YARN; empty means "any host" (unless `racks` names some).
     pub nodes: Arc<[HostName]>,
     /// The racks the request names. Empty: the racks of `nodes` (how every request read from
     /// `plan` input is given). The default strategy may name racks without nodes on them.
     pub racks: Arc<[RackName]>,
+    /// Every host the placement gave this request, named to YARN or not; empty means the same
+    /// as `nodes`. The default strategy leaves out of `nodes` the hosts YARN cannot place a
+    /// container on (no NodeManager, excluded, no room), but keeps them here so that its
+    /// bookkeeping (pending shares, staleness) stays Spark's.
+    pub placed: Arc<[HostName]>,
 }
 
 impl PendingRequest {
@@ -43,6 +48,16 @@ impl PendingRequest {
         PendingRequest {
             nodes: Arc::from(Vec::new()),
             racks: Arc::from(Vec::new()),
+            placed: Arc::from(Vec::new()),
+        }
+    }
+
+    /// The hosts the placement gave this request (see `placed`).
+    pub fn placed_hosts(&self) -> &[HostName] {
+        if self.placed.is_empty() {
+            &self.nodes
+        } else {
+            &self.placed
         }
     }
 
@@ -53,24 +68,24 @@ impl PendingRequest {
     pub fn with_nodes(nodes: Arc<[HostName]>) -> Self {
         PendingRequest {
             nodes,
-            racks: Arc::from(Vec::new()),
+            ..Self::any_host()
         }
     }
 
     /// A request for any host on these racks.
     pub fn on_racks(racks: &[&str]) -> Self {
         PendingRequest {
-            nodes: Arc::from(Vec::new()),
             racks: racks.iter().map(|r| RackName::from(*r)).collect(),
+            ..Self::any_host()
         }
     }
 
-    /// No locality at all.
+    /// No locality at all, as YARN sees it.
     pub fn is_any_host(&self) -> bool {
         self.nodes.is_empty() && self.racks.is_empty()
     }
 
-    /// Racks but no nodes.
+    /// Racks but no nodes named to YARN.
     pub fn is_rack_only(&self) -> bool {
         self.nodes.is_empty() && !self.racks.is_empty()
     }

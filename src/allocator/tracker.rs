@@ -253,6 +253,7 @@ impl Allocator {
         for g in plan.add_groups() {
             let nodes: Arc<[HostName]> = Arc::from(g.nodes);
             let racks: Arc<[RackName]> = Arc::from(g.racks);
+            let placed: Arc<[HostName]> = Arc::from(g.placed);
             let ids: Vec<RequestId> = (0..g.count).map(|k| self.next_request + k).collect();
             self.next_request += g.count;
             for &id in &ids {
@@ -261,6 +262,7 @@ impl Allocator {
                     req: PendingRequest {
                         nodes: nodes.clone(),
                         racks: racks.clone(),
+                        placed: placed.clone(),
                     },
                 });
             }

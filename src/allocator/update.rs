@@ -27,6 +27,7 @@ impl UpdatePlan {
             count: self.any_host,
             nodes: &[],
             racks: &[],
+            placed: &[],
         });
         self.local.groups().chain(any)
     }
@@ -54,13 +55,19 @@ pub fn update_requests(
 ) -> UpdatePlan {
     let prefs = strategy.preferences(&snapshot.demand, cluster);
     let mut split = Split::default();
-    // Racks some task still wants, for rack-only requests (default strategy only makes them).
+    // Racks some task still wants, for requests that name racks only and carry no record of
+    // the hosts behind them (`plan` input can give those).
     let mut wanted_racks: Option<HashSet<&RackName>> = None;
     for (i, req) in snapshot.pending.iter().enumerate() {
-        let local = if req.is_any_host() {
+        let placed = req.placed_hosts();
+        let local = if !placed.is_empty() {
+            placed.iter().any(|n| prefs.is_preferred(n))
+        } else if req.is_any_host() {
             split.any_host.push(i);
             continue;
-        } else if req.is_rack_only() {
+        } else {
+            // Racks only, and no record of the hosts behind them (e.g. `plan` input): keep it
+            // while some task wants a host on one of its racks.
             let wanted = wanted_racks.get_or_insert_with(|| {
                 let counts = &snapshot.demand.host_to_local_task_count;
                 counts
@@ -70,8 +77,6 @@ pub fn update_requests(
                     .collect()
             });
             req.racks.iter().any(|r| wanted.contains(r))
-        } else {
-            req.nodes.iter().any(|n| prefs.is_preferred(n))
         };
         if local {
             split.local.push(i);
@@ -95,9 +100,13 @@ pub fn update_requests(
             0
         };
         let potential = available + tradable;
-        let local_pending: Vec<&PendingRequest> =
-            // Rack-only requests name no host, so they add to no host's share.
-            split.local.iter().map(|&i| &snapshot.pending[i]).filter(|r| !r.nodes.is_empty()).collect();
+        // A request with no host behind it (racks only) adds to no host's share.
+        let local_pending: Vec<&PendingRequest> = split
+            .local
+            .iter()
+            .map(|&i| &snapshot.pending[i])
+            .filter(|r| !r.placed_hosts().is_empty())
+            .collect();
         let needs = prefs.needs(&snapshot.running, &local_pending);
         plan.local = Placement::round_up(potential, &needs, topology);
         plan.cancel = split.stale;
