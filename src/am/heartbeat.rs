@@ -299,6 +299,11 @@ impl Heartbeat {
             Recovery::Retry => {
                 warn!(%e, "allocate failed; retrying next round");
                 self.table.restore_batch(batch);
+                if e.remote().is_some() {
+                    // The RM answered (with an exception): it is there.
+                    self.outage.answered();
+                    return Ok(());
+                }
                 match self.outage.failed(Instant::now(), &e.to_string()) {
                     Some(why) => Err(Stop::Lost(why)),
                     None => Ok(()),

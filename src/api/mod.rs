@@ -175,6 +175,13 @@ async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> R
     if demand.host_to_local_task_count.keys().any(|h| h.is_empty()) {
         return error(StatusCode::BAD_REQUEST, "host names must not be empty").into_response();
     }
+    if demand.excluded_hosts.iter().any(|h| h.trim().is_empty()) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "excluded_hosts must not contain empty host names",
+        )
+        .into_response();
+    }
     match send(&shared, Command::SetDemand(demand.clone())).await {
         Ok(()) => (StatusCode::ACCEPTED, Json(demand)).into_response(),
         Err(e) => e.into_response(),

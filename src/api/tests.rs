@@ -148,6 +148,10 @@ async fn malformed_demands_get_400_naming_the_problem() {
             r#"{"target_executors": 2, "host_to_local_task_count": {"h": -3}}"#,
             "host_to_local_task_count",
         ),
+        (
+            r#"{"target_executors": 2, "excluded_hosts": ["nm1", " "]}"#,
+            "excluded_hosts",
+        ),
     ] {
         let resp = r.post("/v1/demand", body).send().await.unwrap();
         assert_eq!(resp.status(), 400, "{body}");
