@@ -48,7 +48,25 @@ pub fn print_report(r: &AppReport) {
     }
 }
 
+/// `application_<cluster timestamp>_<sequence number>`, as YARN prints them. Checked before
+/// asking the RM so a typo gets a message naming it rather than an RM error page (and no
+/// `/` or `?` ends up in the REST path).
+fn check_app_id(id: &str) -> anyhow::Result<()> {
+    let numbers = id
+        .strip_prefix("application_")
+        .and_then(|rest| rest.split_once('_'));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match numbers {
+        Some((ts, seq)) if digits(ts) && digits(seq) => Ok(()),
+        _ => anyhow::bail!(
+            "{id:?} is not an application id (application_<timestamp>_<number>, as \
+             `yarn-am submit` prints it)"
+        ),
+    }
+}
+
 pub fn status(args: AppArgs) -> anyhow::Result<ExitCode> {
+    check_app_id(&args.app_id)?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let rest = rm_rest(&args.rm)?;
@@ -62,6 +80,7 @@ pub fn status(args: AppArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn kill(args: AppArgs) -> anyhow::Result<ExitCode> {
+    check_app_id(&args.app_id)?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let rest = rm_rest(&args.rm)?;
@@ -79,4 +98,31 @@ pub fn kill(args: AppArgs) -> anyhow::Result<ExitCode> {
             exit_code_for(&r)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn application_ids_are_checked_before_asking_the_rm() {
+        check_app_id("application_1700000000000_0001").unwrap();
+        check_app_id("application_1_12345").unwrap();
+        for bad in [
+            "",
+            "application_",
+            "application_1",
+            "application_1_",
+            "application__1",
+            "app_1_1",
+            "application_1_1/../../x",
+            "application_1_1?x=1",
+            "application_1_1_1",
+            "container_1_0001_01_000001",
+        ] {
+            let err = check_app_id(bad).unwrap_err().to_string();
+            assert!(err.contains("is not an application id"), "{bad}: {err}");
+            assert!(err.contains(&format!("{bad:?}")), "{bad}: {err}");
+        }
+    }
 }

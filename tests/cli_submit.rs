@@ -52,6 +52,24 @@ fn status_and_kill_of_a_dead_rm_exit_2() {
 }
 
 #[test]
+fn status_and_kill_of_a_malformed_app_id_exit_2_naming_it_without_asking_the_rm() {
+    let rm = dead_rm();
+    for cmd in ["status", "kill"] {
+        let t = Instant::now();
+        let out = yarn_am(&[cmd, "--rm-web", &rm, "--timeout", "20", "applicaton_1_0001"]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("\"applicaton_1_0001\" is not an application id"),
+            "{cmd}: {err}"
+        );
+        // Refused before any RM call: the error names the id, not the RM.
+        assert!(!err.contains(&rm), "{cmd}: {err}");
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    }
+}
+
+#[test]
 fn a_malformed_job_file_is_refused_before_anything_is_submitted() {
     let dir = std::env::temp_dir().join(format!("yarn-am-cli-submit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -34,7 +34,57 @@ const EXECUTOR_PRIORITY: Priority = Priority(1);
 pub enum Stop {
     /// The RM no longer accepts us (attempt gone, credentials refused, bad request).
     Rm(String),
+    /// The RM has not answered for too long (see [`RmOutage`]).
+    Lost(String),
 }
+
+/// Allocate calls that failed in a row without an answer from the RM. A short outage (an RM
+/// restart) is ridden out, requests kept; a long one ends the AM with an error (exit 1, no
+/// unregistration: YARN can start another attempt when the RM is back), rather than
+/// heartbeating into the void for ever.
+#[derive(Debug, Clone)]
+pub struct RmOutage {
+    since: Option<Instant>,
+    failures: u32,
+    min_failures: u32,
+    max_time: std::time::Duration,
+}
+
+impl RmOutage {
+    /// Give up after `min_failures` failed calls in a row spanning at least `max_time`.
+    pub fn new(min_failures: u32, max_time: std::time::Duration) -> Self {
+        Self {
+            since: None,
+            failures: 0,
+            min_failures,
+            max_time,
+        }
+    }
+
+    /// An allocate call failed at `now`. `Some(why)` when it is time to give up.
+    pub fn failed(&mut self, now: Instant, error: &str) -> Option<String> {
+        let since = *self.since.get_or_insert(now);
+        self.failures += 1;
+        let down = now.saturating_duration_since(since);
+        (self.failures >= self.min_failures && down >= self.max_time).then(|| {
+            format!(
+                "no answer for {} s ({} allocate calls failed in a row); last error: {error}",
+                down.as_secs(),
+                self.failures
+            )
+        })
+    }
+
+    /// The RM answered.
+    pub fn answered(&mut self) {
+        self.since = None;
+        self.failures = 0;
+    }
+}
+
+/// How long the AM rides out an RM that does not answer (Hadoop's RM clients retry for
+/// 15 minutes; the AM's executors give up on a silent AM after 2).
+pub const RM_OUTAGE_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
 
 pub struct Heartbeat {
     pub allocator: Allocator,
@@ -54,6 +104,7 @@ pub struct Heartbeat {
     start: Instant,
     app_id: String,
     registration: (String, i32, String),
+    outage: RmOutage,
 }
 
 fn to_table_id(id: &str) -> Option<ContainerId> {
@@ -90,6 +141,7 @@ impl Heartbeat {
             start: Instant::now(),
             app_id,
             registration,
+            outage: RmOutage::new(5, RM_OUTAGE_LIMIT),
         }
     }
 
@@ -229,6 +281,7 @@ impl Heartbeat {
         let input = AllocateInput::from_batch(&batch, 0.0);
         match self.amrm.allocate(&input).await {
             Ok(resp) => {
+                self.outage.answered();
                 self.table.on_allocate_success((&resp).into());
                 self.digest(resp);
                 Ok(())
@@ -246,7 +299,15 @@ impl Heartbeat {
             Recovery::Retry => {
                 warn!(%e, "allocate failed; retrying next round");
                 self.table.restore_batch(batch);
-                Ok(())
+                if e.remote().is_some() {
+                    // The RM answered (with an exception): it is there.
+                    self.outage.answered();
+                    return Ok(());
+                }
+                match self.outage.failed(Instant::now(), &e.to_string()) {
+                    Some(why) => Err(Stop::Lost(why)),
+                    None => Ok(()),
+                }
             }
             Recovery::Reregister => {
                 warn!(%e, "the RM lost our registration; registering again and resending state");
@@ -347,5 +408,38 @@ impl Heartbeat {
             recent_events: self.registry.recent(),
             job: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn rm_outage_gives_up_only_after_enough_failures_and_time() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let mut o = RmOutage::new(3, s(60));
+        assert_eq!(o.failed(t0, "refused"), None);
+        assert_eq!(o.failed(t0 + s(1), "refused"), None);
+        // Many failures, but a short outage (an RM restart): keep going.
+        assert_eq!(o.failed(t0 + s(30), "refused"), None);
+        let why = o.failed(t0 + s(61), "connection refused").unwrap();
+        assert!(
+            why.contains("61 s") && why.contains("4 allocate calls"),
+            "{why}"
+        );
+        assert!(why.contains("connection refused"), "{why}");
+        // An answer starts the count again.
+        o.answered();
+        assert_eq!(o.failed(t0 + s(200), "refused"), None);
+        assert_eq!(o.failed(t0 + s(300), "refused"), None);
+        // A long but sparse outage (calls blocking on a hung RM) still needs the count.
+        let mut slow = RmOutage::new(3, s(60));
+        assert_eq!(slow.failed(t0, "timeout"), None);
+        assert_eq!(slow.failed(t0 + s(100), "timeout"), None);
+        assert!(slow.failed(t0 + s(200), "timeout").is_some());
     }
 }

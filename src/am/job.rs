@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use tracing::info;
+use tracing::{info, warn};
 use yarn_am::driver::report::JobSummary;
 use yarn_am::driver::{Driver, DriverAction, DriverEvent};
 
@@ -73,9 +73,15 @@ impl JobRun {
         let known_to_am = id.parse::<u64>().is_ok_and(|n| hb.registry.is_live(n));
         if !known_to_am {
             // Not an executor of this attempt (or already gone): it has nothing to do here.
+            // Its results are not taken: the driver re-ran its tasks when it was lost.
+            warn!(executor = %id, host = %req.host, results = req.finished.len(),
+                  "poll from an executor this AM does not run; telling it to shut down");
             return PollReply {
                 tasks: Vec::new(),
                 shutdown: true,
+                reason: Some(format!(
+                    "executor {id:?} is not a live executor of this ApplicationMaster"
+                )),
             };
         }
         if self.registered.insert(id.clone()) {
@@ -103,10 +109,32 @@ impl JobRun {
                 hb,
             );
         }
+        let shutdown = self.retiring.contains(&id) || self.finished.is_some();
         PollReply {
             tasks: self.outbox.remove(&id).unwrap_or_default(),
-            shutdown: self.retiring.contains(&id) || self.finished.is_some(),
+            shutdown,
+            reason: shutdown.then(|| {
+                if self.finished.is_some() {
+                    "the job is over".to_string()
+                } else {
+                    "released by the driver (idle)".to_string()
+                }
+            }),
         }
+    }
+
+    /// A poll reply that never reached its executor (the HTTP side gave up waiting): its
+    /// tasks go back to the outbox for the next poll, else the driver would wait forever
+    /// for attempts the executor never heard of.
+    pub fn unsent(&mut self, executor_id: &str, reply: PollReply) {
+        if reply.tasks.is_empty() || !self.registered.contains(executor_id) {
+            return;
+        }
+        warn!(executor = %executor_id, tasks = reply.tasks.len(),
+              "poll reply not delivered; its tasks go out with the next poll");
+        let queue = self.outbox.entry(executor_id.to_string()).or_default();
+        let later = std::mem::replace(queue, reply.tasks);
+        queue.extend(later);
     }
 
     /// Tells the driver about executors whose containers ended.
@@ -184,5 +212,54 @@ impl JobRun {
             .clone()
             .unwrap_or_else(|| self.driver.summary());
         serde_json::to_value(summary).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> JobRun {
+        let job = yarn_am::driver::Job::from_json(
+            r#"{"name":"j","executor":{"cores":2,"memory_mb":256},
+                "tasks":[{"id":"a","command":"true"},{"id":"b","command":"true"}]}"#,
+        )
+        .unwrap();
+        JobRun::new(Driver::new(job, HashMap::new()).unwrap())
+    }
+
+    fn assignment(id: &str) -> TaskAssignment {
+        TaskAssignment {
+            task_id: id.into(),
+            attempt: 0,
+            command: "true".into(),
+            cpus: 1,
+        }
+    }
+
+    #[test]
+    fn an_undelivered_reply_puts_its_tasks_first_in_the_outbox() {
+        let mut j = run();
+        j.registered.insert("1".into());
+        j.outbox.insert("1".into(), vec![assignment("b")]);
+        j.unsent(
+            "1",
+            PollReply {
+                tasks: vec![assignment("a")],
+                ..Default::default()
+            },
+        );
+        let ids: Vec<&str> = j.outbox["1"].iter().map(|t| t.task_id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        // An executor the driver no longer knows gets nothing queued (its tasks were
+        // re-queued in the driver when it was lost).
+        j.unsent(
+            "2",
+            PollReply {
+                tasks: vec![assignment("a")],
+                ..Default::default()
+            },
+        );
+        assert!(!j.outbox.contains_key("2"));
     }
 }

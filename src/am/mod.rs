@@ -185,11 +185,14 @@ async fn run_am() -> anyhow::Result<Outcome> {
         handle.state.send_replace(Arc::new(view(&hb, job.as_ref())));
         tokio::select! {
             _ = tokio::time::sleep_until(next) => {
-                if let Err(Stop::Rm(why)) = hb.round().await {
+                if let Err(stop) = hb.round().await {
                     // The RM will not take an unregistration from us either.
                     let _ = stop_api.send(());
-                    let _ = server.await;
-                    bail!("the ResourceManager stopped accepting this AM: {why}");
+                    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+                    match stop {
+                        Stop::Rm(why) => bail!("the ResourceManager stopped accepting this AM: {why}"),
+                        Stop::Lost(why) => bail!("lost the ResourceManager at {scheduler}: {why}"),
+                    }
                 }
                 if let Some(j) = job.as_mut() {
                     j.sync_lost(&mut hb);
@@ -222,11 +225,18 @@ async fn run_am() -> anyhow::Result<Outcome> {
                 }
                 Command::ExecutorPoll { request, reply } => {
                     // Only `yarn-am executor` processes poll, and only job runs start them.
+                    let executor_id = request.executor_id.clone();
                     let answer = match job.as_mut() {
                         Some(j) => j.poll(request, &mut hb),
-                        None => api::model::PollReply { tasks: Vec::new(), shutdown: true },
+                        None => api::model::PollReply {
+                            shutdown: true,
+                            reason: Some("this application runs no embedded job".into()),
+                            ..Default::default()
+                        },
                     };
-                    let _ = reply.send(answer);
+                    if let (Err(lost), Some(j)) = (reply.send(answer), job.as_mut()) {
+                        j.unsent(&executor_id, lost);
+                    }
                 }
                 Command::Finish(f) => {
                     let outcome = match f.status {
@@ -251,7 +261,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         Outcome::Failed => FinalStatus::Failed,
         Outcome::Killed => FinalStatus::Killed,
     };
-    if let Err(e) = hb
+    let unregistered = match hb
         .amrm
         .finish(
             status,
@@ -261,17 +271,29 @@ async fn run_am() -> anyhow::Result<Outcome> {
         )
         .await
     {
-        warn!(%e, "unregistering failed (was the app killed through the RM?)");
-    }
+        Ok(_) => true,
+        Err(e) => {
+            warn!(%e, "unregistering failed (was the app killed through the RM?)");
+            false
+        }
+    };
     let _ = stop_api.send(());
     let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
-    // A failed attempt that YARN will retry still needs the staged files.
-    if outcome != Outcome::Failed || env.is_last_attempt() {
-        if let Some(dir) = &spec.staging_dir {
-            crate::submit::remove_staging(std::path::Path::new(dir));
-        }
+    if keep_staging(outcome, unregistered, env.is_last_attempt()) {
+        info!("keeping the staged files for another attempt");
+    } else if let Some(dir) = &spec.staging_dir {
+        crate::submit::remove_staging(std::path::Path::new(dir));
     }
     Ok(outcome)
+}
+
+/// Whether another attempt may still need the staged files. Once the AM has unregistered,
+/// the application is over whatever its final status (YARN starts no attempt after an
+/// unregistration, FAILED included). An attempt that could not unregister counts as failed
+/// and YARN starts another unless it was the last, so the files stay; except when the app
+/// was killed (the usual reason the unregistration fails: the RM has ended the attempt).
+fn keep_staging(outcome: Outcome, unregistered: bool, last_attempt: bool) -> bool {
+    outcome != Outcome::Killed && !unregistered && !last_attempt
 }
 
 fn view(hb: &Heartbeat, job: Option<&job::JobRun>) -> api::model::StateView {
@@ -326,4 +348,28 @@ fn last_failure(hb: &Heartbeat) -> String {
         .find(|e| e.counts_against_app == Some(true))
         .and_then(|e| e.reason.clone())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staged_files_stay_only_for_an_attempt_yarn_may_still_start() {
+        // Unregistered: the app is over, whatever the outcome or attempt.
+        for outcome in [Outcome::Succeeded, Outcome::Failed, Outcome::Killed] {
+            for last in [false, true] {
+                assert!(
+                    !keep_staging(outcome, true, last),
+                    "{outcome:?} last={last}"
+                );
+            }
+        }
+        // Not unregistered: YARN starts another attempt unless this was the last...
+        assert!(keep_staging(Outcome::Failed, false, false));
+        assert!(keep_staging(Outcome::Succeeded, false, false));
+        assert!(!keep_staging(Outcome::Failed, false, true));
+        // ...or the app was killed.
+        assert!(!keep_staging(Outcome::Killed, false, false));
+    }
 }

@@ -20,6 +20,7 @@ use axum::routing::{get, post};
 use axum::{middleware, Json, Router};
 use futures_util::{Stream, StreamExt};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
 
 pub use auth::new_secret;
@@ -59,6 +60,8 @@ pub struct Shared {
     commands: mpsc::Sender<Command>,
     state: watch::Receiver<Arc<StateView>>,
     events: broadcast::Sender<ExecutorEvent>,
+    /// Turns true when the server stops; ends the event streams.
+    closing: Arc<watch::Sender<bool>>,
 }
 
 /// Makes both ends. `secret` guards every `/v1` route and `/metrics`.
@@ -72,6 +75,7 @@ pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
             commands: cmd_tx,
             state: state_rx,
             events: events_tx.clone(),
+            closing: Arc::new(watch::channel(false).0),
         },
         ApiHandle {
             commands: cmd_rx,
@@ -139,8 +143,12 @@ pub async fn serve(
     shared: Shared,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let closing = shared.closing.clone();
     axum::serve(listener, router(shared))
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            closing.send_replace(true);
+        })
         .await
 }
 
@@ -167,11 +175,25 @@ async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> R
     if demand.host_to_local_task_count.keys().any(|h| h.is_empty()) {
         return error(StatusCode::BAD_REQUEST, "host names must not be empty").into_response();
     }
+    if demand.excluded_hosts.iter().any(|h| h.trim().is_empty()) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "excluded_hosts must not contain empty host names",
+        )
+        .into_response();
+    }
     match send(&shared, Command::SetDemand(demand.clone())).await {
         Ok(()) => (StatusCode::ACCEPTED, Json(demand)).into_response(),
         Err(e) => e.into_response(),
     }
 }
+
+/// How long a call waits for the AM loop's reply (the loop may be in an RM call).
+const ASK_TIMEOUT: Duration = if cfg!(test) {
+    Duration::from_millis(300)
+} else {
+    Duration::from_secs(10)
+};
 
 /// Sends a command that carries a reply channel and answers with what the loop replies.
 async fn ask<R: serde::Serialize>(
@@ -183,9 +205,20 @@ async fn ask<R: serde::Serialize>(
     if let Err(e) = send(shared, make(reply)).await {
         return e.into_response();
     }
-    match tokio::time::timeout(Duration::from_secs(10), rx).await {
-        Ok(Ok(r)) => Json(r).into_response(),
-        _ => error(
+    let mut rx = rx;
+    let answer = match tokio::time::timeout(ASK_TIMEOUT, &mut rx).await {
+        Ok(r) => r.ok(),
+        Err(_) => {
+            // Closing first makes the loop's late `send` fail, so it knows the reply was
+            // not delivered (a poll's tasks go back to its outbox); a reply that got in
+            // before the close is still delivered.
+            rx.close();
+            rx.try_recv().ok()
+        }
+    };
+    match answer {
+        Some(r) => Json(r).into_response(),
+        None => error(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("the ApplicationMaster did not answer the {what}"),
         )
@@ -261,15 +294,46 @@ async fn get_state(State(shared): State<Shared>) -> Response {
     Json(snapshot(&shared).as_ref().clone()).into_response()
 }
 
+/// One server-sent event: its name and JSON data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SseItem {
+    name: &'static str,
+    data: String,
+}
+
+/// Executor events as SSE items. A client too slow to keep up with the AM (more than the
+/// channel holds behind) is not waited for: it gets a `lagged` event saying how many it
+/// missed (`GET /v1/state` has the full picture) and the stream goes on from the oldest
+/// event still held. The stream ends when `closing` turns true (the server is stopping),
+/// so an open stream does not hold up the AM's shutdown.
+fn sse_items(
+    events: broadcast::Receiver<ExecutorEvent>,
+    mut closing: watch::Receiver<bool>,
+) -> impl Stream<Item = SseItem> {
+    let closed = async move {
+        let _ = closing.wait_for(|c| *c).await;
+    };
+    BroadcastStream::new(events)
+        .filter_map(|msg| async move {
+            match msg {
+                Ok(ev) => Some(SseItem {
+                    name: ev.name(),
+                    data: serde_json::to_string(&ev).ok()?,
+                }),
+                Err(BroadcastStreamRecvError::Lagged(missed)) => Some(SseItem {
+                    name: "lagged",
+                    data: serde_json::json!({ "missed": missed }).to_string(),
+                }),
+            }
+        })
+        .take_until(closed)
+}
+
 async fn get_events(
     State(shared): State<Shared>,
 ) -> Sse<impl Stream<Item = Result<Event, std::convert::Infallible>>> {
-    let stream = BroadcastStream::new(shared.events.subscribe()).filter_map(|msg| async move {
-        // A lagging client skips what it missed; GET /v1/state has the full picture.
-        let ev = msg.ok()?;
-        let data = serde_json::to_string(&ev).ok()?;
-        Some(Ok(Event::default().event(ev.name()).data(data)))
-    });
+    let items = sse_items(shared.events.subscribe(), shared.closing.subscribe());
+    let stream = items.map(|i| Ok(Event::default().event(i.name).data(i.data)));
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
 

@@ -173,6 +173,9 @@ pub struct TaskResult {
 pub struct PollReply {
     pub tasks: Vec<TaskAssignment>,
     pub shutdown: bool,
+    /// Why the executor should shut down, when the AM knows more than "work done".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

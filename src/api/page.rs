@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use yarn_am::driver::report::JobSummary;
+
 use super::model::{ExecutorState, Locality, StateView};
 
 fn esc(s: &str) -> String {
@@ -100,8 +102,93 @@ pub fn html(s: &StateView) -> String {
                 .unwrap_or_default()
         );
     }
-    out.push_str("</ul></body></html>");
+    out.push_str("</ul>");
+    if let Some(job) = &s.job {
+        job_html(&mut out, job);
+    }
+    out.push_str("</body></html>");
     out
+}
+
+fn task_locality(l: yarn_am::driver::Locality) -> &'static str {
+    use yarn_am::driver::Locality as L;
+    match l {
+        L::NodeLocal => "NODE_LOCAL",
+        L::NoPref => "NO_PREF",
+        L::RackLocal => "RACK_LOCAL",
+        L::Any => "ANY",
+    }
+}
+
+/// Task rows the page shows; the whole list is at `GET /v1/job`.
+const PAGE_TASKS: usize = 500;
+
+/// The embedded driver's job: summary, its JSON, and the last finished attempt per task.
+fn job_html(out: &mut String, job: &serde_json::Value) {
+    let Ok(summary) = serde_json::from_value::<JobSummary>(job.clone()) else {
+        let _ = write!(
+            out,
+            "<h2>Job</h2><pre>{}</pre>",
+            esc(&serde_json::to_string_pretty(job).unwrap_or_default())
+        );
+        return;
+    };
+    let state = match (&summary.failure, summary.succeeded) {
+        (Some(_), _) => "failed",
+        (None, true) => "succeeded",
+        (None, false) => "running",
+    };
+    let l = &summary.by_locality;
+    let _ = write!(
+        out,
+        "<h2>Job {name}</h2><p>{state}: {ok}/{total} tasks succeeded in {secs:.1} s{failure}</p>\
+         <p>tasks by locality: NODE_LOCAL {nl}, NO_PREF {np}, RACK_LOCAL {rl}, ANY {any}</p>",
+        name = esc(&summary.name),
+        ok = summary.tasks_succeeded,
+        total = summary.tasks_total,
+        secs = summary.wall_time_ms as f64 / 1000.0,
+        failure = summary
+            .failure
+            .as_deref()
+            .map(|f| format!(" ({})", esc(f)))
+            .unwrap_or_default(),
+        nl = l.node_local,
+        np = l.no_pref,
+        rl = l.rack_local,
+        any = l.any,
+    );
+    let mut brief = summary.clone();
+    brief.tasks.clear();
+    let _ = write!(
+        out,
+        "<h3>Summary JSON</h3><pre>{}</pre>",
+        esc(&serde_json::to_string(&brief).unwrap_or_default())
+    );
+    out.push_str(
+        "<h3>Tasks</h3><table><tr><th>task</th><th>executor</th><th>host</th>\
+         <th>locality</th><th>attempts</th><th>duration</th><th>exit</th></tr>",
+    );
+    for t in summary.tasks.iter().take(PAGE_TASKS) {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} s</td><td>{}</td></tr>",
+            esc(&t.task_id),
+            esc(&t.executor_id),
+            esc(&t.host),
+            task_locality(t.locality),
+            t.attempts,
+            t.duration_ms as f64 / 1000.0,
+            t.exit_code
+        );
+    }
+    out.push_str("</table>");
+    if summary.tasks.len() > PAGE_TASKS {
+        let _ = write!(
+            out,
+            "<p>{} more tasks: see GET /v1/job</p>",
+            summary.tasks.len() - PAGE_TASKS
+        );
+    }
 }
 
 pub fn metrics(s: &StateView) -> String {

@@ -148,6 +148,10 @@ async fn malformed_demands_get_400_naming_the_problem() {
             r#"{"target_executors": 2, "host_to_local_task_count": {"h": -3}}"#,
             "host_to_local_task_count",
         ),
+        (
+            r#"{"target_executors": 2, "excluded_hosts": ["nm1", " "]}"#,
+            "excluded_hosts",
+        ),
     ] {
         let resp = r.post("/v1/demand", body).send().await.unwrap();
         assert_eq!(resp.status(), 400, "{body}");
@@ -253,4 +257,164 @@ async fn tracking_page_is_html_and_escapes_names() {
     assert!(html.contains("&lt;script&gt;") && !html.contains("<script>"));
     let missing = r.get("/v2/nothing").send().await.unwrap();
     assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn a_poll_reply_the_loop_sends_too_late_comes_back_to_the_loop() {
+    // A loop that answers after the HTTP side stopped waiting (it was in an RM call): the
+    // send fails and returns the reply, so the AM can queue its tasks again.
+    let secret = new_secret();
+    let (shared, mut handle) = channel(&secret, StateView::default());
+    let (late_tx, late_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        if let Some(Command::ExecutorPoll { reply, .. }) = handle.commands.recv().await {
+            tokio::time::sleep(ASK_TIMEOUT + Duration::from_millis(300)).await;
+            let answer = PollReply {
+                tasks: vec![TaskAssignment {
+                    task_id: "t1".into(),
+                    attempt: 0,
+                    command: "true".into(),
+                    cpus: 1,
+                }],
+                ..Default::default()
+            };
+            let _ = late_tx.send(reply.send(answer));
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(serve(listener, shared, std::future::pending()));
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/v1/executors/poll"))
+        .bearer_auth(&secret)
+        .json(&serde_json::json!({"executor_id": "1", "host": "nm1", "free_cpus": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    let err: ApiError = resp.json().await.unwrap();
+    assert!(
+        err.error.contains("did not answer the poll"),
+        "{}",
+        err.error
+    );
+    let returned = late_rx
+        .await
+        .unwrap()
+        .expect_err("the late reply is refused");
+    assert_eq!(returned.tasks[0].task_id, "t1");
+}
+
+#[tokio::test]
+async fn a_slow_event_client_is_told_how_many_events_it_missed() {
+    let (tx, rx) = broadcast::channel(2);
+    let (_closing_tx, closing) = watch::channel(false);
+    let items = sse_items(rx, closing);
+    for id in ["1", "2", "3", "4", "5"] {
+        tx.send(ExecutorEvent::Added {
+            executor: executor(id, ExecutorState::Starting),
+        })
+        .unwrap();
+    }
+    drop(tx);
+    let got: Vec<SseItem> = items.collect().await;
+    let names: Vec<&str> = got.iter().map(|i| i.name).collect();
+    assert_eq!(names, ["lagged", "executor_added", "executor_added"]);
+    assert_eq!(got[0].data, r#"{"missed":3}"#);
+    assert!(got[1].data.contains(r#""id":"4""#), "{}", got[1].data);
+    assert!(got[2].data.contains(r#""id":"5""#), "{}", got[2].data);
+}
+
+#[tokio::test]
+async fn event_streams_end_when_the_server_stops() {
+    let (tx, rx) = broadcast::channel(8);
+    let (closing_tx, closing) = watch::channel(false);
+    let mut items = Box::pin(sse_items(rx, closing));
+    tx.send(ExecutorEvent::Added {
+        executor: executor("1", ExecutorState::Starting),
+    })
+    .unwrap();
+    assert_eq!(items.next().await.unwrap().name, "executor_added");
+    closing_tx.send_replace(true);
+    let end = tokio::time::timeout(Duration::from_secs(2), items.next())
+        .await
+        .expect("the stream ends instead of waiting for more events");
+    assert!(end.is_none());
+    // The sender is still alive: the shutdown, not a closed channel, ended the stream.
+    drop(tx);
+}
+
+#[tokio::test]
+async fn server_shutdown_is_not_held_up_by_an_open_event_stream() {
+    let secret = new_secret();
+    let (shared, _handle) = channel(&secret, StateView::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(listener, shared, async {
+        let _ = stopped.await;
+    }));
+    let resp = reqwest::Client::new()
+        .get(format!("{base}/v1/events"))
+        .bearer_auth(&secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(3), server)
+        .await
+        .expect("the server stops with a client still on /v1/events")
+        .unwrap()
+        .unwrap();
+    drop(resp);
+}
+
+#[tokio::test]
+async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
+    let r = start().await;
+    let mut next = (**r.handle_state.borrow()).clone();
+    next.executors[1].reason = Some("exit <b>1</b> & \"lost\"".into());
+    next.job = Some(serde_json::json!({
+        "name": "<job>",
+        "succeeded": false,
+        "failure": "task `<t2>` failed 4 times",
+        "tasks_total": 2,
+        "tasks_succeeded": 1,
+        "tasks_failed": 1,
+        "by_locality": {"node_local": 1, "no_pref": 0, "rack_local": 0, "any": 0},
+        "executors_over_time": [{"t_ms": 0, "executors": 1}],
+        "wall_time_ms": 2500,
+        "tasks": [{"task_id": "<t1>", "executor_id": "1", "host": "nm<1>",
+                   "locality": "NODE_LOCAL", "attempts": 1, "duration_ms": 1200,
+                   "exit_code": 0}]
+    }));
+    r.handle_state.send(Arc::new(next)).unwrap();
+    let html = r
+        .http
+        .get(format!("{}/", r.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("<h2>Job &lt;job&gt;</h2>"), "{html}");
+    assert!(
+        html.contains("failed: 1/2 tasks succeeded in 2.5 s"),
+        "{html}"
+    );
+    assert!(html.contains("NODE_LOCAL 1, NO_PREF 0"), "{html}");
+    assert!(html.contains("<td>&lt;t1&gt;</td><td>1</td><td>nm&lt;1&gt;</td><td>NODE_LOCAL</td>"));
+    assert!(
+        html.contains("&quot;tasks_succeeded&quot;:1"),
+        "summary JSON: {html}"
+    );
+    assert!(
+        html.contains("exit &lt;b&gt;1&lt;/b&gt; &amp; &quot;lost&quot;"),
+        "{html}"
+    );
+    for raw in ["<job>", "<t1>", "<t2>", "nm<1>", "<b>1</b>"] {
+        assert!(!html.contains(raw), "{raw} unescaped in {html}");
+    }
 }

@@ -162,6 +162,8 @@ pub enum JobError {
     ZeroBacklogTimeout(&'static str),
     #[error("task #{index} has an empty id")]
     EmptyTaskId { index: usize },
+    #[error("task id {id:?} {why}")]
+    BadTaskId { id: String, why: &'static str },
     #[error("task id `{0}` appears more than once")]
     DuplicateTaskId(String),
     #[error("task `{0}` has an empty command")]
@@ -172,6 +174,30 @@ pub enum JobError {
     CpusAboveCores { task: String, cpus: u32, cores: u32 },
     #[error("task `{0}` names an empty preferred host or rack")]
     EmptyPreference(String),
+}
+
+/// Longest task id: executors name output files `task-<id>.<attempt>.stdout`, and a file
+/// name has at most 255 bytes.
+pub const MAX_TASK_ID_BYTES: usize = 200;
+
+/// A task id must make a file name in the executor's log dir.
+fn check_task_id(id: &str) -> Result<(), JobError> {
+    let bad = |why| {
+        Err(JobError::BadTaskId {
+            id: id.to_string(),
+            why,
+        })
+    };
+    if id.len() > MAX_TASK_ID_BYTES {
+        return bad("is longer than 200 bytes");
+    }
+    if id.contains('/') {
+        return bad("contains `/` (task ids name files in the executor's log dir)");
+    }
+    if id.chars().any(char::is_control) {
+        return bad("contains a control character");
+    }
+    Ok(())
 }
 
 impl Job {
@@ -237,6 +263,7 @@ impl Job {
             if t.id.is_empty() {
                 return Err(JobError::EmptyTaskId { index });
             }
+            check_task_id(&t.id)?;
             if !seen.insert(t.id.as_str()) {
                 return Err(JobError::DuplicateTaskId(t.id.clone()));
             }
@@ -361,6 +388,14 @@ mod tests {
                 r#"{"id":"d","command":"x","preferred_hosts":[""]}"#,
                 "task `d` names an empty preferred host or rack",
             ),
+            (
+                r#"{"id":"../e","command":"x"}"#,
+                r#"task id "../e" contains `/` (task ids name files in the executor's log dir)"#,
+            ),
+            (
+                r#"{"id":"f\ng","command":"x"}"#,
+                r#"task id "f\ng" contains a control character"#,
+            ),
         ];
         for (task, want) in cases {
             let err = Job::from_json(&minimal(task)).unwrap_err();
@@ -370,6 +405,16 @@ mod tests {
             Job::from_json(&minimal("")),
             Err(JobError::NoTasks)
         ));
+        let long = "x".repeat(MAX_TASK_ID_BYTES + 1);
+        let err = Job::from_json(&minimal(&format!(r#"{{"id":"{long}","command":"x"}}"#)));
+        assert!(
+            matches!(&err, Err(JobError::BadTaskId { why, .. }) if why.contains("longer")),
+            "{err:?}"
+        );
+        let fits = "x".repeat(MAX_TASK_ID_BYTES);
+        assert!(Job::from_json(&minimal(&format!(r#"{{"id":"{fits}","command":"x"}}"#))).is_ok());
+        // Dots, spaces and non-ASCII are fine in a file name.
+        assert!(Job::from_json(&minimal(r#"{"id":"a.1 é","command":"x"}"#)).is_ok());
     }
 
     #[test]

@@ -5,23 +5,49 @@
 //! stderr in the container's log dir, and reports exit codes on the next poll. Polling over
 //! the same authenticated HTTP API keeps the executor simple (no listening socket, nothing
 //! to register) and lets it ride out a short AM hiccup: results that could not be reported
-//! are kept and sent again, so none is lost. If the AM stays unreachable, the executor
-//! exits, and YARN or the AM deals with the lost container.
+//! are kept and sent again, so none is lost. If the AM stays unreachable for
+//! [`AM_LOST_AFTER`], the executor exits non-zero naming the URL and the last error; a reply
+//! that can never get better (401 wrong secret, 400, 404) ends it at once.
+//!
+//! # Task processes
+//! Each task runs in its own process group, so that the executor can end the task *and
+//! everything it started* (a `bash -c 'a | b'` forks; killing only bash leaves the rest
+//! running with no one to reap them). The group is killed (SIGKILL) when the task's bash
+//! exits (leftover background processes), and whenever the executor stops:
+//! - the AM says shut down: SIGTERM to every group, [`STOP_GRACE`] to exit, then SIGKILL;
+//! - the NodeManager stops the container (SIGTERM to the executor's group, which no longer
+//!   holds the tasks; SIGKILL 250 ms later by default): SIGTERM to every group,
+//!   [`TERM_GRACE`], then SIGKILL, and exit 143;
+//! - the AM cannot be reached, or anything else ends the executor: SIGKILL.
+//!
+//! A SIGKILL of the executor itself (the OOM killer) cannot be handled; its tasks then
+//! outlive it until the NodeManager or the node cleans up.
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
 use crate::api::model::{PollReply, PollRequest, TaskAssignment, TaskResult};
 
-/// How long the executor keeps trying to reach an AM that does not answer.
-const AM_LOST_AFTER: Duration = Duration::from_secs(60);
+/// How long the executor keeps trying to reach an AM that does not answer. Longer than one
+/// blocking RM call of the AM's loop (20 s connect + 60 s call), during which polls wait.
+const AM_LOST_AFTER: Duration = Duration::from_secs(120);
 /// Pause between polls while nothing finished.
 const IDLE_POLL: Duration = Duration::from_millis(300);
+/// One poll's HTTP deadline.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// SIGTERM to SIGKILL for tasks when the AM tells the executor to shut down.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+/// SIGTERM to SIGKILL for tasks when the executor is SIGTERMed: under the NodeManager's
+/// default `sleep-delay-before-sigkill.ms` (250 ms), after which the NM kills the executor.
+const TERM_GRACE: Duration = Duration::from_millis(100);
 
 struct Config {
     url: String,
@@ -30,6 +56,9 @@ struct Config {
     host: String,
     cpus: u32,
     log_dir: PathBuf,
+    am_lost_after: Duration,
+    request_timeout: Duration,
+    idle_poll: Duration,
 }
 
 fn var(name: &str) -> anyhow::Result<String> {
@@ -40,29 +69,55 @@ fn var(name: &str) -> anyhow::Result<String> {
 
 impl Config {
     fn from_env() -> anyhow::Result<Self> {
+        let cores = var("YARN_AM_EXECUTOR_CORES")?;
         Ok(Self {
             url: var("YARN_AM_DRIVER_URL")?,
             secret: var("YARN_AM_SECRET")?,
             id: var("YARN_AM_EXECUTOR_ID")?,
             host: var("NM_HOST")?,
-            cpus: var("YARN_AM_EXECUTOR_CORES")?
+            cpus: cores
                 .parse()
-                .context("YARN_AM_EXECUTOR_CORES is not a number")?,
+                .with_context(|| format!("YARN_AM_EXECUTOR_CORES is not a number: {cores:?}"))?,
             log_dir: var("LOG_DIRS")?
                 .split(',')
                 .next()
+                .filter(|d| !d.is_empty())
                 .map(PathBuf::from)
                 .context("LOG_DIRS is empty")?,
+            am_lost_after: AM_LOST_AFTER,
+            request_timeout: REQUEST_TIMEOUT,
+            idle_poll: IDLE_POLL,
         })
     }
+}
+
+/// How the executor ended, when it ended by itself.
+#[derive(Debug, PartialEq, Eq)]
+enum Exit {
+    /// The AM said shut down.
+    Done,
+    /// SIGTERM (the NodeManager stopping the container).
+    Terminated,
 }
 
 pub fn run() -> ExitCode {
     let result = tokio::runtime::Runtime::new()
         .context("starting the async runtime")
-        .and_then(|rt| rt.block_on(run_executor()));
+        .and_then(|rt| {
+            rt.block_on(async {
+                let cfg = Config::from_env()?;
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                        .context("installing the SIGTERM handler")?;
+                run_executor(cfg, async move {
+                    term.recv().await;
+                })
+                .await
+            })
+        });
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Exit::Done) => ExitCode::SUCCESS,
+        Ok(Exit::Terminated) => ExitCode::from(143),
         Err(e) => {
             eprintln!("yarn-am executor: error: {e:#}");
             ExitCode::from(1)
@@ -70,21 +125,26 @@ pub fn run() -> ExitCode {
     }
 }
 
-async fn run_executor() -> anyhow::Result<()> {
-    let cfg = Config::from_env()?;
+/// What a task runner hands back: its result, or nothing when it was stopped.
+type Ran = (Option<TaskResult>, u32);
+
+async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyhow::Result<Exit> {
     let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(15))
+        .timeout(cfg.request_timeout)
         .build()?;
     info!(executor = %cfg.id, url = %cfg.url, cpus = cfg.cpus, "executor starting");
-    let mut running: JoinSet<(TaskResult, u32)> = JoinSet::new();
+    tokio::pin!(terminate);
+    // Tells running tasks to stop, with the grace they get between SIGTERM and SIGKILL.
+    let (stop, stopping) = watch::channel(None::<Duration>);
+    let mut running: JoinSet<Ran> = JoinSet::new();
     let mut busy_cpus = 0u32;
     let mut finished: Vec<TaskResult> = Vec::new();
+    // Attempts started here: an assignment sent twice runs once.
+    let mut started: HashSet<(String, u32)> = HashSet::new();
     let mut last_contact = Instant::now();
     loop {
         while let Some(done) = running.try_join_next() {
-            let (result, cpus) = done.context("a task runner panicked")?;
-            busy_cpus -= cpus;
-            finished.push(result);
+            collect(done, &mut busy_cpus, &mut finished)?;
         }
         let req = PollRequest {
             executor_id: cfg.id.clone(),
@@ -92,98 +152,249 @@ async fn run_executor() -> anyhow::Result<()> {
             free_cpus: cfg.cpus.saturating_sub(busy_cpus),
             finished: finished.clone(),
         };
-        match poll(&http, &cfg, &req).await {
+        let reply = tokio::select! {
+            _ = &mut terminate => {
+                warn!("SIGTERM: stopping {} running task(s)", running.len());
+                stop_tasks(&mut running, &stop, TERM_GRACE).await;
+                return Ok(Exit::Terminated);
+            }
+            r = poll(&http, &cfg, &req) => r,
+        };
+        match reply {
             Ok(reply) => {
                 last_contact = Instant::now();
                 finished.clear();
                 if reply.shutdown {
-                    info!("the AM says shut down");
-                    running.shutdown().await;
-                    return Ok(());
+                    info!(
+                        reason = reply.reason.as_deref().unwrap_or("work done"),
+                        tasks = running.len(),
+                        "the AM says shut down"
+                    );
+                    stop_tasks(&mut running, &stop, STOP_GRACE).await;
+                    return Ok(Exit::Done);
                 }
                 for t in reply.tasks {
+                    if !started.insert((t.task_id.clone(), t.attempt)) {
+                        warn!(task = %t.task_id, attempt = t.attempt, "assigned again; already started here");
+                        continue;
+                    }
                     busy_cpus += t.cpus;
                     let log_dir = cfg.log_dir.clone();
+                    let stopping = stopping.clone();
                     running.spawn(async move {
                         let cpus = t.cpus;
-                        (run_task(t, &log_dir).await, cpus)
+                        (run_task(t, &log_dir, stopping).await, cpus)
                     });
                 }
             }
-            Err(e) => {
-                if last_contact.elapsed() > AM_LOST_AFTER {
-                    anyhow::bail!("lost the AM at {}: {e:#}", cfg.url);
+            Err(PollError::Refused(why)) => {
+                stop_tasks(&mut running, &stop, TERM_GRACE).await;
+                anyhow::bail!("the AM at {} refused this executor: {why}", cfg.url);
+            }
+            Err(PollError::Unreachable(e)) => {
+                if last_contact.elapsed() > cfg.am_lost_after {
+                    stop_tasks(&mut running, &stop, TERM_GRACE).await;
+                    anyhow::bail!(
+                        "no answer from the AM at {} for {} s; last error: {e:#}",
+                        cfg.url,
+                        last_contact.elapsed().as_secs()
+                    );
                 }
                 warn!("poll failed (results kept for the next one): {e:#}");
             }
         }
         // Wake early when a task finishes, so its result goes out at once.
         tokio::select! {
-            Some(done) = running.join_next() => {
-                let (result, cpus) = done.context("a task runner panicked")?;
-                busy_cpus -= cpus;
-                finished.push(result);
+            _ = &mut terminate => {
+                warn!("SIGTERM: stopping {} running task(s)", running.len());
+                stop_tasks(&mut running, &stop, TERM_GRACE).await;
+                return Ok(Exit::Terminated);
             }
-            _ = tokio::time::sleep(IDLE_POLL) => {}
+            Some(done) = running.join_next() => collect(done, &mut busy_cpus, &mut finished)?,
+            _ = tokio::time::sleep(cfg.idle_poll) => {}
         }
     }
+}
+
+/// A task runner ended: its cpus are free again, its result goes out with the next poll.
+fn collect(
+    done: Result<Ran, tokio::task::JoinError>,
+    busy: &mut u32,
+    finished: &mut Vec<TaskResult>,
+) -> anyhow::Result<()> {
+    let (result, cpus) = done.context("a task runner panicked")?;
+    *busy = busy.saturating_sub(cpus);
+    finished.extend(result);
+    Ok(())
+}
+
+/// Stops every running task: SIGTERM to its process group, `grace` to end, then SIGKILL.
+async fn stop_tasks(
+    running: &mut JoinSet<Ran>,
+    stop: &watch::Sender<Option<Duration>>,
+    grace: Duration,
+) {
+    if running.is_empty() {
+        return;
+    }
+    stop.send_replace(Some(grace));
+    let all_done = async { while running.join_next().await.is_some() {} };
+    if tokio::time::timeout(grace + Duration::from_secs(1), all_done)
+        .await
+        .is_err()
+    {
+        warn!("task runners did not stop in time; aborting them (their groups get SIGKILL)");
+    }
+    running.shutdown().await;
+}
+
+enum PollError {
+    /// The AM answered and will not take this poll however often it is sent.
+    Refused(String),
+    /// No answer, or one that may change (5xx, a broken reply).
+    Unreachable(anyhow::Error),
 }
 
 async fn poll(
     http: &reqwest::Client,
     cfg: &Config,
     req: &PollRequest,
-) -> anyhow::Result<PollReply> {
+) -> Result<PollReply, PollError> {
     let resp = http
         .post(format!("{}/v1/executors/poll", cfg.url))
         .bearer_auth(&cfg.secret)
         .json(req)
         .send()
         .await
-        .context("sending the poll")?;
+        .context("sending the poll")
+        .map_err(PollError::Unreachable)?;
     let status = resp.status();
     if !status.is_success() {
         let body = resp.text().await.unwrap_or_default();
-        anyhow::bail!("the AM answered {status}: {body}");
+        let body = body.trim();
+        return Err(match status.as_u16() {
+            401 => PollError::Refused(format!(
+                "{status}: {body} (YARN_AM_SECRET is not this application's secret)"
+            )),
+            404 => PollError::Refused(format!(
+                "{status}: {body} (is YARN_AM_DRIVER_URL this application's driver API?)"
+            )),
+            400..=499 => PollError::Refused(format!("{status}: {body}")),
+            _ => PollError::Unreachable(anyhow::anyhow!("the AM answered {status}: {body}")),
+        });
     }
-    resp.json().await.context("reading the AM's reply")
+    resp.json()
+        .await
+        .context("reading the AM's reply")
+        .map_err(PollError::Unreachable)
 }
 
 /// Runs one task; its output goes to `<log dir>/task-<id>.<attempt>.stdout|stderr`.
-async fn run_task(t: TaskAssignment, log_dir: &std::path::Path) -> TaskResult {
+/// `None` when the executor stopped it (its result is not reported).
+async fn run_task(
+    t: TaskAssignment,
+    log_dir: &Path,
+    stopping: watch::Receiver<Option<Duration>>,
+) -> Option<TaskResult> {
     let start = Instant::now();
-    let exit_code = match spawn(&t, log_dir).await {
-        Ok(code) => code,
+    let exit_code = match spawn(&t, log_dir, stopping).await {
+        Ok(Some(code)) => code,
+        Ok(None) => {
+            info!(task = %t.task_id, attempt = t.attempt, "task stopped");
+            return None;
+        }
         Err(e) => {
-            warn!(task = %t.task_id, "could not run the task: {e:#}");
+            // 127 as bash gives for a command it cannot run; the why is in our own stderr.
+            warn!(task = %t.task_id, attempt = t.attempt, "could not run the task: {e:#}");
             127
         }
     };
     info!(task = %t.task_id, attempt = t.attempt, exit_code, "task finished");
-    TaskResult {
+    Some(TaskResult {
         task_id: t.task_id,
         attempt: t.attempt,
         exit_code,
         duration_ms: start.elapsed().as_millis() as u64,
+    })
+}
+
+/// The base name of a task attempt's output files.
+fn output_name(task_id: &str, attempt: u32) -> String {
+    format!("task-{task_id}.{attempt}")
+}
+
+/// A task's process group; killed (SIGKILL) when dropped, so no way out of a task runner
+/// (finished, stopped, aborted) leaves processes behind.
+struct ProcessGroup(libc::pid_t);
+
+impl ProcessGroup {
+    /// The group led by `pid` (a child started with `process_group(0)`). `None` for ids
+    /// that would name a group other than the task's (0 is our own, 1 is init's).
+    fn of(pid: Option<u32>) -> Option<Self> {
+        let pid = libc::pid_t::try_from(pid?).ok()?;
+        // `then`, not `then_some`: a `Self` built and dropped would SIGKILL group `pid`.
+        (pid > 1).then(|| Self(pid))
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        // SAFETY: killpg only sends a signal; `self.0 > 1` is a process group we created.
+        unsafe {
+            libc::killpg(self.0, sig);
+        }
     }
 }
 
-async fn spawn(t: &TaskAssignment, log_dir: &std::path::Path) -> anyhow::Result<i32> {
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.signal(libc::SIGKILL);
+    }
+}
+
+/// The task's exit code, or `None` when it was stopped.
+async fn spawn(
+    t: &TaskAssignment,
+    log_dir: &Path,
+    mut stopping: watch::Receiver<Option<Duration>>,
+) -> anyhow::Result<Option<i32>> {
     use std::os::unix::process::ExitStatusExt;
-    let name = format!("task-{}.{}", t.task_id, t.attempt);
-    let stdout = std::fs::File::create(log_dir.join(format!("{name}.stdout")))?;
-    let stderr = std::fs::File::create(log_dir.join(format!("{name}.stderr")))?;
-    let status = tokio::process::Command::new("bash")
+    let name = output_name(&t.task_id, t.attempt);
+    let create = |ext: &str| {
+        let path = log_dir.join(format!("{name}.{ext}"));
+        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))
+    };
+    let (stdout, stderr) = (create("stdout")?, create("stderr")?);
+    let mut child = tokio::process::Command::new("bash")
         .arg("-c")
         .arg(&t.command)
         .env("YARN_AM_TASK_ID", &t.task_id)
         .env("YARN_AM_TASK_ATTEMPT", t.attempt.to_string())
+        .stdin(std::process::Stdio::null())
         .stdout(stdout)
         .stderr(stderr)
+        .process_group(0)
         .kill_on_drop(true)
-        .status()
-        .await?;
-    Ok(status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+        .spawn()
+        .context("starting bash")?;
+    let group = ProcessGroup::of(child.id());
+    let status = tokio::select! {
+        status = child.wait() => status.context("waiting for the task")?,
+        grace = async { stopping.wait_for(Option::is_some).await.ok().and_then(|g| *g) } => {
+            let grace = grace.unwrap_or_default();
+            if let Some(g) = &group {
+                g.signal(libc::SIGTERM);
+            }
+            let _ = tokio::time::timeout(grace, child.wait()).await;
+            // `group` drops here: SIGKILL for whatever is left.
+            return Ok(None);
+        }
+    };
+    drop(group);
+    Ok(Some(
+        status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+    ))
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,379 @@
+//! The executor against the AM's real driver API (router, auth, JSON) on a loopback socket;
+//! a small loop stands in for the AM's poll handling, answering each poll from a script.
+//! Task commands are real bash processes.
+
+use std::sync::{Arc, Mutex};
+
+use super::*;
+use crate::api::{self, Command};
+
+type Script = Box<dyn FnMut(&PollRequest) -> PollReply + Send>;
+
+struct FakeAm {
+    url: String,
+    secret: String,
+    polls: Arc<Mutex<Vec<PollRequest>>>,
+}
+
+async fn am(mut script: Script) -> FakeAm {
+    let secret = api::new_secret();
+    let (shared, mut handle) = api::channel(&secret, Default::default());
+    let polls = Arc::new(Mutex::new(Vec::new()));
+    let seen = polls.clone();
+    tokio::spawn(async move {
+        while let Some(cmd) = handle.commands.recv().await {
+            if let Command::ExecutorPoll { request, reply } = cmd {
+                let answer = script(&request);
+                seen.lock().unwrap().push(request);
+                let _ = reply.send(answer);
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(api::serve(listener, shared, std::future::pending()));
+    FakeAm { url, secret, polls }
+}
+
+fn log_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("yarn-am-exec-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn config(url: &str, secret: &str, log_dir: &Path) -> Config {
+    Config {
+        url: url.to_string(),
+        secret: secret.to_string(),
+        id: "1".into(),
+        host: "localhost".into(),
+        cpus: 2,
+        log_dir: log_dir.to_path_buf(),
+        am_lost_after: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(2),
+        idle_poll: Duration::from_millis(20),
+    }
+}
+
+fn task(id: &str, command: &str) -> TaskAssignment {
+    TaskAssignment {
+        task_id: id.into(),
+        attempt: 0,
+        command: command.into(),
+        cpus: 1,
+    }
+}
+
+fn shutdown() -> PollReply {
+    PollReply {
+        shutdown: true,
+        ..Default::default()
+    }
+}
+
+/// Whether `pid` is still a running process (a zombie awaiting its reaper counts as gone).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+/// Reads a pid a task wrote, waiting for the file to appear.
+async fn read_pid(path: &Path) -> i32 {
+    for _ in 0..200 {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("no pid in {}", path.display());
+}
+
+/// A task whose bash forks a grandchild (`sleep`) and records the grandchild's pid.
+fn forking_task(pid_file: &Path) -> String {
+    format!("sleep 300 & echo $! > {}; wait", pid_file.display())
+}
+
+async fn never() {
+    std::future::pending::<()>().await
+}
+
+#[tokio::test]
+async fn wrong_secret_ends_the_executor_at_once_naming_the_401() {
+    let am = am(Box::new(|_| PollReply::default())).await;
+    let dir = log_dir("secret");
+    let mut cfg = config(&am.url, "not-the-secret", &dir);
+    cfg.am_lost_after = Duration::from_secs(60);
+    let started = Instant::now();
+    let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
+        .await
+        .expect("no retrying for a minute on a 401")
+        .unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{msg}");
+    assert!(
+        msg.contains("401") && msg.contains("YARN_AM_SECRET"),
+        "{msg}"
+    );
+    assert!(msg.contains(&am.url), "{msg}");
+    assert!(am.polls.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn unreachable_am_ends_the_executor_after_the_limit_naming_the_url() {
+    // A port nobody listens on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let dir = log_dir("unreachable");
+    let cfg = config(&url, "s", &dir);
+    let started = Instant::now();
+    let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
+        .await
+        .expect("the executor gives up")
+        .unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(started.elapsed() >= Duration::from_secs(1), "{msg}");
+    assert!(
+        msg.contains("no answer from the AM at") && msg.contains(&url),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_command_is_reported_as_127_with_bash_message_in_the_task_stderr() {
+    let (mut n, mut results) = (0, 0);
+    let am = am(Box::new(move |req| {
+        n += 1;
+        results += req.finished.len();
+        match n {
+            1 => PollReply {
+                tasks: vec![task("t/1", "no-such-command-xyz"), task("ok", "echo hi")],
+                ..Default::default()
+            },
+            _ if results == 2 => shutdown(),
+            _ => PollReply::default(),
+        }
+    }))
+    .await;
+    let dir = log_dir("missing");
+    let cfg = config(&am.url, &am.secret, &dir);
+    let exit = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(exit, Exit::Done);
+    let polls = am.polls.lock().unwrap();
+    let done: Vec<&TaskResult> = polls.iter().flat_map(|p| &p.finished).collect();
+    assert_eq!(done.len(), 2, "{done:?}");
+    let code = |id: &str| done.iter().find(|r| r.task_id == id).unwrap().exit_code;
+    // A task id with a slash cannot name a file in the log dir: the attempt fails (127)
+    // rather than writing outside it.
+    assert_eq!(code("t/1"), 127);
+    assert_eq!(code("ok"), 0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("task-ok.0.stdout")).unwrap(),
+        "hi\n"
+    );
+}
+
+#[tokio::test]
+async fn a_command_that_does_not_exist_exits_127_and_says_so_in_its_stderr_file() {
+    let mut n = 0;
+    let am = am(Box::new(move |req| {
+        n += 1;
+        match n {
+            1 => PollReply {
+                tasks: vec![task("t1", "no-such-command-xyz")],
+                ..Default::default()
+            },
+            _ if !req.finished.is_empty() => shutdown(),
+            _ => PollReply::default(),
+        }
+    }))
+    .await;
+    let dir = log_dir("notfound");
+    let cfg = config(&am.url, &am.secret, &dir);
+    tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
+        .await
+        .unwrap()
+        .unwrap();
+    let polls = am.polls.lock().unwrap();
+    let r = &polls.last().unwrap().finished[0];
+    assert_eq!((r.task_id.as_str(), r.attempt, r.exit_code), ("t1", 0, 127));
+    let stderr = std::fs::read_to_string(dir.join("task-t1.0.stderr")).unwrap();
+    assert!(
+        stderr.contains("no-such-command-xyz") && stderr.contains("not found"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn shutdown_from_the_am_kills_the_tasks_whole_process_group() {
+    let dir = log_dir("shutdown");
+    let pid_file = dir.join("grandchild.pid");
+    let command = forking_task(&pid_file);
+    // The AM says shut down once the test has seen the task's grandchild running.
+    let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen_by_am = seen.clone();
+    let mut n = 0;
+    let am = am(Box::new(move |_| {
+        n += 1;
+        if n == 1 {
+            PollReply {
+                tasks: vec![task("long", &command)],
+                ..Default::default()
+            }
+        } else if seen_by_am.load(std::sync::atomic::Ordering::SeqCst) {
+            shutdown()
+        } else {
+            PollReply::default()
+        }
+    }))
+    .await;
+    let cfg = config(&am.url, &am.secret, &dir);
+    let run = tokio::spawn(run_executor(cfg, never()));
+    let grandchild = read_pid(&pid_file).await;
+    assert!(alive(grandchild));
+    seen.store(true, std::sync::atomic::Ordering::SeqCst);
+    let exit = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(exit, Exit::Done);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !alive(grandchild),
+        "task process {grandchild} outlived the executor"
+    );
+    // A stopped task's result is not reported as a failure.
+    assert!(am
+        .polls
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|p| p.finished.is_empty()));
+}
+
+#[tokio::test]
+async fn sigterm_kills_running_tasks_and_exits_as_terminated() {
+    let dir = log_dir("sigterm");
+    let pid_file = dir.join("grandchild.pid");
+    let command = forking_task(&pid_file);
+    let mut n = 0;
+    let am = am(Box::new(move |_| {
+        n += 1;
+        PollReply {
+            tasks: if n == 1 {
+                vec![task("long", &command)]
+            } else {
+                Vec::new()
+            },
+            ..Default::default()
+        }
+    }))
+    .await;
+    let cfg = config(&am.url, &am.secret, &dir);
+    let (term, termed) = tokio::sync::oneshot::channel::<()>();
+    let run = tokio::spawn(run_executor(cfg, async move {
+        let _ = termed.await;
+    }));
+    let grandchild = read_pid(&pid_file).await;
+    assert!(alive(grandchild));
+    term.send(()).unwrap();
+    let exit = tokio::time::timeout(Duration::from_secs(5), run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(exit, Exit::Terminated);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !alive(grandchild),
+        "task process {grandchild} outlived SIGTERM"
+    );
+}
+
+#[tokio::test]
+async fn leftover_background_processes_of_a_finished_task_are_killed() {
+    let dir = log_dir("leftover");
+    let pid_file = dir.join("bg.pid");
+    let command = format!("sleep 300 & echo $! > {}", pid_file.display());
+    let mut n = 0;
+    let am = am(Box::new(move |req| {
+        n += 1;
+        match n {
+            1 => PollReply {
+                tasks: vec![task("bg", &command)],
+                ..Default::default()
+            },
+            _ if !req.finished.is_empty() => shutdown(),
+            _ => PollReply::default(),
+        }
+    }))
+    .await;
+    let cfg = config(&am.url, &am.secret, &dir);
+    tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
+        .await
+        .unwrap()
+        .unwrap();
+    let bg = read_pid(&pid_file).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !alive(bg),
+        "background process {bg} of a finished task still runs"
+    );
+    assert_eq!(
+        am.polls.lock().unwrap().last().unwrap().finished[0].exit_code,
+        0
+    );
+}
+
+#[tokio::test]
+async fn an_assignment_sent_twice_runs_once() {
+    let dir = log_dir("twice");
+    let count = dir.join("count");
+    let command = format!("echo x >> {}", count.display());
+    let (mut n, mut results) = (0, 0);
+    let am = am(Box::new(move |req| {
+        n += 1;
+        results += req.finished.len();
+        match n {
+            1 | 2 => PollReply {
+                tasks: vec![task("once", &command)],
+                ..Default::default()
+            },
+            _ if results > 0 => shutdown(),
+            _ => PollReply::default(),
+        }
+    }))
+    .await;
+    let cfg = config(&am.url, &am.secret, &dir);
+    tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "x\n");
+}
+
+#[test]
+fn output_files_are_named_by_task_and_attempt() {
+    assert_eq!(output_name("t07", 0), "task-t07.0");
+    assert_eq!(output_name("a.1", 2), "task-a.1.2");
+}
+
+#[test]
+fn process_group_refuses_ids_that_would_signal_someone_else() {
+    assert!(ProcessGroup::of(None).is_none());
+    assert!(ProcessGroup::of(Some(0)).is_none());
+    assert!(ProcessGroup::of(Some(1)).is_none());
+    assert!(ProcessGroup::of(Some(u32::MAX)).is_none());
+}
