@@ -246,6 +246,15 @@ async fn run_am() -> anyhow::Result<Outcome> {
     };
     handle.state.send_replace(Arc::new(view(&hb, job.as_ref())));
     info!(?outcome, %diagnostics, "finishing");
+    // The staging folder goes first: after SIGTERM (a kill through the RM) the NodeManager
+    // sends SIGKILL soon after (yarn.nodemanager.sleep-delay-before-sigkill.ms, 250 ms by
+    // default), before a slow unregistration would let us reach a later step. A failed
+    // attempt that YARN will retry still needs the staged files.
+    if outcome != Outcome::Failed || env.is_last_attempt() {
+        if let Some(staging) = &spec.staging {
+            staging.remove().await;
+        }
+    }
     let status = match outcome {
         Outcome::Succeeded => FinalStatus::Succeeded,
         Outcome::Failed => FinalStatus::Failed,
@@ -265,12 +274,6 @@ async fn run_am() -> anyhow::Result<Outcome> {
     }
     let _ = stop_api.send(());
     let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
-    // A failed attempt that YARN will retry still needs the staged files.
-    if outcome != Outcome::Failed || env.is_last_attempt() {
-        if let Some(dir) = &spec.staging_dir {
-            crate::submit::remove_staging(std::path::Path::new(dir));
-        }
-    }
     Ok(outcome)
 }
 

@@ -13,3 +13,4 @@ pub mod request_table;
 pub mod rest;
 pub mod rpc;
 pub mod sasl;
+pub mod webhdfs;
