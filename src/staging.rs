@@ -25,7 +25,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 use yarn_client::rest::LocalResource;
-use yarn_client::webhdfs::WebHdfs;
+use yarn_client::webhdfs::{Created, WebHdfs};
 
 use crate::spec::StagedFile;
 
@@ -234,11 +234,19 @@ impl Stager {
                     .with_context(|| format!("staging {} to {}", src.display(), dst.display()))?;
                 local_staged(&dst)
             }
-            Stager::Webhdfs { .. } => {
-                let data = tokio::fs::read(src)
+            Stager::Webhdfs { client, dir, .. } => {
+                let path = hdfs_join(dir, name);
+                let created = client
+                    .create_from_file(&path, src, true)
                     .await
-                    .with_context(|| format!("reading {} to stage it", src.display()))?;
-                self.put_bytes(name, data).await
+                    .with_context(|| {
+                        format!(
+                            "uploading {} to {path} through WebHDFS at {}",
+                            src.display(),
+                            client.base_url()
+                        )
+                    })?;
+                self.describe_upload(&path, created).await
             }
         }
     }
@@ -251,52 +259,63 @@ impl Stager {
                 std::fs::write(&dst, data).with_context(|| format!("writing {}", dst.display()))?;
                 local_staged(&dst)
             }
-            Stager::Webhdfs {
-                client,
-                dir,
-                hdfs_uri,
-            } => {
+            Stager::Webhdfs { client, dir, .. } => {
                 let path = hdfs_join(dir, name);
-                let len = data.len() as u64;
                 let created = client.create(&path, data, true).await.with_context(|| {
                     format!(
                         "uploading {name} to {path} through WebHDFS at {}",
                         client.base_url()
                     )
                 })?;
-                if hdfs_uri.is_none() {
-                    let Some(nn) = created.namenode_rpc_address else {
-                        bail!(
-                            "the NameNode at {} did not name its RPC address (no namenoderpcaddress \
-                             in {}); pass --hdfs-uri hdfs://HOST:PORT",
-                            client.base_url(),
-                            created.datanode_url
-                        );
-                    };
-                    *hdfs_uri = Some(format!("hdfs://{nn}"));
-                }
-                // YARN compares the NM's view of size and mtime with what we declare.
-                let status = client
-                    .status(&path)
-                    .await
-                    .with_context(|| format!("reading back {path} through WebHDFS"))?;
-                if status.length != len {
-                    bail!(
-                        "{path} on HDFS has {} bytes after uploading {len}",
-                        status.length
-                    );
-                }
-                Ok(StagedFile {
-                    url: format!(
-                        "{}{}",
-                        hdfs_uri.as_deref().unwrap_or_default(),
-                        url_path(&path)
-                    ),
-                    size: status.length,
-                    timestamp_ms: status.modification_time,
-                })
+                self.describe_upload(&path, created).await
             }
         }
+    }
+
+    /// The `hdfs://` URL, size and mtime of a file just uploaded to `path`. Size and mtime
+    /// are read back from the NameNode: YARN compares the NM's view with what we declare.
+    async fn describe_upload(
+        &mut self,
+        path: &str,
+        created: Created,
+    ) -> anyhow::Result<StagedFile> {
+        let Stager::Webhdfs {
+            client, hdfs_uri, ..
+        } = self
+        else {
+            unreachable!("only WebHDFS uploads are described here");
+        };
+        if hdfs_uri.is_none() {
+            let Some(nn) = created.namenode_rpc_address else {
+                bail!(
+                    "the NameNode at {} did not name its RPC address (no namenoderpcaddress \
+                     in {}); pass --hdfs-uri hdfs://HOST:PORT",
+                    client.base_url(),
+                    created.datanode_url
+                );
+            };
+            *hdfs_uri = Some(format!("hdfs://{nn}"));
+        }
+        let status = client
+            .status(path)
+            .await
+            .with_context(|| format!("reading back {path} through WebHDFS"))?;
+        if status.length != created.bytes {
+            bail!(
+                "{path} on HDFS has {} bytes after uploading {}",
+                status.length,
+                created.bytes
+            );
+        }
+        Ok(StagedFile {
+            url: format!(
+                "{}{}",
+                hdfs_uri.as_deref().unwrap_or_default(),
+                url_path(path)
+            ),
+            size: status.length,
+            timestamp_ms: status.modification_time,
+        })
     }
 
     /// What the AM needs to remove the folder.

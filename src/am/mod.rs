@@ -60,8 +60,31 @@ pub fn run() -> ExitCode {
             // Printed to the container's stderr, which YARN shows in the app diagnostics.
             eprintln!("yarn-am am: error: {e:#}");
             error!("{e:#}");
+            rt.block_on(remove_staging_after_error());
             ExitCode::from(1)
         }
+    }
+}
+
+/// An AM that fails outside its normal finish (a bad spec, a refused registration, the RM
+/// dropping it) ends the application when this is its last attempt, and then only a
+/// `submit --wait` would be left to remove the staging folder. Earlier attempts keep it:
+/// YARN's next attempt localises the same files.
+async fn remove_staging_after_error() {
+    let Ok(env) = ContainerEnv::from_process() else {
+        return;
+    };
+    if !env.is_last_attempt() {
+        return;
+    }
+    let Some(spec) = std::fs::read_to_string(SPEC_FILE)
+        .ok()
+        .and_then(|t| AppSpec::from_json(&t).ok())
+    else {
+        return;
+    };
+    if let Some(staging) = &spec.staging {
+        staging.remove().await;
     }
 }
 

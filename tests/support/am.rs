@@ -10,9 +10,12 @@ use super::cluster::Cluster;
 
 pub fn yarn_am(c: &Cluster) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_yarn-am"));
+    // Staging stays local unless a test asks for WebHDFS (`cluster.sh env` exports it).
     cmd.env("HADOOP_CONF_DIR", &c.conf_dir)
         .env_remove("YARN_CONF_DIR")
-        .env_remove("YARN_AM_RM_WEB");
+        .env_remove("YARN_AM_RM_WEB")
+        .env_remove("YARN_AM_WEBHDFS")
+        .env_remove("YARN_AM_STAGING_DIR");
     cmd
 }
 

@@ -58,6 +58,12 @@ pub enum WebHdfsError {
         status: u16,
         body: String,
     },
+    #[error("reading {path} to upload it: {source}")]
+    LocalFile {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("unexpected WebHDFS reply to {op} {url}: {reason}")]
     BadReply {
         op: &'static str,
@@ -134,6 +140,8 @@ pub struct Created {
     /// `host:port` of the NameNode's RPC server (or the HA nameservice), from the
     /// `namenoderpcaddress` parameter of the DataNode URL: what `hdfs://` URLs must name.
     pub namenode_rpc_address: Option<String>,
+    /// Bytes sent.
+    pub bytes: u64,
 }
 
 /// A WebHDFS client bound to one NameNode web address and one user name.
@@ -401,6 +409,36 @@ impl WebHdfs {
     /// Writes `data` to `path`, replacing any file there when `overwrite` (`op=CREATE`, then
     /// the bytes to the DataNode the NameNode names). Missing parent folders are created.
     pub async fn create(&self, path: &str, data: Vec<u8>, overwrite: bool) -> Result<Created> {
+        let len = data.len() as u64;
+        self.create_body(path, reqwest::Body::from(data), len, overwrite)
+            .await
+    }
+
+    /// Like [`WebHdfs::create`], streaming the local file `local` (a large binary is never
+    /// held in memory whole).
+    pub async fn create_from_file(
+        &self,
+        path: &str,
+        local: &std::path::Path,
+        overwrite: bool,
+    ) -> Result<Created> {
+        let io_err = |source: std::io::Error| WebHdfsError::LocalFile {
+            path: local.display().to_string(),
+            source,
+        };
+        let file = tokio::fs::File::open(local).await.map_err(io_err)?;
+        let len = file.metadata().await.map_err(io_err)?.len();
+        self.create_body(path, reqwest::Body::from(file), len, overwrite)
+            .await
+    }
+
+    async fn create_body(
+        &self,
+        path: &str,
+        body: reqwest::Body,
+        len: u64,
+        overwrite: bool,
+    ) -> Result<Created> {
         let url = self.op_url(
             path,
             "CREATE",
@@ -409,7 +447,8 @@ impl WebHdfs {
                 ("noredirect", "true"),
             ],
         )?;
-        let (status, body, location) = self.send("CREATE", path, self.http.put(&url), &url).await?;
+        let (status, reply, location) =
+            self.send("CREATE", path, self.http.put(&url), &url).await?;
         let datanode_url = match (status, location) {
             (307, Some(loc)) => loc,
             (307, None) => {
@@ -419,28 +458,30 @@ impl WebHdfs {
                     reason: "307 without a Location header".into(),
                 })
             }
-            _ => Self::json::<String>("CREATE", &url, &body, "Location")?,
+            _ => Self::json::<String>("CREATE", &url, &reply, "Location")?,
         };
         // The upload gets the base timeout plus time for its size at a slow but live rate.
-        let upload_timeout =
-            self.timeout + Duration::from_secs(data.len() as u64 / MIN_UPLOAD_RATE);
+        let upload_timeout = self.timeout + Duration::from_secs(len / MIN_UPLOAD_RATE);
         let req = self
             .http
             .put(&datanode_url)
             .timeout(upload_timeout)
             .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
-            .body(data);
-        let (status, body, _) = self.send("CREATE", path, req, &datanode_url).await?;
+            // A streamed body would otherwise go out chunked; the length is known.
+            .header(reqwest::header::CONTENT_LENGTH, len)
+            .body(body);
+        let (status, reply, _) = self.send("CREATE", path, req, &datanode_url).await?;
         if status != 201 && status != 200 {
             return Err(WebHdfsError::BadReply {
                 op: "CREATE",
                 url: datanode_url,
-                reason: format!("DataNode answered {status}, not 201 Created: {body}"),
+                reason: format!("DataNode answered {status}, not 201 Created: {reply}"),
             });
         }
         Ok(Created {
             namenode_rpc_address: query_param(&datanode_url, "namenoderpcaddress"),
             datanode_url,
+            bytes: len,
         })
     }
 
