@@ -33,12 +33,14 @@ pub enum WebHdfsError {
     BadAddress { address: String, reason: String },
     #[error("invalid HDFS path {path:?}: {reason}")]
     BadPath { path: String, reason: String },
-    #[error("cannot reach WebHDFS for {op} at {url}: {source}")]
+    /// No HTTP answer: refused, unresolvable, timed out, cut off. `cause` is the whole
+    /// chain of the transport error in one line (it repeats no URL).
+    #[error("cannot reach WebHDFS for {op} at {url}: {cause}")]
     Unreachable {
         op: &'static str,
         url: String,
-        #[source]
-        source: reqwest::Error,
+        cause: String,
+        timed_out: bool,
     },
     /// The server raised a Java exception; `java_class` is e.g. `java.io.FileNotFoundException`.
     #[error("WebHDFS {op} {path} failed (HTTP {status}): {java_class}: {message}")]
@@ -281,11 +283,7 @@ impl WebHdfs {
             // Redirects are followed by hand: a 307 to a DataNode must carry the file's bytes.
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|source| WebHdfsError::Unreachable {
-                op: "setup",
-                url: base.clone(),
-                source,
-            })?;
+            .map_err(|e| unreachable("setup", &base, e))?;
         Ok(Self {
             base,
             user: user.to_string(),
@@ -331,28 +329,14 @@ impl WebHdfs {
         req: reqwest::RequestBuilder,
         url: &str,
     ) -> Result<(u16, String, Option<String>)> {
-        let resp = req
-            .send()
-            .await
-            .map_err(|source| WebHdfsError::Unreachable {
-                op,
-                url: url.to_string(),
-                source,
-            })?;
+        let resp = req.send().await.map_err(|e| unreachable(op, url, e))?;
         let status = resp.status().as_u16();
         let location = resp
             .headers()
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let body = resp
-            .text()
-            .await
-            .map_err(|source| WebHdfsError::Unreachable {
-                op,
-                url: url.to_string(),
-                source,
-            })?;
+        let body = resp.text().await.map_err(|e| unreachable(op, url, e))?;
         if status >= 400 {
             return Err(error_from_reply(op, path, url, status, &body));
         }
@@ -516,6 +500,33 @@ impl WebHdfs {
             .send("GETHOMEDIRECTORY", "/", self.http.get(&url), &url)
             .await?;
         Self::json("GETHOMEDIRECTORY", &url, &body, "Path")
+    }
+}
+
+/// A transport error, flattened: reqwest's own message says little ("error sending
+/// request"); the useful part ("Connection refused", "operation timed out") is deep in its
+/// source chain.
+fn unreachable(op: &'static str, url: &str, e: reqwest::Error) -> WebHdfsError {
+    let timed_out = e.is_timeout();
+    let e = e.without_url();
+    let mut cause = e.to_string();
+    let mut next = std::error::Error::source(&e);
+    while let Some(s) = next {
+        let msg = s.to_string();
+        if !cause.ends_with(&msg) {
+            cause.push_str(": ");
+            cause.push_str(&msg);
+        }
+        next = s.source();
+    }
+    if timed_out && !cause.contains("timed out") {
+        cause.push_str(" (timed out)");
+    }
+    WebHdfsError::Unreachable {
+        op,
+        url: url.to_string(),
+        cause,
+        timed_out,
     }
 }
 
