@@ -151,7 +151,7 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
         ],
     );
     let d = Driver::find(c, &blocker).await;
-    let on_nm3 = wait_for("the blocker on nm3", Duration::from_secs(90), || async {
+    wait_for("the blocker on nm3", Duration::from_secs(90), || async {
         let s = d.state().await;
         let live: Vec<serde_json::Value> = s["executors"]
             .as_array()
@@ -178,7 +178,6 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
         None
     })
     .await;
-    let _ = on_nm3;
     let nm3_free = rest(c)
         .nodes(&["RUNNING"])
         .await

@@ -15,7 +15,7 @@
 #
 # Environment: YARN_AM_CLUSTER_DIR (runtime dir, default /tmp/yarn-am-cluster),
 # HADOOP_VERSION (default 3.4.1), JAVA_HOME (default: the Java 17 JDK; Hadoop 3.4 breaks on 23+),
-# YARN_AM_READY_TIMEOUT (seconds, default 240).
+# YARN_AM_READY_TIMEOUT (seconds, default 240), YARN_AM_CLUSTER_HDFS (0: no NameNode/DataNode).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,7 +26,9 @@ READY_TIMEOUT=${YARN_AM_READY_TIMEOUT:-240}
 RM_WEB=rm:8088
 NN_WEB=rm:9870
 NMS=(nm1 nm2 nm3)
-HDFS=(nn dn)
+# YARN_AM_CLUSTER_HDFS=0 leaves HDFS out (saves ~400 MB of RSS when nothing stages to it).
+WITH_HDFS=${YARN_AM_CLUSTER_HDFS:-1}
+if [[ "$WITH_HDFS" == 0 ]]; then HDFS=(); else HDFS=(nn dn); fi
 declare -A RACK=([nm1]=/rack1 [nm2]=/rack1 [nm3]=/rack2)
 
 say() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -162,6 +164,7 @@ print(len(got), "ok" if got == want else "wrong")' 2>/dev/null || echo "0 down"
 # Prints "<live DataNodes> ok|wrong" for HDFS: ok when WebHDFS answers for /, the NameNode
 # is out of safe mode and exactly one DataNode is live.
 hdfs_state() {
+  [[ "$WITH_HDFS" == 0 ]] && { echo "1 ok"; return; }
   curl -sf --max-time 5 "http://$NN_WEB/webhdfs/v1/?op=GETFILESTATUS&user.name=$(id -un)" >/dev/null 2>&1 \
     || { echo "0 down"; return; }
   curl -sf --max-time 5 "http://$NN_WEB/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo" 2>/dev/null | python3 -c '
@@ -221,6 +224,7 @@ format_hdfs() {
 }
 
 start_hdfs() {
+  [[ "$WITH_HDFS" == 0 ]] && return
   format_hdfs
   start_daemon nn rm 256m org.apache.hadoop.hdfs.server.namenode.NameNode
   start_daemon dn rm 256m org.apache.hadoop.hdfs.server.datanode.DataNode
@@ -252,7 +256,9 @@ cmd_up() {
   done
   start_hdfs
   wait_ready
-  say "cluster ready after $((SECONDS - t0))s: $RM_WEB, nodes nm1 nm2 (/rack1) nm3 (/rack2), WebHDFS http://$NN_WEB"
+  local hdfs_note=""
+  [[ "$WITH_HDFS" == 0 ]] || hdfs_note=", WebHDFS http://$NN_WEB"
+  say "cluster ready after $((SECONDS - t0))s: $RM_WEB, nodes nm1 nm2 (/rack1) nm3 (/rack2)$hdfs_note"
   if grep -l 'InaccessibleObjectException' "$R"/logs/*.log >/dev/null 2>&1; then
     say "WARNING: InaccessibleObjectException in $(grep -l InaccessibleObjectException "$R"/logs/*.log | xargs)"
   fi
@@ -334,7 +340,7 @@ cmd_env() {
   echo "export HADOOP_CONF_DIR=$R/conf"
   echo "export YARN_CONF_DIR=$R/conf"
   echo "export YARN_AM_RM_WEB=$RM_WEB"
-  echo "export YARN_AM_WEBHDFS=http://$NN_WEB"
+  [[ "$WITH_HDFS" == 0 ]] || echo "export YARN_AM_WEBHDFS=http://$NN_WEB"
   echo "export YARN_AM_CLUSTER_DIR=$R"
 }
 
@@ -345,5 +351,5 @@ case "${1:-}" in
   logs) cmd_logs "${2:-40}" ;;
   kill-nm) cmd_kill_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
