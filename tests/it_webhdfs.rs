@@ -379,3 +379,38 @@ fn a_relative_hdfs_staging_root_is_refused() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(stderr.contains("absolute HDFS path"), "{}", text(&out));
 }
+
+#[tokio::test]
+async fn an_am_that_fails_on_its_last_attempt_removes_the_folder() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    // Executors larger than any node: the AM registers, then gives up with an error.
+    let out = submit_webhdfs(
+        c,
+        &[
+            "--name",
+            "it-webhdfs-am-error",
+            "--max-attempts",
+            "1",
+            "--executors",
+            "1",
+            "--executor-memory",
+            "8192",
+        ],
+    );
+    assert!(out.status.success(), "submit failed: {}", text(&out));
+    let app = app_id_of(&out);
+    let dir = staging_of(&out, &app);
+    let r = rest(c)
+        .wait_final(&app, Duration::from_secs(90))
+        .await
+        .unwrap();
+    assert_eq!(r.state, "FAILED", "{}", r.diagnostics);
+    assert_gone(c, &dir).await;
+    let am_stderr = std::fs::read_to_string(am::am_log_dir(c, &app).unwrap().join("stderr"))
+        .unwrap_or_default();
+    assert!(
+        am_stderr.contains("largest container") && am_stderr.contains("staging folder removed"),
+        "AM stderr: {am_stderr}"
+    );
+}
