@@ -197,6 +197,9 @@ impl StagingRoot {
                 let dir = root.join(app_id);
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("creating staging folder {}", dir.display()))?;
+                // Absolute: the AM removes it from another working directory.
+                let dir = std::fs::canonicalize(&dir)
+                    .with_context(|| format!("resolving staging folder {}", dir.display()))?;
                 Ok(Stager::Local { dir })
             }
             StagingRoot::Webhdfs {

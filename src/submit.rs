@@ -15,7 +15,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RmRest, Submission};
+use tracing::warn;
+use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest, Submission};
 
 use crate::cli::SubmitArgs;
 use crate::nodes::{rm_rest, user_name};
@@ -110,8 +111,16 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     .await
     {
         Ok(secret) => secret,
+        Err(e) if submission_outcome_unknown(&e) => {
+            // The RM may have taken the app after all; its AM would need the files.
+            warn!(
+                "keeping the staging folder {} (the RM may have accepted {app_id})",
+                staging.describe()
+            );
+            return Err(e);
+        }
         Err(e) => {
-            // The RM does not know the app (or refused it): nobody else will clean up.
+            // The RM refused the app or never heard of it: nobody else will clean up.
             staging.remove().await;
             return Err(e);
         }
@@ -133,6 +142,17 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         print_job_summary(&report.diagnostics);
     }
     Ok(exit_code_for(&report))
+}
+
+/// True when the submission call got no answer (a timeout, a dropped connection): the RM
+/// may have accepted the application anyway.
+fn submission_outcome_unknown(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<RestError>(),
+            Some(RestError::Unreachable { .. })
+        )
+    })
 }
 
 /// Stages the binary, the `--file`s and the spec, then submits the AM container. Returns
