@@ -711,5 +711,8 @@ mod tests {
             query_param("http://x/?a=b%3Ac", "a").as_deref(),
             Some("b:c")
         );
+        // Broken escapes pass through as they are; multi-byte UTF-8 decodes.
+        assert_eq!(decode("50%zz%4"), "50%zz%4");
+        assert_eq!(decode("caf%C3%A9+x"), "café x");
     }
 }
