@@ -25,6 +25,20 @@ pub enum Command {
     /// Print the container requests the allocator makes for one allocator state (JSON).
     Plan(PlanArgs),
     /// Submit an application whose ApplicationMaster is yarn-am.
+    ///
+    /// Staging: the yarn-am binary (the AM, and the executors of a --job), the AM's spec
+    /// file and every --file are copied into a per-application folder, <ROOT>/<app-id>, and
+    /// YARN localises them from there into the containers. The AM removes the folder when the
+    /// application ends (success, failure on its last attempt, kill or SIGTERM); with --wait,
+    /// submit removes it too, in case the AM never ran or was killed before it could.
+    ///
+    /// Without --webhdfs the folder is local (file:// URLs): only right when every
+    /// NodeManager sees the same file system, e.g. a single-host cluster.
+    ///
+    /// With --webhdfs URL (or YARN_AM_WEBHDFS) the folder is on HDFS: files are uploaded
+    /// through the NameNode's WebHDFS API as --user (user.name, simple auth), and the
+    /// NodeManagers read them as hdfs:// URLs. Size and modification time come from HDFS
+    /// (YARN checks them). The AM deletes the folder through WebHDFS too.
     Submit(Box<SubmitArgs>),
     /// Show an application's state as the RM reports it (exit 0 succeeded, 1 failed, 2 could not ask, 3 killed, 4 running).
     Status(AppArgs),
@@ -133,13 +147,22 @@ pub struct SubmitArgs {
     /// File shipped into every executor's working directory (repeatable).
     #[arg(long)]
     pub file: Vec<PathBuf>,
-    /// Staging folder root, on a file system every NodeManager sees.
-    #[arg(
-        long,
-        env = "YARN_AM_STAGING_DIR",
-        default_value = "/tmp/yarn-am-staging"
-    )]
-    pub staging_dir: PathBuf,
+    /// Staging root; the app's files go to <ROOT>/<app-id>. Without --webhdfs: a local
+    /// folder every NodeManager sees (default /tmp/yarn-am-staging). With --webhdfs: an
+    /// absolute HDFS path (default /user/<user>/.yarn-am-staging).
+    #[arg(long, env = "YARN_AM_STAGING_DIR", value_name = "ROOT")]
+    pub staging_dir: Option<String>,
+    /// Stage on HDFS through WebHDFS at this NameNode web address (http://HOST:PORT,
+    /// HOST:PORT or webhdfs://HOST:PORT; dfs.namenode.http-address, port 9870 by default).
+    #[arg(long, env = "YARN_AM_WEBHDFS", value_name = "URL")]
+    pub webhdfs: Option<String>,
+    /// With --webhdfs: the file system URL the NodeManagers read the staged files from
+    /// (default: the NameNode's RPC address as the NameNode reports it, hdfs://HOST:PORT).
+    #[arg(long, value_name = "URI", requires = "webhdfs")]
+    pub hdfs_uri: Option<String>,
+    /// With --webhdfs: seconds any one WebHDFS call may take (uploads get 1 s more per MiB).
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    pub webhdfs_timeout: u64,
     /// Folder for per-application driver-API secrets (`<app-id>.secret`, mode 0600).
     #[arg(long, env = "YARN_AM_SECRET_DIR")]
     pub secret_dir: Option<PathBuf>,

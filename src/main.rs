@@ -10,6 +10,7 @@ mod executor;
 mod nodes;
 mod plan;
 mod spec;
+mod staging;
 mod status;
 mod submit;
 

@@ -15,13 +15,17 @@ pub fn rm_rest(args: &RmArgs) -> anyhow::Result<RmRest> {
         Some(w) => w.clone(),
         None => web_address_from_conf()?,
     };
-    let user = args
-        .user
-        .clone()
-        .or_else(|| std::env::var("USER").ok())
-        .unwrap_or_else(|| "yarn".to_string());
+    let user = user_name(args);
     RmRest::new(&web, &user, Duration::from_secs(args.timeout))
         .with_context(|| format!("setting up the RM REST client for {web}"))
+}
+
+/// The user the RM (and WebHDFS) is told about: `--user`, else `$USER`, else `yarn`.
+pub fn user_name(args: &RmArgs) -> String {
+    args.user
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "yarn".to_string())
 }
 
 /// The RM web address from `$YARN_CONF_DIR` / `$HADOOP_CONF_DIR`, like every Hadoop tool.

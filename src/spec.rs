@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::staging::StagingDir;
+
 /// Name of the spec file in the AM container's working directory.
 pub const SPEC_FILE: &str = "yarn-am-spec.json";
 
@@ -28,7 +30,8 @@ pub struct ExecutorSpec {
     pub max: u32,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// Files localised into every executor's working directory: name -> `file://` URL.
+    /// Files localised into every executor's working directory, by name (`file://` or
+    /// `hdfs://` URLs, see [`crate::staging`]).
     #[serde(default)]
     pub files: BTreeMap<String, StagedFile>,
 }
@@ -53,7 +56,7 @@ pub struct AppSpec {
     pub executor: ExecutorSpec,
     /// Staging folder of this application, removed by the AM when the app ends.
     #[serde(default)]
-    pub staging_dir: Option<String>,
+    pub staging: Option<StagingDir>,
     /// Executor failures after which the AM gives up (Spark: max(2 x max executors, 3)).
     pub max_executor_failures: u32,
     /// A job for the embedded driver; then executors run `yarn-am executor`.
@@ -89,7 +92,11 @@ mod tests {
                 env: BTreeMap::from([("A".into(), "b".into())]),
                 files: BTreeMap::new(),
             },
-            staging_dir: Some("/tmp/s".into()),
+            staging: Some(StagingDir::Webhdfs {
+                url: "http://rm:9870".into(),
+                user: "u".into(),
+                path: "/user/u/.yarn-am-staging/application_1_0001".into(),
+            }),
             max_executor_failures: 8,
             job: None,
         }

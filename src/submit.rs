@@ -1,23 +1,27 @@
 //! `yarn-am submit`: stage the yarn-am binary, describe the AM container, hand it to the RM
 //! over REST, and optionally follow the application to its end.
 //!
-//! Staging is a folder per application on a file system every NodeManager sees (`file://`):
-//! the binary is copied there first so that a rebuild during the run cannot change the file
-//! under YARN (which checks the mtime when it localises it). The AM removes the folder when
-//! the application ends; `--wait` removes it too, in case the AM never started.
+//! Staging (see [`crate::staging`]) is a folder per application, local (`file://`) or on
+//! HDFS through WebHDFS (`hdfs://`): the binary is copied there first so that a rebuild
+//! during the run cannot change the file under YARN (which checks the mtime when it
+//! localises it). The AM removes the folder when the application ends; `--wait` removes it
+//! too, in case the AM never started; a submission that fails after staging removes it at
+//! once.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use yarn_client::rest::{AmContainerSpec, AppReport, LocalResource, Resource, RmRest, Submission};
+use tracing::warn;
+use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest, Submission};
 
 use crate::cli::SubmitArgs;
-use crate::nodes::rm_rest;
-use crate::spec::{AppSpec, ExecutorSpec, StagedFile, SPEC_FILE};
+use crate::nodes::{rm_rest, user_name};
+use crate::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
+use crate::staging::{Stager, StagingOptions, StagingRoot};
 use crate::status::{exit_code_for, print_report};
 
 /// Name of the binary inside every container's working directory.
@@ -36,15 +40,6 @@ fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, St
             _ => bail!("{flag} wants KEY=VALUE, got {p:?}"),
         })
         .collect()
-}
-
-/// Copies `src` into `dir` and describes the copy as a YARN local resource.
-fn stage(src: &Path, dir: &Path, name: &str) -> anyhow::Result<LocalResource> {
-    let dst = dir.join(name);
-    std::fs::copy(src, &dst)
-        .with_context(|| format!("staging {} to {}", src.display(), dst.display()))?;
-    LocalResource::local_file(&dst, "APPLICATION")
-        .with_context(|| format!("reading back {}", dst.display()))
 }
 
 /// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
@@ -87,25 +82,97 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     };
     let executor_env = parse_env(&args.executor_env, "--executor-env")?;
     let rest = rm_rest(&args.rm)?;
+    // Before the RM hands out an id: a wrong staging place fails with nothing created.
+    let root = StagingRoot::open(&StagingOptions {
+        webhdfs: args.webhdfs.clone(),
+        hdfs_uri: args.hdfs_uri.clone(),
+        root: args.staging_dir.clone(),
+        user: user_name(&args.rm),
+        timeout: Duration::from_secs(args.webhdfs_timeout),
+    })
+    .await?;
 
     let new_app = rest
         .new_application()
         .await
         .context("asking the RM for a new application id")?;
     let app_id = new_app.application_id;
-    let staging = args.staging_dir.join(&app_id);
-    std::fs::create_dir_all(&staging)
-        .with_context(|| format!("creating staging folder {}", staging.display()))?;
+    let mut stager = root.app_folder(&app_id).await?;
+    let staging = stager.dir();
+    let secret = match stage_and_submit(
+        &args,
+        &rest,
+        &app_id,
+        &mut stager,
+        job,
+        am_env,
+        executor_env,
+    )
+    .await
+    {
+        Ok(secret) => secret,
+        Err(e) if submission_outcome_unknown(&e) => {
+            // The RM may have taken the app after all; its AM would need the files.
+            warn!(
+                "keeping the staging folder {} (the RM may have accepted {app_id})",
+                staging.describe()
+            );
+            return Err(e);
+        }
+        Err(e) => {
+            // The RM refused the app or never heard of it: nobody else will clean up.
+            staging.remove().await;
+            return Err(e);
+        }
+    };
+    println!("submitted {app_id}");
+    println!("driver API secret: {}", secret.display());
+    println!("staging folder: {}", staging.describe());
+    let report = rest.app(&app_id).await.context("reading back the app")?;
+    if let Some(url) = &report.tracking_url {
+        println!("tracking URL: {url}");
+    }
+    if !args.wait {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
+    staging.remove().await;
+    print_report(&report);
+    if args.job.is_some() {
+        print_job_summary(&report.diagnostics);
+    }
+    Ok(exit_code_for(&report))
+}
 
+/// True when the submission call got no answer (a timeout, a dropped connection): the RM
+/// may have accepted the application anyway.
+fn submission_outcome_unknown(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<RestError>(),
+            Some(RestError::Unreachable { .. })
+        )
+    })
+}
+
+/// Stages the binary, the `--file`s and the spec, then submits the AM container. Returns
+/// where the driver-API secret was written.
+async fn stage_and_submit(
+    args: &SubmitArgs,
+    rest: &RmRest,
+    app_id: &str,
+    stager: &mut Stager,
+    job: Option<yarn_am::driver::job::Job>,
+    am_env: BTreeMap<String, String>,
+    executor_env: BTreeMap<String, String>,
+) -> anyhow::Result<PathBuf> {
     let binary = match &args.am_binary {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("locating the yarn-am binary")?,
     };
+    let staged_binary = stager.put_file(&binary, BINARY_NAME).await?;
     let mut local_resources = BTreeMap::new();
-    local_resources.insert(
-        BINARY_NAME.to_string(),
-        stage(&binary, &staging, BINARY_NAME)?,
-    );
+    local_resources.insert(BINARY_NAME.to_string(), staged_binary.local_resource());
     let mut files = BTreeMap::new();
     for f in &args.file {
         let name = f
@@ -113,15 +180,8 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             .and_then(|n| n.to_str())
             .with_context(|| format!("--file {} has no file name", f.display()))?
             .to_string();
-        let lr = stage(f, &staging, &name)?;
-        files.insert(
-            name,
-            StagedFile {
-                url: lr.resource,
-                size: lr.size,
-                timestamp_ms: lr.timestamp,
-            },
-        );
+        let staged = stager.put_file(f, &name).await?;
+        files.insert(name, staged);
     }
 
     let mut executor = ExecutorSpec {
@@ -136,15 +196,9 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(j) = &job {
         // Executors run our own binary, which polls the AM for the job's tasks.
-        let bin = &local_resources[BINARY_NAME];
-        executor.files.insert(
-            BINARY_NAME.into(),
-            StagedFile {
-                url: bin.resource.clone(),
-                size: bin.size,
-                timestamp_ms: bin.timestamp,
-            },
-        );
+        executor
+            .files
+            .insert(BINARY_NAME.into(), staged_binary.clone());
         executor.command = format!("./{BINARY_NAME} executor");
         executor.memory_mb = i64::from(j.executor.memory_mb);
         executor.vcores = j.executor.cores as i32;
@@ -154,22 +208,19 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     }
     let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
     let spec = AppSpec {
-        rm_scheduler: scheduler_addresses(&args, &rest)?,
+        rm_scheduler: scheduler_addresses(args, rest)?,
         rm_web: rest.base_url().to_string(),
         executor,
-        staging_dir: Some(staging.display().to_string()),
+        staging: Some(stager.dir()),
         max_executor_failures,
         job,
     };
-    let spec_path = staging.join(SPEC_FILE);
-    std::fs::write(&spec_path, spec.to_json())
-        .with_context(|| format!("writing {}", spec_path.display()))?;
-    local_resources.insert(
-        SPEC_FILE.to_string(),
-        LocalResource::local_file(&spec_path, "APPLICATION")?,
-    );
+    let staged_spec = stager
+        .put_bytes(SPEC_FILE, spec.to_json().into_bytes())
+        .await?;
+    local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
     let secret = crate::api::new_secret();
-    let secret_file = write_secret(&args, &app_id, &secret)?;
+    let secret_file = write_secret(args, app_id, &secret)?;
     let mut environment = am_env;
     environment.insert(crate::am::ENV_SECRET.into(), secret);
     environment
@@ -178,7 +229,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     environment.insert("RUST_BACKTRACE".into(), "1".into());
 
     let submission = Submission {
-        application_id: app_id.clone(),
+        application_id: app_id.to_string(),
         name: args.name.clone(),
         queue: args.queue.clone(),
         application_type: "YARN-AM".into(),
@@ -197,22 +248,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     rest.submit(&submission)
         .await
         .with_context(|| format!("submitting {app_id}"))?;
-    println!("submitted {app_id}");
-    println!("driver API secret: {}", secret_file.display());
-    let report = rest.app(&app_id).await.context("reading back the app")?;
-    if let Some(url) = &report.tracking_url {
-        println!("tracking URL: {url}");
-    }
-    if !args.wait {
-        return Ok(ExitCode::SUCCESS);
-    }
-    let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
-    remove_staging(&staging);
-    print_report(&report);
-    if args.job.is_some() {
-        print_job_summary(&report.diagnostics);
-    }
-    Ok(exit_code_for(&report))
+    Ok(secret_file)
 }
 
 /// The job summary the AM puts on the diagnostics' second line, for people: tasks by
@@ -296,13 +332,5 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
             );
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-}
-
-pub fn remove_staging(dir: &Path) {
-    if let Err(e) = std::fs::remove_dir_all(dir) {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            tracing::warn!("could not remove staging folder {}: {e}", dir.display());
-        }
     }
 }

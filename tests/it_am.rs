@@ -89,9 +89,9 @@ async fn demand_places_executors_near_their_tasks_then_shrinks_kills_and_finishe
             other => panic!("unknown locality {other}"),
         }
     }
-    let hosts: Vec<&str> = live_execs
+    let hosts: Vec<String> = live_execs
         .iter()
-        .map(|e| e["host"].as_str().unwrap())
+        .map(|e| format!("{}@{}", e["host"].as_str().unwrap(), e["locality"]))
         .collect();
     eprintln!(
         "placement: {hosts:?}, {node_local} of 6 node-local; submit -> 6 running in {to_six:?}"

@@ -123,7 +123,9 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
     let _serial = SERIAL.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    // Fill nm3: a blocker app whose one executor takes what is left of the node.
+    // Fill nm3: a blocker app whose one executor takes what is left of the node. With the
+    // blocker's AM elsewhere, 256 MB stay free on nm3, but 3 of its 4 vcores are taken, so
+    // no 2-vcore job executor fits there either way.
     let blocker = submit(
         c,
         "it-blocker",
@@ -134,6 +136,8 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
             "1",
             "--executor-memory",
             "3840",
+            "--executor-vcores",
+            "3",
         ],
     );
     let d = Driver::find(c, &blocker).await;
@@ -164,15 +168,19 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
         None
     })
     .await;
-    let nm3_free = rest(c)
+    let nm3 = rest(c)
         .nodes(&["RUNNING"])
         .await
         .unwrap()
         .into_iter()
         .find(|n| n.node_host_name == "nm3")
-        .unwrap()
-        .avail_memory_mb;
-    assert!(nm3_free < 256, "nm3 still has {nm3_free} MB free");
+        .unwrap();
+    assert!(
+        nm3.avail_memory_mb < 256 || nm3.available_virtual_cores < 2,
+        "nm3 still fits a 256 MB, 2-vcore executor: {} MB, {} vcores free",
+        nm3.avail_memory_mb,
+        nm3.available_virtual_cores
+    );
 
     let mut job_tasks = tasks(8, &["nm3"], "sleep 1");
     for (i, t) in tasks(8, &["nm1"], "sleep 1").into_iter().enumerate() {

@@ -44,17 +44,30 @@ pub struct Launcher {
     rpc: RpcConfig,
 }
 
-/// A `file://` URL as YARN's URL record: scheme and path, no host, port -1.
+/// A staged file's URL as YARN's URL record: `file:///path` has no host and port -1;
+/// `hdfs://host:port/path` keeps both (the NM's HDFS client connects there).
+fn yarn_url(url: &str) -> UrlProto {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("file", url));
+    let (authority, file) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if p.parse::<i32>().is_ok() => (h, p.parse().unwrap_or(-1)),
+        _ => (authority, -1),
+    };
+    UrlProto {
+        scheme: Some(scheme.to_string()),
+        host: (!host.is_empty()).then(|| host.to_string()),
+        port: Some(port),
+        file: Some(file.to_string()),
+        user_info: None,
+    }
+}
+
 fn local_resource(f: &StagedFile) -> LocalResourceProto {
-    let (scheme, file) = f.url.split_once("://").unwrap_or(("file", &f.url));
     LocalResourceProto {
-        resource: Some(UrlProto {
-            scheme: Some(scheme.to_string()),
-            host: None,
-            port: Some(-1),
-            file: Some(file.to_string()),
-            user_info: None,
-        }),
+        resource: Some(yarn_url(&f.url)),
         size: Some(f.size as i64),
         timestamp: Some(f.timestamp_ms as i64),
         r#type: Some(LocalResourceTypeProto::File as i32),
@@ -179,4 +192,33 @@ async fn start(
         return Err(format!("{node} refused the container: {msg}"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staged_urls_become_yarn_url_records() {
+        let f = yarn_url("file:///tmp/yarn-am-staging/app/yarn-am");
+        assert_eq!(f.scheme.as_deref(), Some("file"));
+        assert_eq!(f.host, None);
+        assert_eq!(f.port, Some(-1));
+        assert_eq!(f.file.as_deref(), Some("/tmp/yarn-am-staging/app/yarn-am"));
+
+        let h = yarn_url("hdfs://rm:8020/user/root/.yarn-am-staging/app/yarn-am");
+        assert_eq!(h.scheme.as_deref(), Some("hdfs"));
+        assert_eq!(h.host.as_deref(), Some("rm"));
+        assert_eq!(h.port, Some(8020));
+        assert_eq!(
+            h.file.as_deref(),
+            Some("/user/root/.yarn-am-staging/app/yarn-am")
+        );
+
+        // An HA nameservice has no port.
+        let ha = yarn_url("hdfs://mycluster/user/x/f");
+        assert_eq!(ha.host.as_deref(), Some("mycluster"));
+        assert_eq!(ha.port, Some(-1));
+        assert_eq!(ha.file.as_deref(), Some("/user/x/f"));
+    }
 }

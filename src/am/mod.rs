@@ -60,8 +60,31 @@ pub fn run() -> ExitCode {
             // Printed to the container's stderr, which YARN shows in the app diagnostics.
             eprintln!("yarn-am am: error: {e:#}");
             error!("{e:#}");
+            rt.block_on(remove_staging_after_error());
             ExitCode::from(1)
         }
+    }
+}
+
+/// An AM that fails outside its normal finish (a bad spec, a refused registration, the RM
+/// dropping it) ends the application when this is its last attempt, and then only a
+/// `submit --wait` would be left to remove the staging folder. Earlier attempts keep it:
+/// YARN's next attempt localises the same files.
+async fn remove_staging_after_error() {
+    let Ok(env) = ContainerEnv::from_process() else {
+        return;
+    };
+    if !env.is_last_attempt() {
+        return;
+    }
+    let Some(spec) = std::fs::read_to_string(SPEC_FILE)
+        .ok()
+        .and_then(|t| AppSpec::from_json(&t).ok())
+    else {
+        return;
+    };
+    if let Some(staging) = &spec.staging {
+        staging.remove().await;
     }
 }
 
@@ -256,12 +279,26 @@ async fn run_am() -> anyhow::Result<Outcome> {
     };
     handle.state.send_replace(Arc::new(view(&hb, job.as_ref())));
     info!(?outcome, %diagnostics, "finishing");
+    // A failure with attempts left is not unregistered: YARN then counts the attempt as
+    // failed and starts another (as Spark's AM does); unregistering FAILED would end the app.
+    if !unregisters(outcome, env.is_last_attempt()) {
+        warn!(%diagnostics, "failed; leaving the app registered so that YARN starts another attempt");
+        let _ = stop_api.send(());
+        let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+        return Ok(outcome);
+    }
+    // The staging folder goes first: after SIGTERM (a kill through the RM) the NodeManager
+    // sends SIGKILL soon after (yarn.nodemanager.sleep-delay-before-sigkill.ms, 250 ms by
+    // default), before a slow unregistration would let us reach a later step.
+    if let Some(staging) = &spec.staging {
+        staging.remove().await;
+    }
     let status = match outcome {
         Outcome::Succeeded => FinalStatus::Succeeded,
         Outcome::Failed => FinalStatus::Failed,
         Outcome::Killed => FinalStatus::Killed,
     };
-    let unregistered = match hb
+    if let Err(e) = hb
         .amrm
         .finish(
             status,
@@ -271,29 +308,18 @@ async fn run_am() -> anyhow::Result<Outcome> {
         )
         .await
     {
-        Ok(_) => true,
-        Err(e) => {
-            warn!(%e, "unregistering failed (was the app killed through the RM?)");
-            false
-        }
-    };
+        warn!(%e, "unregistering failed (was the app killed through the RM?)");
+    }
     let _ = stop_api.send(());
     let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
-    if keep_staging(outcome, unregistered, env.is_last_attempt()) {
-        info!("keeping the staged files for another attempt");
-    } else if let Some(dir) = &spec.staging_dir {
-        crate::submit::remove_staging(std::path::Path::new(dir));
-    }
     Ok(outcome)
 }
 
-/// Whether another attempt may still need the staged files. Once the AM has unregistered,
-/// the application is over whatever its final status (YARN starts no attempt after an
-/// unregistration, FAILED included). An attempt that could not unregister counts as failed
-/// and YARN starts another unless it was the last, so the files stay; except when the app
-/// was killed (the usual reason the unregistration fails: the RM has ended the attempt).
-fn keep_staging(outcome: Outcome, unregistered: bool, last_attempt: bool) -> bool {
-    outcome != Outcome::Killed && !unregistered && !last_attempt
+/// Whether this attempt ends the application by unregistering. Success and kill always
+/// do; a failure only on the last attempt YARN will make (`MAX_APP_ATTEMPTS`), so that
+/// earlier failures are retried with the staged files still in place.
+fn unregisters(outcome: Outcome, last_attempt: bool) -> bool {
+    outcome != Outcome::Failed || last_attempt
 }
 
 fn view(hb: &Heartbeat, job: Option<&job::JobRun>) -> api::model::StateView {
@@ -355,21 +381,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn staged_files_stay_only_for_an_attempt_yarn_may_still_start() {
-        // Unregistered: the app is over, whatever the outcome or attempt.
-        for outcome in [Outcome::Succeeded, Outcome::Failed, Outcome::Killed] {
-            for last in [false, true] {
-                assert!(
-                    !keep_staging(outcome, true, last),
-                    "{outcome:?} last={last}"
-                );
-            }
+    fn only_a_failure_with_attempts_left_stays_registered_for_a_retry() {
+        assert!(!unregisters(Outcome::Failed, false));
+        assert!(unregisters(Outcome::Failed, true));
+        for last in [false, true] {
+            assert!(unregisters(Outcome::Succeeded, last));
+            assert!(unregisters(Outcome::Killed, last));
         }
-        // Not unregistered: YARN starts another attempt unless this was the last...
-        assert!(keep_staging(Outcome::Failed, false, false));
-        assert!(keep_staging(Outcome::Succeeded, false, false));
-        assert!(!keep_staging(Outcome::Failed, false, true));
-        // ...or the app was killed.
-        assert!(!keep_staging(Outcome::Killed, false, false));
     }
 }

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# A real Hadoop YARN cluster on this machine: one ResourceManager and three NodeManagers as
+# A real Hadoop cluster on this machine: one ResourceManager and three NodeManagers as
 # separate JVMs, from Maven Central jars, each NM with its own host name (nm1..nm3 on
-# 127.0.0.11-13) and rack (/rack1 = nm1, nm2; /rack2 = nm3).
+# 127.0.0.11-13) and rack (/rack1 = nm1, nm2; /rack2 = nm3); plus a one-DataNode HDFS
+# (NameNode and DataNode on rm, 127.0.0.10; WebHDFS at http://rm:9870) for staging.
 #
-#   cluster.sh up       fetch jars if needed, start, wait until 3 nodes are RUNNING (idempotent)
+#   cluster.sh up       fetch jars if needed, format HDFS on first use, start, wait until
+#                       3 nodes are RUNNING and HDFS has 1 live DataNode (idempotent)
 #   cluster.sh down     stop every daemon we started (and containers they left behind)
 #   cluster.sh status   exit 0 when the cluster is up and ready, 1 otherwise
 #   cluster.sh logs [N] tail the last N lines (default 40) of every daemon log
-#   cluster.sh env      print the exports a client needs (HADOOP_CONF_DIR, YARN_AM_RM_WEB)
+#   cluster.sh env      print the exports a client needs (HADOOP_CONF_DIR, YARN_AM_RM_WEB,
+#                       YARN_AM_WEBHDFS)
 #   cluster.sh kill-nm NM   node failure: kill -9 that NodeManager and its containers
 #
 # Environment: YARN_AM_CLUSTER_DIR (runtime dir, default /tmp/yarn-am-cluster),
 # HADOOP_VERSION (default 3.4.1), JAVA_HOME (default: the Java 17 JDK; Hadoop 3.4 breaks on 23+),
-# YARN_AM_READY_TIMEOUT (seconds, default 240).
+# YARN_AM_READY_TIMEOUT (seconds, default 240), YARN_AM_CLUSTER_HDFS (0: no NameNode/DataNode).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +24,11 @@ R=${YARN_AM_CLUSTER_DIR:-/tmp/yarn-am-cluster}
 HADOOP_VERSION=${HADOOP_VERSION:-3.4.1}
 READY_TIMEOUT=${YARN_AM_READY_TIMEOUT:-240}
 RM_WEB=rm:8088
+NN_WEB=rm:9870
 NMS=(nm1 nm2 nm3)
+# YARN_AM_CLUSTER_HDFS=0 leaves HDFS out (saves ~400 MB of RSS when nothing stages to it).
+WITH_HDFS=${YARN_AM_CLUSTER_HDFS:-1}
+if [[ "$WITH_HDFS" == 0 ]]; then HDFS=(); else HDFS=(nn dn); fi
 declare -A RACK=([nm1]=/rack1 [nm2]=/rack1 [nm3]=/rack2)
 
 say() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -61,29 +68,38 @@ $(cat "$REPO/conf/cluster/hosts")"
   rm -f "$tmp"
 }
 
+# The stamps name the Hadoop version and the pom's content: a new version starts lib/ afresh;
+# a changed pom (e.g. hadoop-hdfs added) only adds jars, so daemons already running from
+# lib/ keep every file they loaded their classes from.
 fetch_jars() {
-  local stamp="$R/lib/.hadoop-$HADOOP_VERSION"
-  [[ -f "$stamp" ]] && return
+  local vstamp="$R/lib/.hadoop-$HADOOP_VERSION" pstamp
+  pstamp="$R/lib/.pom-$(sha1sum "$HERE/pom.xml" | cut -c1-12)"
+  [[ -f "$vstamp" && -f "$pstamp" ]] && return
   command -v mvn >/dev/null || die "maven (mvn) is not installed"
-  say "fetching Hadoop $HADOOP_VERSION jars from Maven Central (first run only)"
+  say "fetching Hadoop $HADOOP_VERSION jars from Maven Central (first run, or the pom changed)"
   if ! timeout 120 mvn -B -q dependency:get -Dtransitive=false \
       -Dartifact="org.apache.hadoop:hadoop-yarn-api:$HADOOP_VERSION:pom" >"$R/mvn-probe.log" 2>&1; then
     tail -20 "$R/mvn-probe.log" >&2
     die "cannot reach Maven Central (or Hadoop $HADOOP_VERSION is not there): see $R/mvn-probe.log"
   fi
-  rm -rf "$R/lib"
+  [[ -f "$vstamp" ]] || rm -rf "$R/lib"
   timeout 900 mvn -B -q -f "$HERE/pom.xml" -Dhadoop.version="$HADOOP_VERSION" \
     dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$R/lib" \
     >"$R/mvn.log" 2>&1 || { tail -30 "$R/mvn.log" >&2; die "downloading Hadoop jars failed: see $R/mvn.log"; }
-  touch "$stamp"
+  rm -f "$R"/lib/.pom-*
+  touch "$vstamp" "$pstamp"
   say "jars: $(ls "$R/lib" | wc -l) files, $(du -sh "$R/lib" | cut -f1)"
 }
 
 write_conf() {
   mkdir -p "$R/conf"
-  for f in core-site.xml yarn-site.xml capacity-scheduler.xml log4j.properties topology.table; do
+  for f in core-site.xml yarn-site.xml hdfs-site.xml capacity-scheduler.xml log4j.properties topology.table; do
     sed "s#@CLUSTER_DIR@#$R#g" "$REPO/conf/cluster/$f" >"$R/conf/$f"
   done
+  # The NameNode and DataNode web servers look for webapps/<name> on the classpath. The Maven
+  # Central hadoop-hdfs jar leaves the web UI out (the tarball ships it beside the jars);
+  # WebHDFS needs none of it, only the folders to exist.
+  mkdir -p "$R/hdfs-web/webapps/hdfs" "$R/hdfs-web/webapps/datanode" "$R/hdfs-web/webapps/static"
 }
 
 # Hadoop 3.4's web apps use Guice/cglib reflection that Java 17 forbids without these.
@@ -100,17 +116,33 @@ JPMS_OPTS=(-XX:+IgnoreUnrecognizedVMOptions
 
 alive() { [[ -f "$R/$1.pid" ]] && kill -0 "$(cat "$R/$1.pid")" 2>/dev/null; }
 
-start_daemon() { # name host heap main-class
+# Daemons must not inherit the caller's open files. A caller that holds a lock, e.g.
+# `flock /tmp/yarn-am-cluster.lock cluster.sh up`, would otherwise leave the lock's file open
+# in every daemon, and the lock would stay taken for as long as the cluster runs.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd=${fd##*/}
+    ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null
+  done
+  return 0
+}
+
+start_daemon() { # name host heap main-class [args...]
   local name=$1 host=$2 heap=$3 cls=$4
+  shift 4
   alive "$name" && { say "$name already running (pid $(cat "$R/$name.pid"))"; return; }
   mkdir -p "$R/$name" "$R/logs"
-  HADOOP_CONF_DIR="$R/conf" YARN_CONF_DIR="$R/conf" JAVA_HOME="$JAVA_HOME" \
-  PATH="$JAVA_HOME/bin:$PATH" \
-    nohup setsid "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" -Xmx"$heap" -XX:+UseSerialGC \
-      -XX:TieredStopAtLevel=1 -Xss512k -Djava.net.preferIPv4Stack=true \
-      -Dit.host="$host" -Dit.dir="$R/$name" -Dhadoop.home.dir="$R" -Dhadoop.id.str="$(id -un)" \
-      -Dhadoop.log.dir="$R/$name/log" -Dyarn.log.dir="$R/$name/log" \
-      -cp "$R/conf:$R/lib/*" "$cls" >"$R/logs/$name.log" 2>&1 </dev/null 9>&- &
+  (
+    close_inherited_fds
+    HADOOP_CONF_DIR="$R/conf" YARN_CONF_DIR="$R/conf" JAVA_HOME="$JAVA_HOME" \
+    PATH="$JAVA_HOME/bin:$PATH" \
+      exec nohup setsid "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" -Xmx"$heap" -XX:+UseSerialGC \
+        -XX:TieredStopAtLevel=1 -Xss512k -Djava.net.preferIPv4Stack=true \
+        -Dit.host="$host" -Dit.dir="$R/$name" -Dhadoop.home.dir="$R" -Dhadoop.id.str="$(id -un)" \
+        -Dhadoop.log.dir="$R/$name/log" -Dyarn.log.dir="$R/$name/log" \
+        -cp "$R/conf:$R/hdfs-web:$R/lib/*" "$cls" "$@" >"$R/logs/$name.log" 2>&1 </dev/null
+  ) &
   echo $! >"$R/$name.pid"
   say "started $name (pid $!)"
 }
@@ -129,30 +161,73 @@ got = {n["nodeHostName"]: n["rack"] for n in nodes if n.get("state") == "RUNNING
 print(len(got), "ok" if got == want else "wrong")' 2>/dev/null || echo "0 down"
 }
 
+# Prints "<live DataNodes> ok|wrong" for HDFS: ok when WebHDFS answers for /, the NameNode
+# is out of safe mode and exactly one DataNode is live.
+hdfs_state() {
+  [[ "$WITH_HDFS" == 0 ]] && { echo "1 ok"; return; }
+  curl -sf --max-time 5 "http://$NN_WEB/webhdfs/v1/?op=GETFILESTATUS&user.name=$(id -un)" >/dev/null 2>&1 \
+    || { echo "0 down"; return; }
+  curl -sf --max-time 5 "http://$NN_WEB/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    b = json.load(sys.stdin)["beans"][0]
+    live = len(json.loads(b.get("LiveNodes") or "{}"))
+except Exception:
+    print("0 wrong"); sys.exit()
+print(live, "ok" if live == 1 and not b.get("Safemode") else "wrong")' 2>/dev/null || echo "0 down"
+}
+
 all_alive() {
   local d
-  for d in rm "${NMS[@]}"; do alive "$d" || return 1; done
+  for d in rm "${NMS[@]}" "${HDFS[@]}"; do alive "$d" || return 1; done
 }
 
 # Ready: every daemon we started is alive (the RM lists a killed NM as RUNNING until its
-# liveness expiry) and the RM shows nm1..nm3 RUNNING with their racks.
-is_ready() { all_alive && [[ "$(nodes_state)" == "3 ok" ]]; }
+# liveness expiry), the RM shows nm1..nm3 RUNNING with their racks, and HDFS takes writes.
+is_ready() { all_alive && [[ "$(nodes_state)" == "3 ok" && "$(hdfs_state)" == "1 ok" ]]; }
 
 wait_ready() {
-  local start=$SECONDS last=""
+  local start=$SECONDS last="" yarn_at="" hdfs_at=""
   while ((SECONDS - start < READY_TIMEOUT)); do
-    for d in rm "${NMS[@]}"; do
+    for d in rm "${NMS[@]}" "${HDFS[@]}"; do
       alive "$d" || { tail -40 "$R/logs/$d.log" >&2; die "$d exited during start-up (log: $R/logs/$d.log)"; }
     done
-    local s
+    local s h
     s=$(nodes_state)
-    [[ "$s" == "3 ok" ]] && return 0
-    [[ "$s" != "$last" ]] && say "waiting for 3 RUNNING nodes with racks: now $s"
-    last=$s
+    h=$(hdfs_state)
+    # When each half got ready, so the cost of HDFS in start-up time stays visible.
+    [[ "$s" == "3 ok" && -z "${yarn_at:-}" ]] && { yarn_at=$((SECONDS - start)); say "YARN ready after ${yarn_at}s"; }
+    [[ "$h" == "1 ok" && -z "${hdfs_at:-}" ]] && { hdfs_at=$((SECONDS - start)); say "HDFS ready after ${hdfs_at}s"; }
+    [[ "$s" == "3 ok" && "$h" == "1 ok" ]] && return 0
+    [[ "$s $h" != "$last" ]] && say "waiting for 3 RUNNING nodes with racks and 1 live DataNode: now $s, HDFS $h"
+    last="$s $h"
     sleep 1
   done
   cmd_logs 40 >&2
-  die "cluster not ready after ${READY_TIMEOUT}s (last: $(nodes_state))"
+  die "cluster not ready after ${READY_TIMEOUT}s (last: YARN $(nodes_state), HDFS $(hdfs_state))"
+}
+
+# HDFS is formatted once and keeps its files across down/up (staging folders are removed by
+# the apps). A fresh name dir also needs a fresh DataNode dir: the old one names the old
+# cluster id and the DataNode would refuse to register.
+format_hdfs() {
+  [[ -f "$R/nn/name/current/VERSION" ]] && return
+  say "formatting HDFS (first start)"
+  rm -rf "$R/nn/name" "$R/dn/data"
+  mkdir -p "$R/nn" "$R/logs"
+  HADOOP_CONF_DIR="$R/conf" "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" -Xmx256m -XX:+UseSerialGC \
+    -Djava.net.preferIPv4Stack=true -Dit.host=rm -Dit.dir="$R/nn" -Dhadoop.home.dir="$R" \
+    -Dhadoop.log.dir="$R/nn/log" -cp "$R/conf:$R/hdfs-web:$R/lib/*" \
+    org.apache.hadoop.hdfs.server.namenode.NameNode -format -force -nonInteractive \
+    >"$R/logs/nn-format.log" 2>&1 </dev/null 9>&- \
+    || { tail -30 "$R/logs/nn-format.log" >&2; die "formatting the NameNode failed (log: $R/logs/nn-format.log)"; }
+}
+
+start_hdfs() {
+  [[ "$WITH_HDFS" == 0 ]] && return
+  format_hdfs
+  start_daemon nn rm 256m org.apache.hadoop.hdfs.server.namenode.NameNode
+  start_daemon dn rm 256m org.apache.hadoop.hdfs.server.datanode.DataNode
 }
 
 cmd_up() {
@@ -179,8 +254,11 @@ cmd_up() {
   for n in "${NMS[@]}"; do
     start_daemon "$n" "$n" 384m org.apache.hadoop.yarn.server.nodemanager.NodeManager
   done
+  start_hdfs
   wait_ready
-  say "cluster ready after $((SECONDS - t0))s: $RM_WEB, nodes nm1 nm2 (/rack1) nm3 (/rack2)"
+  local hdfs_note=""
+  [[ "$WITH_HDFS" == 0 ]] || hdfs_note=", WebHDFS http://$NN_WEB"
+  say "cluster ready after $((SECONDS - t0))s: $RM_WEB, nodes nm1 nm2 (/rack1) nm3 (/rack2)$hdfs_note"
   if grep -l 'InaccessibleObjectException' "$R"/logs/*.log >/dev/null 2>&1; then
     say "WARNING: InaccessibleObjectException in $(grep -l InaccessibleObjectException "$R"/logs/*.log | xargs)"
   fi
@@ -219,6 +297,7 @@ cmd_down() {
   # NMs first: an NM whose RM is gone retries its unregistration instead of exiting.
   stop_daemons "${NMS[@]}"
   stop_daemons rm
+  stop_daemons dn nn
   kill_containers
   say "cluster down"
 }
@@ -237,13 +316,15 @@ stop_daemons() {
 
 cmd_status() {
   local d
-  for d in rm "${NMS[@]}"; do
+  for d in rm "${NMS[@]}" "${HDFS[@]}"; do
     if alive "$d"; then echo "$d: running (pid $(cat "$R/$d.pid"))"; else echo "$d: stopped"; fi
   done
-  local s
+  local s h
   s=$(nodes_state)
+  h=$(hdfs_state)
   echo "RM nodes: $s"
-  [[ "$s" == "3 ok" ]]
+  echo "HDFS live DataNodes: $h"
+  [[ "$s" == "3 ok" && "$h" == "1 ok" ]]
 }
 
 cmd_logs() {
@@ -259,6 +340,7 @@ cmd_env() {
   echo "export HADOOP_CONF_DIR=$R/conf"
   echo "export YARN_CONF_DIR=$R/conf"
   echo "export YARN_AM_RM_WEB=$RM_WEB"
+  [[ "$WITH_HDFS" == 0 ]] || echo "export YARN_AM_WEBHDFS=http://$NN_WEB"
   echo "export YARN_AM_CLUSTER_DIR=$R"
 }
 
@@ -269,5 +351,5 @@ case "${1:-}" in
   logs) cmd_logs "${2:-40}" ;;
   kill-nm) cmd_kill_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

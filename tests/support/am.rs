@@ -12,9 +12,12 @@ use super::cluster::Cluster;
 
 pub fn yarn_am(c: &Cluster) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_yarn-am"));
+    // Staging stays local unless a test asks for WebHDFS (`cluster.sh env` exports it).
     cmd.env("HADOOP_CONF_DIR", &c.conf_dir)
         .env_remove("YARN_CONF_DIR")
-        .env_remove("YARN_AM_RM_WEB");
+        .env_remove("YARN_AM_RM_WEB")
+        .env_remove("YARN_AM_WEBHDFS")
+        .env_remove("YARN_AM_STAGING_DIR");
     cmd
 }
 
@@ -209,13 +212,19 @@ fn find_am(pid: u32) -> Option<u32> {
         .find_map(find_am)
 }
 
-/// Writes `job` to a job file under the cluster's folder and submits it as `name` (see
-/// [`submit`]); returns the application id.
-pub fn submit_job(c: &Cluster, name: &str, job: &serde_json::Value) -> String {
+/// Writes `job` to `<cluster>/jobs/<name>.json` for `yarn-am submit --job`.
+pub fn write_job(c: &Cluster, name: &str, job: &serde_json::Value) -> PathBuf {
     let dir = c.dir.join("jobs");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(job).unwrap()).unwrap();
+    path
+}
+
+/// Writes `job` (see [`write_job`]) and submits it as `name` (see [`submit`]); returns the
+/// application id.
+pub fn submit_job(c: &Cluster, name: &str, job: &serde_json::Value) -> String {
+    let path = write_job(c, name, job);
     submit(c, name, &["--job", path.to_str().unwrap()])
 }
 

@@ -22,6 +22,8 @@ pub struct Cluster {
     pub rm_web: String,
     /// RM scheduler address (ApplicationMasterProtocol), `host:port`.
     pub rm_scheduler: String,
+    /// The HDFS NameNode's web address (WebHDFS), `http://host:port`.
+    pub webhdfs: String,
 }
 
 fn repo_root() -> PathBuf {
@@ -81,6 +83,7 @@ pub fn cluster() -> &'static Cluster {
             dir,
             rm_web: "rm:8088".into(),
             rm_scheduler: "rm:8030".into(),
+            webhdfs: "http://rm:9870".into(),
         }
     })
 }

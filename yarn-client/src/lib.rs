@@ -15,3 +15,4 @@ pub mod rest;
 pub mod rpc;
 pub mod sasl;
 pub mod token;
+pub mod webhdfs;

@@ -1,0 +1,416 @@
+//! `yarn-am submit --webhdfs` on the real cluster: the binary, spec and files are staged on
+//! the test cluster's HDFS through WebHDFS, the NodeManagers localise them as `hdfs://`
+//! URLs, and the staging folder is gone when the application ends: removed by the AM on
+//! success and on kill, by `submit --wait` when no AM ever ran, and by `submit` itself when
+//! the RM refuses the submission. A wrong WebHDFS address fails fast with a message naming it.
+
+#[path = "support/am.rs"]
+mod am;
+#[path = "support/cluster.rs"]
+mod cluster;
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use am::{text, wait_for, write_job, yarn_am, Driver};
+use serde_json::json;
+use yarn_client::rest::RmRest;
+use yarn_client::webhdfs::WebHdfs;
+
+/// The user the apps run as (and whose HDFS home holds the staging root).
+const USER: &str = "yarn-am-it";
+/// Where `submit` stages for [`USER`] by default.
+const STAGING_ROOT: &str = "/user/yarn-am-it/.yarn-am-staging";
+
+fn rest(c: &cluster::Cluster) -> RmRest {
+    RmRest::new(&c.rm_web, "yarn-am-test", Duration::from_secs(20)).unwrap()
+}
+
+fn hdfs(c: &cluster::Cluster) -> WebHdfs {
+    WebHdfs::new(&c.webhdfs, USER, Duration::from_secs(20)).unwrap()
+}
+
+/// `yarn-am submit --webhdfs <cluster> --user USER <args>`.
+fn submit_webhdfs(c: &cluster::Cluster, args: &[&str]) -> Output {
+    yarn_am(c)
+        .args(["submit", "--webhdfs", &c.webhdfs, "--user", USER])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn app_id_of(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("submitted "))
+        .unwrap_or_else(|| panic!("no app id in {}", text(out)))
+        .trim()
+        .to_string()
+}
+
+/// The staging folder `submit` printed, checked against the documented default.
+fn staging_of(out: &Output, app: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("staging folder: "))
+        .unwrap_or_else(|| panic!("no staging folder in {}", text(out)));
+    let dir = format!("{STAGING_ROOT}/{app}");
+    assert_eq!(
+        line,
+        format!("{dir} on HDFS (WebHDFS {})", "http://rm:9870"),
+        "{}",
+        text(out)
+    );
+    dir
+}
+
+async fn assert_gone(c: &cluster::Cluster, dir: &str) {
+    let err = hdfs(c)
+        .status(dir)
+        .await
+        .expect_err("the staging folder is still on HDFS");
+    assert!(err.is_not_found(), "GETFILESTATUS {dir}: {err}");
+}
+
+/// NodeManager log lines saying which URLs a container of `app` localised.
+fn localizing_lines(c: &cluster::Cluster, app: &str) -> Vec<String> {
+    let container_prefix = format!("container_{}", app.trim_start_matches("application_"));
+    let mut lines = Vec::new();
+    for nm in ["nm1", "nm2", "nm3"] {
+        let log = std::fs::read_to_string(c.path(format!("logs/{nm}.log"))).unwrap_or_default();
+        lines.extend(
+            log.lines()
+                .filter(|l| l.contains(&container_prefix) && l.contains("is localizing:"))
+                .map(str::to_string),
+        );
+    }
+    lines
+}
+
+#[tokio::test]
+async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_folder() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    // Executors run the staged yarn-am binary; the task lists it and takes a few seconds,
+    // so the staged files can be looked at while the app runs.
+    let job = json!({
+        "name": "it-webhdfs-job",
+        "executor": {"cores": 1, "memory_mb": 256, "min_executors": 0, "max_executors": 1,
+                     "initial_executors": 1, "idle_timeout_ms": 5000},
+        "task_retries": 1,
+        "locality_wait_ms": {"node": 0, "rack": 0},
+        "allocation": {"backlog_timeout_ms": 1000, "sustained_backlog_timeout_ms": 1000,
+                       "executor_allocation_ratio": 1.0},
+        "tasks": [{"id": "t0", "cpus": 1,
+                   "command": "ls -lL yarn-am && sleep 4 && echo staged-binary-ran"}]
+    });
+    let path = write_job(c, "it-webhdfs-job", &job);
+    let started = Instant::now();
+    let out = submit_webhdfs(
+        c,
+        &[
+            "--name",
+            "it-webhdfs-job",
+            "--max-attempts",
+            "1",
+            "--job",
+            path.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "submit failed: {}", text(&out));
+    let app = app_id_of(&out);
+    let dir = staging_of(&out, &app);
+    eprintln!("{app}: staged and submitted in {:?}", started.elapsed());
+
+    // While it runs: the binary and the spec are on HDFS, the binary byte for byte as long
+    // as ours.
+    let ours = std::fs::metadata(env!("CARGO_BIN_EXE_yarn-am"))
+        .unwrap()
+        .len();
+    let staged = hdfs(c).status(&format!("{dir}/yarn-am")).await.unwrap();
+    assert_eq!(staged.length, ours);
+    hdfs(c)
+        .status(&format!("{dir}/yarn-am-spec.json"))
+        .await
+        .unwrap();
+
+    let r = rest(c)
+        .wait_final(&app, Duration::from_secs(180))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{app}: {}",
+        r.diagnostics
+    );
+    let summary = am::summary_of(&r.diagnostics);
+    assert_eq!((summary.tasks_total, summary.tasks_succeeded), (1, 1));
+
+    // The NMs localised hdfs:// URLs, for the AM container and for the executor.
+    let lines = localizing_lines(c, &app);
+    let hdfs_binary = format!("hdfs://rm:8020{dir}/yarn-am");
+    let am_line = lines
+        .iter()
+        .find(|l| l.contains("_01_000001 is localizing"))
+        .unwrap_or_else(|| panic!("no AM localisation in the NM logs: {lines:?}"));
+    assert!(am_line.contains(&hdfs_binary), "{am_line}");
+    assert!(
+        am_line.contains(&format!("hdfs://rm:8020{dir}/yarn-am-spec.json")),
+        "{am_line}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| !l.contains("_01_000001 ") && l.contains(&hdfs_binary)),
+        "no executor localised {hdfs_binary}: {lines:?}"
+    );
+
+    // The executor really ran the task with the binary localised from HDFS.
+    let task_out: String = c
+        .container_log_dirs(&app)
+        .iter()
+        .filter_map(|d| std::fs::read_to_string(d.join("task-t0.0.stdout")).ok())
+        .collect();
+    assert!(
+        task_out.contains("staged-binary-ran"),
+        "task stdout: {task_out:?}"
+    );
+    assert!(
+        task_out.contains(&ours.to_string()),
+        "ls -lL did not show a file of {ours} bytes: {task_out:?}"
+    );
+
+    // Nobody but the AM removes it here (no --wait): the AM does so before unregistering.
+    assert_gone(c, &dir).await;
+    let am_stderr = std::fs::read_to_string(am::am_log_dir(c, &app).unwrap().join("stderr"))
+        .unwrap_or_default();
+    assert!(
+        am_stderr.contains("staging folder removed from HDFS"),
+        "AM stderr: {am_stderr}"
+    );
+}
+
+#[tokio::test]
+async fn killing_the_app_removes_the_hdfs_staging_folder() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let extra = c.dir.join("jobs/it-webhdfs-extra.txt");
+    std::fs::create_dir_all(extra.parent().unwrap()).unwrap();
+    std::fs::write(&extra, "shipped through HDFS\n").unwrap();
+    let out = submit_webhdfs(
+        c,
+        &[
+            "--name",
+            "it-webhdfs-kill",
+            "--max-attempts",
+            "1",
+            "--executors",
+            "1",
+            "--file",
+            extra.to_str().unwrap(),
+            "--executor-command",
+            "cat it-webhdfs-extra.txt > <LOG_DIR>/extra.out; sleep 600",
+        ],
+    );
+    assert!(out.status.success(), "submit failed: {}", text(&out));
+    let app = app_id_of(&out);
+    let dir = staging_of(&out, &app);
+    let d = Driver::find(c, &app).await;
+    d.wait_running(1, Duration::from_secs(90)).await;
+    // The --file went through HDFS too, and the executor read it.
+    hdfs(c)
+        .status(&format!("{dir}/it-webhdfs-extra.txt"))
+        .await
+        .unwrap();
+    wait_for(
+        "the executor's copy of --file",
+        Duration::from_secs(30),
+        || async {
+            c.container_log_dirs(&app)
+                .iter()
+                .filter_map(|d| std::fs::read_to_string(d.join("extra.out")).ok())
+                .find(|s| s.contains("shipped through HDFS"))
+        },
+    )
+    .await;
+
+    // Through the RM: the NM sends the AM SIGTERM, then SIGKILL 250 ms later.
+    let kill = yarn_am(c).args(["kill", &app]).output().unwrap();
+    assert!(kill.status.success(), "kill failed: {}", text(&kill));
+    wait_for(
+        "the staging folder to leave HDFS",
+        Duration::from_secs(20),
+        || async {
+            match hdfs(c).status(&dir).await {
+                Err(e) if e.is_not_found() => Some(()),
+                _ => None,
+            }
+        },
+    )
+    .await;
+    let r = rest(c).app(&app).await.unwrap();
+    assert_eq!(r.state, "KILLED", "{}", r.diagnostics);
+    // Only the AM could have removed it (no --wait): on SIGTERM, before unregistering.
+    let am_stderr = std::fs::read_to_string(am::am_log_dir(c, &app).unwrap().join("stderr"))
+        .unwrap_or_default();
+    assert!(
+        am_stderr.contains("SIGTERM") && am_stderr.contains("staging folder removed from HDFS"),
+        "AM stderr: {am_stderr}"
+    );
+}
+
+#[tokio::test]
+async fn submit_wait_removes_the_folder_when_no_am_ever_ran() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    // The RM accepts the submission, then fails the app for its unknown queue: no AM runs.
+    let out = submit_webhdfs(
+        c,
+        &[
+            "--name",
+            "it-webhdfs-no-am",
+            "--max-attempts",
+            "1",
+            "--queue",
+            "no-such-queue",
+            "--wait",
+            "--wait-timeout",
+            "60",
+        ],
+    );
+    let app = app_id_of(&out);
+    let dir = staging_of(&out, &app);
+    let r = rest(c).app(&app).await.unwrap();
+    assert_eq!(r.state, "FAILED", "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        am::am_log_dir(c, &app).is_none(),
+        "an AM container ran after all"
+    );
+    assert_gone(c, &dir).await;
+}
+
+#[tokio::test]
+async fn a_refused_submission_removes_what_it_staged() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    // More memory than any container may have: the RM refuses the submission itself.
+    let out = submit_webhdfs(
+        c,
+        &["--name", "it-webhdfs-refused", "--am-memory", "100000"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let app = stderr
+        .split_whitespace()
+        .find(|w| w.starts_with("application_"))
+        .map(|w| w.trim_end_matches(|ch: char| !ch.is_ascii_alphanumeric()))
+        .unwrap_or_else(|| panic!("no app id in the error: {}", text(&out)))
+        .to_string();
+    assert!(stderr.contains("submitting"), "{}", text(&out));
+    assert_gone(c, &format!("{STAGING_ROOT}/{app}")).await;
+}
+
+/// `yarn-am submit` against an RM address that is never contacted: a bad staging place must
+/// fail before the RM is asked for anything.
+fn submit_without_cluster(webhdfs: &str, extra: &[&str]) -> (Output, Duration) {
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_yarn-am"))
+        .env_remove("HADOOP_CONF_DIR")
+        .env_remove("YARN_CONF_DIR")
+        .env_remove("YARN_AM_WEBHDFS")
+        .env_remove("YARN_AM_STAGING_DIR")
+        .args(["submit", "--rm-web", "127.0.0.1:9", "--webhdfs", webhdfs])
+        .args(extra)
+        .output()
+        .unwrap();
+    (out, start.elapsed())
+}
+
+#[test]
+fn an_unreachable_webhdfs_address_fails_fast_and_names_it() {
+    // Nothing listens on port 9 of 127.0.0.1: refused at once.
+    let (out, took) = submit_without_cluster("http://127.0.0.1:9", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert!(stderr.contains("http://127.0.0.1:9"), "{}", text(&out));
+    assert!(stderr.contains("WebHDFS"), "{}", text(&out));
+    assert!(!stderr.contains("panicked"), "{}", text(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("submitted"));
+}
+
+#[test]
+fn a_silent_webhdfs_server_times_out_with_a_message() {
+    // Accepts connections and never answers, like a hung NameNode.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        for c in listener.incoming().take(4).flatten() {
+            conns.push(c);
+        }
+        std::thread::sleep(Duration::from_secs(30));
+        drop(conns);
+    });
+    let url = format!("http://127.0.0.1:{port}");
+    let (out, took) = submit_without_cluster(&url, &["--webhdfs-timeout", "2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(15),
+        "took {took:?}: {}",
+        text(&out)
+    );
+    assert!(stderr.contains(&url), "{}", text(&out));
+    assert!(stderr.contains("timed out"), "{}", text(&out));
+    assert!(!stderr.contains("panicked"), "{}", text(&out));
+    drop(held);
+}
+
+#[test]
+fn a_relative_hdfs_staging_root_is_refused() {
+    // Refused before any request (nothing listens at the address anyway).
+    let (out, _) = submit_without_cluster("http://127.0.0.1:9", &["--staging-dir", "rel/dir"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr.contains("absolute HDFS path"), "{}", text(&out));
+}
+
+#[tokio::test]
+async fn an_am_that_fails_on_its_last_attempt_removes_the_folder() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    // Executors larger than any node: the AM registers, then gives up with an error.
+    let out = submit_webhdfs(
+        c,
+        &[
+            "--name",
+            "it-webhdfs-am-error",
+            "--max-attempts",
+            "1",
+            "--executors",
+            "1",
+            "--executor-memory",
+            "8192",
+        ],
+    );
+    assert!(out.status.success(), "submit failed: {}", text(&out));
+    let app = app_id_of(&out);
+    let dir = staging_of(&out, &app);
+    let r = rest(c)
+        .wait_final(&app, Duration::from_secs(90))
+        .await
+        .unwrap();
+    assert_eq!(r.state, "FAILED", "{}", r.diagnostics);
+    assert_gone(c, &dir).await;
+    let am_stderr = std::fs::read_to_string(am::am_log_dir(c, &app).unwrap().join("stderr"))
+        .unwrap_or_default();
+    assert!(
+        am_stderr.contains("largest container") && am_stderr.contains("staging folder removed"),
+        "AM stderr: {am_stderr}"
+    );
+}

@@ -1,0 +1,718 @@
+//! A small WebHDFS client: the few file operations an application submitter needs to stage
+//! files on HDFS (make a folder, upload a file, read its status, delete a folder).
+//!
+//! Why WebHDFS and not HDFS's own RPC: it is plain HTTP + JSON on the NameNode's web port,
+//! needs no protobuf stubs or data-transfer protocol, and on an insecure cluster a caller
+//! names itself with the `user.name` query parameter ("simple" auth), like the RM's REST API.
+//!
+//! Writing a file takes two requests, because the NameNode never carries file data: the
+//! NameNode picks a DataNode and names it (`op=CREATE`), then the bytes go to that DataNode.
+//! We ask with `noredirect=true` so the NameNode answers `200 {"Location": ...}` instead of a
+//! `307` whose body-less redirect an HTTP library might follow with an empty PUT; a `307` is
+//! still understood for servers that ignore the parameter.
+//!
+//! Errors keep what the server said: WebHDFS wraps Java exceptions as
+//! `{"RemoteException": {"exception", "javaClassName", "message"}}`, and callers need the
+//! class to tell "file not found" from real failures.
+//!
+//! Every request has a timeout, so a dead or silent NameNode or DataNode gives an error that
+//! names the URL instead of a hang.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Java class of the exception HDFS raises for a missing path.
+pub const FILE_NOT_FOUND: &str = "java.io.FileNotFoundException";
+
+/// What can go wrong talking to WebHDFS. Each variant names the operation and the URL or
+/// path, so an operator can repeat the call by hand.
+#[derive(Debug, thiserror::Error)]
+pub enum WebHdfsError {
+    #[error("invalid WebHDFS address {address:?}: {reason}")]
+    BadAddress { address: String, reason: String },
+    #[error("invalid HDFS path {path:?}: {reason}")]
+    BadPath { path: String, reason: String },
+    /// No HTTP answer: refused, unresolvable, timed out, cut off. `cause` is the whole
+    /// chain of the transport error in one line (it repeats no URL).
+    #[error("cannot reach WebHDFS for {op} at {url}: {cause}")]
+    Unreachable {
+        op: &'static str,
+        url: String,
+        cause: String,
+        timed_out: bool,
+    },
+    /// The server raised a Java exception; `java_class` is e.g. `java.io.FileNotFoundException`.
+    #[error("WebHDFS {op} {path} failed (HTTP {status}): {java_class}: {message}")]
+    Remote {
+        op: &'static str,
+        path: String,
+        status: u16,
+        exception: String,
+        java_class: String,
+        message: String,
+    },
+    /// An error status without a RemoteException body (a proxy, a wrong port).
+    #[error("WebHDFS answered HTTP {status} to {op} {url}: {body}")]
+    Status {
+        op: &'static str,
+        url: String,
+        status: u16,
+        body: String,
+    },
+    #[error("reading {path} to upload it: {source}")]
+    LocalFile {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("unexpected WebHDFS reply to {op} {url}: {reason}")]
+    BadReply {
+        op: &'static str,
+        url: String,
+        reason: String,
+    },
+}
+
+impl WebHdfsError {
+    /// True when HDFS said the path does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, WebHdfsError::Remote { java_class, .. } if java_class == FILE_NOT_FOUND)
+    }
+}
+
+pub type Result<T> = std::result::Result<T, WebHdfsError>;
+
+/// The body of a WebHDFS error reply.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteException {
+    #[serde(default)]
+    pub exception: String,
+    #[serde(default)]
+    pub java_class_name: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// Reads a WebHDFS error body; `None` when it is not a RemoteException (e.g. an HTML page).
+pub fn parse_remote_exception(body: &str) -> Option<RemoteException> {
+    #[derive(Deserialize)]
+    struct Wrapper {
+        #[serde(rename = "RemoteException")]
+        remote_exception: RemoteException,
+    }
+    serde_json::from_str::<Wrapper>(body)
+        .ok()
+        .map(|w| w.remote_exception)
+}
+
+/// `FILE` or `DIRECTORY` (or `SYMLINK`), as GETFILESTATUS reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum FileType {
+    File,
+    Directory,
+    Symlink,
+}
+
+/// `GET ?op=GETFILESTATUS` -> `FileStatus` (the fields we use). YARN checks `length` and
+/// `modification_time` of a local resource against what the submitter declared.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileStatus {
+    pub length: u64,
+    /// Milliseconds since the epoch.
+    pub modification_time: u64,
+    #[serde(rename = "type")]
+    pub kind: FileType,
+    #[serde(default)]
+    pub owner: String,
+    #[serde(default)]
+    pub permission: String,
+    #[serde(default)]
+    pub replication: u32,
+}
+
+/// Where a CREATE's bytes went, as the NameNode named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// The DataNode URL the bytes were sent to.
+    pub datanode_url: String,
+    /// `host:port` of the NameNode's RPC server (or the HA nameservice), from the
+    /// `namenoderpcaddress` parameter of the DataNode URL: what `hdfs://` URLs must name.
+    pub namenode_rpc_address: Option<String>,
+    /// Bytes sent.
+    pub bytes: u64,
+}
+
+/// A WebHDFS client bound to one NameNode web address and one user name.
+#[derive(Debug, Clone)]
+pub struct WebHdfs {
+    base: String,
+    user: String,
+    timeout: Duration,
+    http: reqwest::Client,
+}
+
+/// Bytes a second an upload is granted on top of the request timeout: a large binary on a
+/// slow link must not be cut off by a timeout meant for metadata calls, while a stalled
+/// DataNode still ends in an error.
+const MIN_UPLOAD_RATE: u64 = 1 << 20;
+
+/// Turns what a user typed into the NameNode's web base URL: `host:port`, `http(s)://...`
+/// or `webhdfs://host:port` (Hadoop's file-system scheme for the same service); a trailing
+/// `/webhdfs/v1` is allowed.
+pub fn normalize_base(address: &str) -> Result<String> {
+    let bad = |reason: &str| WebHdfsError::BadAddress {
+        address: address.to_string(),
+        reason: reason.to_string(),
+    };
+    let a = address.trim();
+    let (scheme, rest) = match a.split_once("://") {
+        Some(("http", r)) | Some(("webhdfs", r)) => ("http", r),
+        Some(("https", r)) | Some(("swebhdfs", r)) => ("https", r),
+        Some((other, _)) => {
+            return Err(bad(&format!(
+                "scheme {other}:// is not http, https, webhdfs or swebhdfs"
+            )))
+        }
+        None => ("http", a),
+    };
+    let rest = rest.trim_end_matches('/');
+    let rest = rest.strip_suffix("/webhdfs/v1").unwrap_or(rest);
+    let host_port = rest.trim_end_matches('/');
+    if host_port.is_empty() {
+        return Err(bad("no host"));
+    }
+    if host_port.contains('/') || host_port.contains('?') || host_port.contains('#') {
+        return Err(bad(
+            "expected host:port, optionally followed by /webhdfs/v1",
+        ));
+    }
+    Ok(format!("{scheme}://{host_port}"))
+}
+
+/// Percent-encodes one URL path segment or query value (RFC 3986 unreserved characters
+/// pass through).
+fn encode(s: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(b as char)
+            }
+            b'/' if keep_slash => out.push('/'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Checks an HDFS path is absolute and has no empty, `.` or `..` segments (HDFS refuses
+/// them, and a clear local error beats the server's).
+pub fn check_path(path: &str) -> Result<()> {
+    let bad = |reason: &str| WebHdfsError::BadPath {
+        path: path.to_string(),
+        reason: reason.to_string(),
+    };
+    if !path.starts_with('/') {
+        return Err(bad("must be absolute (start with /)"));
+    }
+    if path == "/" {
+        return Ok(());
+    }
+    for seg in path[1..].trim_end_matches('/').split('/') {
+        match seg {
+            "" => return Err(bad("has an empty segment (//)")),
+            "." | ".." => return Err(bad("has a . or .. segment")),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The value of one query parameter of `url`, percent-decoded.
+fn query_param(url: &str, key: &str) -> Option<String> {
+    let query = url.split_once('?')?.1;
+    let query = query.split('#').next().unwrap_or(query);
+    query.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (k == key).then(|| decode(v))
+    })
+}
+
+fn decode(s: &str) -> String {
+    fn hex(b: u8) -> Option<u8> {
+        (b as char).to_digit(16).map(|d| d as u8)
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%' && i + 2 < bytes.len())
+            .then(|| Some(hex(bytes[i + 1])? * 16 + hex(bytes[i + 2])?))
+            .flatten();
+        match (escaped, bytes[i]) {
+            (Some(b), _) => {
+                out.push(b);
+                i += 3;
+            }
+            (None, b'+') => {
+                out.push(b' ');
+                i += 1;
+            }
+            (None, b) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl WebHdfs {
+    /// `address` is the NameNode's web address (`dfs.namenode.http-address`, port 9870 by
+    /// default): `host:port`, `http://host:port` or `webhdfs://host:port`. Every request is
+    /// bounded by `timeout` (uploads get more, in proportion to their size).
+    pub fn new(address: &str, user: &str, timeout: Duration) -> Result<Self> {
+        let base = normalize_base(address)?;
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            // Redirects are followed by hand: a 307 to a DataNode must carry the file's bytes.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| unreachable("setup", &base, e))?;
+        Ok(Self {
+            base,
+            user: user.to_string(),
+            timeout,
+            http,
+        })
+    }
+
+    /// The NameNode web base URL, e.g. `http://rm:9870`.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// The URL of one operation on `path`; `params` are extra `key=value` pairs (values are
+    /// encoded here).
+    pub fn op_url(&self, path: &str, op: &str, params: &[(&str, &str)]) -> Result<String> {
+        check_path(path)?;
+        let mut url = format!(
+            "{}/webhdfs/v1{}?op={op}&user.name={}",
+            self.base,
+            encode(path, true),
+            encode(&self.user, false)
+        );
+        for (k, v) in params {
+            url.push('&');
+            url.push_str(k);
+            url.push('=');
+            url.push_str(&encode(v, false));
+        }
+        Ok(url)
+    }
+
+    /// Sends a request and returns (status, body, Location header). An error status becomes
+    /// [`WebHdfsError::Remote`] when the body is a RemoteException, else [`WebHdfsError::Status`].
+    async fn send(
+        &self,
+        op: &'static str,
+        path: &str,
+        req: reqwest::RequestBuilder,
+        url: &str,
+    ) -> Result<(u16, String, Option<String>)> {
+        let resp = req.send().await.map_err(|e| unreachable(op, url, e))?;
+        let status = resp.status().as_u16();
+        let location = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = resp.text().await.map_err(|e| unreachable(op, url, e))?;
+        if status >= 400 {
+            return Err(error_from_reply(op, path, url, status, &body));
+        }
+        Ok((status, body, location))
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(
+        op: &'static str,
+        url: &str,
+        body: &str,
+        key: &str,
+    ) -> Result<T> {
+        let v: serde_json::Value =
+            serde_json::from_str(body).map_err(|e| WebHdfsError::BadReply {
+                op,
+                url: url.to_string(),
+                reason: format!(
+                    "not JSON ({e}): {}",
+                    body.chars().take(200).collect::<String>()
+                ),
+            })?;
+        let inner = v.get(key).cloned().ok_or_else(|| WebHdfsError::BadReply {
+            op,
+            url: url.to_string(),
+            reason: format!(
+                "no `{key}` in {}",
+                body.chars().take(200).collect::<String>()
+            ),
+        })?;
+        serde_json::from_value(inner).map_err(|e| WebHdfsError::BadReply {
+            op,
+            url: url.to_string(),
+            reason: format!("`{key}` has an unexpected shape: {e}"),
+        })
+    }
+
+    /// Creates `path` and any missing parents (`op=MKDIRS`). `permission` is octal, e.g.
+    /// `"700"`; `None` leaves the server default (755 minus the umask).
+    pub async fn mkdirs(&self, path: &str, permission: Option<&str>) -> Result<()> {
+        let params: Vec<(&str, &str)> = permission.map(|p| ("permission", p)).into_iter().collect();
+        let url = self.op_url(path, "MKDIRS", &params)?;
+        let (_, body, _) = self.send("MKDIRS", path, self.http.put(&url), &url).await?;
+        let made: bool = Self::json("MKDIRS", &url, &body, "boolean")?;
+        if !made {
+            return Err(WebHdfsError::BadReply {
+                op: "MKDIRS",
+                url,
+                reason: "the NameNode answered false (folder not created)".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes `data` to `path`, replacing any file there when `overwrite` (`op=CREATE`, then
+    /// the bytes to the DataNode the NameNode names). Missing parent folders are created.
+    pub async fn create(&self, path: &str, data: Vec<u8>, overwrite: bool) -> Result<Created> {
+        let len = data.len() as u64;
+        self.create_body(path, reqwest::Body::from(data), len, overwrite)
+            .await
+    }
+
+    /// Like [`WebHdfs::create`], streaming the local file `local` (a large binary is never
+    /// held in memory whole).
+    pub async fn create_from_file(
+        &self,
+        path: &str,
+        local: &std::path::Path,
+        overwrite: bool,
+    ) -> Result<Created> {
+        let io_err = |source: std::io::Error| WebHdfsError::LocalFile {
+            path: local.display().to_string(),
+            source,
+        };
+        let file = tokio::fs::File::open(local).await.map_err(io_err)?;
+        let len = file.metadata().await.map_err(io_err)?.len();
+        self.create_body(path, reqwest::Body::from(file), len, overwrite)
+            .await
+    }
+
+    async fn create_body(
+        &self,
+        path: &str,
+        body: reqwest::Body,
+        len: u64,
+        overwrite: bool,
+    ) -> Result<Created> {
+        let url = self.op_url(
+            path,
+            "CREATE",
+            &[
+                ("overwrite", if overwrite { "true" } else { "false" }),
+                ("noredirect", "true"),
+            ],
+        )?;
+        let (status, reply, location) =
+            self.send("CREATE", path, self.http.put(&url), &url).await?;
+        let datanode_url = match (status, location) {
+            (307, Some(loc)) => loc,
+            (307, None) => {
+                return Err(WebHdfsError::BadReply {
+                    op: "CREATE",
+                    url,
+                    reason: "307 without a Location header".into(),
+                })
+            }
+            _ => Self::json::<String>("CREATE", &url, &reply, "Location")?,
+        };
+        // The upload gets the base timeout plus time for its size at a slow but live rate.
+        let upload_timeout = self.timeout + Duration::from_secs(len / MIN_UPLOAD_RATE);
+        let req = self
+            .http
+            .put(&datanode_url)
+            .timeout(upload_timeout)
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+            // A streamed body would otherwise go out chunked; the length is known.
+            .header(reqwest::header::CONTENT_LENGTH, len)
+            .body(body);
+        let (status, reply, _) = self.send("CREATE", path, req, &datanode_url).await?;
+        if status != 201 && status != 200 {
+            return Err(WebHdfsError::BadReply {
+                op: "CREATE",
+                url: datanode_url,
+                reason: format!("DataNode answered {status}, not 201 Created: {reply}"),
+            });
+        }
+        Ok(Created {
+            namenode_rpc_address: query_param(&datanode_url, "namenoderpcaddress"),
+            datanode_url,
+            bytes: len,
+        })
+    }
+
+    /// The status of `path` (`op=GETFILESTATUS`); a missing path is a
+    /// [`WebHdfsError::Remote`] for which [`WebHdfsError::is_not_found`] is true.
+    pub async fn status(&self, path: &str) -> Result<FileStatus> {
+        let url = self.op_url(path, "GETFILESTATUS", &[])?;
+        let (_, body, _) = self
+            .send("GETFILESTATUS", path, self.http.get(&url), &url)
+            .await?;
+        Self::json("GETFILESTATUS", &url, &body, "FileStatus")
+    }
+
+    /// Deletes `path` (with everything below it when `recursive`). Returns false when there
+    /// was nothing to delete.
+    pub async fn delete(&self, path: &str, recursive: bool) -> Result<bool> {
+        let url = self.op_url(
+            path,
+            "DELETE",
+            &[("recursive", if recursive { "true" } else { "false" })],
+        )?;
+        let (_, body, _) = self
+            .send("DELETE", path, self.http.delete(&url), &url)
+            .await?;
+        Self::json("DELETE", &url, &body, "boolean")
+    }
+
+    /// The user's home folder (`op=GETHOMEDIRECTORY`), e.g. `/user/alice`.
+    pub async fn home_directory(&self) -> Result<String> {
+        let url = self.op_url("/", "GETHOMEDIRECTORY", &[])?;
+        let (_, body, _) = self
+            .send("GETHOMEDIRECTORY", "/", self.http.get(&url), &url)
+            .await?;
+        Self::json("GETHOMEDIRECTORY", &url, &body, "Path")
+    }
+}
+
+/// A transport error, flattened: reqwest's own message says little ("error sending
+/// request"); the useful part ("Connection refused", "operation timed out") is deep in its
+/// source chain.
+fn unreachable(op: &'static str, url: &str, e: reqwest::Error) -> WebHdfsError {
+    let timed_out = e.is_timeout();
+    let e = e.without_url();
+    let mut cause = e.to_string();
+    let mut next = std::error::Error::source(&e);
+    while let Some(s) = next {
+        let msg = s.to_string();
+        if !cause.ends_with(&msg) {
+            cause.push_str(": ");
+            cause.push_str(&msg);
+        }
+        next = s.source();
+    }
+    if timed_out && !cause.contains("timed out") {
+        cause.push_str(" (timed out)");
+    }
+    WebHdfsError::Unreachable {
+        op,
+        url: url.to_string(),
+        cause,
+        timed_out,
+    }
+}
+
+/// The error for an HTTP error reply: the Java exception when the body carries one.
+fn error_from_reply(
+    op: &'static str,
+    path: &str,
+    url: &str,
+    status: u16,
+    body: &str,
+) -> WebHdfsError {
+    match parse_remote_exception(body) {
+        Some(e) => WebHdfsError::Remote {
+            op,
+            path: path.to_string(),
+            status,
+            java_class: if e.java_class_name.is_empty() {
+                e.exception.clone()
+            } else {
+                e.java_class_name
+            },
+            exception: e.exception,
+            message: e.message,
+        },
+        None => WebHdfsError::Status {
+            op,
+            url: url.to_string(),
+            status,
+            body: body.chars().take(500).collect(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client() -> WebHdfs {
+        WebHdfs::new("rm:9870", "alice", Duration::from_secs(5)).unwrap()
+    }
+
+    #[test]
+    fn addresses_in_every_spelling_become_one_base() {
+        for a in [
+            "rm:9870",
+            "http://rm:9870",
+            "http://rm:9870/",
+            "webhdfs://rm:9870",
+            "http://rm:9870/webhdfs/v1",
+            "http://rm:9870/webhdfs/v1/",
+        ] {
+            assert_eq!(normalize_base(a).unwrap(), "http://rm:9870", "{a}");
+        }
+        assert_eq!(
+            normalize_base("swebhdfs://nn:9871").unwrap(),
+            "https://nn:9871"
+        );
+        assert!(matches!(
+            normalize_base("hdfs://rm:8020"),
+            Err(WebHdfsError::BadAddress { .. })
+        ));
+        assert!(normalize_base("http://rm:9870/other").is_err());
+        assert!(normalize_base("http://").is_err());
+    }
+
+    #[test]
+    fn op_urls_encode_path_and_user() {
+        let c = client();
+        assert_eq!(
+            c.op_url("/user/alice/x", "GETFILESTATUS", &[]).unwrap(),
+            "http://rm:9870/webhdfs/v1/user/alice/x?op=GETFILESTATUS&user.name=alice"
+        );
+        assert_eq!(
+            c.op_url("/a b/c%d", "DELETE", &[("recursive", "true")])
+                .unwrap(),
+            "http://rm:9870/webhdfs/v1/a%20b/c%25d?op=DELETE&user.name=alice&recursive=true"
+        );
+        let odd = WebHdfs::new("rm:9870", "x y&z", Duration::from_secs(1)).unwrap();
+        assert!(odd
+            .op_url("/", "GETHOMEDIRECTORY", &[])
+            .unwrap()
+            .ends_with("user.name=x%20y%26z"));
+    }
+
+    #[test]
+    fn relative_and_dotted_paths_are_refused_before_any_request() {
+        let c = client();
+        for p in ["rel/path", "", "/a//b", "/a/../b", "/./a"] {
+            assert!(
+                matches!(
+                    c.op_url(p, "MKDIRS", &[]),
+                    Err(WebHdfsError::BadPath { .. })
+                ),
+                "{p:?}"
+            );
+        }
+        assert!(c.op_url("/", "GETFILESTATUS", &[]).is_ok());
+        assert!(c.op_url("/a/b/", "GETFILESTATUS", &[]).is_ok());
+    }
+
+    #[test]
+    fn remote_exceptions_keep_the_java_class_and_message() {
+        // As Hadoop 3.4.1's NameNode answers GETFILESTATUS for a missing path.
+        let body = r#"{"RemoteException":{"exception":"FileNotFoundException","javaClassName":"java.io.FileNotFoundException","message":"File does not exist: /user/root/t/nope"}}"#;
+        let e = error_from_reply("GETFILESTATUS", "/user/root/t/nope", "u", 404, body);
+        assert!(e.is_not_found());
+        match &e {
+            WebHdfsError::Remote {
+                exception,
+                java_class,
+                message,
+                status,
+                ..
+            } => {
+                assert_eq!(exception, "FileNotFoundException");
+                assert_eq!(java_class, FILE_NOT_FOUND);
+                assert_eq!(message, "File does not exist: /user/root/t/nope");
+                assert_eq!(*status, 404);
+            }
+            other => panic!("{other:?}"),
+        }
+        let shown = e.to_string();
+        assert!(shown.contains("GETFILESTATUS /user/root/t/nope"), "{shown}");
+        assert!(
+            shown.contains("java.io.FileNotFoundException: File does not exist"),
+            "{shown}"
+        );
+
+        let bad_op = r#"{"RemoteException":{"exception":"IllegalArgumentException","javaClassName":"java.lang.IllegalArgumentException","message":"Invalid value for webhdfs parameter \"op\": FOO is not a valid PUT operation."}}"#;
+        let e = error_from_reply("MKDIRS", "/x", "u", 400, bad_op);
+        assert!(!e.is_not_found());
+        assert!(e.to_string().contains("java.lang.IllegalArgumentException"));
+    }
+
+    #[test]
+    fn non_json_error_bodies_keep_status_and_url() {
+        let e = error_from_reply(
+            "MKDIRS",
+            "/x",
+            "http://rm:9870/webhdfs/v1/x",
+            502,
+            "<html>Bad gateway</html>",
+        );
+        match &e {
+            WebHdfsError::Status {
+                status, url, body, ..
+            } => {
+                assert_eq!(*status, 502);
+                assert!(url.contains("rm:9870"));
+                assert!(body.contains("Bad gateway"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(parse_remote_exception("{}").is_none());
+        assert!(parse_remote_exception("not json").is_none());
+    }
+
+    #[test]
+    fn file_status_parses_namenode_json() {
+        let body = r#"{"FileStatus":{"accessTime":1795311896593,"blockSize":134217728,"childrenNum":0,"fileId":16389,"group":"supergroup","length":11,"modificationTime":1795311897243,"owner":"root","pathSuffix":"","permission":"644","replication":1,"storagePolicy":0,"type":"FILE"}}"#;
+        let s: FileStatus = WebHdfs::json("GETFILESTATUS", "u", body, "FileStatus").unwrap();
+        assert_eq!(s.length, 11);
+        assert_eq!(s.modification_time, 1795311897243);
+        assert_eq!(s.kind, FileType::File);
+        assert_eq!(s.owner, "root");
+        let err = WebHdfs::json::<FileStatus>("GETFILESTATUS", "u", r#"{"x":1}"#, "FileStatus")
+            .unwrap_err();
+        assert!(matches!(err, WebHdfsError::BadReply { .. }));
+    }
+
+    #[test]
+    fn the_namenode_rpc_address_comes_from_the_datanode_url() {
+        // A Location as Hadoop 3.4.1's NameNode returns it for CREATE with noredirect=true.
+        let loc = "http://rm:9864/webhdfs/v1/user/root/t/f?op=CREATE&user.name=root&namenoderpcaddress=rm:8020&createflag=&createparent=true&overwrite=true";
+        assert_eq!(
+            query_param(loc, "namenoderpcaddress").as_deref(),
+            Some("rm:8020")
+        );
+        assert_eq!(query_param(loc, "createflag").as_deref(), Some(""));
+        assert_eq!(query_param(loc, "missing"), None);
+        assert_eq!(
+            query_param("http://x/?a=b%3Ac", "a").as_deref(),
+            Some("b:c")
+        );
+        // Broken escapes pass through as they are; multi-byte UTF-8 decodes.
+        assert_eq!(decode("50%zz%4"), "50%zz%4");
+        assert_eq!(decode("caf%C3%A9+x"), "café x");
+    }
+}
