@@ -3,7 +3,8 @@
 //! YARN answers an allocate call with whatever it granted since the previous one, not with an
 //! answer per request, so the AM has to decide which request each container satisfies. We do
 //! it in three passes over all granted containers (a container only competes at rack level once
-//! every container has had its chance at node level), oldest request first at each level.
+//! every container has had its chance at node level); at node level the narrowest request
+//! naming the container's host first, at rack and any level the oldest first.
 //! At the any level we consume any-host requests before local ones, so a local request keeps
 //! its chance of a local container. A container no request wants is released at once.
 //!
@@ -102,6 +103,17 @@ pub fn match_containers(
         }
     }
 
+    // At node level a container takes the request with the fewest named hosts first (oldest
+    // among equals): a wide request can still serve a container on one of its other hosts,
+    // a narrow one cannot. Oldest-first alone lets containers on a popular host use up the
+    // requests that were the only ones naming a less popular host, whose containers then
+    // fall to the any level although their host was asked for.
+    for queue in by_host.values_mut() {
+        queue
+            .make_contiguous()
+            .sort_by_key(|&i| (pending[i].nodes.len(), i));
+    }
+
     let mut used = vec![false; pending.len()];
     let mut outcome = MatchOutcome::default();
     let mut left: Vec<usize> = (0..containers.len()).collect();
@@ -150,4 +162,56 @@ fn take(queue: Option<&mut VecDeque<usize>>, used: &mut [bool]) -> Option<usize>
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn container(id: &str, host: &str, topology: &Topology) -> Container {
+        Container {
+            id: Arc::from(id),
+            host: host.into(),
+            rack: topology.rack_of(host).clone(),
+        }
+    }
+
+    /// What the real cluster showed (tests/it_am.rs): requests 2 x {nm1, nm3} (older) and
+    /// 2 x {nm3}; containers on nm3 came first in the response. Oldest-first gave the nm3
+    /// containers both wide requests and left the nm1 containers only {nm3}: any level.
+    #[test]
+    fn a_container_takes_the_narrowest_request_naming_its_host() {
+        let topology = Topology::new(
+            [("nm1", "/rack1"), ("nm3", "/rack2")]
+                .into_iter()
+                .map(|(h, r)| (h.into(), r.into()))
+                .collect(),
+        );
+        let wide: Arc<[HostName]> = Arc::from(vec!["nm1".into(), "nm3".into()]);
+        let narrow: Arc<[HostName]> = Arc::from(vec!["nm3".into()]);
+        let pending = vec![
+            PendingRequest::with_nodes(wide.clone()),
+            PendingRequest::with_nodes(wide),
+            PendingRequest::with_nodes(narrow.clone()),
+            PendingRequest::with_nodes(narrow),
+        ];
+        let containers: Vec<Container> = ["nm3", "nm3", "nm1", "nm1"]
+            .iter()
+            .enumerate()
+            .map(|(i, h)| container(&format!("c{i}"), h, &topology))
+            .collect();
+        let out = match_containers(&containers, &pending, &topology);
+        assert!(out.unmatched.is_empty());
+        let mut got: Vec<(usize, usize, Locality)> = out.matched;
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (0, 2, Locality::Node),
+                (1, 3, Locality::Node),
+                (2, 0, Locality::Node),
+                (3, 1, Locality::Node)
+            ]
+        );
+    }
 }
