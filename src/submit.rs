@@ -227,6 +227,12 @@ async fn stage_and_submit(
         .entry("YARN_AM_LOG".into())
         .or_insert_with(|| "info".into());
     environment.insert("RUST_BACKTRACE".into(), "1".into());
+    // The AM must know whether its attempt is the last (a failure unregisters only then, so
+    // that YARN retries earlier ones). The RM does not put this in the AM's environment
+    // (checked on Hadoop 3.4.1), so we do, under the name Hadoop's ApplicationConstants gives
+    // it. If yarn.resourcemanager.am.max-attempts caps it lower, the real last attempt exits
+    // 1 still registered and the RM fails the app with that exit's diagnostics.
+    environment.insert("MAX_APP_ATTEMPTS".into(), args.max_attempts.to_string());
 
     let submission = Submission {
         application_id: app_id.to_string(),

@@ -200,7 +200,7 @@ async fn demand_places_executors_near_their_tasks_then_shrinks_kills_and_finishe
 }
 
 #[tokio::test]
-async fn failing_executors_are_replaced_until_the_limit_then_the_app_fails() {
+async fn failing_executors_are_replaced_until_the_limit_then_yarn_retries_the_attempt() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let out = yarn_am(c)
@@ -208,11 +208,11 @@ async fn failing_executors_are_replaced_until_the_limit_then_the_app_fails() {
             "submit",
             "--wait",
             "--wait-timeout",
-            "120",
+            "180",
             "--name",
             "it-failing",
             "--max-attempts",
-            "1",
+            "2",
             "--executors",
             "1",
             "--max-executors",
@@ -231,18 +231,34 @@ async fn failing_executors_are_replaced_until_the_limit_then_the_app_fails() {
         ("FINISHED", "FAILED"),
         "{all}"
     );
-    // max(2 x max executors, 3) = 3 failures end it, each replaced until then.
+    // max(2 x max executors, 3) = 3 failures end an attempt, each replaced until then.
     assert!(
         r.diagnostics.contains("3 executor failures (limit 3)"),
         "{}",
         r.diagnostics
     );
     assert!(r.diagnostics.contains("exit code 1"), "{}", r.diagnostics);
+    // The first attempt failed without unregistering, so YARN made the second; that one,
+    // the last, unregistered FAILED.
+    let attempts: serde_json::Value = reqwest::Client::new()
+        .get(format!(
+            "{}/ws/v1/cluster/apps/{app}/appattempts",
+            rest(c).base_url()
+        ))
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let attempts = attempts["appAttempts"]["appAttempt"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
     let containers = c.container_log_dirs(&app);
     assert_eq!(
         containers.len(),
-        4,
-        "the AM and 3 executors: {containers:?}"
+        8,
+        "two attempts, each the AM and 3 executors: {containers:?}"
     );
 }
 

@@ -40,13 +40,7 @@ fn submit_webhdfs(c: &cluster::Cluster, args: &[&str]) -> Output {
 }
 
 fn app_id_of(out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("submitted "))
-        .unwrap_or_else(|| panic!("no app id in {}", text(out)))
-        .trim()
-        .to_string()
+    am::submitted_app(out)
 }
 
 /// The staging folder `submit` printed, checked against the documented default.

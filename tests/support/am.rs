@@ -48,14 +48,17 @@ pub fn submit(c: &Cluster, name: &str, args: &[&str]) -> String {
 }
 
 /// The application id from the `submitted <app>` line `yarn-am submit` prints.
+/// The app is remembered so that a failing test kills it (see `cluster::track_app`).
 pub fn submitted_app(out: &Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout);
-    stdout
+    let app = stdout
         .lines()
         .find_map(|l| l.strip_prefix("submitted "))
         .unwrap_or_else(|| panic!("no app id in {stdout}"))
         .trim()
-        .to_string()
+        .to_string();
+    super::cluster::track_app(&app);
+    app
 }
 
 /// Polls `f` every 250 ms until it returns `Some` or `limit` passes.

@@ -135,6 +135,44 @@ impl Drop for LogsOnFailure {
     fn drop(&mut self) {
         if std::thread::panicking() {
             eprintln!("{}", self.0.log_tails(60));
+            self.0.kill_tracked_apps();
+        }
+    }
+}
+
+thread_local! {
+    /// Applications the current test submitted. Each test runs on its own thread (also under
+    /// `#[tokio::test]`, whose runtime is current-thread), so this is per test.
+    static TRACKED_APPS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Remembers an application the current test submitted, so that [`LogsOnFailure`] kills it if
+/// the test fails: a failed test must not leave executors holding the cluster's capacity,
+/// or every later test that needs it fails too.
+pub fn track_app(app: &str) {
+    TRACKED_APPS.with(|t| t.borrow_mut().push(app.to_string()));
+}
+
+impl Cluster {
+    /// Kills (RM REST, through curl: this runs inside a panic, with no runtime at hand) every
+    /// tracked application of this test that is not final yet.
+    fn kill_tracked_apps(&self) {
+        for app in TRACKED_APPS.with(|t| std::mem::take(&mut *t.borrow_mut())) {
+            let url = format!(
+                "http://{}/ws/v1/cluster/apps/{app}/state?user.name=yarn-am-test",
+                self.rm_web.trim_start_matches("http://")
+            );
+            let killed = Command::new("curl")
+                .args(["-sf", "-m", "10", "-X", "PUT", "-H"])
+                .arg("Content-Type: application/json")
+                .args(["-d", r#"{"state":"KILLED"}"#, &url])
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false);
+            eprintln!(
+                "test failed: killing {app}: {}",
+                if killed { "asked" } else { "failed" }
+            );
         }
     }
 }
