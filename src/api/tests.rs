@@ -84,6 +84,10 @@ impl Running {
     async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
         self.get(path).send().await.unwrap().json().await.unwrap()
     }
+    /// GETs `path` (with the secret) and returns the body as text.
+    async fn get_text(&self, path: &str) -> String {
+        self.get(path).send().await.unwrap().text().await.unwrap()
+    }
     fn post(&self, path: &str, body: &str) -> reqwest::RequestBuilder {
         self.http
             .post(format!("{}{path}", self.base))
@@ -200,14 +204,7 @@ async fn executors_state_and_loss_reason_reflect_the_published_snapshot() {
     let state: StateView = r.get_json("/v1/state").await;
     assert_eq!(state.demand.target_executors, 9);
     assert_eq!(state.pending.any_host, 3);
-    let metrics = r
-        .get("/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = r.get_text("/metrics").await;
     assert!(metrics.contains("yarn_am_target_executors 9"), "{metrics}");
     assert!(
         metrics.contains("yarn_am_pending_requests{placement=\"any\"} 3"),
@@ -390,15 +387,7 @@ async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
                    "exit_code": 0}]
     }));
     r.handle_state.send(Arc::new(next)).unwrap();
-    let html = r
-        .http
-        .get(format!("{}/", r.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = r.get_text("/").await;
     assert!(html.contains("<h2>Job &lt;job&gt;</h2>"), "{html}");
     assert!(
         html.contains("failed: 1/2 tasks succeeded in 2.5 s"),

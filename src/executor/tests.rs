@@ -243,17 +243,7 @@ async fn shutdown_from_the_am_kills_the_tasks_whole_process_group() {
     let grandchild = read_pid(&pid_file).await;
     assert!(alive(grandchild));
     seen.store(true, std::sync::atomic::Ordering::SeqCst);
-    let exit = tokio::time::timeout(Duration::from_secs(10), run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    assert_eq!(exit, Exit::Done);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        !alive(grandchild),
-        "task process {grandchild} outlived the executor"
-    );
+    exits_and_kills(run, Duration::from_secs(10), Exit::Done, grandchild).await;
     // A stopped task's result is not reported as a failure.
     assert!(am
         .polls
@@ -289,17 +279,7 @@ async fn sigterm_kills_running_tasks_and_exits_as_terminated() {
     let grandchild = read_pid(&pid_file).await;
     assert!(alive(grandchild));
     term.send(()).unwrap();
-    let exit = tokio::time::timeout(Duration::from_secs(5), run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    assert_eq!(exit, Exit::Terminated);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        !alive(grandchild),
-        "task process {grandchild} outlived SIGTERM"
-    );
+    exits_and_kills(run, Duration::from_secs(5), Exit::Terminated, grandchild).await;
 }
 
 #[tokio::test]
@@ -376,4 +356,25 @@ fn process_group_refuses_ids_that_would_signal_someone_else() {
     assert!(ProcessGroup::of(Some(0)).is_none());
     assert!(ProcessGroup::of(Some(1)).is_none());
     assert!(ProcessGroup::of(Some(u32::MAX)).is_none());
+}
+
+/// Waits (at most `limit`) for the executor to end with `expected`, then checks that the
+/// task's grandchild did not outlive it.
+async fn exits_and_kills(
+    run: tokio::task::JoinHandle<anyhow::Result<Exit>>,
+    limit: Duration,
+    expected: Exit,
+    grandchild: i32,
+) {
+    let exit = tokio::time::timeout(limit, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(exit, expected);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !alive(grandchild),
+        "task process {grandchild} outlived the executor ({expected:?})"
+    );
 }
