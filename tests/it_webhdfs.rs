@@ -296,7 +296,7 @@ async fn a_refused_submission_removes_what_it_staged() {
         c,
         &["--name", "it-webhdfs-refused", "--am-memory", "100000"],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let app = stderr
         .split_whitespace()
@@ -329,7 +329,7 @@ fn an_unreachable_webhdfs_address_fails_fast_and_names_it() {
     // Nothing listens on port 9 of 127.0.0.1: refused at once.
     let (out, took) = submit_without_cluster("http://127.0.0.1:9", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(took < Duration::from_secs(20), "took {took:?}");
     assert!(stderr.contains("http://127.0.0.1:9"), "{}", text(&out));
     assert!(stderr.contains("WebHDFS"), "{}", text(&out));
@@ -353,7 +353,7 @@ fn a_silent_webhdfs_server_times_out_with_a_message() {
     let url = format!("http://127.0.0.1:{port}");
     let (out, took) = submit_without_cluster(&url, &["--webhdfs-timeout", "2"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         took >= Duration::from_secs(2) && took < Duration::from_secs(15),
         "took {took:?}: {}",
@@ -370,7 +370,7 @@ fn a_relative_hdfs_staging_root_is_refused() {
     // Refused before any request (nothing listens at the address anyway).
     let (out, _) = submit_without_cluster("http://127.0.0.1:9", &["--staging-dir", "rel/dir"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(stderr.contains("absolute HDFS path"), "{}", text(&out));
 }
 
