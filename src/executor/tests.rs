@@ -165,11 +165,7 @@ async fn a_missing_command_is_reported_as_127_with_bash_message_in_the_task_stde
     .await;
     let dir = log_dir("missing");
     let cfg = config(&am.url, &am.secret, &dir);
-    let exit = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(exit, Exit::Done);
+    run_until_done(cfg).await;
     let polls = am.polls.lock().unwrap();
     let done: Vec<&TaskResult> = polls.iter().flat_map(|p| &p.finished).collect();
     assert_eq!(done.len(), 2, "{done:?}");
@@ -201,10 +197,7 @@ async fn a_command_that_does_not_exist_exits_127_and_says_so_in_its_stderr_file(
     .await;
     let dir = log_dir("notfound");
     let cfg = config(&am.url, &am.secret, &dir);
-    tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
-        .await
-        .unwrap()
-        .unwrap();
+    run_until_done(cfg).await;
     let polls = am.polls.lock().unwrap();
     let r = &polls.last().unwrap().finished[0];
     assert_eq!((r.task_id.as_str(), r.attempt, r.exit_code), ("t1", 0, 127));
@@ -301,10 +294,7 @@ async fn leftover_background_processes_of_a_finished_task_are_killed() {
     }))
     .await;
     let cfg = config(&am.url, &am.secret, &dir);
-    tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
-        .await
-        .unwrap()
-        .unwrap();
+    run_until_done(cfg).await;
     let bg = read_pid(&pid_file).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
@@ -337,10 +327,7 @@ async fn an_assignment_sent_twice_runs_once() {
     }))
     .await;
     let cfg = config(&am.url, &am.secret, &dir);
-    tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
-        .await
-        .unwrap()
-        .unwrap();
+    run_until_done(cfg).await;
     assert_eq!(std::fs::read_to_string(&count).unwrap(), "x\n");
 }
 
@@ -377,4 +364,13 @@ async fn exits_and_kills(
         !alive(grandchild),
         "task process {grandchild} outlived the executor ({expected:?})"
     );
+}
+
+/// Runs the executor until the AM tells it to stop (at most 10 s) and checks it ended so.
+async fn run_until_done(cfg: Config) {
+    let exit = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
+        .await
+        .expect("the executor ends within 10 s")
+        .unwrap();
+    assert_eq!(exit, Exit::Done);
 }
