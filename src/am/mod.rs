@@ -208,7 +208,16 @@ async fn run_am() -> anyhow::Result<Outcome> {
         handle.state.send_replace(Arc::new(view(&hb, job.as_ref())));
         tokio::select! {
             _ = tokio::time::sleep_until(next) => {
-                if let Err(stop) = hb.round().await {
+                // A round can wait on the RM for up to its call timeout; the NodeManager's
+                // SIGKILL follows SIGTERM within 250 ms, so SIGTERM must not wait for it.
+                let round = tokio::select! {
+                    r = hb.round() => r,
+                    _ = sigterm.recv() => {
+                        warn!("SIGTERM during a heartbeat: abandoning it, unregistering as KILLED");
+                        break (Outcome::Killed, "the ApplicationMaster received SIGTERM".to_string());
+                    }
+                };
+                if let Err(stop) = round {
                     // The RM will not take an unregistration from us either.
                     let _ = stop_api.send(());
                     let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
