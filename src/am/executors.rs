@@ -75,9 +75,16 @@ impl Registry {
     }
 
     pub fn is_live(&self, id: u64) -> bool {
+        self.live_host(id).is_some()
+    }
+
+    /// The host YARN placed a live executor on: what the driver should believe, rather than
+    /// the host the executor process says it is on.
+    pub fn live_host(&self, id: u64) -> Option<&str> {
         self.executors
             .get(&id)
-            .is_some_and(|e| e.state != ExecutorState::Exited)
+            .filter(|e| e.state != ExecutorState::Exited)
+            .map(|e| e.host.as_str())
     }
 
     pub fn running(&mut self, container: &str) {
@@ -166,6 +173,8 @@ mod tests {
         r.launching(2, "c2", "nm3", "/rack2", MatchLevel::Any);
         r.running("c1");
         r.running("c2");
+        assert_eq!(r.live_host(2), Some("nm3"));
+        assert_eq!(r.live_host(9), None);
         r.released("c1", "killed by the driver");
         r.completed("c1", -105, "Container killed by the ApplicationMaster.");
         r.completed("c2", 1, "Exception from container-launch");
@@ -177,6 +186,7 @@ mod tests {
         assert_eq!(v[1].locality, Locality::Any);
         assert_eq!(r.counts_against_app(), 1);
         assert!(!r.is_live(2));
+        assert_eq!(r.live_host(2), None);
         let names: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
             .map(|e| e.name())
             .collect();

@@ -70,8 +70,12 @@ impl JobRun {
     /// One executor poll: registration on the first, then its results; answers with work.
     pub fn poll(&mut self, req: PollRequest, hb: &mut Heartbeat) -> PollReply {
         let id = req.executor_id.clone();
-        let known_to_am = id.parse::<u64>().is_ok_and(|n| hb.registry.is_live(n));
-        if !known_to_am {
+        let Some(host) = id
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| hb.registry.live_host(n))
+            .map(str::to_string)
+        else {
             // Not an executor of this attempt (or already gone): it has nothing to do here.
             // Its results are not taken: the driver re-ran its tasks when it was lost.
             warn!(executor = %id, host = %req.host, results = req.finished.len(),
@@ -83,14 +87,18 @@ impl JobRun {
                     "executor {id:?} is not a live executor of this ApplicationMaster"
                 )),
             };
+        };
+        if host != req.host {
+            warn!(executor = %id, reported = %req.host, %host,
+                  "executor reports another host than its container's; using the container's");
         }
         if self.registered.insert(id.clone()) {
-            let rack = hb.topology.rack_of(&req.host).to_string();
-            info!(executor = %id, host = %req.host, %rack, "executor registered");
+            let rack = hb.topology.rack_of(&host).to_string();
+            info!(executor = %id, %host, %rack, "executor registered");
             self.event(
                 DriverEvent::ExecutorAdded {
                     id: id.clone(),
-                    host: req.host.clone(),
+                    host: host.clone(),
                     rack,
                     cores: self.cores,
                 },
