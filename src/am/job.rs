@@ -13,6 +13,7 @@ use tracing::{info, warn};
 use yarn_am::driver::report::JobSummary;
 use yarn_am::driver::{Driver, DriverAction, DriverEvent};
 
+use super::deliveries::Deliveries;
 use super::heartbeat::Heartbeat;
 use crate::api::model::{self, PollReply, PollRequest, TaskAssignment};
 
@@ -28,6 +29,8 @@ pub struct JobRun {
     registered: HashSet<String>,
     /// Executors told to go: idle, or the job is over.
     retiring: HashSet<String>,
+    /// Assignments sent, to find the ones lost on the way.
+    deliveries: Deliveries,
     finished: Option<JobSummary>,
 }
 
@@ -48,6 +51,7 @@ impl JobRun {
             outbox: HashMap::new(),
             registered: HashSet::new(),
             retiring: HashSet::new(),
+            deliveries: Deliveries::default(),
             finished: None,
         }
     }
@@ -105,6 +109,12 @@ impl JobRun {
                 hb,
             );
         }
+        let resend = self
+            .deliveries
+            .lost_on_the_way(&id, &req.running, &req.finished);
+        if !resend.is_empty() {
+            warn!(executor = %id, tasks = resend.len(), "assignments never reached the executor; sending them again");
+        }
         for r in req.finished {
             self.event(
                 DriverEvent::TaskFinished {
@@ -118,8 +128,14 @@ impl JobRun {
             );
         }
         let shutdown = self.retiring.contains(&id) || self.finished.is_some();
+        let mut tasks = resend;
+        tasks.extend(self.outbox.remove(&id).unwrap_or_default());
+        if shutdown {
+            tasks.clear();
+        }
+        self.deliveries.sent(&id, &tasks);
         PollReply {
-            tasks: self.outbox.remove(&id).unwrap_or_default(),
+            tasks,
             shutdown,
             reason: shutdown.then(|| {
                 if self.finished.is_some() {
@@ -140,6 +156,7 @@ impl JobRun {
         }
         warn!(executor = %executor_id, tasks = reply.tasks.len(),
               "poll reply not delivered; its tasks go out with the next poll");
+        self.deliveries.returned(executor_id, &reply.tasks);
         let queue = self.outbox.entry(executor_id.to_string()).or_default();
         let later = std::mem::replace(queue, reply.tasks);
         queue.extend(later);
@@ -156,6 +173,7 @@ impl JobRun {
         for id in lost {
             self.registered.remove(&id);
             self.outbox.remove(&id);
+            self.deliveries.forget(&id);
             let reason = hb
                 .registry
                 .views()

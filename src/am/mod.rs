@@ -6,6 +6,7 @@
 //! command, a launch report or a signal, and handles each in turn. The HTTP server and the
 //! launches run as tasks that only talk to the loop through channels.
 
+mod deliveries;
 mod env;
 mod executors;
 mod heartbeat;

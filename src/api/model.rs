@@ -156,6 +156,18 @@ pub struct PollRequest {
     pub free_cpus: u32,
     #[serde(default)]
     pub finished: Vec<TaskResult>,
+    /// Attempts this executor has received and not yet reported finished. Lets the AM see
+    /// an assignment that never arrived (a reply lost on the way) and send it again.
+    #[serde(default)]
+    pub running: Vec<TaskRef>,
+}
+
+/// One attempt of one task.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskRef {
+    pub task_id: String,
+    pub attempt: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -34,7 +34,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
-use crate::api::model::{PollReply, PollRequest, TaskAssignment, TaskResult};
+use crate::api::model::{PollReply, PollRequest, TaskAssignment, TaskRef, TaskResult};
 
 /// How long the executor keeps trying to reach an AM that does not answer. Longer than one
 /// blocking RM call of the AM's loop (20 s connect + 60 s call), during which polls wait.
@@ -141,6 +141,9 @@ async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyho
     let mut finished: Vec<TaskResult> = Vec::new();
     // Attempts started here: an assignment sent twice runs once.
     let mut started: HashSet<(String, u32)> = HashSet::new();
+    // Attempts started whose result the AM has not received yet: each poll names them, so
+    // the AM can tell an assignment that never arrived from one that runs.
+    let mut active: HashSet<(String, u32)> = HashSet::new();
     let mut last_contact = Instant::now();
     loop {
         while let Some(done) = running.try_join_next() {
@@ -151,6 +154,13 @@ async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyho
             host: cfg.host.clone(),
             free_cpus: cfg.cpus.saturating_sub(busy_cpus),
             finished: finished.clone(),
+            running: active
+                .iter()
+                .map(|(task_id, attempt)| TaskRef {
+                    task_id: task_id.clone(),
+                    attempt: *attempt,
+                })
+                .collect(),
         };
         let reply = tokio::select! {
             _ = &mut terminate => {
@@ -163,7 +173,9 @@ async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyho
         match reply {
             Ok(reply) => {
                 last_contact = Instant::now();
-                finished.clear();
+                for r in finished.drain(..) {
+                    active.remove(&(r.task_id, r.attempt));
+                }
                 if reply.shutdown {
                     info!(
                         reason = reply.reason.as_deref().unwrap_or("work done"),
@@ -178,6 +190,7 @@ async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyho
                         warn!(task = %t.task_id, attempt = t.attempt, "assigned again; already started here");
                         continue;
                     }
+                    active.insert((t.task_id.clone(), t.attempt));
                     busy_cpus += t.cpus;
                     let log_dir = cfg.log_dir.clone();
                     let stopping = stopping.clone();

@@ -374,3 +374,46 @@ async fn run_until_done(cfg: Config) {
         .unwrap();
     assert_eq!(exit, Exit::Done);
 }
+
+#[tokio::test]
+async fn polls_name_the_attempts_it_runs_until_their_results_are_delivered() {
+    let dir = log_dir("running");
+    let (mut n, mut results) = (0, 0);
+    let am = am(Box::new(move |req| {
+        n += 1;
+        results += req.finished.len();
+        match n {
+            1 => PollReply {
+                tasks: vec![task("slow", "sleep 1")],
+                ..Default::default()
+            },
+            // One more poll after the result went out, then stop.
+            _ if results > 0 && req.finished.is_empty() => shutdown(),
+            _ => PollReply::default(),
+        }
+    }))
+    .await;
+    let mut cfg = config(&am.url, &am.secret, &dir);
+    cfg.idle_poll = Duration::from_millis(100);
+    run_until_done(cfg).await;
+    let polls = am.polls.lock().unwrap();
+    let slow = api::model::TaskRef {
+        task_id: "slow".into(),
+        attempt: 0,
+    };
+    let reported = polls
+        .iter()
+        .position(|p| p.finished.iter().any(|r| r.task_id == "slow"))
+        .expect("the result was reported");
+    assert!(
+        polls[1..reported]
+            .iter()
+            .any(|p| p.running == [slow.clone()]),
+        "no poll named the running attempt: {polls:?}"
+    );
+    assert!(polls[0].running.is_empty(), "{polls:?}");
+    assert!(
+        polls[reported + 1..].iter().all(|p| p.running.is_empty()),
+        "still named after its result was delivered: {polls:?}"
+    );
+}

@@ -1,0 +1,132 @@
+//! Which task assignments reached their executor.
+//!
+//! The AM hands tasks out in poll replies, and a reply can be lost after the AM sent it (the
+//! executor's HTTP call timed out, the connection broke). Without a check the driver would
+//! think the attempt runs until that executor is lost. So every poll carries the attempts the
+//! executor knows of (`running`) and its results (`finished`); an attempt sent earlier that is
+//! in neither never arrived and goes out again. The executor runs an attempt at most once, so
+//! a resend that crosses a slow reply is harmless.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::api::model::{TaskAssignment, TaskRef, TaskResult};
+
+#[derive(Debug, Default)]
+pub struct Deliveries {
+    /// Per executor: assignments sent and not yet reported finished.
+    sent: HashMap<String, Vec<TaskAssignment>>,
+}
+
+fn key(task_id: &str, attempt: u32) -> (String, u32) {
+    (task_id.to_string(), attempt)
+}
+
+impl Deliveries {
+    /// Assignments handed to `executor` in a reply.
+    pub fn sent(&mut self, executor: &str, tasks: &[TaskAssignment]) {
+        if !tasks.is_empty() {
+            self.sent
+                .entry(executor.to_string())
+                .or_default()
+                .extend(tasks.iter().cloned());
+        }
+    }
+
+    /// A poll from `executor`: forgets the attempts it reports finished and returns those
+    /// sent before that it does not know of, to be sent again.
+    pub fn lost_on_the_way(
+        &mut self,
+        executor: &str,
+        running: &[TaskRef],
+        finished: &[TaskResult],
+    ) -> Vec<TaskAssignment> {
+        let Some(sent) = self.sent.get_mut(executor) else {
+            return Vec::new();
+        };
+        let done: HashSet<(String, u32)> = finished
+            .iter()
+            .map(|r| key(&r.task_id, r.attempt))
+            .collect();
+        let known: HashSet<(String, u32)> =
+            running.iter().map(|r| key(&r.task_id, r.attempt)).collect();
+        sent.retain(|t| !done.contains(&key(&t.task_id, t.attempt)));
+        sent.iter()
+            .filter(|t| !known.contains(&key(&t.task_id, t.attempt)))
+            .cloned()
+            .collect()
+    }
+
+    /// A reply that the AM knows did not reach `executor`: its tasks are back in the outbox,
+    /// so they are no longer "sent".
+    pub fn returned(&mut self, executor: &str, tasks: &[TaskAssignment]) {
+        if let Some(sent) = self.sent.get_mut(executor) {
+            sent.retain(|s| !tasks.contains(s));
+        }
+    }
+
+    /// The executor is gone: the driver re-queues its attempts itself.
+    pub fn forget(&mut self, executor: &str) {
+        self.sent.remove(executor);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str) -> TaskAssignment {
+        TaskAssignment {
+            task_id: id.into(),
+            attempt: 0,
+            command: "true".into(),
+            cpus: 1,
+        }
+    }
+
+    fn r(id: &str) -> TaskRef {
+        TaskRef {
+            task_id: id.into(),
+            attempt: 0,
+        }
+    }
+
+    fn done(id: &str) -> TaskResult {
+        TaskResult {
+            task_id: id.into(),
+            attempt: 0,
+            exit_code: 0,
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn an_assignment_the_executor_does_not_know_is_sent_again_until_it_does() {
+        let mut d = Deliveries::default();
+        d.sent("1", &[task("a"), task("b")]);
+        // "a" arrived and runs; "b" was lost with the reply.
+        assert_eq!(d.lost_on_the_way("1", &[r("a")], &[]), vec![task("b")]);
+        // Resent; the executor now knows both: nothing to resend.
+        assert!(d.lost_on_the_way("1", &[r("a"), r("b")], &[]).is_empty());
+        // Finished attempts are forgotten, so they are never resent.
+        assert!(d
+            .lost_on_the_way("1", &[], &[done("a"), done("b")])
+            .is_empty());
+        assert!(d.lost_on_the_way("1", &[], &[]).is_empty());
+        // Another attempt of a task is another assignment.
+        let mut again = task("a");
+        again.attempt = 1;
+        d.sent("1", std::slice::from_ref(&again));
+        assert_eq!(d.lost_on_the_way("1", &[r("a")], &[]), vec![again]);
+    }
+
+    #[test]
+    fn returned_and_forgotten_assignments_are_not_resent() {
+        let mut d = Deliveries::default();
+        d.sent("1", &[task("a"), task("b")]);
+        d.returned("1", &[task("a")]);
+        assert_eq!(d.lost_on_the_way("1", &[], &[]), vec![task("b")]);
+        d.forget("1");
+        assert!(d.lost_on_the_way("1", &[], &[]).is_empty());
+        assert!(d.lost_on_the_way("unknown", &[r("x")], &[]).is_empty());
+    }
+}
