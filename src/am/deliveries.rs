@@ -56,14 +56,6 @@ impl Deliveries {
             .collect()
     }
 
-    /// A reply that the AM knows did not reach `executor`: its tasks are back in the outbox,
-    /// so they are no longer "sent".
-    pub fn returned(&mut self, executor: &str, tasks: &[TaskAssignment]) {
-        if let Some(sent) = self.sent.get_mut(executor) {
-            sent.retain(|s| !tasks.contains(s));
-        }
-    }
-
     /// The executor is gone: the driver re-queues its attempts itself.
     pub fn forget(&mut self, executor: &str) {
         self.sent.remove(executor);
@@ -120,11 +112,10 @@ mod tests {
     }
 
     #[test]
-    fn returned_and_forgotten_assignments_are_not_resent() {
+    fn forgotten_assignments_are_not_resent() {
         let mut d = Deliveries::default();
         d.sent("1", &[task("a"), task("b")]);
-        d.returned("1", &[task("a")]);
-        assert_eq!(d.lost_on_the_way("1", &[], &[]), vec![task("b")]);
+        assert_eq!(d.lost_on_the_way("1", &[], &[]), vec![task("a"), task("b")]);
         d.forget("1");
         assert!(d.lost_on_the_way("1", &[], &[]).is_empty());
         assert!(d.lost_on_the_way("unknown", &[r("x")], &[]).is_empty());

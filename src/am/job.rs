@@ -128,12 +128,11 @@ impl JobRun {
             );
         }
         let shutdown = self.retiring.contains(&id) || self.finished.is_some();
-        let mut tasks = resend;
-        tasks.extend(self.outbox.remove(&id).unwrap_or_default());
-        if shutdown {
-            tasks.clear();
-        }
-        self.deliveries.sent(&id, &tasks);
+        let tasks = if shutdown {
+            Vec::new()
+        } else {
+            self.hand_out(&id, resend)
+        };
         PollReply {
             tasks,
             shutdown,
@@ -147,19 +146,13 @@ impl JobRun {
         }
     }
 
-    /// A poll reply that never reached its executor (the HTTP side gave up waiting): its
-    /// tasks go back to the outbox for the next poll, else the driver would wait forever
-    /// for attempts the executor never heard of.
-    pub fn unsent(&mut self, executor_id: &str, reply: PollReply) {
-        if reply.tasks.is_empty() || !self.registered.contains(executor_id) {
-            return;
-        }
-        warn!(executor = %executor_id, tasks = reply.tasks.len(),
-              "poll reply not delivered; its tasks go out with the next poll");
-        self.deliveries.returned(executor_id, &reply.tasks);
-        let queue = self.outbox.entry(executor_id.to_string()).or_default();
-        let later = std::mem::replace(queue, reply.tasks);
-        queue.extend(later);
+    /// The tasks for one poll reply: those lost on the way first (they have waited longest),
+    /// then the new ones; all recorded as sent.
+    fn hand_out(&mut self, executor_id: &str, resend: Vec<TaskAssignment>) -> Vec<TaskAssignment> {
+        let mut tasks = resend;
+        tasks.extend(self.outbox.remove(executor_id).unwrap_or_default());
+        self.deliveries.sent(executor_id, &tasks);
+        tasks
     }
 
     /// Tells the driver about executors whose containers ended.
@@ -264,28 +257,23 @@ mod tests {
     }
 
     #[test]
-    fn an_undelivered_reply_puts_its_tasks_first_in_the_outbox() {
+    fn a_reply_lost_on_the_way_goes_out_again_before_new_tasks() {
         let mut j = run();
         j.registered.insert("1".into());
+        j.outbox.insert("1".into(), vec![assignment("a")]);
+        assert_eq!(j.hand_out("1", Vec::new()), vec![assignment("a")]);
+        // That reply never arrived: the next poll names no attempt.
         j.outbox.insert("1".into(), vec![assignment("b")]);
-        j.unsent(
-            "1",
-            PollReply {
-                tasks: vec![assignment("a")],
-                ..Default::default()
-            },
-        );
-        let ids: Vec<&str> = j.outbox["1"].iter().map(|t| t.task_id.as_str()).collect();
+        let resend = j.deliveries.lost_on_the_way("1", &[], &[]);
+        let ids: Vec<String> = j
+            .hand_out("1", resend)
+            .into_iter()
+            .map(|t| t.task_id)
+            .collect();
         assert_eq!(ids, ["a", "b"]);
-        // An executor the driver no longer knows gets nothing queued (its tasks were
+        // An executor the driver no longer knows gets nothing resent (its tasks were
         // re-queued in the driver when it was lost).
-        j.unsent(
-            "2",
-            PollReply {
-                tasks: vec![assignment("a")],
-                ..Default::default()
-            },
-        );
-        assert!(!j.outbox.contains_key("2"));
+        j.deliveries.forget("1");
+        assert!(j.deliveries.lost_on_the_way("1", &[], &[]).is_empty());
     }
 }

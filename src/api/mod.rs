@@ -209,9 +209,9 @@ async fn ask<R: serde::Serialize>(
     let answer = match tokio::time::timeout(ASK_TIMEOUT, &mut rx).await {
         Ok(r) => r.ok(),
         Err(_) => {
-            // Closing first makes the loop's late `send` fail, so it knows the reply was
-            // not delivered (a poll's tasks go back to its outbox); a reply that got in
-            // before the close is still delivered.
+            // Closing first makes the loop's late `send` fail rather than vanish unseen; a
+            // reply that got in before the close is still delivered. (A poll reply lost
+            // here is found on the executor's next poll: see `am::deliveries`.)
             rx.close();
             rx.try_recv().ok()
         }
