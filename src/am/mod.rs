@@ -195,7 +195,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         }),
     }
 
-    let (stop_api, api_stopped) = tokio::sync::oneshot::channel::<()>();
+    let (stop_server, api_stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(api::serve(listener, shared, async {
         let _ = api_stopped.await;
     }));
@@ -220,8 +220,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
                 };
                 if let Err(stop) = round {
                     // The RM will not take an unregistration from us either.
-                    let _ = stop_api.send(());
-                    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+                    stop_api(stop_server, server).await;
                     match stop {
                         Stop::Rm(why) => bail!("the ResourceManager stopped accepting this AM: {why}"),
                         Stop::Lost(why) => bail!("lost the ResourceManager at {scheduler}: {why}"),
@@ -290,37 +289,34 @@ async fn run_am() -> anyhow::Result<Outcome> {
     info!(?outcome, %diagnostics, "finishing");
     // A failure with attempts left is not unregistered: YARN then counts the attempt as
     // failed and starts another (as Spark's AM does); unregistering FAILED would end the app.
-    if !unregisters(outcome, env.is_last_attempt()) {
+    if unregisters(outcome, env.is_last_attempt()) {
+        // The staging folder goes first: after SIGTERM (a kill through the RM) the
+        // NodeManager sends SIGKILL soon after (yarn.nodemanager.sleep-delay-before-sigkill.ms,
+        // 250 ms by default), before a slow unregistration would let us reach a later step.
+        if let Some(staging) = &spec.staging {
+            staging.remove().await;
+        }
+        let status = match outcome {
+            Outcome::Succeeded => FinalStatus::Succeeded,
+            Outcome::Failed => FinalStatus::Failed,
+            Outcome::Killed => FinalStatus::Killed,
+        };
+        if let Err(e) = hb
+            .amrm
+            .finish(
+                status,
+                &diagnostics,
+                &format!("{url}/"),
+                Duration::from_secs(20),
+            )
+            .await
+        {
+            warn!(%e, "unregistering failed (was the app killed through the RM?)");
+        }
+    } else {
         warn!(%diagnostics, "failed; leaving the app registered so that YARN starts another attempt");
-        let _ = stop_api.send(());
-        let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
-        return Ok(outcome);
     }
-    // The staging folder goes first: after SIGTERM (a kill through the RM) the NodeManager
-    // sends SIGKILL soon after (yarn.nodemanager.sleep-delay-before-sigkill.ms, 250 ms by
-    // default), before a slow unregistration would let us reach a later step.
-    if let Some(staging) = &spec.staging {
-        staging.remove().await;
-    }
-    let status = match outcome {
-        Outcome::Succeeded => FinalStatus::Succeeded,
-        Outcome::Failed => FinalStatus::Failed,
-        Outcome::Killed => FinalStatus::Killed,
-    };
-    if let Err(e) = hb
-        .amrm
-        .finish(
-            status,
-            &diagnostics,
-            &format!("{url}/"),
-            Duration::from_secs(20),
-        )
-        .await
-    {
-        warn!(%e, "unregistering failed (was the app killed through the RM?)");
-    }
-    let _ = stop_api.send(());
-    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+    stop_api(stop_server, server).await;
     Ok(outcome)
 }
 
@@ -329,6 +325,13 @@ async fn run_am() -> anyhow::Result<Outcome> {
 /// earlier failures are retried with the staged files still in place.
 fn unregisters(outcome: Outcome, last_attempt: bool) -> bool {
     outcome != Outcome::Failed || last_attempt
+}
+
+/// Stops the driver API (open event streams end with it), waiting at most 5 s: the AM must
+/// still exit, and unregister if it has not, before the NodeManager's SIGKILL.
+async fn stop_api<T>(stop: tokio::sync::oneshot::Sender<()>, server: tokio::task::JoinHandle<T>) {
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
 }
 
 fn view(hb: &Heartbeat, job: Option<&job::JobRun>) -> api::model::StateView {
