@@ -260,11 +260,8 @@ async fn stage_and_submit(
 /// The job summary the AM puts on the diagnostics' second line, for people: tasks by
 /// locality level and the executor count over time.
 fn print_job_summary(diagnostics: &str) {
-    let Some((json, summary)) = diagnostics.lines().find_map(|l| {
-        serde_json::from_str::<yarn_am::driver::report::JobSummary>(l.trim())
-            .ok()
-            .map(|s| (l.trim(), s))
-    }) else {
+    let Some((json, summary)) = yarn_am::driver::report::JobSummary::from_diagnostics(diagnostics)
+    else {
         println!("(no job summary in the diagnostics)");
         return;
     };

@@ -39,10 +39,6 @@ fn submit_webhdfs(c: &cluster::Cluster, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn app_id_of(out: &Output) -> String {
-    am::submitted_app(out)
-}
-
 /// The staging folder `submit` printed, checked against the documented default.
 fn staging_of(out: &Output, app: &str) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -114,7 +110,7 @@ async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_fold
         ],
     );
     assert!(out.status.success(), "submit failed: {}", text(&out));
-    let app = app_id_of(&out);
+    let app = am::submitted_app(&out);
     let dir = staging_of(&out, &app);
     eprintln!("{app}: staged and submitted in {:?}", started.elapsed());
 
@@ -210,7 +206,7 @@ async fn killing_the_app_removes_the_hdfs_staging_folder() {
         ],
     );
     assert!(out.status.success(), "submit failed: {}", text(&out));
-    let app = app_id_of(&out);
+    let app = am::submitted_app(&out);
     let dir = staging_of(&out, &app);
     let d = Driver::find(c, &app).await;
     d.wait_running(1, Duration::from_secs(90)).await;
@@ -275,7 +271,7 @@ async fn submit_wait_removes_the_folder_when_no_am_ever_ran() {
             "60",
         ],
     );
-    let app = app_id_of(&out);
+    let app = am::submitted_app(&out);
     let dir = staging_of(&out, &app);
     let r = rest(c).app(&app).await.unwrap();
     assert_eq!(r.state, "FAILED", "{}", text(&out));
@@ -393,7 +389,7 @@ async fn an_am_that_fails_on_its_last_attempt_removes_the_folder() {
         ],
     );
     assert!(out.status.success(), "submit failed: {}", text(&out));
-    let app = app_id_of(&out);
+    let app = am::submitted_app(&out);
     let dir = staging_of(&out, &app);
     let r = rest(c)
         .wait_final(&app, Duration::from_secs(90))

@@ -68,6 +68,17 @@ pub struct JobSummary {
     pub tasks: Vec<TaskRecord>,
 }
 
+impl JobSummary {
+    /// The summary in an application's final diagnostics, where the AM puts it as one JSON
+    /// line after a line for people; with that line, for printing as it came.
+    pub fn from_diagnostics(diagnostics: &str) -> Option<(&str, JobSummary)> {
+        diagnostics
+            .lines()
+            .map(str::trim)
+            .find_map(|l| serde_json::from_str(l).ok().map(|s| (l, s)))
+    }
+}
+
 /// Collects records and samples as the job runs.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
@@ -131,6 +142,16 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_is_found_on_its_own_line_of_the_diagnostics() {
+        let summary = Report::new(0).summary("j", None, 0, 5);
+        let json = serde_json::to_string(&summary).unwrap();
+        let diagnostics = format!("job j succeeded: 0/0 tasks\n{json}\n");
+        let (line, found) = JobSummary::from_diagnostics(&diagnostics).unwrap();
+        assert_eq!((line, found), (json.as_str(), summary));
+        assert!(JobSummary::from_diagnostics("AM container exited with 1\n{}").is_none());
+    }
 
     fn rec(id: &str, locality: Locality, exit_code: i32) -> TaskRecord {
         TaskRecord {

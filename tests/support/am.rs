@@ -233,10 +233,9 @@ pub fn submit_job(c: &Cluster, name: &str, job: &serde_json::Value) -> String {
 
 /// The job summary the AM leaves in the app's diagnostics (second line, JSON).
 pub fn summary_of(diagnostics: &str) -> yarn_am::driver::report::JobSummary {
-    diagnostics
-        .lines()
-        .find_map(|l| serde_json::from_str(l.trim()).ok())
+    yarn_am::driver::report::JobSummary::from_diagnostics(diagnostics)
         .unwrap_or_else(|| panic!("no job summary in diagnostics: {diagnostics}"))
+        .1
 }
 
 /// The full job report (every task) the AM writes into its log dir.
