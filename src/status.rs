@@ -35,12 +35,14 @@ pub fn print_report(r: &AppReport) {
     if let Some(l) = &r.am_container_logs {
         println!("AM logs:     {l}");
     }
-    // A job's diagnostics end with its summary as one JSON line: that is for programs
-    // (`submit --wait --job` prints it labelled), so people get the lines before it.
+    // A job's diagnostics carry its summary as one JSON line: that is for programs
+    // (`submit --wait --job` prints it labelled), so people get the other lines.
+    let summary =
+        yarn_am::driver::report::JobSummary::from_diagnostics(&r.diagnostics).map(|(line, _)| line);
     let text: Vec<&str> = r
         .diagnostics
         .lines()
-        .filter(|l| !l.trim_start().starts_with('{'))
+        .filter(|l| Some(l.trim()) != summary)
         .collect();
     let text = text.join("\n");
     if !text.trim().is_empty() {
