@@ -152,44 +152,81 @@ proptest! {
                     }
                     Strategy::Default => {
                         prop_assert!(g.nodes.iter().all(|h| cluster.is_usable(h) && !full(h)), "names a host YARN cannot use");
-                        let placed: HashSet<String> = g.placed.iter().map(|h| topology().rack_of(h).to_string()).collect();
-                        prop_assert!(got.is_superset(&expect) && got.is_superset(&placed), "asks for the racks of every host it was placed on");
+                        let hosts = if g.placed.is_empty() { g.nodes } else { g.placed };
+                        let placed: HashSet<String> = hosts.iter().map(|h| topology().rack_of(h).to_string()).collect();
+                        prop_assert!(got.is_superset(&expect) && got.is_subset(&placed), "asks for the racks of the hosts it names, and only racks it was placed on");
                     }
                 }
             }
         }
     }
 
-    /// The default strategy's plan is Spark's plan, with the hosts YARN cannot use (no
-    /// NodeManager, excluded, full) left out of the node lists only: same cancellations, same
-    /// racks and counts, and the hosts each request is placed on are Spark's node list.
-    /// (Rule 3, stale requests with the target exactly met, is the one place they part.)
+    /// The default strategy's plan is Spark's plan with node names taken out, for a reason:
+    /// same cancellations and counts, and the hosts each request is placed on are Spark's node
+    /// list. A host is left out of a request only when YARN cannot use it (no NodeManager,
+    /// excluded, full), or when the requests naming it already reach its work cap
+    /// (`max(1, ceil(count * target / aware) - running)`); the requests naming a host are the
+    /// widest ones it was placed on. A request asks for the racks of the hosts it names and of
+    /// the hosts it was placed on that YARN cannot use or that are full, and for no other.
+    /// (Rule 3, stale requests with the target exactly met, is the one place the plans part.)
     #[test]
-    fn default_is_spark_minus_what_yarn_cannot_use(s in arb_snapshot(), cluster in arb_cluster()) {
+    fn default_is_spark_minus_what_yarn_cannot_use_or_keep_busy(s in arb_snapshot(), cluster in arb_cluster()) {
         let spark = update_requests(&s, Strategy::Spark, &topology(), &Cluster::default());
         let ours = update_requests(&s, Strategy::Default, &topology(), &cluster);
         // With the target met Spark changes nothing; ours may swap stale requests (rule 3).
         prop_assume!(!(s.missing() == 0 && ours != UpdatePlan::default()));
         prop_assert_eq!(&ours.cancel, &spark.cancel);
         prop_assert_eq!(ours.any_host, spark.any_host);
-        let theirs: Vec<(u64, Vec<HostName>, Vec<RackName>)> = spark.local.groups().map(|g| (g.count, g.nodes.to_vec(), g.racks.to_vec())).collect();
+        let theirs: Vec<(u64, Vec<HostName>)> = spark.local.groups().map(|g| (g.count, g.nodes.to_vec())).collect();
         // Ours may split one of Spark's groups where a capped host drops out; expand to compare.
-        let expand = |v: Vec<(u64, Vec<HostName>, Vec<RackName>)>| -> Vec<(Vec<HostName>, Vec<RackName>)> {
-            v.into_iter().flat_map(|(c, n, r)| (0..c).map(move |_| (n.clone(), r.clone()))).collect()
+        let expand = |v: Vec<(u64, Vec<HostName>)>| -> Vec<Vec<HostName>> {
+            v.into_iter().flat_map(|(c, n)| (0..c).map(move |_| n.clone())).collect()
         };
-        let ours_placed: Vec<(u64, Vec<HostName>, Vec<RackName>)> = ours.local.groups().map(|g| {
+        let ours_placed: Vec<(u64, Vec<HostName>)> = ours.local.groups().map(|g| {
             let hosts = if g.placed.is_empty() { g.nodes } else { g.placed };
-            (g.count, hosts.to_vec(), g.racks.to_vec())
+            (g.count, hosts.to_vec())
         }).collect();
         prop_assert_eq!(expand(ours_placed), expand(theirs));
+        let topo = topology();
+        let cannot = |h: &HostName| !cluster.is_usable(h) || cluster.capacity.get(h).is_some_and(|&c| s.running.get(h).copied().unwrap_or(0) >= c);
+        for g in ours.local.groups() {
+            let hosts = if g.placed.is_empty() { g.nodes } else { g.placed };
+            let want: HashSet<&RackName> = g.nodes.iter().chain(hosts.iter().filter(|h| cannot(h))).map(|h| topo.rack_of(h)).collect();
+            let got: HashSet<&RackName> = g.racks.iter().collect();
+            prop_assert_eq!(got, want, "racks of the named hosts and of the placed hosts YARN cannot use");
+        }
+        // Requests placed on / naming each host, and whether a narrower request names a host
+        // that a wider one placed there left out.
+        let mut placed_on: HashMap<HostName, u64> = HashMap::new();
+        let mut named: HashMap<HostName, u64> = HashMap::new();
+        let mut dropped: HashSet<HostName> = HashSet::new();
         for g in ours.local.groups() {
             let hosts = if g.placed.is_empty() { g.nodes } else { g.placed };
             let kept: Vec<&HostName> = hosts.iter().filter(|h| g.nodes.contains(h)).collect();
             prop_assert_eq!(kept.len(), g.nodes.len(), "names only hosts it placed");
-            for h in hosts.iter().filter(|h| !g.nodes.contains(h)) {
-                let full = cluster.capacity.get(h).is_some_and(|&c| s.running.get(h).copied().unwrap_or(0) >= c);
-                prop_assert!(!cluster.is_usable(h) || full, "left out {} without a reason", h);
+            for h in hosts {
+                *placed_on.entry(h.clone()).or_default() += g.count;
+                if g.nodes.contains(h) {
+                    prop_assert!(!dropped.contains(h), "{} named again after a wider request left it out", h);
+                    *named.entry(h.clone()).or_default() += g.count;
+                } else {
+                    dropped.insert(h.clone());
+                }
             }
+        }
+        let d = &s.demand;
+        for (h, &placed) in &placed_on {
+            let named = named.get(h).copied().unwrap_or(0);
+            let running = s.running.get(h).copied().unwrap_or(0);
+            let full = cluster.capacity.get(h).is_some_and(|&c| running >= c);
+            if !cluster.is_usable(h) || full {
+                prop_assert_eq!(named, 0, "{} cannot take a container but is named", h);
+                continue;
+            }
+            let count = u64::from(d.host_to_local_task_count[h]);
+            let work = (count * u64::from(d.target_executors)).div_ceil(u64::from(d.locality_aware_tasks.max(1)));
+            let cap = work.saturating_sub(u64::from(running)).max(1);
+            prop_assert_eq!(named, placed.min(cap), "{}: placed {}, work cap {}", h, placed, cap);
         }
     }
 
@@ -243,7 +280,7 @@ proptest! {
     fn tracker_never_leaks_or_overshoots(
         steps in prop::collection::vec((0u32..12, prop::collection::vec(0usize..HOSTS, 0..8), any::<bool>()), 1..12),
     ) {
-        let mut alloc = Allocator::new(AllocatorConfig { strategy: Strategy::Default, failure_validity_ms: None });
+        let mut alloc = Allocator::new(AllocatorConfig { strategy: Strategy::Default, ..AllocatorConfig::default() });
         let mut n = 0;
         for (target, hosts, launch) in steps {
             alloc.on_event(0, Event::DemandChanged(Demand { target_executors: target, tasks_per_executor: 1, ..Demand::default() }));

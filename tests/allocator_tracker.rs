@@ -21,7 +21,7 @@ impl Am {
             target,
             AllocatorConfig {
                 strategy: Strategy::Spark,
-                failure_validity_ms: None,
+                ..AllocatorConfig::default()
             },
         )
     }
@@ -308,6 +308,7 @@ fn failures_expire_after_the_validity_window() {
     let config = AllocatorConfig {
         strategy: Strategy::Spark,
         failure_validity_ms: Some(100_000),
+        ..AllocatorConfig::default()
     };
     let mut am = Am::with_config(4, config);
     let (cs, _) = am.grant(&["host1", "host2", "host3", "host4"]);
@@ -388,7 +389,7 @@ fn matched_but_unwanted_containers_are_released_not_leaked() {
 fn node_local_matches_win_over_rack_and_any() {
     let mut alloc = Allocator::new(AllocatorConfig {
         strategy: Strategy::Spark,
-        failure_validity_ms: None,
+        ..AllocatorConfig::default()
     });
     let demand = Demand {
         target_executors: 2,
@@ -447,7 +448,7 @@ fn unusable_nodes_are_no_longer_named() {
     use yarn_am::allocator::tracker::NodeUpdate;
     let mut alloc = Allocator::new(AllocatorConfig {
         strategy: Strategy::Default,
-        failure_validity_ms: None,
+        ..AllocatorConfig::default()
     });
     let demand = |n| Demand {
         target_executors: n,
@@ -485,4 +486,72 @@ fn unusable_nodes_are_no_longer_named() {
         }
     }
     assert_eq!(alloc.pending_requests(), 4);
+}
+
+#[test]
+fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
+    let mut alloc = Allocator::new(AllocatorConfig {
+        strategy: Strategy::Default,
+        ..AllocatorConfig::default()
+    });
+    // 8 tasks, 4 executors: h1's 2 tasks keep ceil(2 x 4 / 8) = 1 executor busy, h2's 6 keep 3.
+    alloc.on_event(
+        0,
+        Event::DemandChanged(Demand {
+            target_executors: 4,
+            tasks_per_executor: 1,
+            locality_aware_tasks: 8,
+            host_to_local_task_count: [(HostName::from("h1"), 2), (HostName::from("h2"), 6)]
+                .into_iter()
+                .collect(),
+        }),
+    );
+    alloc.on_event(0, Event::Heartbeat);
+    let named = |alloc: &Allocator, host: &str| {
+        alloc
+            .pending()
+            .filter(|r| r.nodes.iter().any(|n| &**n == host))
+            .count()
+    };
+    assert_eq!(alloc.pending_requests(), 4);
+    assert_eq!((named(&alloc, "h1"), named(&alloc, "h2")), (1, 3));
+    let before: Vec<_> = alloc.pending().cloned().collect();
+
+    // Within the wait nothing changes.
+    let wait = AllocatorConfig::default().spread_wait_ms;
+    assert!(alloc.on_event(wait - 1, Event::Heartbeat).is_empty());
+
+    // YARN granted nothing in a NodeManager heartbeat: every request now names every host it
+    // was placed on. Requests already naming all of them are left alone (no churn).
+    let actions = alloc.on_event(wait, Event::Heartbeat);
+    let removed = actions
+        .iter()
+        .filter(|a| matches!(a, Action::RemoveRequest(_)))
+        .count();
+    let added: Vec<(usize, Vec<String>)> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::AddRequests { ids, nodes, .. } => {
+                let mut n: Vec<String> = nodes.iter().map(|h| h.to_string()).collect();
+                n.sort();
+                Some((ids.len(), n))
+            }
+            _ => None,
+        })
+        .collect();
+    let widened = before
+        .iter()
+        .filter(|r| r.placed_hosts().len() > r.nodes.len())
+        .count();
+    assert!(widened > 0, "some request was kept off a host: {before:?}");
+    assert_eq!(removed, widened);
+    assert_eq!(added.iter().map(|(n, _)| n).sum::<usize>(), widened);
+    assert_eq!(alloc.pending_requests(), 4, "asked again, not more");
+    assert_eq!(
+        (named(&alloc, "h1"), named(&alloc, "h2")),
+        (2, 4),
+        "as Spark: {added:?}"
+    );
+    // Once as wide as they can be, they stay.
+    assert!(alloc.on_event(3 * wait, Event::Heartbeat).is_empty());
 }

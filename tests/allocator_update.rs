@@ -36,21 +36,26 @@ fn groups(plan: &UpdatePlan) -> Vec<(u64, Vec<String>, Vec<String>)> {
 }
 
 /// `(count, sorted hosts the requests were placed on)`: for the default strategy, Spark's node
-/// lists (hosts left out of what YARN sees included).
+/// lists (hosts left out of what YARN sees included). Adjacent groups placed on the same hosts
+/// are merged: the default strategy splits one of Spark's groups where a host stops being named.
 fn placed(plan: &UpdatePlan) -> Vec<(u64, Vec<String>)> {
-    plan.add_groups()
-        .filter(|g| !g.nodes.is_empty() || !g.racks.is_empty())
-        .map(|g| {
-            let hosts = if g.placed.is_empty() {
-                g.nodes
-            } else {
-                g.placed
-            };
-            let mut n: Vec<String> = hosts.iter().map(|s| s.to_string()).collect();
-            n.sort();
-            (g.count, n)
-        })
-        .collect()
+    let mut out: Vec<(u64, Vec<String>)> = Vec::new();
+    for g in plan
+        .add_groups()
+        .filter(|g| !g.nodes.is_empty() || !g.racks.is_empty() || !g.placed.is_empty())
+    {
+        let hosts = if g.placed.is_empty() {
+            g.nodes
+        } else {
+            g.placed
+        };
+        let n = sorted(hosts.iter());
+        match out.last_mut() {
+            Some((count, last)) if *last == n => *count += g.count,
+            _ => out.push((g.count, n)),
+        }
+    }
+    out
 }
 
 fn nodes(plan: &UpdatePlan) -> Vec<(u64, Vec<String>)> {
@@ -331,9 +336,17 @@ fn default_asks_for_the_rack_of_hosts_without_a_nodemanager() {
         "placed as Spark places them"
     );
     // With a usable host in the mix, that host is named and dn1 only contributes its rack.
+    // nm3's 4 tasks keep ceil(4 x 4 / 8) = 2 of the 4 executors busy (the work cap), so it is
+    // named by 2 requests, and so is its rack; dn1's rack is asked for by all 4, as Spark asks.
     let s = snapshot(4, 1, 8, &[("dn1", 4), ("nm3", 4)], &[], vec![]);
     let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
-    assert_eq!(groups(&ours), vec![(4, v(&["nm3"]), v(&["/r1", "/r2"]))]);
+    assert_eq!(
+        groups(&ours),
+        vec![
+            (2, v(&["nm3"]), v(&["/r1", "/r2"])),
+            (2, vec![], v(&["/r1"]))
+        ]
+    );
     assert_eq!(placed(&ours), nodes(&spark(&s, &topo)));
 }
 
@@ -451,4 +464,33 @@ fn default_keeps_rack_only_requests_while_their_rack_is_wanted() {
     );
     assert_eq!(plan.added(), 1, "and it is swapped for one with locality");
     assert!(plan.add_groups().all(|g| !g.racks.is_empty()));
+}
+
+#[test]
+fn default_names_a_host_only_as_often_as_its_tasks_keep_executors_busy() {
+    // 8 tasks for 4 executors: h1's 2 tasks keep ceil(2 x 4 / 8) = 1 busy, h2's 6 keep 3.
+    // Spark names h1 in 2 requests and h2 in all 4 (YARN may put all 4 on h2 if it heartbeats
+    // first); the default names h1 once and h2 three times, and the one request left names no
+    // location at all, while all 4 stay placed where Spark places them.
+    let s = snapshot(4, 1, 8, &[("h1", 2), ("h2", 6)], &[], vec![]);
+    let topo = Topology::default();
+    let theirs = nodes(&spark(&s, &topo));
+    assert_eq!(theirs, vec![(2, v(&["h1", "h2"])), (2, v(&["h2"]))]);
+    let ours = update_requests(&s, Strategy::Default, &topo, &Cluster::default());
+    assert_eq!(
+        groups(&ours),
+        vec![
+            (1, v(&["h1", "h2"]), v(&["/default-rack"])),
+            // Placed on h1 and h2 (h1 capped out of it) ...
+            (1, v(&["h2"]), v(&["/default-rack"])),
+            // ... and placed on h2 only.
+            (1, v(&["h2"]), v(&["/default-rack"])),
+            (1, vec![], vec![])
+        ]
+    );
+    assert_eq!(placed(&ours), theirs);
+    assert_eq!(
+        ours.any_host, 0,
+        "still locality requests in the bookkeeping"
+    );
 }

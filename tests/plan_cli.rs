@@ -89,7 +89,9 @@ fn any_host_group_has_empty_lists() {
 
 #[test]
 fn default_accepts_cluster_fields() {
-    // dn1 runs no NodeManager; nm1 is full (3 of 3); nm2 has room.
+    // dn1 runs no NodeManager; nm1 is full (3 of 3); nm2 has room, and its 4 tasks keep
+    // ceil(4 x 8 / 12) = 3 executors busy, so 3 of the 5 requests name it (and its rack); all
+    // 5 ask for /r1, the rack of dn1 and nm1, as Spark's would.
     let input = json!({"target_executors": 8, "tasks_per_executor": 1, "locality_aware_tasks": 12,
         "host_to_local_task_count": {"dn1": 4, "nm1": 4, "nm2": 4}, "running": {"nm1": 3}, "starting": 0,
         "pending": [], "racks": {"dn1": "/r1", "nm1": "/r1"}, "nodes": ["nm1", "nm2"], "capacity": {"nm1": 3},
@@ -97,7 +99,8 @@ fn default_accepts_cluster_fields() {
     assert_eq!(
         ok_json(&plan(&[], &input.to_string())),
         json!({"cancel": [], "add": [
-            {"count": 5, "nodes": ["nm2"], "racks": ["/default-rack", "/r1"]}]})
+            {"count": 3, "nodes": ["nm2"], "racks": ["/default-rack", "/r1"]},
+            {"count": 2, "nodes": [], "racks": ["/r1"]}]})
     );
     bad(
         &["--strategy", "spark"],

@@ -10,8 +10,9 @@
 //!
 //! A host may be capped (default strategy): then it is named to YARN by fewer requests than its
 //! ratio, possibly none, while it keeps its place in the requests' bookkeeping. The capped
-//! ratios give the node lists; the plain ratios give a third sorted list, `placed`, whose
-//! prefixes are exactly Spark's node lists.
+//! ratios give the node lists and, with them, the rack lists; the plain ratios give a third
+//! sorted list, `placed`, whose prefixes are exactly Spark's node lists. Requests past every
+//! capped ratio name nothing to YARN but keep their `placed` prefix.
 
 use std::collections::HashMap;
 
@@ -89,20 +90,25 @@ impl Placement {
         // so the results agree bit for bit.
         let ratio = |n: &HostNeed| (n.need as f64 * aware as f64 / largest as f64).ceil() as u64;
 
-        // Request i (from 0) is placed on every host whose ratio exceeds i, and asks for every
-        // rack holding such a host. It names to YARN the hosts whose capped ratio exceeds i.
-        // A cap therefore only removes node names; the placement and the racks stay Spark's.
+        // Request i (from 0) is placed on every host whose ratio exceeds i (Spark's node list),
+        // and names to YARN the hosts whose capped ratio exceeds i. It asks for the racks of
+        // the hosts it names, and for the racks of the hosts it is placed on that YARN cannot
+        // give a container (capped to 0: no NodeManager, excluded, full), so a rack is asked
+        // for as often as its most-named host is named, or as Spark asks for it where only such
+        // hosts need it. Without caps that is exactly Spark's node and rack lists. Requests
+        // past every capped ratio and rack name no location: YARN sees them as "anywhere",
+        // while they stay placed on Spark's hosts (see the module docs of `strategy`).
         let mut placed: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
         let mut nodes: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
         let mut rack_ratio: HashMap<&RackName, u64> = HashMap::new();
         let mut capped = false;
         for n in needs.iter().filter(|n| n.need > 0) {
             let r = ratio(n);
-            let e = rack_ratio.entry(topology.rack_of(&n.host)).or_insert(0);
-            *e = (*e).max(r);
             placed.push((r, &n.host));
             let named = n.cap.map_or(r, |c| r.min(c));
             capped |= named < r;
+            let e = rack_ratio.entry(topology.rack_of(&n.host)).or_insert(0);
+            *e = (*e).max(if named > 0 { named } else { r });
             if named > 0 {
                 nodes.push((named, &n.host));
             }
@@ -119,14 +125,13 @@ impl Placement {
             rack_ratio.into_iter().map(|(r, v)| (v, r)).collect();
         racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
 
-        // Requests with any locality: the widest rack ratio (a rack ratio is never below the
-        // ratios of the hosts on it). The rest of the locality-aware containers can go anywhere.
-        let widest = racks.first().map_or(0, |r| r.0);
+        // Every one of the `aware` requests is placed: the largest need scales to `aware`.
+        let widest = aware;
         let mut placement = Placement {
             hosts: nodes.iter().map(|(_, h)| (*h).clone()).collect(),
             placed: placed.iter().map(|(_, h)| (*h).clone()).collect(),
             racks: racks.iter().map(|(_, r)| (*r).clone()).collect(),
-            any_host: free + (aware - widest),
+            any_host: free,
             groups: Vec::new(),
         };
         // Walk the distinct ratio values from the top; a span ends at the next value down in

@@ -64,6 +64,9 @@ use super::state::{Cluster, Demand, HostName, RackName, Topology};
 use super::strategy::Strategy;
 use super::tracker::{Action, Allocator, AllocatorConfig, CompletedContainer, Event};
 
+/// One round: every node heartbeats once, at YARN's default NodeManager heartbeat interval.
+pub const ROUND_MS: u64 = 1_000;
+
 /// SplitMix64: small, fast, deterministic; good enough to shuffle and sample.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
@@ -292,13 +295,20 @@ pub struct SimResult {
 
 /// Runs `trace` with `strategy`. Deterministic for a given trace.
 pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
+    simulate_with(
+        trace,
+        AllocatorConfig {
+            strategy,
+            ..AllocatorConfig::default()
+        },
+    )
+}
+
+/// [`simulate`] with an allocator configured by hand (e.g. to switch off a rule).
+pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     let cfg = &trace.config;
     let topology = trace.topology();
-    let mut alloc = Allocator::new(AllocatorConfig {
-        strategy,
-        failure_validity_ms: None,
-    })
-    .with_cluster(topology.clone(), trace.cluster());
+    let mut alloc = Allocator::new(config).with_cluster(topology.clone(), trace.cluster());
     let mut rng = Rng::new(cfg.seed ^ 0x5EED);
     let host_index: HashMap<HostName, usize> = trace
         .hosts
@@ -331,7 +341,6 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
         asks_without_nodemanager: 0,
         rounds: 0,
     };
-    let now = 0;
 
     let mut pending: Vec<[u32; 3]> = Vec::new();
     for (k, stage) in trace.stages.iter().enumerate() {
@@ -346,6 +355,7 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
         while pending.len() > threshold && rounds_in_stage < 200 {
             rounds_in_stage += 1;
             out.rounds += 1;
+            let now = out.rounds * ROUND_MS;
             // The driver's whole demand.
             let mut counts: HashMap<HostName, u32> = HashMap::new();
             for t in &pending {
@@ -598,6 +608,7 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
             continue;
         }
         // Stage over: idle executors go away.
+        let now = out.rounds * ROUND_MS;
         for (executor, id) in launched_ids.drain(..) {
             if executors.remove(&id).is_some() {
                 alloc.on_event(now, Event::KillExecutor { executor });

@@ -9,63 +9,77 @@
 //!
 //! # `default` (ours)
 //!
-//! Spark's plan, with the asks YARN cannot honour taken out of what YARN sees. The needs, the
-//! pending shares, the staleness of pending requests, the scaling, the racks and the number
-//! of requests are all Spark's: every host keeps its place in the placement, and each request
-//! records the hosts it was placed on ([`PendingRequest::placed`]) so the next step's
-//! bookkeeping is Spark's too. Only the node list handed to YARN changes (rules 1 and 2), and
-//! stale requests no longer linger when the target is met (rule 3).
+//! Spark's placement, told to YARN so that YARN can act on it. Spark's needs, pending shares,
+//! staleness, scaling and number of requests are kept: every host keeps its place in the
+//! placement, and each request records the hosts it was placed on
+//! ([`PendingRequest::placed`]) so the next step's bookkeeping is Spark's too. What changes is
+//! what YARN is asked (rules 1, 2, 4) and stale requests with the target met (rule 3).
+//!
+//! Why the asks matter: YARN's request table has one count per host, per rack and ANY, and
+//! the CapacityScheduler fills a node that heartbeats with room with as many node-local
+//! containers as that node's count allows. Spark's nested requests name its most-needed host
+//! in every request (count = the number of containers being placed), so the first preferred
+//! nodes that heartbeat take as many executors as they can hold, and the executors end up
+//! packed on a few nodes whose local tasks run out long before the job does. The default asks
+//! for each host only the executors its tasks can keep busy, so the same containers land on
+//! more of the preferred hosts.
 //!
 //! 1. **Hosts YARN cannot use** (a DataNode without a NodeManager, when the cluster's node
 //!    list is known; an excluded or unhealthy node) are never named to YARN. Their racks are
-//!    still asked for: a request placed only on such hosts reaches YARN as a rack-only request.
-//!    Requests made before a node became unusable keep naming it (YARN does not place on an
-//!    excluded node; the request still asks for its racks and ANY), as Spark keeps them.
-//! 2. **Capacity.** A node whose capacity for this app is known and already full of our
-//!    executors is not named in new requests: it can take no container. Its rack is still
-//!    asked for and the number of requests is unchanged.
+//!    still asked for, as often as Spark asks for them. Requests made before a node became
+//!    unusable keep naming it (YARN does not place on an excluded node), as Spark keeps them.
+//! 2. **Capacity and work.** A node whose capacity for this app is known and already full of
+//!    our executors is not named in new requests. Any other host is named by at most
+//!    `max(1, ceil(count(h) x target / aware_tasks) - running(h))` new requests: with the
+//!    target's executors running, the locality-aware tasks last `aware_tasks / (target x
+//!    tasks_per_executor)` waves, so the host's `count(h)` tasks keep that many executors busy
+//!    (`work_cap`). It is named by the widest requests it was placed on. A request asks for
+//!    the racks of the hosts it names (and of the unusable or full hosts it was placed on), so
+//!    a rack is not asked for more often than its most-named host: a rack count Spark's
+//!    size would let YARN put node-local containers on the first nodes of a rack and rack-local
+//!    ones on any of them, which is the packing again. Requests past every cap name no
+//!    location: YARN may place them anywhere, and they stay placed on Spark's hosts.
 //! 3. **Stale requests when the target is exactly met.** Spark only cancels stale requests
 //!    (placed on no host any task wants) when executors are missing; with `missing == 0`
 //!    they linger. We swap them, oldest first, for as many new requests with locality as the
 //!    placement finds for that many containers (any-host requests are left alone: trading
 //!    them would only delay executors). A stale request is kept when nothing local replaces
 //!    it: it still names racks that may serve.
+//! 4. **Spread first, then take what comes.** A request that rule 2 kept off some of its hosts
+//!    and that YARN has not filled after one NodeManager heartbeat interval
+//!    ([`AllocatorConfig::spread_wait_ms`](super::tracker::AllocatorConfig)) is asked again
+//!    naming every host it was placed on that YARN can use and that has room. In a cluster
+//!    with room, every node has been offered by then and the spread has happened; in a busy
+//!    one, few nodes have room, and an executor on any preferred host beats waiting.
 //!
-//! Rule 3 lives in the update step; rules 1 and 2 here (as caps on how many new requests may
-//! name a host, see [`HostNeed::cap`]).
+//! Rule 3 lives in the update step, rule 4 in the tracker (it needs the time), rules 1 and 2
+//! here (as caps on how many new requests may name a host, see [`HostNeed::cap`]) and in the
+//! placement (racks).
 //!
 //! ## What the simulator says about these rules (BENCHMARKS.md has the numbers)
 //!
-//! YARN itself never places more containers on a node than fit, nor any on a host it does not
-//! have, so Spark's asks on such hosts never get it a container, and leaving them out gets the
-//! default strategy none more. They do change one thing YARN looks at: the CapacityScheduler waits for a node- or rack-local offer for
-//! `ANY x min(1, distinct named locations / cluster nodes)` missed offers, and every host named,
-//! real or not, counts. Leaving out hosts without a NodeManager therefore shortens YARN's wait,
-//! and the default strategy gets somewhat less locality than Spark on traces with such hosts
-//! (up to about a point of node-local share at 100 nodes, hundredths of a point at 5,000).
-//! Where every host runs a NodeManager it sends YARN Spark's table apart from rules 2 and 3,
-//! and ties Spark except on a few seeds, either way. No variant that keeps rule 1 closes that gap;
-//! the ones measured (`cargo run --release --example sim_sweep`, 20 seeds of the shifting
-//! trace, unless stated):
+//! Over 20 seeds of each trace family at 100, 1,000 and 5,000 nodes, the default has the
+//! higher node-local share on every family (by 10 to 30 points where nodes hold 4 executors
+//! and the cluster has room; by 0.3 to 0.4 with one slot a node, where there is nothing to
+//! spread) and the higher rack-local share on every family but the busy 100-node trace, where
+//! both measures are a tie (over 100 seeds: node-local 58.80% against 58.77%, rack-local
+//! 99.30% against 99.43%, not significant). On the busy traces it takes 1 to 2 more rounds
+//! of 40 to 47 and sends more requests (rule 4 asks again).
 //!
-//! - naming one NodeManager of the same rack in place of each unusable host, once (keeps the
-//!   location count): node-local 59.1% -> 56.1% at 1,000 nodes, worse on 20 of 20 seeds; at
-//!   the old, full weight: 58.9% -> 56.2% (earlier model);
-//! - adding the preferred hosts that need nothing more, once each (more locations): 59.1% ->
-//!   57.7% at 1,000 nodes, worse on 19 of 20;
-//! - rule 2 as a cap at the free room counting pending requests (a node is never asked for more
-//!   executors than it can hold): 58.2% -> 55.4% at 100 nodes, worse on 14 of 20;
-//! - the same cap with the overflow sent to rack peers: 59.0% -> 48.4% at 1,000 nodes
-//!   (measured before the rack-count fact was in the model);
-//! - capping the need itself at the free room: 59.1% -> 47.9% at 1,000 nodes, worse on 20 of
-//!   20, and worse on most standard traces;
-//! - the earlier default (hosts left out of the bookkeeping too, requests placed only on
-//!   unusable hosts treated as stale): same losses on the DataNode-only traces, plus noise
-//!   elsewhere (5,000-node shifting trace 56.6% against Spark's 57.1%).
-//!
-//! Diverting containers to hosts no task prefers costs more than YARN's shorter wait; a cap
-//! changes which requests are left when containers arrive. Spark's bookkeeping with a
-//! filtered node list is the variant that stays closest to Spark.
+//! Measured and rejected:
+//! - the work cap with Spark's rack counts (the earlier version of rule 2): node-local as
+//!   now, but rack-local below Spark's on three families at 100 nodes, and on the busy traces
+//!   the requests past the caps asked for racks only and lingered (rounds 44.5 against 39.9);
+//! - naming every rack a preferred host is on in every request: rack-local grants land on the
+//!   wrong racks (very skewed, 5,000 nodes: rack-local 87.7% -> 73.7%);
+//! - dealing the capped node names round-robin over the requests, so that no request names
+//!   nothing: the wide requests that matching removes stop carrying the narrow hosts, and the
+//!   busy traces lose 8 points node-local;
+//! - a cap at `ceil(aware x need / sum of needs)` (each host's share of the containers): worse
+//!   than Spark on very skewed traces, where popular hosts have work for more executors;
+//! - leaving out of the node lists only the hosts YARN cannot use, with no work cap (the
+//!   previous default): never better than Spark, and slightly worse where DataNodes run no
+//!   NodeManager, because YARN's off-switch wait counts every named host, real or not.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -172,12 +186,14 @@ impl Preferences<'_> {
                 Strategy::Spark => None,
                 // Rule 1: never named to YARN.
                 Strategy::Default if !self.cluster.is_usable(host) => Some(0),
-                // Rule 2: a node that holds all the executors it can is not named.
-                Strategy::Default => self
-                    .cluster
-                    .capacity
-                    .get(host)
-                    .and_then(|&c| (running_here >= c).then_some(0)),
+                // Rule 2: a node that holds all the executors it can is not named; any other
+                // host by no more new requests than its tasks can keep executors busy.
+                Strategy::Default => Some(match self.cluster.capacity.get(host) {
+                    Some(&c) if running_here >= c => 0,
+                    _ => work_cap(count, demand)
+                        .saturating_sub(u64::from(running_here))
+                        .max(1),
+                }),
             };
             needs.push(HostNeed {
                 host: host.clone(),
@@ -205,6 +221,16 @@ fn pending_shares<'a>(local_pending: &[&'a PendingRequest]) -> HashMap<&'a HostN
         .into_iter()
         .map(|(h, m)| (h, m as f64 * requests / total as f64))
         .collect()
+}
+
+/// How many executors a host's pending local tasks can keep busy at the target's pace: with
+/// `target` executors running `tasks_per_executor` tasks each, the locality-aware tasks last
+/// `aware / (target x tasks_per_executor)` waves, and `count` tasks fill
+/// `count / tasks_per_executor` executor-waves, so `count x target / aware` executors at once.
+/// Integer arithmetic, rounded up.
+fn work_cap(count: u32, demand: &Demand) -> u64 {
+    (u64::from(count) * u64::from(demand.target_executors))
+        .div_ceil(u64::from(demand.locality_aware_tasks.max(1)))
 }
 
 fn ceil_to_u64(x: f64) -> u64 {

@@ -26,12 +26,30 @@ pub type RequestId = u64;
 pub type ExecutorId = u64;
 pub type ContainerId = Arc<str>;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct AllocatorConfig {
     pub strategy: Strategy,
     /// Failures older than this stop counting (Spark's
     /// `spark.executor.failuresValidityInterval`). `None`: they count forever.
     pub failure_validity_ms: Option<u64>,
+    /// Default strategy: how long a request spread by the work cap waits for YARN before it
+    /// names every usable host it was placed on (rule 4 in `strategy`).
+    pub spread_wait_ms: u64,
+}
+
+/// One NodeManager heartbeat at YARN's default interval
+/// (`yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`, 1 s): by then every node has
+/// been offered to the scheduler once since the request reached it.
+pub const DEFAULT_SPREAD_WAIT_MS: u64 = 1_000;
+
+impl Default for AllocatorConfig {
+    fn default() -> Self {
+        AllocatorConfig {
+            strategy: Strategy::default(),
+            failure_validity_ms: None,
+            spread_wait_ms: DEFAULT_SPREAD_WAIT_MS,
+        }
+    }
 }
 
 /// Something that happened, as the AM's event loop saw it.
@@ -127,6 +145,8 @@ struct Tracked {
 struct Request {
     id: RequestId,
     req: PendingRequest,
+    /// When it was added, for rule 4 of the default strategy.
+    since_ms: u64,
 }
 
 /// The allocator's whole state.
@@ -170,7 +190,11 @@ impl Allocator {
                 self.demand = d;
                 Vec::new()
             }
-            Event::Heartbeat => self.update(),
+            Event::Heartbeat => {
+                let mut actions = self.relax_spread(now_ms);
+                actions.extend(self.update(now_ms));
+                actions
+            }
             Event::ContainersGranted(cs) => self.granted(cs),
             Event::ContainersCompleted(cs) => self.completed(now_ms, cs),
             Event::ExecutorLaunched { container } => {
@@ -229,7 +253,92 @@ impl Allocator {
         }
     }
 
-    fn update(&mut self) -> Vec<Action> {
+    /// Rule 4 of the default strategy: a request the work cap kept off some of its hosts, still
+    /// pending after `spread_wait_ms`, is asked again naming every host it was placed on that
+    /// YARN can use and that has room. YARN had its chance to spread the executors; now any of
+    /// those hosts is better than a rack-local or off-switch container later. Requests of one
+    /// group share their lists, so each list is filtered once.
+    fn relax_spread(&mut self, now_ms: u64) -> Vec<Action> {
+        if self.config.strategy != Strategy::Default {
+            return Vec::new();
+        }
+        /// One group's lists, and what becomes of its requests.
+        struct Relaxed {
+            key: (*const [HostName], *const [HostName], *const [RackName]),
+            nodes: Option<Arc<[HostName]>>,
+            racks: Arc<[RackName]>,
+            removed: Vec<RequestId>,
+            added: Vec<RequestId>,
+        }
+        let (cluster, running) = (&self.cluster, &self.running_per_host);
+        let has_room = |h: &HostName| {
+            cluster.is_usable(h)
+                && cluster
+                    .capacity
+                    .get(h)
+                    .is_none_or(|&c| running.get(h).copied().unwrap_or(0) < c)
+        };
+        let mut relaxed: Vec<Relaxed> = Vec::new();
+        for r in &mut self.pending {
+            let req = &r.req;
+            if req.placed.is_empty()
+                || now_ms.saturating_sub(r.since_ms) < self.config.spread_wait_ms
+            {
+                continue;
+            }
+            let key = (
+                Arc::as_ptr(&req.nodes),
+                Arc::as_ptr(&req.placed),
+                Arc::as_ptr(&req.racks),
+            );
+            let g = match relaxed.iter().position(|g| g.key == key) {
+                Some(i) => &mut relaxed[i],
+                None => {
+                    // Only when it adds a host: no churn for a request that is as wide as it
+                    // can be, or that lost a host to a full node since.
+                    let adds = req
+                        .placed
+                        .iter()
+                        .any(|h| has_room(h) && !req.nodes.contains(h));
+                    relaxed.push(Relaxed {
+                        key,
+                        nodes: adds
+                            .then(|| req.placed.iter().filter(|h| has_room(h)).cloned().collect()),
+                        racks: req.racks.clone(),
+                        removed: Vec::new(),
+                        added: Vec::new(),
+                    });
+                    relaxed.last_mut().expect("just pushed")
+                }
+            };
+            let Some(nodes) = &g.nodes else { continue };
+            g.removed.push(r.id);
+            r.id = self.next_request;
+            self.next_request += 1;
+            g.added.push(r.id);
+            r.req.nodes = nodes.clone();
+            r.since_ms = now_ms;
+        }
+        let mut actions = Vec::new();
+        for g in relaxed {
+            let Some(nodes) = g.nodes else { continue };
+            actions.extend(g.removed.into_iter().map(Action::RemoveRequest));
+            actions.push(Action::AddRequests {
+                ids: g.added,
+                nodes,
+                racks: g.racks,
+            });
+        }
+        if !actions.is_empty() {
+            debug!(
+                actions = actions.len(),
+                "spread requests now name every usable host they were placed on"
+            );
+        }
+        actions
+    }
+
+    fn update(&mut self, now_ms: u64) -> Vec<Action> {
         let snapshot = self.snapshot();
         let plan = update_requests(
             &snapshot,
@@ -264,6 +373,7 @@ impl Allocator {
                         racks: racks.clone(),
                         placed: placed.clone(),
                     },
+                    since_ms: now_ms,
                 });
             }
             actions.push(Action::AddRequests { ids, nodes, racks });
