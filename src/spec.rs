@@ -62,6 +62,11 @@ pub struct AppSpec {
     /// A job for the embedded driver; then executors run `yarn-am executor`.
     #[serde(default)]
     pub job: Option<yarn_am::driver::job::Job>,
+    /// The NodeManagers' heartbeat interval (`yarn.resourcemanager.nodemanagers.heartbeat-
+    /// interval-ms`) when the submitter had a Hadoop configuration: how long the allocator
+    /// waits for YARN to spread executors before it asks more widely. `None`: YARN's default.
+    #[serde(default)]
+    pub nm_heartbeat_ms: Option<u64>,
 }
 
 impl AppSpec {
@@ -99,6 +104,7 @@ mod tests {
             }),
             max_executor_failures: 8,
             job: None,
+            nm_heartbeat_ms: Some(500),
         }
     }
 

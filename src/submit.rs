@@ -44,15 +44,27 @@ fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, St
 
 /// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
 /// host with the default port 8030.
-fn scheduler_addresses(args: &SubmitArgs, rest: &RmRest) -> anyhow::Result<Vec<String>> {
+/// The Hadoop configuration named by `HADOOP_CONF_DIR` / `YARN_CONF_DIR`, if either is set.
+fn hadoop_conf() -> anyhow::Result<Option<yarn_client::conf::Configuration>> {
+    if std::env::var_os("HADOOP_CONF_DIR").is_none() && std::env::var_os("YARN_CONF_DIR").is_none()
+    {
+        return Ok(None);
+    }
+    yarn_client::conf::Configuration::from_process_env()
+        .map(Some)
+        .context("reading the Hadoop configuration")
+}
+
+fn scheduler_addresses(
+    args: &SubmitArgs,
+    rest: &RmRest,
+    conf: Option<&yarn_client::conf::Configuration>,
+) -> anyhow::Result<Vec<String>> {
     if let Some(a) = &args.rm_scheduler {
         return Ok(vec![a.clone()]);
     }
-    if std::env::var_os("HADOOP_CONF_DIR").is_some() || std::env::var_os("YARN_CONF_DIR").is_some()
-    {
-        let conf = yarn_client::conf::Configuration::from_process_env()
-            .context("reading the Hadoop configuration")?;
-        let c = yarn_client::conf::rm_candidates(&conf, yarn_client::conf::RmService::Scheduler)?;
+    if let Some(conf) = conf {
+        let c = yarn_client::conf::rm_candidates(conf, yarn_client::conf::RmService::Scheduler)?;
         return Ok(c.into_iter().map(|c| c.address.to_string()).collect());
     }
     let host = rest
@@ -207,13 +219,22 @@ async fn stage_and_submit(
         executor.max = j.executor.max_executors;
     }
     let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
+    let conf = hadoop_conf()?;
+    let nm_heartbeat_ms = match &conf {
+        Some(c) => Some(
+            c.get_u64("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", 1000)
+                .context("reading the NodeManager heartbeat interval")?,
+        ),
+        None => None,
+    };
     let spec = AppSpec {
-        rm_scheduler: scheduler_addresses(args, rest)?,
+        rm_scheduler: scheduler_addresses(args, rest, conf.as_ref())?,
         rm_web: rest.base_url().to_string(),
         executor,
         staging: Some(stager.dir()),
         max_executor_failures,
         job,
+        nm_heartbeat_ms,
     };
     let staged_spec = stager
         .put_bytes(SPEC_FILE, spec.to_json().into_bytes())

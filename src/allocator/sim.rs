@@ -9,8 +9,9 @@
 //! - every round the driver sends its whole demand (target = pending tasks / tasks per
 //!   executor, capped), the allocator updates its requests, and the RM sees the absolute
 //!   request table as YARN does: per host, per rack and ANY counts;
-//! - the RM offers every node once per round, in random order (a node busy with other tenants
-//!   offers nothing), with capacity-scheduler delay scheduling: node-local always; rack-local
+//! - the RM offers every node once per round (a round is one NodeManager heartbeat interval,
+//!   [`ROUND_MS`], the time the allocator is given), in random order (a node busy with other
+//!   tenants offers nothing), with capacity-scheduler delay scheduling: node-local always; rack-local
 //!   after `node_locality_delay` missed offers; off-switch after
 //!   `min(nodes, ANY * min(1, locations / nodes))` missed offers; a non-off-switch grant resets
 //!   the count. A node-local container needs the rack's count above 0 too (YARN checks the

@@ -59,12 +59,13 @@
 //! ## What the simulator says about these rules (BENCHMARKS.md has the numbers)
 //!
 //! Over 20 seeds of each trace family at 100, 1,000 and 5,000 nodes, the default has the
-//! higher node-local share on every family (by 10 to 30 points where nodes hold 4 executors
-//! and the cluster has room; by 0.3 to 0.4 with one slot a node, where there is nothing to
-//! spread) and the higher rack-local share on every family but the busy 100-node trace, where
-//! both measures are a tie (over 100 seeds: node-local 58.80% against 58.77%, rack-local
-//! 99.30% against 99.43%, not significant). On the busy traces it takes 1 to 2 more rounds
-//! of 40 to 47 and sends more requests (rule 4 asks again).
+//! higher node-local share on every family: by 12 to 32 points where nodes hold 4 executors
+//! and the cluster has room (3 to 4 on very skewed traces, where a few hosts have work for many
+//! executors and packing costs Spark less), 0.3 to 0.4 with one slot a node (nothing to
+//! spread), 1.6 to 2.0 on the busy traces. It has the higher rack-local share on every family
+//! but the busy 100-node trace, where both measures tie (over 100 seeds: node-local 58.80%
+//! against 58.77%, rack-local 99.30% against 99.43%, 32 seeds better and 44 worse). On the busy
+//! traces it takes 3% to 5% more rounds and sends 40% to 55% more requests (rule 4 asks again).
 //!
 //! Measured and rejected:
 //! - the work cap with Spark's rack counts (the earlier version of rule 2): node-local as

@@ -22,7 +22,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use tokio::signal::unix::{signal, SignalKind};
 use tracing::{error, info, warn};
-use yarn_am::allocator::tracker::{Allocator, AllocatorConfig};
+use yarn_am::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAIT_MS};
 use yarn_client::amrm::{AmRmClient, FinalStatus};
 use yarn_client::credentials::Credentials;
 use yarn_client::request_table::{AmrmState, MapRackResolver};
@@ -151,7 +151,11 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .iter()
         .map(|n| (n.node_host_name.clone(), n.rack.clone()))
         .collect();
-    let allocator = Allocator::new(AllocatorConfig::default()).with_cluster(topo.clone(), cluster);
+    let allocator = Allocator::new(AllocatorConfig {
+        spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
+        ..AllocatorConfig::default()
+    })
+    .with_cluster(topo.clone(), cluster);
     let table = AmrmState::new(MapRackResolver::new(racks), Some(amrm_token));
 
     let (shared, mut handle) = api::channel(&secret, Default::default());
