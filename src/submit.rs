@@ -222,8 +222,11 @@ async fn stage_and_submit(
     let conf = hadoop_conf()?;
     let nm_heartbeat_ms = match &conf {
         Some(c) => Some(
-            c.get_u64("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", 1000)
-                .context("reading the NodeManager heartbeat interval")?,
+            c.get_u64(
+                "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
+                1000,
+            )
+            .context("reading the NodeManager heartbeat interval")?,
         ),
         None => None,
     };
