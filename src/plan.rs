@@ -17,8 +17,10 @@
 //! Output: `{"cancel": [indices into pending], "add": [{"count", "nodes", "racks"}]}`, node and
 //! rack lists sorted, locality groups widest first; an any-host group has empty lists. The
 //! default strategy may also emit rack-only groups (`nodes` empty, `racks` not) for hosts it
-//! cannot name (no NodeManager, excluded, full). Bad input: a message on stderr and exit
-//! code 2.
+//! cannot name (no NodeManager, excluded, full), and counts the requests past every host's
+//! work cap in the any-host group (to YARN they name no location; the AM asks again naming
+//! their hosts if YARN has not filled them within a NodeManager heartbeat). Bad input: a
+//! message on stderr and exit code 2.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;

@@ -39,7 +39,8 @@ pub struct AllocatorConfig {
 
 /// One NodeManager heartbeat at YARN's default interval
 /// (`yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`, 1 s): by then every node has
-/// been offered to the scheduler once since the request reached it.
+/// been offered to the scheduler once since the request reached it. The AM uses the interval
+/// of the submitter's Hadoop configuration when it had one (`AppSpec::nm_heartbeat_ms`).
 pub const DEFAULT_SPREAD_WAIT_MS: u64 = 1_000;
 
 impl Default for AllocatorConfig {
