@@ -8,7 +8,7 @@ mod cluster;
 
 use std::time::{Duration, Instant};
 
-use am::{rest, submit, submit_one_executor, text, wait_for, yarn_am, Driver};
+use am::{executors_of, live, rest, submit, submit_one_executor, text, wait_for, yarn_am, Driver};
 use serde_json::json;
 
 async fn final_report(c: &cluster::Cluster, app: &str) -> yarn_client::rest::AppReport {
@@ -18,14 +18,6 @@ async fn final_report(c: &cluster::Cluster, app: &str) -> yarn_client::rest::App
         .unwrap();
     assert!(r.is_final(), "{app} still {} after 60 s", r.state);
     r
-}
-
-fn executors_of(state: &serde_json::Value) -> Vec<serde_json::Value> {
-    state["executors"].as_array().unwrap().clone()
-}
-
-fn live(execs: &[serde_json::Value]) -> Vec<&serde_json::Value> {
-    execs.iter().filter(|e| e["state"] != "exited").collect()
 }
 
 #[tokio::test]

@@ -19,7 +19,7 @@ mod cluster;
 
 use std::time::Duration;
 
-use am::{rest, submit, Driver};
+use am::{executors_of, live, rest, submit, Driver};
 use serde_json::json;
 
 #[tokio::test]
@@ -48,12 +48,9 @@ async fn default_strategy_spreads_executors_over_the_preferred_hosts() {
     )
     .await;
     d.wait_running(6, Duration::from_secs(60)).await;
-    let state = d.state().await;
-    let mut placed: Vec<(String, String)> = state["executors"]
-        .as_array()
-        .unwrap()
+    let execs = executors_of(&d.state().await);
+    let mut placed: Vec<(String, String)> = live(&execs)
         .iter()
-        .filter(|e| e["state"] != "exited")
         .map(|e| {
             (
                 e["host"].as_str().unwrap().to_string(),

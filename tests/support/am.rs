@@ -170,6 +170,16 @@ impl Driver {
     }
 }
 
+/// The executors in a `/v1/state` answer.
+pub fn executors_of(state: &serde_json::Value) -> Vec<serde_json::Value> {
+    state["executors"].as_array().unwrap().clone()
+}
+
+/// Those that have not exited.
+pub fn live(execs: &[serde_json::Value]) -> Vec<&serde_json::Value> {
+    execs.iter().filter(|e| e["state"] != "exited").collect()
+}
+
 /// Submits an app with one `sleep` executor and waits until it runs.
 pub async fn submit_one_executor(c: &Cluster, name: &str) -> (String, Driver) {
     let app = submit(c, name, &["--executors", "1"]);
