@@ -97,13 +97,13 @@ fn main() {
     };
     let mut first: Vec<(String, SimResult, SimResult)> = Vec::new();
     println!("Means over {seeds} seeds; better / equal / worse counts the seeds where the default strategy beat, tied or lost to Spark's.\n");
-    println!("| trace | node-local spark | node-local default | rack-local+ spark | rack-local+ default | node-local better / equal / worse | rack-local+ better / equal / worse | requests spark / default | rounds spark / default | time |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| trace | node-local spark | node-local default | rack-local+ spark | rack-local+ default | node-local better / equal / worse | rack-local+ better / equal / worse | requests spark / default | default re-asks | rounds spark / default | time |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for &nodes in &sizes {
         for (name, config) in families(nodes) {
             let start = Instant::now();
             let (mut node, mut rack) = (Tally::default(), Tally::default());
-            let mut sums = [0.0f64; 8];
+            let mut sums = [0.0f64; 9];
             for k in 0..seeds {
                 let trace = Trace::generate(config(k));
                 let s = simulate(&trace, Strategy::Spark);
@@ -119,6 +119,7 @@ fn main() {
                     d.requests as f64,
                     s.rounds as f64,
                     d.rounds as f64,
+                    d.reasked as f64,
                 ]) {
                     *sum += x / seeds as f64;
                 }
@@ -127,13 +128,14 @@ fn main() {
                 }
             }
             println!(
-                "| {name} | {} | {} | {} | {} | {node} | {rack} | {:.0} / {:.0} | {:.1} / {:.1} | {:.1} s |",
+                "| {name} | {} | {} | {} | {} | {node} | {rack} | {:.0} / {:.0} | {:.0} | {:.1} / {:.1} | {:.1} s |",
                 pct(sums[0]),
                 pct(sums[1]),
                 pct(sums[2]),
                 pct(sums[3]),
                 sums[4],
                 sums[5],
+                sums[8],
                 sums[6],
                 sums[7],
                 start.elapsed().as_secs_f64()
@@ -141,15 +143,16 @@ fn main() {
         }
     }
     println!("\nThe first seed of each family:\n");
-    println!("| trace | strategy | node-local | rack-local or better | requests sent | containers granted | off-switch | asks on hosts without NM | rounds |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| trace | strategy | node-local | rack-local or better | requests sent | re-asked | containers granted | off-switch | asks on hosts without NM | rounds |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (name, s, d) in first {
         for (strategy, r) in [(Strategy::Spark, s), (Strategy::Default, d)] {
             println!(
-                "| {name} | {strategy} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {name} | {strategy} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 pct(r.node_local),
                 pct(r.rack_local),
                 r.requests,
+                r.reasked,
                 r.granted,
                 r.off_switch,
                 r.asks_without_nodemanager,

@@ -19,8 +19,9 @@
 //! default strategy may also emit rack-only groups (`nodes` empty, `racks` not) for hosts it
 //! cannot name (no NodeManager, excluded, full), and counts the requests past every host's
 //! work cap in the any-host group (to YARN they name no location; the AM asks again naming
-//! their hosts if YARN has not filled them within a NodeManager heartbeat). Bad input: a
-//! message on stderr and exit code 2.
+//! their hosts if YARN has not filled them within a NodeManager heartbeat). `pending` has no
+//! field for the hosts a request was placed on, so fed back as input they are any-host
+//! requests, not what the AM keeps. Bad input: a message on stderr and exit code 2.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;

@@ -42,8 +42,6 @@ fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, St
         .collect()
 }
 
-/// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
-/// host with the default port 8030.
 /// The Hadoop configuration named by `HADOOP_CONF_DIR` / `YARN_CONF_DIR`, if either is set.
 fn hadoop_conf() -> anyhow::Result<Option<yarn_client::conf::Configuration>> {
     if std::env::var_os("HADOOP_CONF_DIR").is_none() && std::env::var_os("YARN_CONF_DIR").is_none()
@@ -55,14 +53,18 @@ fn hadoop_conf() -> anyhow::Result<Option<yarn_client::conf::Configuration>> {
         .context("reading the Hadoop configuration")
 }
 
+/// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
+/// host with the default port 8030. A configuration that cannot be read is an error only here,
+/// where it is needed.
 fn scheduler_addresses(
     args: &SubmitArgs,
     rest: &RmRest,
-    conf: Option<&yarn_client::conf::Configuration>,
+    conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>,
 ) -> anyhow::Result<Vec<String>> {
     if let Some(a) = &args.rm_scheduler {
         return Ok(vec![a.clone()]);
     }
+    let conf = conf.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
     if let Some(conf) = conf {
         let c = yarn_client::conf::rm_candidates(conf, yarn_client::conf::RmService::Scheduler)?;
         return Ok(c.into_iter().map(|c| c.address.to_string()).collect());
@@ -75,6 +77,19 @@ fn scheduler_addresses(
         .map(|(h, _)| h.to_string())
         .unwrap_or_else(|| rest.base_url().to_string());
     Ok(vec![format!("{host}:8030")])
+}
+
+/// The NodeManagers' heartbeat interval, for the AM's spread wait. Best effort: without a
+/// readable value the AM uses YARN's default, so a bad setting is logged, not fatal.
+fn nm_heartbeat_ms(conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>) -> Option<u64> {
+    const KEY: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
+    match conf.as_ref().ok()?.as_ref()?.get_u64(KEY, 1000) {
+        Ok(ms) => Some(ms),
+        Err(e) => {
+            warn!(%e, "ignoring {KEY}; the AM assumes YARN's default");
+            None
+        }
+    }
 }
 
 async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
@@ -219,25 +234,15 @@ async fn stage_and_submit(
         executor.max = j.executor.max_executors;
     }
     let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
-    let conf = hadoop_conf()?;
-    let nm_heartbeat_ms = match &conf {
-        Some(c) => Some(
-            c.get_u64(
-                "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms",
-                1000,
-            )
-            .context("reading the NodeManager heartbeat interval")?,
-        ),
-        None => None,
-    };
+    let conf = hadoop_conf();
     let spec = AppSpec {
-        rm_scheduler: scheduler_addresses(args, rest, conf.as_ref())?,
+        rm_scheduler: scheduler_addresses(args, rest, &conf)?,
         rm_web: rest.base_url().to_string(),
         executor,
         staging: Some(stager.dir()),
         max_executor_failures,
         job,
-        nm_heartbeat_ms,
+        nm_heartbeat_ms: nm_heartbeat_ms(&conf),
     };
     let staged_spec = stager
         .put_bytes(SPEC_FILE, spec.to_json().into_bytes())

@@ -312,4 +312,61 @@ proptest! {
             }
         }
     }
+
+    /// The request ids in the actions track the allocator's table while time passes, so that
+    /// the default strategy's re-asks (rule 4) happen between grants and demand changes: an
+    /// id is added once, removed or replaced only while live, and the live ids are always as
+    /// many as the pending requests.
+    #[test]
+    fn request_ids_track_the_table_as_time_passes(
+        steps in prop::collection::vec((
+            0u32..12,
+            prop::collection::vec(0u32..30, HOSTS),
+            prop::collection::vec(0usize..HOSTS, 0..4),
+            0u64..2_500,
+        ), 1..12),
+        capacity in prop::collection::vec(prop::option::of(1u32..4), HOSTS),
+    ) {
+        let cluster = Cluster {
+            capacity: capacity.iter().enumerate().filter_map(|(i, c)| c.map(|c| (host(i), c))).collect(),
+            ..Cluster::default()
+        };
+        let mut alloc = Allocator::new(AllocatorConfig { strategy: Strategy::Default, ..AllocatorConfig::default() })
+            .with_cluster(topology(), cluster);
+        let mut live: HashSet<u64> = HashSet::new();
+        let (mut now, mut n) = (0u64, 0u32);
+        for (target, counts, grants, dt) in steps {
+            now += dt;
+            let host_to_local_task_count: HashMap<HostName, u32> =
+                counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (host(i), c)).collect();
+            let aware = counts.iter().sum::<u32>().div_ceil(3);
+            alloc.on_event(now, Event::DemandChanged(Demand { target_executors: target, tasks_per_executor: 1, locality_aware_tasks: aware, host_to_local_task_count }));
+            let mut actions = alloc.on_event(now, Event::Heartbeat);
+            let cs: Vec<Container> = grants.iter().map(|&h| { n += 1; Container {
+                id: Arc::from(format!("c{n}")), host: host(h), rack: topology().rack_of(&host(h)).clone(),
+            }}).collect();
+            let granted = alloc.on_event(now, Event::ContainersGranted(cs));
+            for a in &granted {
+                if let Action::LaunchExecutor { container, .. } = a {
+                    alloc.on_event(now, Event::ExecutorLaunched { container: container.id.clone() });
+                }
+            }
+            actions.extend(granted);
+            for a in &actions {
+                match a {
+                    Action::AddRequests { ids, .. } => for id in ids { prop_assert!(live.insert(*id), "id {} added twice", id); },
+                    Action::RemoveRequest(id) => prop_assert!(live.remove(id), "removed id {} not live", id),
+                    Action::ReplaceRequests { old, ids, .. } => {
+                        prop_assert_eq!(old.len(), ids.len());
+                        for (o, i) in old.iter().zip(ids) {
+                            prop_assert!(live.remove(o), "replaced id {} not live", o);
+                            prop_assert!(live.insert(*i), "id {} added twice", i);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            prop_assert_eq!(live.len(), alloc.pending_requests());
+        }
+    }
 }

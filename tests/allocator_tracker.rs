@@ -490,10 +490,17 @@ fn unusable_nodes_are_no_longer_named() {
 
 #[test]
 fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
+    let topology = yarn_am::allocator::Topology::new(
+        [("h1", "/r1"), ("h2", "/r2")]
+            .into_iter()
+            .map(|(h, r)| (HostName::from(h), RackName::from(r)))
+            .collect(),
+    );
     let mut alloc = Allocator::new(AllocatorConfig {
         strategy: Strategy::Default,
         ..AllocatorConfig::default()
-    });
+    })
+    .with_cluster(topology, yarn_am::allocator::Cluster::default());
     // 8 tasks, 4 executors: h1's 2 tasks keep ceil(2 x 4 / 8) = 1 executor busy, h2's 6 keep 3.
     alloc.on_event(
         0,
@@ -506,7 +513,30 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
                 .collect(),
         }),
     );
-    alloc.on_event(0, Event::Heartbeat);
+    // The request ids the actions leave live must always be the table's.
+    let mut live: std::collections::BTreeSet<u64> = Default::default();
+    let mut apply = |actions: &[Action]| {
+        for a in actions {
+            match a {
+                Action::AddRequests { ids, .. } => {
+                    for id in ids {
+                        assert!(live.insert(*id), "id {id} added twice");
+                    }
+                }
+                Action::RemoveRequest(id) => assert!(live.remove(id), "id {id} not live"),
+                Action::ReplaceRequests { old, ids, .. } => {
+                    assert_eq!(old.len(), ids.len());
+                    for (o, n) in old.iter().zip(ids) {
+                        assert!(live.remove(o), "replaced id {o} not live");
+                        assert!(live.insert(*n), "id {n} added twice");
+                    }
+                }
+                _ => {}
+            }
+        }
+        live.clone()
+    };
+    apply(&alloc.on_event(0, Event::Heartbeat));
     let named = |alloc: &Allocator, host: &str| {
         alloc
             .pending()
@@ -522,36 +552,42 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
     assert!(alloc.on_event(wait - 1, Event::Heartbeat).is_empty());
 
     // YARN granted nothing in a NodeManager heartbeat: every request now names every host it
-    // was placed on. Requests already naming all of them are left alone (no churn).
+    // was placed on, as one replacement per group. Requests already naming all of them are
+    // left alone (no churn).
     let actions = alloc.on_event(wait, Event::Heartbeat);
-    let removed = actions
+    let ids_now = apply(&actions);
+    assert!(actions
         .iter()
-        .filter(|a| matches!(a, Action::RemoveRequest(_)))
-        .count();
-    let added: Vec<(usize, Vec<String>)> = actions
+        .all(|a| matches!(a, Action::ReplaceRequests { .. })));
+    let replaced: usize = actions
         .iter()
-        .filter_map(|a| match a {
-            Action::AddRequests { ids, nodes, .. } => {
-                let mut n: Vec<String> = nodes.iter().map(|h| h.to_string()).collect();
-                n.sort();
-                Some((ids.len(), n))
-            }
-            _ => None,
+        .map(|a| match a {
+            Action::ReplaceRequests { ids, .. } => ids.len(),
+            _ => 0,
         })
-        .collect();
+        .sum();
     let widened = before
         .iter()
         .filter(|r| r.placed_hosts().len() > r.nodes.len())
         .count();
     assert!(widened > 0, "some request was kept off a host: {before:?}");
-    assert_eq!(removed, widened);
-    assert_eq!(added.iter().map(|(n, _)| n).sum::<usize>(), widened);
-    assert_eq!(alloc.pending_requests(), 4, "asked again, not more");
+    assert_eq!(replaced, widened);
+    assert_eq!(
+        ids_now.len(),
+        alloc.pending_requests(),
+        "asked again, not more"
+    );
     assert_eq!(
         (named(&alloc, "h1"), named(&alloc, "h2")),
         (2, 4),
-        "as Spark: {added:?}"
+        "as Spark"
     );
-    // Once as wide as they can be, they stay.
+    // Their racks include those of the hosts they now name.
+    for r in alloc.pending().filter(|r| r.nodes.len() == 2) {
+        let mut racks: Vec<&str> = r.racks.iter().map(|k| &**k).collect();
+        racks.sort();
+        assert_eq!(racks, ["/r1", "/r2"], "{r:?}");
+    }
+    // Looked at once: nothing more later.
     assert!(alloc.on_event(3 * wait, Event::Heartbeat).is_empty());
 }

@@ -295,6 +295,25 @@ fn default_replaces_stale_requests_when_the_target_is_exactly_met() {
 }
 
 #[test]
+fn default_swaps_stale_requests_only_for_requests_that_name_a_location() {
+    // Target 3 met by 3 stale requests; h2's 4 of 12 tasks keep ceil(4 x 3 / 12) = 1 executor
+    // busy, so of the 3 requests placed on h2 only 1 names it: 1 stale request is swapped for
+    // it, the other 2 keep their racks rather than become requests for anywhere.
+    let stale = || PendingRequest::on(&["h9"]);
+    let s = snapshot(3, 1, 12, &[("h2", 4)], &[], vec![stale(), stale(), stale()]);
+    assert_eq!(s.missing(), 0);
+    let ours = update_requests(
+        &s,
+        Strategy::Default,
+        &Topology::default(),
+        &Cluster::default(),
+    );
+    assert_eq!(ours.cancel, vec![0]);
+    assert_eq!(groups(&ours), vec![(1, v(&["h2"]), v(&["/default-rack"]))]);
+    assert_eq!(ours.any_host, 0);
+}
+
+#[test]
 fn default_asks_for_the_rack_of_hosts_without_a_nodemanager() {
     // dn1 is a DataNode without a NodeManager on /r1, where nm1 and nm2 run NodeManagers.
     let topo = Topology::new(

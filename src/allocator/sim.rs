@@ -284,6 +284,9 @@ pub struct SimResult {
     pub rack_local: f64,
     /// Container requests sent (added to the table).
     pub requests: u64,
+    /// Requests asked again with more nodes (default strategy, rule 4): no new container,
+    /// but a change to YARN's table.
+    pub reasked: u64,
     /// Containers granted.
     pub granted: u64,
     /// Of those, containers the RM granted off-switch (no node or rack ask matched the node).
@@ -337,6 +340,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
         node_local: 0.0,
         rack_local: 0.0,
         requests: 0,
+        reasked: 0,
         granted: 0,
         off_switch: 0,
         asks_without_nodemanager: 0,
@@ -375,8 +379,10 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             };
             alloc.on_event(now, Event::DemandChanged(demand));
             for a in alloc.on_event(now, Event::Heartbeat) {
-                if let Action::AddRequests { ids, .. } = a {
-                    out.requests += ids.len() as u64;
+                match a {
+                    Action::AddRequests { ids, .. } => out.requests += ids.len() as u64,
+                    Action::ReplaceRequests { ids, .. } => out.reasked += ids.len() as u64,
+                    _ => {}
                 }
             }
 

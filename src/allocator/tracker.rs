@@ -106,6 +106,15 @@ pub enum Action {
     },
     /// Take a request out of the table (cancelled, or satisfied by a granted container).
     RemoveRequest(RequestId),
+    /// Ask again for the containers of requests `old[i]`, now as `ids[i]` naming `nodes` and
+    /// `racks` (rule 4 of the default strategy). A replacement, not a remove and an add: the
+    /// table must not re-send the entries both count (see `RequestTable::replace`).
+    ReplaceRequests {
+        old: Vec<RequestId>,
+        ids: Vec<RequestId>,
+        nodes: Arc<[HostName]>,
+        racks: Arc<[RackName]>,
+    },
     /// Give a container back to YARN.
     ReleaseContainer(ContainerId),
     /// Start an executor in a granted container.
@@ -148,6 +157,8 @@ struct Request {
     req: PendingRequest,
     /// When it was added, for rule 4 of the default strategy.
     since_ms: u64,
+    /// Rule 4 has looked at it (once is enough).
+    relaxed: bool,
 }
 
 /// The allocator's whole state.
@@ -263,15 +274,16 @@ impl Allocator {
         if self.config.strategy != Strategy::Default {
             return Vec::new();
         }
+        /// A request's node and rack lists.
+        type Lists = (Arc<[HostName]>, Arc<[RackName]>);
         /// One group's lists, and what becomes of its requests.
         struct Relaxed {
             key: (*const [HostName], *const [HostName], *const [RackName]),
-            nodes: Option<Arc<[HostName]>>,
-            racks: Arc<[RackName]>,
+            lists: Option<Lists>,
             removed: Vec<RequestId>,
             added: Vec<RequestId>,
         }
-        let (cluster, running) = (&self.cluster, &self.running_per_host);
+        let (cluster, running, topology) = (&self.cluster, &self.running_per_host, &self.topology);
         let has_room = |h: &HostName| {
             cluster.is_usable(h)
                 && cluster
@@ -281,12 +293,16 @@ impl Allocator {
         };
         let mut relaxed: Vec<Relaxed> = Vec::new();
         for r in &mut self.pending {
-            let req = &r.req;
-            if req.placed.is_empty()
+            if r.relaxed
+                || r.req.placed.is_empty()
                 || now_ms.saturating_sub(r.since_ms) < self.config.spread_wait_ms
             {
                 continue;
             }
+            // Looked at once: a request as wide as it can be stays as it is, and a re-asked
+            // one is not re-asked again.
+            r.relaxed = true;
+            let req = &r.req;
             let key = (
                 Arc::as_ptr(&req.nodes),
                 Arc::as_ptr(&req.placed),
@@ -295,39 +311,52 @@ impl Allocator {
             let g = match relaxed.iter().position(|g| g.key == key) {
                 Some(i) => &mut relaxed[i],
                 None => {
-                    // Only when it adds a host: no churn for a request that is as wide as it
-                    // can be, or that lost a host to a full node since.
-                    let adds = req
-                        .placed
-                        .iter()
-                        .any(|h| has_room(h) && !req.nodes.contains(h));
+                    let named: HashSet<&HostName> = req.nodes.iter().collect();
+                    let adds = req.placed.iter().any(|h| has_room(h) && !named.contains(h));
+                    // The new hosts' racks join the request's own (YARN counts a node's rack
+                    // with it, and matching reads the rack list).
+                    let lists = adds.then(|| {
+                        let nodes: Arc<[HostName]> =
+                            req.placed.iter().filter(|h| has_room(h)).cloned().collect();
+                        let mut racks: Vec<RackName> = req.racks.to_vec();
+                        for n in nodes.iter() {
+                            let rack = topology.rack_of(n);
+                            if !racks.contains(rack) {
+                                racks.push(rack.clone());
+                            }
+                        }
+                        racks.sort();
+                        (nodes, Arc::from(racks))
+                    });
                     relaxed.push(Relaxed {
                         key,
-                        nodes: adds
-                            .then(|| req.placed.iter().filter(|h| has_room(h)).cloned().collect()),
-                        racks: req.racks.clone(),
+                        lists,
                         removed: Vec::new(),
                         added: Vec::new(),
                     });
                     relaxed.last_mut().expect("just pushed")
                 }
             };
-            let Some(nodes) = &g.nodes else { continue };
+            let Some((nodes, racks)) = &g.lists else {
+                continue;
+            };
             g.removed.push(r.id);
             r.id = self.next_request;
             self.next_request += 1;
             g.added.push(r.id);
             r.req.nodes = nodes.clone();
-            r.since_ms = now_ms;
+            r.req.racks = racks.clone();
         }
         let mut actions = Vec::new();
         for g in relaxed {
-            let Some(nodes) = g.nodes else { continue };
-            actions.extend(g.removed.into_iter().map(Action::RemoveRequest));
-            actions.push(Action::AddRequests {
+            let Some((nodes, racks)) = g.lists else {
+                continue;
+            };
+            actions.push(Action::ReplaceRequests {
+                old: g.removed,
                 ids: g.added,
                 nodes,
-                racks: g.racks,
+                racks,
             });
         }
         if !actions.is_empty() {
@@ -375,6 +404,7 @@ impl Allocator {
                         placed: placed.clone(),
                     },
                     since_ms: now_ms,
+                    relaxed: false,
                 });
             }
             actions.push(Action::AddRequests { ids, nodes, racks });

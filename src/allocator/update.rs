@@ -110,10 +110,14 @@ pub fn update_requests(
         let needs = prefs.needs(&snapshot.running, &local_pending);
         plan.local = Placement::round_up(potential, &needs, topology);
         plan.cancel = split.stale;
-        let new_local = plan.local.local_count();
         if replace_stale {
             // Only swap a stale request for a request with locality: an old request still names
-            // racks that may serve, an any-host one names nothing.
+            // racks that may serve; one that names nothing to YARN (an any-host request, or a
+            // request past every cap) does not.
+            plan.local.drop_unlocated();
+        }
+        let new_local = plan.local.local_count();
+        if replace_stale {
             plan.cancel.truncate(new_local as usize);
         } else if available >= new_local {
             plan.any_host = available - new_local;

@@ -11,7 +11,7 @@ use std::time::Instant;
 use tracing::{debug, info, warn};
 use yarn_am::allocator::matching::Container;
 use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, Event};
-use yarn_am::allocator::{Demand, Topology};
+use yarn_am::allocator::{Demand, HostName, RackName, Topology};
 use yarn_client::amrm::{recovery, AllocateInput, AmRmClient, Recovery};
 use yarn_client::ask::{Capability, Priority};
 use yarn_client::ids::{container_id_string, node_id_string, parse_container_id};
@@ -215,15 +215,19 @@ impl Heartbeat {
         }
     }
 
+    /// An executor container request naming `nodes` and `racks` (none: anywhere).
+    fn container_request(&self, nodes: &[HostName], racks: &[RackName]) -> ContainerRequest {
+        ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
+            .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>())
+            .with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>())
+    }
+
     fn apply(&mut self, actions: Vec<Action>) {
         for action in actions {
             match action {
                 Action::AddRequests { ids, nodes, racks } => {
                     for id in ids {
-                        let req = ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
-                            .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>())
-                            .with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>());
-                        match self.table.table.add(req) {
+                        match self.table.table.add(self.container_request(&nodes, &racks)) {
                             Ok(tid) => {
                                 self.requests.insert(id, tid);
                             }
@@ -234,6 +238,28 @@ impl Heartbeat {
                 Action::RemoveRequest(id) => {
                     if let Some(tid) = self.requests.remove(&id) {
                         let _ = self.table.table.remove(tid);
+                    }
+                }
+                Action::ReplaceRequests {
+                    old,
+                    ids,
+                    nodes,
+                    racks,
+                } => {
+                    for (old, id) in old.into_iter().zip(ids) {
+                        let Some(tid) = self.requests.remove(&old) else {
+                            continue;
+                        };
+                        let req = self.container_request(&nodes, &racks);
+                        match self.table.table.replace(tid, req) {
+                            Ok(new) => {
+                                self.requests.insert(id, new);
+                            }
+                            Err(e) => {
+                                warn!(%e, "request replacement refused by the request table");
+                                self.requests.insert(id, tid);
+                            }
+                        }
                     }
                 }
                 Action::ReleaseContainer(cid) => {

@@ -182,6 +182,50 @@ impl RequestTable {
         Ok(stored.request)
     }
 
+    /// Replace an outstanding request by another, e.g. the same container asked for with
+    /// more nodes. Entries only one of them counts change and are queued as usual; entries
+    /// both count (`*`, shared nodes and racks) keep their count and are not queued for it.
+    /// Sending them would overwrite the RM's copy, which grants still on their way to us may
+    /// have lowered: the YARN-1902 trap without any forgotten request. A remove and an add
+    /// would queue them. The new request gets a new id; on an error nothing changes.
+    pub fn replace(
+        &mut self,
+        id: RequestId,
+        request: ContainerRequest,
+    ) -> Result<RequestId, RequestError> {
+        let old_keys = self.keys_of(id)?;
+        let queued_before: BTreeSet<AskKey> = old_keys
+            .iter()
+            .filter(|k| self.asks.contains_key(*k))
+            .cloned()
+            .collect();
+        let new_id = self.add(request)?;
+        self.remove(id)?;
+        let new_keys = self.keys_of(new_id)?;
+        for key in old_keys.intersection(&new_keys) {
+            if !queued_before.contains(key) {
+                self.asks.remove(key);
+            }
+        }
+        Ok(new_id)
+    }
+
+    /// The entries an outstanding request counts in.
+    fn keys_of(&self, id: RequestId) -> Result<BTreeSet<AskKey>, RequestError> {
+        let stored = self
+            .requests
+            .get(&id)
+            .ok_or(RequestError::UnknownRequest(id))?;
+        Ok(stored
+            .nodes
+            .iter()
+            .chain(stored.racks.iter())
+            .map(String::as_str)
+            .chain(std::iter::once(ANY))
+            .map(|l| key_of(&stored.request, l))
+            .collect())
+    }
+
     /// The request behind an id, if still outstanding.
     pub fn get(&self, id: RequestId) -> Option<&ContainerRequest> {
         self.requests.get(&id).map(|s| &s.request)

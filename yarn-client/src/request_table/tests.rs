@@ -145,6 +145,75 @@ fn add_after_remove_before_allocate_sends_latest_count() {
 }
 
 #[test]
+fn replace_sends_only_the_entries_whose_count_changes() {
+    let mut t = table();
+    let id = t.add(req(1024).with_nodes(["h1"])).unwrap();
+    t.add(req(1024)).unwrap();
+    t.take_asks();
+    // The same container asked for on one more node: h2 and its rack change, h1, its rack
+    // and * keep their counts and are not sent.
+    let new = t.replace(id, req(1024).with_nodes(["h1", "h2"])).unwrap();
+    assert_ne!(new, id);
+    assert_eq!(
+        asks_by_location(&t.take_asks()),
+        BTreeMap::from([("h2".into(), 1), ("/r0".into(), 1)])
+    );
+    assert_eq!(t.count(0, P1, ANY, cap(1024)), 2);
+    assert_eq!(t.get(id), None);
+    assert_eq!(t.get(new).unwrap().nodes, vec!["h1", "h2"]);
+    // An entry queued for another reason stays queued, with its current count.
+    t.add(req(1024)).unwrap();
+    t.replace(new, req(1024).with_nodes(["h2"])).unwrap();
+    assert_eq!(
+        asks_by_location(&t.take_asks()),
+        BTreeMap::from([("h1".into(), 0), ("/r1".into(), 0), (ANY.into(), 3)])
+    );
+    // An unknown id changes nothing.
+    assert_eq!(
+        t.replace(id, req(1024)),
+        Err(RequestError::UnknownRequest(id))
+    );
+    assert_eq!(t.len(), 3);
+}
+
+/// Re-asking a request while the RM has granted it but the grant has not reached us must
+/// not re-inflate the RM's `*` count (a remove and an add would).
+#[test]
+fn replace_with_grants_in_flight_does_not_over_allocate() {
+    let mut t = table();
+    let mut rm = FakeRm::default();
+    let a = t.add(req(1024).with_nodes(["h1"])).unwrap();
+    t.add(req(1024).with_nodes(["h1"])).unwrap();
+    rm.heartbeat(t.take_asks());
+    let granted = rm.allocate_all();
+    assert_eq!(granted.len(), 2);
+    // Before the grants arrive, the application asks for one of them on more nodes.
+    t.replace(a, req(1024).with_nodes(["h1", "h2"])).unwrap();
+    rm.heartbeat(t.take_asks());
+    assert_eq!(rm.allocate_all().len(), 0, "the RM's * stays at 0");
+    for (priority, capability) in granted {
+        let id = t.match_allocated(priority, "h1", capability).unwrap();
+        t.remove(id).unwrap();
+    }
+    rm.heartbeat(t.take_asks());
+    rm.allocate_all();
+    assert_eq!(rm.allocated, 2);
+    assert!(t.is_empty());
+
+    // The same with a remove and an add: `*` is sent at 2 over the RM's 0.
+    let mut t = table();
+    let mut rm = FakeRm::default();
+    let a = t.add(req(1024).with_nodes(["h1"])).unwrap();
+    t.add(req(1024).with_nodes(["h1"])).unwrap();
+    rm.heartbeat(t.take_asks());
+    rm.allocate_all();
+    t.remove(a).unwrap();
+    t.add(req(1024).with_nodes(["h1", "h2"])).unwrap();
+    rm.heartbeat(t.take_asks());
+    assert_eq!(rm.allocate_all().len(), 2, "two surplus containers");
+}
+
+#[test]
 fn restore_asks_keeps_newer_counts() {
     let mut t = table();
     t.add(req(1024).with_nodes(["h1"])).unwrap();
