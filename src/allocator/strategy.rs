@@ -59,18 +59,21 @@
 //! ## What the simulator says about these rules (BENCHMARKS.md has the numbers)
 //!
 //! Over 20 seeds of each trace family at 100, 1,000 and 5,000 nodes, the default has the
-//! higher node-local share on every family: by 12 to 32 points where nodes hold 4 executors
-//! and the cluster has room (3 to 4 on very skewed traces, where a few hosts have work for many
-//! executors and packing costs Spark less), 0.3 to 0.4 with one slot a node (nothing to
-//! spread), 1.6 to 2.0 on the busy traces. It has the higher rack-local share on every family
-//! but the busy 100-node trace, where both measures tie (over 100 seeds: node-local 58.80%
-//! against 58.77%, rack-local 99.30% against 99.43%, 32 seeds better and 44 worse). On the busy
-//! traces it takes 3% to 5% more rounds and sends 40% to 55% more requests (rule 4 asks again).
+//! higher node-local and the higher rack-local share on every family. Node-local: by 12 to 32
+//! points where nodes hold 4 executors and the cluster has room (3 to 4 on very skewed traces,
+//! where a few hosts have work for many executors and packing costs Spark less), 0.3 to 0.4
+//! with one slot a node (nothing to spread), 0.3 to 1.7 on the busy traces. The busy 100-node
+//! trace is a near tie (over 100 seeds: node-local 58.87% against 58.77%, rack-local 99.50%
+//! against 99.43%). On the busy 1,000- and 5,000-node traces it takes 3% to 4% more rounds,
+//! and it re-asks (rule 4) 36% to 44% of its requests once; it never asks for more containers.
 //!
 //! Measured and rejected:
 //! - the work cap with Spark's rack counts (the earlier version of rule 2): node-local as
 //!   now, but rack-local below Spark's on three families at 100 nodes, and on the busy traces
 //!   the requests past the caps asked for racks only and lingered (rounds 44.5 against 39.9);
+//! - rule 4 asking again at every wait, as a remove and an add, with the old rack list:
+//!   rack-local below Spark's on the busy 100-node trace, 40% to 55% more requests, and on
+//!   the real request table a chance to re-inflate YARN's ask while grants are in flight;
 //! - naming every rack a preferred host is on in every request: rack-local grants land on the
 //!   wrong racks (very skewed, 5,000 nodes: rack-local 87.7% -> 73.7%);
 //! - dealing the capped node names round-robin over the requests, so that no request names
