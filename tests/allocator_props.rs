@@ -267,7 +267,7 @@ proptest! {
         prop_assert_eq!(out.matched.len(), containers.len().min(pending.len()));
         for &(c, r, level) in &out.matched {
             match level {
-                Locality::Node => prop_assert!(pending[r].nodes.contains(&containers[c].host)),
+                Locality::Node => prop_assert!(pending[r].placed_hosts().contains(&containers[c].host)),
                 Locality::Rack => prop_assert!(pending[r].nodes.iter().any(|n| topo.rack_of(n) == &containers[c].rack)),
                 Locality::Any => {}
             }

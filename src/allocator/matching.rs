@@ -4,14 +4,15 @@
 //! answer per request, so the AM has to decide which request each container satisfies. We do
 //! it in three passes over all granted containers (a container only competes at rack level once
 //! every container has had its chance at node level); at node level the narrowest request
-//! naming the container's host first, at rack and any level the oldest first.
+//! naming the container's host first, then one placed there without naming it (the default
+//! strategy's work cap leaves some hosts unnamed), at rack and any level the oldest first.
 //! At the any level we consume any-host requests before local ones, so a local request keeps
 //! its chance of a local container. A container no request wants is released at once.
 //!
 //! Cost: requests that share a node list (one group of the update step) are inspected once,
 //! so building the index is O(requests + distinct node lists), not O(requests x hosts).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use super::state::{HostName, PendingRequest, RackName, Topology};
@@ -33,8 +34,8 @@ pub enum Locality {
     Any,
 }
 
-/// Identity of a shared node list and rack list (requests of one group share both).
-type ListKey = (*const [HostName], *const [RackName]);
+/// Identity of a shared node, rack and placed list (requests of one group share them).
+type ListKey = (*const [HostName], *const [RackName], *const [HostName]);
 
 /// The outcome for the containers of one allocate response.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -61,18 +62,35 @@ pub fn match_containers(
         .map(|c| (&*c.rack, VecDeque::new()))
         .collect();
     let mut any_host: VecDeque<usize> = VecDeque::new();
+    // Requests placed on a host without naming it to YARN (the default strategy's work cap):
+    // a container there is where the request wanted one, but a request naming the host is
+    // taken first, so that what YARN was told stays what it counted down.
+    let mut by_placed: HashMap<&str, VecDeque<usize>> = containers
+        .iter()
+        .map(|c| (&*c.host, VecDeque::new()))
+        .collect();
 
     // Which of the wanted hosts / racks a node list names, cached per shared list.
-    let mut seen: HashMap<ListKey, (Vec<&str>, Vec<&str>)> = HashMap::new();
+    let mut seen: HashMap<ListKey, (Vec<&str>, Vec<&str>, Vec<&str>)> = HashMap::new();
     for (i, req) in pending.iter().enumerate() {
         if req.is_any_host() {
             any_host.push_back(i);
-            continue;
         }
-        let key = (Arc::as_ptr(&req.nodes), Arc::as_ptr(&req.racks));
-        let (hosts, racks) = seen.entry(key).or_insert_with(|| {
+        let key = (
+            Arc::as_ptr(&req.nodes),
+            Arc::as_ptr(&req.racks),
+            Arc::as_ptr(&req.placed),
+        );
+        let (hosts, racks, placed_only) = seen.entry(key).or_insert_with(|| {
             let mut hosts: Vec<&str> = Vec::new();
             let mut racks: Vec<&str> = Vec::new();
+            let named: HashSet<&str> = req.nodes.iter().map(|n| &**n).collect();
+            let placed_only: Vec<&str> = req
+                .placed
+                .iter()
+                .filter(|n| !named.contains(&***n))
+                .filter_map(|n| by_placed.get_key_value(&**n).map(|(k, _)| *k))
+                .collect();
             let mut add_rack = |r: &'_ str| {
                 if let Some((k, _)) = by_rack.get_key_value(r) {
                     if !racks.contains(k) {
@@ -93,13 +111,16 @@ pub fn match_containers(
             for r in req.racks.iter() {
                 add_rack(r);
             }
-            (hosts, racks)
+            (hosts, racks, placed_only)
         });
         for h in hosts.iter() {
             by_host.get_mut(h).expect("indexed host").push_back(i);
         }
         for r in racks.iter() {
             by_rack.get_mut(r).expect("indexed rack").push_back(i);
+        }
+        for h in placed_only.iter() {
+            by_placed.get_mut(h).expect("indexed host").push_back(i);
         }
     }
 
@@ -121,11 +142,13 @@ pub fn match_containers(
     for level in [Locality::Node, Locality::Rack] {
         let mut still = Vec::new();
         for &c in &left {
-            let queue = match level {
-                Locality::Node => by_host.get_mut(&*containers[c].host),
-                _ => by_rack.get_mut(&*containers[c].rack),
+            let host = &*containers[c].host;
+            let found = match level {
+                Locality::Node => take(by_host.get_mut(host), &mut used)
+                    .or_else(|| take(by_placed.get_mut(host), &mut used)),
+                _ => take(by_rack.get_mut(&*containers[c].rack), &mut used),
             };
-            match take(queue, &mut used) {
+            match found {
                 Some(r) => outcome.matched.push((c, r, level)),
                 None => still.push(c),
             }
@@ -174,6 +197,51 @@ mod tests {
             host: host.into(),
             rack: topology.rack_of(host).clone(),
         }
+    }
+
+    /// What the real cluster showed (tests/it_spread.rs): 3 requests name {nm1, nm3} and 3 are
+    /// placed on both but name nothing (work cap). Three containers on each host: all six are
+    /// node-local, the named requests taken first.
+    #[test]
+    fn a_container_on_a_host_a_request_was_placed_on_is_node_local() {
+        let topology = Topology::default();
+        let both: Arc<[HostName]> = Arc::from(vec!["nm1".into(), "nm3".into()]);
+        let named = PendingRequest::with_nodes(both.clone());
+        let unnamed = PendingRequest {
+            placed: both,
+            ..PendingRequest::any_host()
+        };
+        let pending = vec![
+            named.clone(),
+            named.clone(),
+            named,
+            unnamed.clone(),
+            unnamed.clone(),
+            unnamed,
+        ];
+        let containers: Vec<Container> = ["nm1", "nm1", "nm1", "nm3", "nm3", "nm3"]
+            .iter()
+            .enumerate()
+            .map(|(i, h)| container(&format!("c{i}"), h, &topology))
+            .collect();
+        let out = match_containers(&containers, &pending, &topology);
+        assert!(out.unmatched.is_empty());
+        let mut matched = out.matched.clone();
+        matched.sort();
+        assert!(matched.iter().all(|m| m.2 == Locality::Node), "{matched:?}");
+        assert_eq!(
+            matched.iter().map(|m| m.1).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4, 5],
+            "the named requests go to the first containers"
+        );
+        // An any-level container (on a host no request was placed on) takes an unnamed one
+        // only at the any level.
+        let out = match_containers(
+            &[container("x", "nm2", &topology)],
+            &pending[3..],
+            &topology,
+        );
+        assert_eq!(out.matched, vec![(0, 0, Locality::Any)]);
     }
 
     /// What the real cluster showed (tests/it_am.rs): requests 2 x {nm1, nm3} (older) and

@@ -62,10 +62,10 @@
 //! higher node-local and the higher rack-local share on every family. Node-local: by 12 to 32
 //! points where nodes hold 4 executors and the cluster has room (3 to 4 on very skewed traces,
 //! where a few hosts have work for many executors and packing costs Spark less), 0.3 to 0.4
-//! with one slot a node (nothing to spread), 0.3 to 1.7 on the busy traces. The busy 100-node
-//! trace is a near tie (over 100 seeds: node-local 58.87% against 58.77%, rack-local 99.50%
-//! against 99.43%). On the busy 1,000- and 5,000-node traces it takes 3% to 4% more rounds,
-//! and it re-asks (rule 4) 36% to 44% of its requests once; it never asks for more containers.
+//! with one slot a node (nothing to spread), 0.3 to 1.8 on the busy traces. The busy 100-node
+//! trace is a near tie (over 100 seeds: node-local 58.97% against 58.77%, rack-local 99.50%
+//! against 99.43%). On the busy 1,000- and 5,000-node traces it takes 3% to 5% more rounds,
+//! and it re-asks (rule 4) 36% to 43% of its requests once; it never asks for more containers.
 //!
 //! Measured and rejected:
 //! - the work cap with Spark's rack counts (the earlier version of rule 2): node-local as
