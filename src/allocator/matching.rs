@@ -70,8 +70,10 @@ pub fn match_containers(
         .map(|c| (&*c.host, VecDeque::new()))
         .collect();
 
-    // Which of the wanted hosts / racks a node list names, cached per shared list.
-    let mut seen: HashMap<ListKey, (Vec<&str>, Vec<&str>, Vec<&str>)> = HashMap::new();
+    // Which of the containers' hosts / racks a request names, and hosts it was placed on
+    // without naming them, cached per shared list.
+    type Wanted<'a> = (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>);
+    let mut seen: HashMap<ListKey, Wanted> = HashMap::new();
     for (i, req) in pending.iter().enumerate() {
         if req.is_any_host() {
             any_host.push_back(i);
