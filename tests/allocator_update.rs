@@ -79,6 +79,16 @@ fn spark_suite(
     spark(&s, &spark_topology())
 }
 
+/// The default strategy's plan with no cluster facts and every host on the default rack.
+fn default_plan(s: &Snapshot) -> UpdatePlan {
+    update_requests(
+        s,
+        Strategy::Default,
+        &Topology::default(),
+        &Cluster::default(),
+    )
+}
+
 fn spark(s: &Snapshot, t: &Topology) -> UpdatePlan {
     let plan = update_requests(s, Strategy::Spark, t, &Cluster::default());
     // Every fixed case is also checked against the literal per-container port.
@@ -284,12 +294,7 @@ fn default_replaces_stale_requests_when_the_target_is_exactly_met() {
         UpdatePlan::default(),
         "Spark leaves the stale request alone"
     );
-    let ours = update_requests(
-        &s,
-        Strategy::Default,
-        &Topology::default(),
-        &Cluster::default(),
-    );
+    let ours = default_plan(&s);
     assert_eq!(ours.cancel, vec![0]);
     assert_eq!(nodes(&ours), vec![(1, v(&["h2"]))]);
 }
@@ -302,12 +307,7 @@ fn default_swaps_stale_requests_only_for_requests_that_name_a_location() {
     let stale = || PendingRequest::on(&["h9"]);
     let s = snapshot(3, 1, 12, &[("h2", 4)], &[], vec![stale(), stale(), stale()]);
     assert_eq!(s.missing(), 0);
-    let ours = update_requests(
-        &s,
-        Strategy::Default,
-        &Topology::default(),
-        &Cluster::default(),
-    );
+    let ours = default_plan(&s);
     assert_eq!(ours.cancel, vec![0]);
     assert_eq!(groups(&ours), vec![(1, v(&["h2"]), v(&["/default-rack"]))]);
     assert_eq!(ours.any_host, 0);

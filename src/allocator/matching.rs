@@ -201,6 +201,15 @@ mod tests {
         }
     }
 
+    /// One container on each of `hosts`, ids `c0`, `c1`, ... in order.
+    fn containers_on(hosts: &[&str], topology: &Topology) -> Vec<Container> {
+        hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| container(&format!("c{i}"), h, topology))
+            .collect()
+    }
+
     /// What the real cluster showed (tests/it_spread.rs): 3 requests name {nm1, nm3} and 3 are
     /// placed on both but name nothing (work cap). Three containers on each host: all six are
     /// node-local, the named requests taken first.
@@ -221,11 +230,7 @@ mod tests {
             unnamed.clone(),
             unnamed,
         ];
-        let containers: Vec<Container> = ["nm1", "nm1", "nm1", "nm3", "nm3", "nm3"]
-            .iter()
-            .enumerate()
-            .map(|(i, h)| container(&format!("c{i}"), h, &topology))
-            .collect();
+        let containers = containers_on(&["nm1", "nm1", "nm1", "nm3", "nm3", "nm3"], &topology);
         let out = match_containers(&containers, &pending, &topology);
         assert!(out.unmatched.is_empty());
         let mut matched = out.matched.clone();
@@ -265,11 +270,7 @@ mod tests {
             PendingRequest::with_nodes(narrow.clone()),
             PendingRequest::with_nodes(narrow),
         ];
-        let containers: Vec<Container> = ["nm3", "nm3", "nm1", "nm1"]
-            .iter()
-            .enumerate()
-            .map(|(i, h)| container(&format!("c{i}"), h, &topology))
-            .collect();
+        let containers = containers_on(&["nm3", "nm3", "nm1", "nm1"], &topology);
         let out = match_containers(&containers, &pending, &topology);
         assert!(out.unmatched.is_empty());
         let mut got: Vec<(usize, usize, Locality)> = out.matched;
