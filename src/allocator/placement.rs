@@ -176,17 +176,11 @@ impl Placement {
     }
 
     /// Leaves out the requests that name no location to YARN (past every cap; they are the
-    /// narrowest, so the last spans) and returns how many that was.
-    pub fn drop_unlocated(&mut self) -> u64 {
-        let mut dropped = 0;
-        while let Some(s) = self.groups.last() {
-            if s.hosts > 0 || s.racks > 0 {
-                break;
-            }
-            dropped += s.count;
+    /// narrowest, so the last spans).
+    pub fn drop_unlocated(&mut self) {
+        while self.groups.last().is_some_and(|s| s.hosts == 0 && s.racks == 0) {
             self.groups.pop();
         }
-        dropped
     }
 
     /// Containers placed with locality (one request each).
