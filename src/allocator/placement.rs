@@ -178,7 +178,11 @@ impl Placement {
     /// Leaves out the requests that name no location to YARN (past every cap; they are the
     /// narrowest, so the last spans).
     pub fn drop_unlocated(&mut self) {
-        while self.groups.last().is_some_and(|s| s.hosts == 0 && s.racks == 0) {
+        while self
+            .groups
+            .last()
+            .is_some_and(|s| s.hosts == 0 && s.racks == 0)
+        {
             self.groups.pop();
         }
     }
