@@ -83,7 +83,9 @@ fn scheduler_addresses(
 /// readable value the AM uses YARN's default, so a bad setting is logged, not fatal.
 fn nm_heartbeat_ms(conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>) -> Option<u64> {
     const KEY: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
-    match conf.as_ref().ok()?.as_ref()?.get_u64(KEY, 1000) {
+    // Its default is YARN's: one second, the AM's own default spread wait.
+    let default = yarn_am::allocator::tracker::DEFAULT_SPREAD_WAIT_MS;
+    match conf.as_ref().ok()?.as_ref()?.get_u64(KEY, default) {
         Ok(ms) => Some(ms),
         Err(e) => {
             warn!(%e, "ignoring {KEY}; the AM assumes YARN's default");

@@ -175,4 +175,10 @@ impl Cluster {
             None => true,
         }
     }
+
+    /// Could YARN start another of our executors here: usable, and not already holding as
+    /// many of them (`running`) as it can?
+    pub fn has_room(&self, host: &str, running: u32) -> bool {
+        self.is_usable(host) && self.capacity.get(host).is_none_or(|&c| running < c)
+    }
 }

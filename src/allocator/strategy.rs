@@ -188,16 +188,16 @@ impl Preferences<'_> {
             let need = ceil_to_u64(expected - (have + share));
             let cap = match self.strategy {
                 Strategy::Spark => None,
-                // Rule 1: never named to YARN.
-                Strategy::Default if !self.cluster.is_usable(host) => Some(0),
-                // Rule 2: a node that holds all the executors it can is not named; any other
-                // host by no more new requests than its tasks can keep executors busy.
-                Strategy::Default => Some(match self.cluster.capacity.get(host) {
-                    Some(&c) if running_here >= c => 0,
-                    _ => work_cap(count, demand)
+                // Rules 1 and 2: a host YARN cannot use, or a node that holds all the executors
+                // it can, is never named to YARN.
+                Strategy::Default if !self.cluster.has_room(host, running_here) => Some(0),
+                // Rule 2: any other host by no more new requests than its tasks can keep
+                // executors busy.
+                Strategy::Default => Some(
+                    work_cap(count, demand)
                         .saturating_sub(u64::from(running_here))
                         .max(1),
-                }),
+                ),
             };
             needs.push(HostNeed {
                 host: host.clone(),

@@ -284,13 +284,7 @@ impl Allocator {
             added: Vec<RequestId>,
         }
         let (cluster, running, topology) = (&self.cluster, &self.running_per_host, &self.topology);
-        let has_room = |h: &HostName| {
-            cluster.is_usable(h)
-                && cluster
-                    .capacity
-                    .get(h)
-                    .is_none_or(|&c| running.get(h).copied().unwrap_or(0) < c)
-        };
+        let has_room = |h: &HostName| cluster.has_room(h, running.get(h).copied().unwrap_or(0));
         let mut relaxed: Vec<Relaxed> = Vec::new();
         for r in &mut self.pending {
             if r.relaxed

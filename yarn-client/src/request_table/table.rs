@@ -65,6 +65,19 @@ struct Stored {
     racks: BTreeSet<String>,
 }
 
+impl Stored {
+    /// The entries this request counts in: its nodes, its racks and `*`.
+    fn keys(&self) -> BTreeSet<AskKey> {
+        self.nodes
+            .iter()
+            .chain(self.racks.iter())
+            .map(String::as_str)
+            .chain(std::iter::once(ANY))
+            .map(|l| key_of(&self.request, l))
+            .collect()
+    }
+}
+
 /// Outstanding requests, their per-location counts and the asks not yet sent. No I/O.
 pub struct RequestTable {
     resolver: Box<dyn RackResolver>,
@@ -158,16 +171,9 @@ impl RequestTable {
             .requests
             .remove(&id)
             .ok_or(RequestError::UnknownRequest(id))?;
-        let req = &stored.request;
-        let locations = stored
-            .nodes
-            .iter()
-            .chain(stored.racks.iter())
-            .map(String::as_str)
-            .chain(std::iter::once(ANY));
-        for location in locations {
-            let key = key_of(req, location);
+        for key in stored.keys() {
             let Some(entry) = self.entries.get_mut(&key) else {
+                let location = &key.resource_name;
                 warn!(%id, location, "no table entry to decrement; table out of step");
                 continue;
             };
@@ -212,18 +218,10 @@ impl RequestTable {
 
     /// The entries an outstanding request counts in.
     fn keys_of(&self, id: RequestId) -> Result<BTreeSet<AskKey>, RequestError> {
-        let stored = self
-            .requests
+        self.requests
             .get(&id)
-            .ok_or(RequestError::UnknownRequest(id))?;
-        Ok(stored
-            .nodes
-            .iter()
-            .chain(stored.racks.iter())
-            .map(String::as_str)
-            .chain(std::iter::once(ANY))
-            .map(|l| key_of(&stored.request, l))
-            .collect())
+            .map(Stored::keys)
+            .ok_or(RequestError::UnknownRequest(id))
     }
 
     /// The request behind an id, if still outstanding.
