@@ -4,8 +4,13 @@
 # 127.0.0.11-13) and rack (/rack1 = nm1, nm2; /rack2 = nm3); plus a one-DataNode HDFS
 # (NameNode and DataNode on rm, 127.0.0.10; WebHDFS at http://rm:9870) for staging.
 #
-#   cluster.sh up       fetch jars if needed, format HDFS on first use, start, wait until
-#                       3 nodes are RUNNING and HDFS has 1 live DataNode (idempotent)
+#   cluster.sh up [--rpc-protection authentication|integrity|privacy] [--secure]
+#                       fetch jars if needed, format HDFS on first use, start, wait until
+#                       3 nodes are RUNNING and HDFS has 1 live DataNode (idempotent). The
+#                       options choose a profile; a cluster running another profile is
+#                       stopped and started again in this one.
+#   cluster.sh profile  print the running (or last started) profile, e.g. `plain`,
+#                       `rpc-privacy`, `secure`, `secure rpc-privacy`
 #   cluster.sh down     stop every daemon we started (and containers they left behind)
 #   cluster.sh status   exit 0 when the cluster is up and ready, 1 otherwise
 #   cluster.sh logs [N] tail the last N lines (default 40) of every daemon log
@@ -91,11 +96,50 @@ fetch_jars() {
   say "jars: $(ls "$R/lib" | wc -l) files, $(du -sh "$R/lib" | cut -f1)"
 }
 
+# Profile options of `up`, parsed by parse_profile.
+RPC_PROTECTION=authentication
+SECURE=0
+
+parse_profile() {
+  while (($#)); do
+    case "$1" in
+      --rpc-protection)
+        RPC_PROTECTION=${2:-}
+        [[ "$RPC_PROTECTION" =~ ^(authentication|integrity|privacy)$ ]] \
+          || die "--rpc-protection wants authentication, integrity or privacy (got '${2:-}')"
+        shift 2 ;;
+      --secure) SECURE=1; shift ;;
+      *) die "unknown option for up: $1" ;;
+    esac
+  done
+}
+
+# One word per non-default setting, so `plain` means exactly the stock test cluster.
+profile_name() {
+  local p=()
+  ((SECURE)) && p+=(secure)
+  [[ "$RPC_PROTECTION" != authentication ]] && p+=("rpc-$RPC_PROTECTION")
+  ((${#p[@]})) || p=(plain)
+  echo "${p[*]}"
+}
+
+running_profile() { cat "$R/profile" 2>/dev/null || echo plain; }
+
+# A property added to a site file of the runtime conf (before its closing tag).
+add_property() { # file name value
+  local f="$R/conf/$1"
+  sed -i "s#</configuration>#  <property><name>$2</name><value>$3</value></property>\n</configuration>#" "$f"
+}
+
 write_conf() {
   mkdir -p "$R/conf"
   for f in core-site.xml yarn-site.xml hdfs-site.xml capacity-scheduler.xml log4j.properties topology.table; do
     sed "s#@CLUSTER_DIR@#$R#g" "$REPO/conf/cluster/$f" >"$R/conf/$f"
   done
+  # SASL quality of protection on every Hadoop RPC port, token (DIGEST-MD5) connections
+  # included: the AMRM and NM connections of an AM are wrapped too.
+  [[ "$RPC_PROTECTION" == authentication ]] || add_property core-site.xml hadoop.rpc.protection "$RPC_PROTECTION"
+  ((SECURE)) && die "--secure is not implemented yet"
   # The NameNode and DataNode web servers look for webapps/<name> on the classpath. The Maven
   # Central hadoop-hdfs jar leaves the web UI out (the tarball ships it beside the jars);
   # WebHDFS needs none of it, only the folders to exist.
@@ -177,6 +221,13 @@ except Exception:
 print(live, "ok" if live == 1 and not b.get("Safemode") else "wrong")' 2>/dev/null || echo "0 down"
 }
 
+# Whether any daemon of ours runs (a half-started cluster counts).
+all_alive_any() {
+  local d
+  for d in rm "${NMS[@]}" nn dn; do alive "$d" && return 0; done
+  return 1
+}
+
 all_alive() {
   local d
   for d in rm "${NMS[@]}" "${HDFS[@]}"; do alive "$d" || return 1; done
@@ -231,10 +282,17 @@ start_hdfs() {
 }
 
 cmd_up() {
+  parse_profile "$@"
   mkdir -p "$R"
   exec 9>"$R/.lock"
   flock -w 600 9 || die "another cluster.sh holds $R/.lock"
-  if is_ready; then say "already up ($RM_WEB)"; return; fi
+  local want
+  want=$(profile_name)
+  if all_alive_any && [[ "$(running_profile)" != "$want" ]]; then
+    say "running profile is '$(running_profile)', wanted '$want': restarting"
+    cmd_down
+  fi
+  if is_ready; then say "already up ($RM_WEB, profile $want)"; return; fi
   pick_java
   ensure_hosts
   fetch_jars
@@ -255,6 +313,7 @@ cmd_up() {
     start_daemon "$n" "$n" 384m org.apache.hadoop.yarn.server.nodemanager.NodeManager
   done
   start_hdfs
+  echo "$want" >"$R/profile"
   wait_ready
   local hdfs_note=""
   [[ "$WITH_HDFS" == 0 ]] || hdfs_note=", WebHDFS http://$NN_WEB"
@@ -345,11 +404,12 @@ cmd_env() {
 }
 
 case "${1:-}" in
-  up) cmd_up ;;
+  up) shift; cmd_up "$@" ;;
+  profile) running_profile ;;
   down) cmd_down ;;
   status) cmd_status ;;
   logs) cmd_logs "${2:-40}" ;;
   kill-nm) cmd_kill_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

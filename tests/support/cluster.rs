@@ -58,34 +58,71 @@ pub fn cluster_sh_args(args: &[&str]) -> bool {
         .unwrap_or(false)
 }
 
-/// The cluster, started on first use if it is not already up and ready.
+/// The plain cluster (`cluster.sh up` with no options), started on first use if it is not
+/// already up and ready; a cluster running another profile is restarted plain.
 pub fn cluster() -> &'static Cluster {
     static CLUSTER: OnceLock<Cluster> = OnceLock::new();
-    CLUSTER.get_or_init(|| {
-        let ready = Command::new("bash")
-            .arg(script())
-            .arg("status")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        if !ready {
-            eprintln!("[fixture] YARN test cluster not up: starting it (stop with tests/cluster/cluster.sh down)");
-            assert!(
-                cluster_sh("up"),
-                "tests/cluster/cluster.sh up failed; see its output above"
-            );
-        }
-        let dir = PathBuf::from(
-            std::env::var("YARN_AM_CLUSTER_DIR").unwrap_or_else(|_| "/tmp/yarn-am-cluster".into()),
+    CLUSTER.get_or_init(|| start_profile(&[]))
+}
+
+/// The cluster in the profile the `cluster.sh up` options name (e.g.
+/// `["--rpc-protection", "privacy"]`). A test binary uses one profile: cargo runs test
+/// binaries one after another, so each binary may switch the shared cluster to its own.
+pub fn start_profile(up_args: &[&str]) -> Cluster {
+    let running = Command::new("bash")
+        .arg(script())
+        .arg("profile")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let ready = Command::new("bash")
+        .arg(script())
+        .arg("status")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    let want = profile_name(up_args);
+    if !ready || running != want {
+        eprintln!(
+            "[fixture] YARN test cluster not up in profile '{want}' (running: '{running}', ready: {ready}): starting it (stop with tests/cluster/cluster.sh down)"
         );
-        Cluster {
-            conf_dir: dir.join("conf"),
-            dir,
-            rm_web: "rm:8088".into(),
-            rm_scheduler: "rm:8030".into(),
-            webhdfs: "http://rm:9870".into(),
+        let mut args = vec!["up"];
+        args.extend_from_slice(up_args);
+        assert!(
+            cluster_sh_args(&args),
+            "tests/cluster/cluster.sh {} failed; see its output above",
+            args.join(" ")
+        );
+    }
+    let dir = PathBuf::from(
+        std::env::var("YARN_AM_CLUSTER_DIR").unwrap_or_else(|_| "/tmp/yarn-am-cluster".into()),
+    );
+    Cluster {
+        conf_dir: dir.join("conf"),
+        dir,
+        rm_web: "rm:8088".into(),
+        rm_scheduler: "rm:8030".into(),
+        webhdfs: "http://rm:9870".into(),
+    }
+}
+
+/// The profile name `cluster.sh profile` prints for these `up` options.
+fn profile_name(up_args: &[&str]) -> String {
+    let mut words = Vec::new();
+    if up_args.contains(&"--secure") {
+        words.push("secure".to_string());
+    }
+    if let Some(i) = up_args.iter().position(|a| *a == "--rpc-protection") {
+        match up_args.get(i + 1) {
+            Some(&"authentication") | None => {}
+            Some(p) => words.push(format!("rpc-{p}")),
         }
-    })
+    }
+    if words.is_empty() {
+        "plain".into()
+    } else {
+        words.join(" ")
+    }
 }
 
 impl Cluster {
