@@ -65,7 +65,7 @@ async fn serve(
         &parse_challenge(challenge.as_bytes()).unwrap(),
         "default",
         "/default",
-        "auth",
+        crate::sasl::Qop::Auth,
     );
     assert!(resp.contains(&format!("response={expected}")), "{resp}");
     let ok = RpcSaslProto {

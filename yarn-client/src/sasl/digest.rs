@@ -1,14 +1,19 @@
 //! DIGEST-MD5 (RFC 2831) client with the parameters Hadoop uses for token auth: the user
 //! name and password are the standard Base64 of the token's identifier and password bytes,
-//! the digest-uri is `<protocol>/<serverId>` (`/default`), and only qop `auth` is offered
-//! by default clusters, so there is no security layer to implement.
+//! and the digest-uri is `<protocol>/<serverId>` (`/default`). A server's qop follows its
+//! `hadoop.rpc.protection` (token connections included); we take the strongest it offers,
+//! and for `auth-int`/`auth-conf` hand a [`super::layer`] security layer to the connection.
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use md5::{Digest, Md5};
 use rand::RngCore;
 
-use super::{SaslError, SaslMechanism};
+use super::layer::{new_layer, Side, MAX_OVERHEAD};
+use super::{Qop, SaslError, SaslMechanism, SecurityLayer};
+
+/// The receive buffer a DIGEST-MD5 peer has when its challenge names none (RFC 2831).
+const DEFAULT_MAXBUF: u32 = 65536;
 
 /// The directives of a server challenge that we use.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -18,6 +23,10 @@ pub struct DigestParams {
     pub qop: Vec<String>,
     pub charset_utf8: bool,
     pub algorithm: Option<String>,
+    /// The ciphers offered for `auth-conf` (`3des`, `rc4`, ...).
+    pub ciphers: Vec<String>,
+    /// The server's receive buffer: the largest token we may send it.
+    pub maxbuf: Option<u32>,
 }
 
 /// Parses `key=value,key="quoted, value",...`. Tolerates spaces and unknown keys; never
@@ -95,6 +104,18 @@ pub fn parse_challenge(bytes: &[u8]) -> Result<DigestParams, SaslError> {
                     .filter(|s| !s.is_empty())
                     .collect()
             }
+            "cipher" => {
+                params.ciphers = value
+                    .split(',')
+                    .map(|s| s.trim().to_ascii_lowercase())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            }
+            "maxbuf" => {
+                params.maxbuf = Some(value.parse().map_err(|_| {
+                    SaslError::BadChallenge(format!("maxbuf `{value}` is not a number"))
+                })?)
+            }
             "charset" => params.charset_utf8 = value.eq_ignore_ascii_case("utf-8"),
             "algorithm" => params.algorithm = Some(value),
             _ => {}
@@ -124,12 +145,38 @@ fn md5(parts: &[&[u8]]) -> [u8; 16] {
     h.finalize().into()
 }
 
+/// Picks the strongest qop the server offers that we can do: `auth-conf` needs `3des`
+/// among the offered ciphers. (Java clients intersect with their own
+/// `hadoop.rpc.protection`; an AM has no reason to ask for less than the server allows.)
+pub fn choose_qop(p: &DigestParams) -> Result<(Qop, Option<&'static str>), SaslError> {
+    let has_3des = p.ciphers.iter().any(|c| c == "3des");
+    p.qop
+        .iter()
+        .filter_map(|q| Qop::parse(q))
+        .filter(|q| *q != Qop::AuthConf || has_3des)
+        .max()
+        .map(|q| (q, (q == Qop::AuthConf).then_some("3des")))
+        .ok_or_else(|| SaslError::UnsupportedQop {
+            offered: p.qop.clone(),
+            ciphers: p.ciphers.clone(),
+        })
+}
+
+/// What the client keeps between its response and the server's SUCCESS.
+struct Answered {
+    expected_rspauth: String,
+    ha1: [u8; 16],
+    qop: Qop,
+    cipher: Option<&'static str>,
+    maxbuf: u32,
+}
+
 /// The DIGEST-MD5 client for one connection attempt.
 pub struct DigestMd5Client {
     username: String,
     password: String,
     cnonce: String,
-    expected_rspauth: Option<String>,
+    answered: Option<Answered>,
 }
 
 impl DigestMd5Client {
@@ -140,19 +187,19 @@ impl DigestMd5Client {
         Self::with_cnonce(identifier, password, B64.encode(raw))
     }
 
-    /// Fixed cnonce, for test vectors.
+    /// Fixed cnonce, for test vectors (and for a test server recomputing the client's view).
     pub fn with_cnonce(identifier: &[u8], password: &[u8], cnonce: String) -> Self {
         Self {
             username: B64.encode(identifier),
             password: B64.encode(password),
             cnonce,
-            expected_rspauth: None,
+            answered: None,
         }
     }
 
-    /// Computes `(response, rspauth)` for the given challenge parameters and digest-uri.
-    pub fn compute(&self, p: &DigestParams, realm: &str, uri: &str, qop: &str) -> (String, String) {
-        let nc = "00000001";
+    /// The raw H(A1) of `md5-sess`: `MD5(MD5(user:realm:password) ":" nonce ":" cnonce)`,
+    /// the root of both the response and the security layer's keys.
+    pub fn ha1(&self, realm: &str, nonce: &str) -> [u8; 16] {
         let inner = md5(&[
             self.username.as_bytes(),
             b":",
@@ -160,14 +207,14 @@ impl DigestMd5Client {
             b":",
             self.password.as_bytes(),
         ]);
-        let ha1 = hex(&md5(&[
-            &inner,
-            b":",
-            p.nonce.as_bytes(),
-            b":",
-            self.cnonce.as_bytes(),
-        ]));
-        let suffix = if qop == "auth" {
+        md5(&[&inner, b":", nonce.as_bytes(), b":", self.cnonce.as_bytes()])
+    }
+
+    /// Computes `(response, rspauth)` for the given challenge parameters and digest-uri.
+    pub fn compute(&self, p: &DigestParams, realm: &str, uri: &str, qop: Qop) -> (String, String) {
+        let nc = "00000001";
+        let ha1 = hex(&self.ha1(realm, &p.nonce));
+        let suffix = if qop == Qop::Auth {
             ""
         } else {
             ":00000000000000000000000000000000"
@@ -183,7 +230,7 @@ impl DigestMd5Client {
                 b":",
                 self.cnonce.as_bytes(),
                 b":",
-                qop.as_bytes(),
+                qop.as_str().as_bytes(),
                 b":",
                 ha2.as_bytes(),
             ]))
@@ -209,38 +256,60 @@ impl SaslMechanism for DigestMd5Client {
         protocol: &str,
         server_id: &str,
     ) -> Result<Vec<u8>, SaslError> {
-        if self.expected_rspauth.is_some() {
+        if self.answered.is_some() {
             return Err(SaslError::Protocol("second DIGEST-MD5 challenge".into()));
         }
         let p = parse_challenge(challenge)?;
-        if !p.qop.iter().any(|q| q == "auth") {
-            return Err(SaslError::UnsupportedQop { offered: p.qop });
+        let (qop, cipher) = choose_qop(&p)?;
+        let maxbuf = p.maxbuf.unwrap_or(DEFAULT_MAXBUF);
+        if qop != Qop::Auth && maxbuf as usize <= MAX_OVERHEAD {
+            return Err(SaslError::BadChallenge(format!(
+                "maxbuf {maxbuf} leaves no room for a message under {qop}"
+            )));
         }
         let realm = p.realm.clone().unwrap_or_default();
         let uri = format!("{protocol}/{server_id}");
-        let (response, rspauth) = self.compute(&p, &realm, &uri, "auth");
-        self.expected_rspauth = Some(rspauth);
+        let (response, rspauth) = self.compute(&p, &realm, &uri, qop);
+        self.answered = Some(Answered {
+            expected_rspauth: rspauth,
+            ha1: self.ha1(&realm, &p.nonce),
+            qop,
+            cipher,
+            maxbuf,
+        });
         let mut out = format!(
-            "username=\"{}\",realm=\"{}\",nonce=\"{}\",cnonce=\"{}\",nc=00000001,qop=auth,digest-uri=\"{}\",response={}",
-            self.username, realm, p.nonce, self.cnonce, uri, response
+            "username=\"{}\",realm=\"{}\",nonce=\"{}\",cnonce=\"{}\",nc=00000001,qop={},digest-uri=\"{}\",response={}",
+            self.username, realm, p.nonce, self.cnonce, qop, uri, response
         );
+        if let Some(c) = cipher {
+            out.push_str(&format!(",cipher=\"{c}\""));
+        }
         if p.charset_utf8 {
             out.push_str(",charset=utf-8");
         }
         Ok(out.into_bytes())
     }
 
-    fn verify_success(&mut self, token: Option<&[u8]>) -> Result<(), SaslError> {
-        let expected = self
-            .expected_rspauth
-            .as_deref()
+    fn verify_success(&mut self, token: Option<&[u8]>) -> Result<Option<SecurityLayer>, SaslError> {
+        let a = self
+            .answered
+            .as_ref()
             .ok_or_else(|| SaslError::Protocol("SUCCESS before we answered a challenge".into()))?;
         let token = token.ok_or_else(|| SaslError::Protocol("SUCCESS without rspauth".into()))?;
         let text = String::from_utf8_lossy(token);
         match text.trim().strip_prefix("rspauth=") {
-            Some(got) if got.eq_ignore_ascii_case(expected) => Ok(()),
-            _ => Err(SaslError::BadServerProof),
+            Some(got) if got.eq_ignore_ascii_case(&a.expected_rspauth) => {}
+            _ => return Err(SaslError::BadServerProof),
         }
+        Ok(
+            new_layer(a.qop, &a.ha1, Side::Client).map(|(sealer, opener)| SecurityLayer {
+                qop: a.qop,
+                cipher: a.cipher,
+                max_message: a.maxbuf as usize - MAX_OVERHEAD,
+                sealer: Box::new(sealer),
+                opener: Box::new(opener),
+            }),
+        )
     }
 }
 
@@ -260,7 +329,7 @@ mod tests {
             b"realm=\"default\",nonce=\"NONCE123\",qop=\"auth\",charset=utf-8,algorithm=md5-sess",
         )
         .unwrap();
-        let (resp, rspauth) = c.compute(&p, "default", "/default", "auth");
+        let (resp, rspauth) = c.compute(&p, "default", "/default", Qop::Auth);
         assert_eq!(resp, "f91081767b491eb343baeaad701e72a8");
         assert_eq!(rspauth, "c57e60e1e3b2d55835b4a9906de4a65a");
     }
@@ -278,8 +347,11 @@ mod tests {
         let resp = String::from_utf8(resp).unwrap();
         assert!(resp.contains("digest-uri=\"/default\""), "{resp}");
         assert!(resp.contains("charset=utf-8"));
-        let good = format!("rspauth={}", c.expected_rspauth.clone().unwrap());
-        assert!(c.verify_success(Some(good.as_bytes())).is_ok());
+        assert!(resp.contains("qop=auth,"), "{resp}");
+        assert!(!resp.contains("cipher"), "{resp}");
+        let expected = c.answered.as_ref().unwrap().expected_rspauth.clone();
+        let good = format!("rspauth={expected}");
+        assert!(c.verify_success(Some(good.as_bytes())).unwrap().is_none());
         assert!(matches!(
             c.verify_success(Some(b"rspauth=00000000000000000000000000000000")),
             Err(SaslError::BadServerProof)
@@ -294,13 +366,68 @@ mod tests {
         .unwrap();
         assert_eq!(p.nonce, "a\"b");
         assert_eq!(p.qop, vec!["auth-conf", "auth"]);
+        assert_eq!(p.ciphers, vec!["3des", "rc4"]);
+        assert_eq!(p.maxbuf, None);
         assert!(parse_challenge(b"realm=\"x\"").is_err());
         assert!(parse_challenge(b"nonce=\"x").is_err());
+        assert!(parse_challenge(b"nonce=\"x\",maxbuf=lots").is_err());
+        assert_eq!(
+            parse_challenge(b"nonce=x,maxbuf=\"4096\"").unwrap().maxbuf,
+            Some(4096)
+        );
         let mut c = DigestMd5Client::new(b"i", b"p");
         assert!(matches!(
-            c.respond(b"nonce=\"x\",qop=\"auth-conf\"", "", "default"),
+            c.respond(b"nonce=\"x\",qop=\"auth-conf\",cipher=\"rc4,des\"", "", "default"),
             Err(SaslError::UnsupportedQop { .. })
         ));
+        let mut c = DigestMd5Client::new(b"i", b"p");
+        assert!(matches!(
+            c.respond(b"nonce=\"x\",qop=\"auth-conf,auth-int\",maxbuf=20", "", "default"),
+            Err(SaslError::BadChallenge(_))
+        ));
+    }
+
+    /// The strongest offered qop we can do; `auth-conf` only with `3des`.
+    #[test]
+    fn choose_qop_prefers_the_strongest_usable() {
+        let pick = |ch: &[u8]| choose_qop(&parse_challenge(ch).unwrap()).ok();
+        assert_eq!(pick(b"nonce=n"), Some((Qop::Auth, None)));
+        assert_eq!(
+            pick(b"nonce=n,qop=\"auth,auth-int\""),
+            Some((Qop::AuthInt, None))
+        );
+        assert_eq!(
+            pick(b"nonce=n,qop=\"auth-conf,auth\",cipher=\"3des,rc4,des,rc4-56,rc4-40\""),
+            Some((Qop::AuthConf, Some("3des")))
+        );
+        assert_eq!(
+            pick(b"nonce=n,qop=\"auth-conf,auth-int\",cipher=\"rc4\""),
+            Some((Qop::AuthInt, None))
+        );
+        assert_eq!(pick(b"nonce=n,qop=\"auth-conf\",cipher=\"rc4\""), None);
+        assert_eq!(pick(b"nonce=n,qop=\"something-else\""), None);
+    }
+
+    /// Under auth-conf the response names the qop and the cipher, and the digest covers the
+    /// 32-zero suffix; SUCCESS yields the layer.
+    #[test]
+    fn auth_conf_exchange_yields_a_layer() {
+        let mut c = DigestMd5Client::with_cnonce(&[1, 2, 3], &[4, 5], "cn".into());
+        let ch = b"realm=\"default\",nonce=\"n\",qop=\"auth-conf\",charset=utf-8,cipher=\"3des,rc4\"";
+        let resp = String::from_utf8(c.respond(ch, "", "default").unwrap()).unwrap();
+        assert!(resp.contains("qop=auth-conf,"), "{resp}");
+        assert!(resp.contains("cipher=\"3des\""), "{resp}");
+        let p = parse_challenge(ch).unwrap();
+        let (want, rspauth) = c.compute(&p, "default", "/default", Qop::AuthConf);
+        assert!(resp.contains(&format!("response={want}")), "{resp}");
+        assert_ne!(want, c.compute(&p, "default", "/default", Qop::Auth).0);
+        let layer = c
+            .verify_success(Some(format!("rspauth={rspauth}").as_bytes()))
+            .unwrap()
+            .expect("auth-conf has a layer");
+        assert_eq!(layer.qop, Qop::AuthConf);
+        assert_eq!(layer.cipher, Some("3des"));
+        assert_eq!(layer.max_message, 65536 - super::MAX_OVERHEAD);
     }
 
     proptest::proptest! {
