@@ -5,6 +5,9 @@
 //! closes the connection when it has been idle, as the Java client does. A FATAL reply or a
 //! broken stream fails every waiting call and marks the connection dead; the owning
 //! [`super::RpcClient`] opens a new one on the next call.
+//!
+//! Under a SASL security layer (`auth-int`, `auth-conf`) the writer seals every packet
+//! (calls and pings) and the reader opens every reply, see [`super::wrap`].
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -21,7 +24,9 @@ use tracing::{debug, warn};
 use super::error::{RemoteError, RpcError};
 use super::frame::{encode_request, read_frame_untimed, ErasedMessage, FrameError, ResponseFrame};
 use super::handshake::{handshake, remote_error, request_header, Auth, PING_CALL_ID};
+use super::wrap::{wrap_stream, UnwrapError, Unwrapper};
 use super::RpcConfig;
+use crate::sasl::Seal;
 
 type Reply = Result<ResponseFrame, RpcError>;
 
@@ -102,9 +107,31 @@ impl Shared {
     }
 }
 
+/// The write half, with the sealing side of the security layer if one was negotiated.
+/// Sealing happens under the same lock that orders the writes, so the layer's sequence
+/// numbers follow the order of packets on the wire.
+struct Writer {
+    half: OwnedWriteHalf,
+    seal: Option<(Box<dyn Seal>, usize)>,
+}
+
+impl Writer {
+    /// Writes one packet (length prefix included), sealed if there is a layer, and flushes.
+    async fn send(&mut self, packet: &[u8]) -> std::io::Result<()> {
+        match &mut self.seal {
+            None => self.half.write_all(packet).await?,
+            Some((sealer, max)) => {
+                let wrapped = wrap_stream(sealer.as_mut(), *max, packet);
+                self.half.write_all(&wrapped).await?
+            }
+        }
+        self.half.flush().await
+    }
+}
+
 pub(crate) struct Connection {
     shared: Arc<Shared>,
-    writer: Arc<tokio::sync::Mutex<OwnedWriteHalf>>,
+    writer: Arc<tokio::sync::Mutex<Writer>>,
     client_id: [u8; 16],
     next_call_id: AtomicI32,
     tasks: Vec<JoinHandle<()>>,
@@ -141,9 +168,17 @@ impl Connection {
                 source,
             })?;
         let _ = stream.set_nodelay(true);
-        tokio::time::timeout(
+        let layer = tokio::time::timeout(
             timeout,
-            handshake(&mut stream, addr, auth, protocol, &client_id, timeout),
+            handshake(
+                &mut stream,
+                addr,
+                auth,
+                protocol,
+                &client_id,
+                timeout,
+                cfg.fallback_to_simple_auth_allowed,
+            ),
         )
         .await
         .map_err(|_| RpcError::Timeout {
@@ -151,7 +186,14 @@ impl Connection {
             what: "connection setup",
             after: timeout,
         })??;
-        debug!(addr, protocol, "IPC connection established");
+        debug!(addr, protocol, qop = ?layer.as_ref().map(|l| l.qop), "IPC connection established");
+        let (seal, unwrapper) = match layer {
+            Some(l) => (
+                Some((l.sealer, l.max_message)),
+                Some(Unwrapper::new(l.opener)),
+            ),
+            None => (None, None),
+        };
         let (rd, wr) = stream.into_split();
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
@@ -160,8 +202,8 @@ impl Connection {
             last_activity: Mutex::new(Instant::now()),
             last_write: Mutex::new(Instant::now()),
         });
-        let writer = Arc::new(tokio::sync::Mutex::new(wr));
-        let reader = tokio::spawn(read_loop(rd, shared.clone()));
+        let writer = Arc::new(tokio::sync::Mutex::new(Writer { half: wr, seal }));
+        let reader = tokio::spawn(read_loop(rd, shared.clone(), unwrapper));
         let keeper = tokio::spawn(keep_loop(
             shared.clone(),
             writer.clone(),
@@ -180,11 +222,7 @@ impl Connection {
     /// Sends a ping packet (call id -4) now; the server does not answer it.
     pub async fn ping(&self, timeout: Duration) -> Result<(), RpcError> {
         let ping = encode_request(&request_header(PING_CALL_ID, &self.client_id, -1), &[]);
-        let write = async {
-            let mut w = self.writer.lock().await;
-            w.write_all(&ping).await?;
-            w.flush().await
-        };
+        let write = async { self.writer.lock().await.send(&ping).await };
         match tokio::time::timeout(timeout, write).await {
             Ok(Ok(())) => {
                 *self.shared.last_write.lock().unwrap() = Instant::now();
@@ -228,11 +266,7 @@ impl Connection {
             &super::handshake::request_header(id, &self.client_id, 0),
             &[request_header, body],
         );
-        let write = async {
-            let mut w = self.writer.lock().await;
-            w.write_all(&packet).await?;
-            w.flush().await
-        };
+        let write = async { self.writer.lock().await.send(&packet).await };
         match tokio::time::timeout(timeout, write).await {
             Ok(Ok(())) => *self.shared.last_write.lock().unwrap() = Instant::now(),
             Ok(Err(e)) => {
@@ -272,7 +306,7 @@ impl Connection {
     }
 }
 
-async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>) {
+async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>, mut unwrapper: Option<Unwrapper>) {
     loop {
         let frame = match read_frame_untimed(&mut rd).await {
             Ok(f) => f,
@@ -285,27 +319,56 @@ async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>) {
                 return;
             }
         };
-        if let Some(remote) = remote_error(&frame) {
-            if remote.fatal {
-                warn!(addr = %shared.addr, %remote, "FATAL reply; closing connection");
-                shared.close(Closed::Fatal(remote));
+        let frames = match unwrapper.as_mut() {
+            None => vec![frame],
+            Some(u) => match u.push(&frame) {
+                Ok(frames) => frames,
+                Err(UnwrapError::NotWrapped {
+                    remote: Some(remote),
+                    ..
+                }) if remote.fatal => {
+                    warn!(addr = %shared.addr, %remote, "FATAL reply; closing connection");
+                    shared.close(Closed::Fatal(remote));
+                    return;
+                }
+                Err(e) => {
+                    warn!(addr = %shared.addr, %e, "closing connection");
+                    shared.close(Closed::Lost(e.to_string()));
+                    return;
+                }
+            },
+        };
+        for frame in frames {
+            if !deliver(&shared, frame) {
                 return;
             }
-        }
-        let id = frame.call_id();
-        let tx = shared.pending.lock().unwrap().remove(&id);
-        match tx {
-            Some(tx) => {
-                let _ = tx.send(Ok(frame));
-            }
-            None => debug!(addr = %shared.addr, id, "reply for an unknown or abandoned call"),
         }
     }
 }
 
+/// Hands one reply to its waiting call; false when it was FATAL and closed the connection.
+fn deliver(shared: &Shared, frame: ResponseFrame) -> bool {
+    if let Some(remote) = remote_error(&frame) {
+        if remote.fatal {
+            warn!(addr = %shared.addr, %remote, "FATAL reply; closing connection");
+            shared.close(Closed::Fatal(remote));
+            return false;
+        }
+    }
+    let id = frame.call_id();
+    let tx = shared.pending.lock().unwrap().remove(&id);
+    match tx {
+        Some(tx) => {
+            let _ = tx.send(Ok(frame));
+        }
+        None => debug!(addr = %shared.addr, id, "reply for an unknown or abandoned call"),
+    }
+    true
+}
+
 async fn keep_loop(
     shared: Arc<Shared>,
-    writer: Arc<tokio::sync::Mutex<OwnedWriteHalf>>,
+    writer: Arc<tokio::sync::Mutex<Writer>>,
     client_id: [u8; 16],
     cfg: RpcConfig,
 ) {
@@ -320,7 +383,7 @@ async fn keep_loop(
             if shared.last_write.lock().unwrap().elapsed() >= cfg.ping_interval {
                 let ping = encode_request(&request_header(PING_CALL_ID, &client_id, -1), &[]);
                 let mut w = writer.lock().await;
-                match tokio::time::timeout(cfg.call_timeout, w.write_all(&ping)).await {
+                match tokio::time::timeout(cfg.call_timeout, w.send(&ping)).await {
                     Ok(Ok(())) => *shared.last_write.lock().unwrap() = Instant::now(),
                     _ => {
                         shared.close(Closed::Lost("ping failed".into()));
@@ -331,7 +394,7 @@ async fn keep_loop(
             }
         } else if shared.close_if_idle(cfg.max_idle) {
             debug!(addr = %shared.addr, "closed idle connection");
-            let _ = writer.lock().await.shutdown().await;
+            let _ = writer.lock().await.half.shutdown().await;
             return;
         }
     }

@@ -94,6 +94,14 @@ pub enum RpcError {
          response (token rejected without a reason; wrong token kind or node?)"
     )]
     SaslAborted { addr: String },
+    #[error(
+        "{addr} asked to switch to SIMPLE authentication although we offered a token: refused, \
+         because SIMPLE skips the server's proof that it knows the token (an impostor could be \
+         answering). If this server really runs without SASL, set {key}=true in the \
+         submitter's core-site.xml",
+        key = super::FALLBACK_TO_SIMPLE_KEY
+    )]
+    SimpleFallbackRefused { addr: String },
     #[error("{addr} answered with {remote}")]
     Remote { addr: String, remote: RemoteError },
     #[error("protocol error from {addr}: {reason}")]
@@ -127,7 +135,10 @@ impl RpcError {
     pub fn is_auth_failure(&self) -> bool {
         matches!(
             self,
-            RpcError::Sasl { .. } | RpcError::AuthRejected { .. } | RpcError::SaslAborted { .. }
+            RpcError::Sasl { .. }
+                | RpcError::AuthRejected { .. }
+                | RpcError::SaslAborted { .. }
+                | RpcError::SimpleFallbackRefused { .. }
         ) || self.remote().is_some_and(|r| r.is_auth_failure())
     }
 }

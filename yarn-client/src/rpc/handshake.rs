@@ -2,16 +2,21 @@
 //!
 //! The RM scheduler port and NodeManagers accept only TOKEN (DIGEST-MD5) auth, even on an
 //! insecure cluster, so an AM always negotiates. SIMPLE is used when the caller has no
-//! token (client port on an insecure cluster) or when a server answers NEGOTIATE with
-//! SUCCESS ("fall back to simple").
+//! token (client port on an insecure cluster). A server that answers our token with a
+//! switch to SIMPLE skips the proof that it knows the token's password (rspauth), so that
+//! switch is refused unless the caller opted in ([`super::FALLBACK_TO_SIMPLE_KEY`]).
+//!
+//! When the exchange settles on `auth-int` or `auth-conf`, the connection context is the
+//! first packet sent through the security layer, which [`handshake`] hands back.
 
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tracing::debug;
+use tracing::{debug, info};
 
 use super::error::{RemoteError, RpcError};
 use super::frame::{encode_request, read_frame, ResponseFrame};
+use super::wrap::wrap_stream;
 use crate::proto::common::rpc_request_header_proto::OperationProto;
 use crate::proto::common::rpc_response_header_proto::RpcStatusProto;
 use crate::proto::common::rpc_sasl_proto::{SaslAuth, SaslState};
@@ -19,7 +24,7 @@ use crate::proto::common::{
     IpcConnectionContextProto, RpcKindProto, RpcRequestHeaderProto, RpcSaslProto,
     UserInformationProto,
 };
-use crate::sasl::{DigestMd5Client, SaslMechanism};
+use crate::sasl::{DigestMd5Client, SaslMechanism, SecurityLayer};
 use crate::token::Token;
 
 pub const SASL_CALL_ID: i32 = -33;
@@ -79,7 +84,16 @@ pub fn remote_error(frame: &ResponseFrame) -> Option<RemoteError> {
     })
 }
 
-/// Runs preamble + authentication + connection context on a fresh stream.
+/// How the SASL dialogue ended.
+enum Negotiated {
+    /// The server switched to SIMPLE (and the caller allowed it).
+    Simple,
+    /// Token auth succeeded; the layer is `None` under qop `auth`.
+    Token(Option<SecurityLayer>),
+}
+
+/// Runs preamble + authentication + connection context on a fresh stream. Returns the
+/// security layer every later packet must pass through, if one was negotiated.
 pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     addr: &str,
@@ -87,11 +101,13 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     protocol: &str,
     client_id: &[u8; 16],
     timeout: Duration,
-) -> Result<(), RpcError> {
+    allow_simple_fallback: bool,
+) -> Result<Option<SecurityLayer>, RpcError> {
     let io = |source| RpcError::Io {
         addr: addr.to_string(),
         source,
     };
+    let mut layer = None;
     let user_info = match auth {
         Auth::Simple { user } => {
             stream.write_all(&preamble(false)).await.map_err(io)?;
@@ -101,17 +117,19 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
             }
         }
         Auth::Token(token) => {
-            if sasl_exchange(stream, addr, token, timeout).await? {
+            match sasl_exchange(stream, addr, token, timeout, allow_simple_fallback).await? {
                 // The server switched to SIMPLE: it needs a user name, and we have no other
                 // than the process's.
-                UserInformationProto {
+                Negotiated::Simple => UserInformationProto {
                     effective_user: std::env::var("USER").ok(),
                     real_user: None,
+                },
+                Negotiated::Token(l) => {
+                    layer = l;
+                    // After TOKEN auth the server takes the user from the token; claiming
+                    // one makes it refuse us ("Authenticated user ... doesn't match").
+                    UserInformationProto::default()
                 }
-            } else {
-                // After TOKEN auth the server takes the user from the token; claiming one
-                // makes it refuse us ("Authenticated user ... doesn't match").
-                UserInformationProto::default()
             }
         }
     };
@@ -120,22 +138,29 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
         protocol: Some(protocol.to_string()),
     };
     let packet = encode_request(&request_header(CONTEXT_CALL_ID, client_id, -1), &[&context]);
-    stream.write_all(&packet).await.map_err(io)?;
+    match layer.as_mut() {
+        Some(l) => {
+            let wrapped = wrap_stream(l.sealer.as_mut(), l.max_message, &packet);
+            stream.write_all(&wrapped).await.map_err(io)?;
+        }
+        None => stream.write_all(&packet).await.map_err(io)?,
+    }
     stream.flush().await.map_err(io)?;
-    Ok(())
+    Ok(layer)
 }
 
 fn sasl_packet(msg: &RpcSaslProto) -> bytes::BytesMut {
     encode_request(&request_header(SASL_CALL_ID, &[], -1), &[msg])
 }
 
-/// The SASL dialogue. Returns `true` when the server fell back to SIMPLE.
+/// The SASL dialogue.
 async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     addr: &str,
     token: &Token,
     timeout: Duration,
-) -> Result<bool, RpcError> {
+    allow_simple_fallback: bool,
+) -> Result<Negotiated, RpcError> {
     let io = |source| RpcError::Io {
         addr: addr.to_string(),
         source,
@@ -147,6 +172,19 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
     let sasl_err = |source| RpcError::Sasl {
         addr: addr.to_string(),
         source,
+    };
+    let simple = || {
+        if allow_simple_fallback {
+            debug!(
+                addr,
+                "server switched to SIMPLE authentication; allowed by configuration"
+            );
+            Ok(Negotiated::Simple)
+        } else {
+            Err(RpcError::SimpleFallbackRefused {
+                addr: addr.to_string(),
+            })
+        }
     };
     // Preamble and NEGOTIATE go out in one write, like the Java client, so an early
     // rejection cannot race a half-written preamble.
@@ -229,13 +267,14 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
                         ))
                     })?;
                 if auth.method == "SIMPLE" {
+                    let accepted = simple()?;
                     let reply = RpcSaslProto {
                         state: SaslState::Initiate as i32,
                         auths: vec![auth.clone()],
                         ..Default::default()
                     };
                     stream.write_all(&sasl_packet(&reply)).await.map_err(io)?;
-                    return Ok(true);
+                    return Ok(accepted);
                 }
                 // Echo the advertised entry exactly (presence included), minus the challenge.
                 let mut echo = auth.clone();
@@ -289,10 +328,20 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
             Ok(SaslState::Success) => {
                 return match mech.as_mut() {
                     // SUCCESS straight after NEGOTIATE: a SIMPLE-only server.
-                    None => Ok(true),
+                    None => simple(),
                     Some(m) => {
-                        m.verify_success(msg.token.as_deref()).map_err(sasl_err)?;
-                        Ok(false)
+                        let layer = m.verify_success(msg.token.as_deref()).map_err(sasl_err)?;
+                        match &layer {
+                            Some(l) => info!(
+                                addr,
+                                qop = %l.qop,
+                                cipher = l.cipher.unwrap_or("none"),
+                                "SASL negotiated qop {}: every packet is wrapped",
+                                l.qop
+                            ),
+                            None => debug!(addr, "SASL negotiated qop auth"),
+                        }
+                        Ok(Negotiated::Token(layer))
                     }
                 };
             }

@@ -7,6 +7,7 @@ pub mod frame;
 pub mod handshake;
 #[cfg(test)]
 pub(crate) mod test_server;
+pub mod wrap;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,7 +36,14 @@ pub struct RpcConfig {
     pub ping_interval: Duration,
     /// Close after this long with no calls (`ipc.client.connection.maxidletime`).
     pub max_idle: Duration,
+    /// Accept a server's switch to SIMPLE after we offered a token
+    /// ([`FALLBACK_TO_SIMPLE_KEY`], default false as in Hadoop). Such a server never proves
+    /// it knows the token, so it could be anyone listening on the address.
+    pub fallback_to_simple_auth_allowed: bool,
 }
+
+/// The Hadoop key that opts in to SIMPLE fallback (read by `submit`, named in the error).
+pub const FALLBACK_TO_SIMPLE_KEY: &str = "ipc.client.fallback-to-simple-auth-allowed";
 
 impl Default for RpcConfig {
     fn default() -> Self {
@@ -44,6 +52,7 @@ impl Default for RpcConfig {
             call_timeout: Duration::from_secs(60),
             ping_interval: Duration::from_secs(20),
             max_idle: Duration::from_secs(10),
+            fallback_to_simple_auth_allowed: false,
         }
     }
 }
@@ -158,5 +167,7 @@ impl RpcClient {
     }
 }
 
+#[cfg(test)]
+mod security_tests;
 #[cfg(test)]
 mod tests;

@@ -92,3 +92,103 @@ pub async fn accept_without_auth(s: &mut TcpStream) -> RpcRequestHeaderProto {
         .unwrap();
     read_packet(s).await.unwrap().0
 }
+
+/// The value of a directive in a DIGEST-MD5 response (quoted or not).
+pub fn directive(resp: &str, key: &str) -> Option<String> {
+    resp.split(',')
+        .find_map(|kv| kv.trim().strip_prefix(&format!("{key}=")))
+        .map(|v| v.trim_matches('"').to_string())
+}
+
+/// Plays a Hadoop server's DIGEST-MD5 exchange for `token` with `challenge`: checks the
+/// client's response, sends SUCCESS with the right rspauth, and returns the client's
+/// response text plus the server's security layer (`None` under qop `auth`).
+pub async fn accept_digest(
+    s: &mut TcpStream,
+    token: &crate::token::Token,
+    challenge: &str,
+) -> (
+    String,
+    Option<(
+        crate::sasl::layer::DigestSealer,
+        crate::sasl::layer::DigestOpener,
+    )>,
+) {
+    use crate::sasl::layer::{new_layer, Side};
+    use crate::sasl::{parse_challenge, DigestMd5Client, Qop};
+    drain_hello(s).await;
+    let neg = digest_negotiate(challenge.as_bytes());
+    s.write_all(&frame(&sasl_header(), Some(&neg)))
+        .await
+        .unwrap();
+    let (_, mut body) = read_packet(s).await.unwrap();
+    let init = RpcSaslProto::decode_length_delimited(&mut body).unwrap();
+    let resp = String::from_utf8(init.token.unwrap()).unwrap();
+    let qop = Qop::parse(&directive(&resp, "qop").unwrap()).unwrap();
+    let p = parse_challenge(challenge.as_bytes()).unwrap();
+    let server = DigestMd5Client::with_cnonce(
+        &token.identifier,
+        &token.password,
+        directive(&resp, "cnonce").unwrap(),
+    );
+    let realm = p.realm.clone().unwrap_or_default();
+    let (expected, rspauth) = server.compute(&p, &realm, "/default", qop);
+    assert_eq!(directive(&resp, "response").unwrap(), expected, "{resp}");
+    let ok = RpcSaslProto {
+        state: SaslState::Success as i32,
+        token: Some(format!("rspauth={rspauth}").into_bytes()),
+        ..Default::default()
+    };
+    s.write_all(&frame(&sasl_header(), Some(&ok)))
+        .await
+        .unwrap();
+    let layer = new_layer(qop, &server.ha1(&realm, &p.nonce), Side::Server);
+    (resp, layer)
+}
+
+/// Reads WRAP packets until the plaintext holds at least one whole client packet; returns
+/// the complete packets (header, rest). `plain` keeps a partial packet for the next call.
+pub async fn read_wrapped(
+    s: &mut TcpStream,
+    opener: &mut dyn crate::sasl::Unseal,
+    plain: &mut Vec<u8>,
+) -> Option<Vec<(RpcRequestHeaderProto, bytes::Bytes)>> {
+    loop {
+        let mut out = Vec::new();
+        while plain.len() >= 4 {
+            let len = u32::from_be_bytes(plain[..4].try_into().unwrap()) as usize;
+            if plain.len() < 4 + len {
+                break;
+            }
+            let mut body = bytes::Bytes::copy_from_slice(&plain[4..4 + len]);
+            plain.drain(..4 + len);
+            let h = RpcRequestHeaderProto::decode_length_delimited(&mut body).ok()?;
+            out.push((h, body));
+        }
+        if !out.is_empty() {
+            return Some(out);
+        }
+        let (h, mut body) = read_packet(s).await?;
+        assert_eq!(
+            h.call_id, -33,
+            "client sent a packet outside the security layer"
+        );
+        let m = RpcSaslProto::decode_length_delimited(&mut body).ok()?;
+        assert_eq!(m.state, SaslState::Wrap as i32);
+        plain.extend(
+            opener
+                .unseal(&m.token.unwrap_or_default())
+                .expect("client token opens"),
+        );
+    }
+}
+
+/// Sends `plain` (whole or partial server packets) as one WRAP packet.
+pub async fn write_wrapped(s: &mut TcpStream, sealer: &mut dyn crate::sasl::Seal, plain: &[u8]) {
+    let m = RpcSaslProto {
+        state: SaslState::Wrap as i32,
+        token: Some(sealer.seal(plain)),
+        ..Default::default()
+    };
+    s.write_all(&frame(&sasl_header(), Some(&m))).await.unwrap();
+}

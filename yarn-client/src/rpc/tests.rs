@@ -20,16 +20,19 @@ use crate::proto::yarn::{
     FinishApplicationMasterRequestProto, FinishApplicationMasterResponseProto,
 };
 
-fn cfg() -> RpcConfig {
+/// Short timeouts; SIMPLE fallback allowed because most scripts here skip authentication
+/// (`accept_without_auth`) to test what comes after it.
+pub(super) fn cfg() -> RpcConfig {
     RpcConfig {
         connect_timeout: Duration::from_millis(500),
         call_timeout: Duration::from_millis(500),
         ping_interval: Duration::from_millis(100),
         max_idle: Duration::from_millis(300),
+        fallback_to_simple_auth_allowed: true,
     }
 }
 
-fn token() -> Token {
+pub(super) fn token() -> Token {
     Token {
         identifier: vec![1, 2, 3],
         password: vec![4, 5, 6],
@@ -39,7 +42,7 @@ fn token() -> Token {
 }
 
 /// Binds a listener and runs `serve` on the first accepted connection.
-async fn server<F, Fut>(serve: F) -> String
+pub(super) async fn server<F, Fut>(serve: F) -> String
 where
     F: FnOnce(TcpStream) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
@@ -67,7 +70,7 @@ fn client(addr: &str) -> RpcClient {
     RpcClient::new(addr, "test.Protocol", 1, Auth::Token(token()), cfg())
 }
 
-async fn call(c: &RpcClient) -> Result<FinishApplicationMasterResponseProto, RpcError> {
+pub(super) async fn call(c: &RpcClient) -> Result<FinishApplicationMasterResponseProto, RpcError> {
     c.call(
         "finishApplicationMaster",
         &FinishApplicationMasterRequestProto::default(),

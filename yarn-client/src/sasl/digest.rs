@@ -377,12 +377,20 @@ mod tests {
         );
         let mut c = DigestMd5Client::new(b"i", b"p");
         assert!(matches!(
-            c.respond(b"nonce=\"x\",qop=\"auth-conf\",cipher=\"rc4,des\"", "", "default"),
+            c.respond(
+                b"nonce=\"x\",qop=\"auth-conf\",cipher=\"rc4,des\"",
+                "",
+                "default"
+            ),
             Err(SaslError::UnsupportedQop { .. })
         ));
         let mut c = DigestMd5Client::new(b"i", b"p");
         assert!(matches!(
-            c.respond(b"nonce=\"x\",qop=\"auth-conf,auth-int\",maxbuf=20", "", "default"),
+            c.respond(
+                b"nonce=\"x\",qop=\"auth-conf,auth-int\",maxbuf=20",
+                "",
+                "default"
+            ),
             Err(SaslError::BadChallenge(_))
         ));
     }
@@ -413,7 +421,8 @@ mod tests {
     #[test]
     fn auth_conf_exchange_yields_a_layer() {
         let mut c = DigestMd5Client::with_cnonce(&[1, 2, 3], &[4, 5], "cn".into());
-        let ch = b"realm=\"default\",nonce=\"n\",qop=\"auth-conf\",charset=utf-8,cipher=\"3des,rc4\"";
+        let ch =
+            b"realm=\"default\",nonce=\"n\",qop=\"auth-conf\",charset=utf-8,cipher=\"3des,rc4\"";
         let resp = String::from_utf8(c.respond(ch, "", "default").unwrap()).unwrap();
         assert!(resp.contains("qop=auth-conf,"), "{resp}");
         assert!(resp.contains("cipher=\"3des\""), "{resp}");

@@ -85,7 +85,9 @@ pub enum LayerError {
     NotBlockAligned { len: usize },
     #[error("bad padding length {pad} after decryption (wrong key or tampered data)")]
     BadPadding { pad: usize },
-    #[error("MAC of the token with sequence number {seq} does not match (tampered data or wrong key)")]
+    #[error(
+        "MAC of the token with sequence number {seq} does not match (tampered data or wrong key)"
+    )]
     BadMac { seq: u32 },
     #[error("token has sequence number {got}, expected {expected} (replayed or reordered)")]
     BadSequence { expected: u32, got: u32 },

@@ -66,8 +66,8 @@ fn directive<'a>(text: &'a str, key: &str) -> &'a str {
 fn replay(v: &Vectors, qop: Qop) {
     let cnonce = directive(v.jdk_response, "cnonce");
     let mut ours = DigestMd5Client::with_cnonce(&IDENTIFIER, &PASSWORD, cnonce.into());
-    let resp = String::from_utf8(ours.respond(v.challenge.as_bytes(), "", "default").unwrap())
-        .unwrap();
+    let resp =
+        String::from_utf8(ours.respond(v.challenge.as_bytes(), "", "default").unwrap()).unwrap();
     for key in ["response", "qop", "username", "cnonce", "digest-uri"] {
         assert_eq!(
             directive(&resp, key),
@@ -76,7 +76,10 @@ fn replay(v: &Vectors, qop: Qop) {
         );
     }
     if qop == Qop::AuthConf {
-        assert_eq!(directive(&resp, "cipher"), directive(v.jdk_response, "cipher"));
+        assert_eq!(
+            directive(&resp, "cipher"),
+            directive(v.jdk_response, "cipher")
+        );
     }
     let SecurityLayer {
         qop: got,

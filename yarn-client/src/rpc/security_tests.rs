@@ -1,0 +1,195 @@
+//! The connection under a SASL security layer and the refusal of SIMPLE fallback, against
+//! a scripted server that plays Hadoop's side with the server half of our own layer (the
+//! layer itself is checked against JDK-made vectors in `sasl::layer`; the real cluster
+//! test `it_qop` is the end-to-end proof).
+
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+
+use super::test_server::{
+    accept_digest, directive, drain_hello, frame, ok_header, read_packet, read_wrapped,
+    sasl_header, write_wrapped,
+};
+use super::tests::{call, cfg, server, token};
+use super::*;
+use crate::proto::common::rpc_sasl_proto::{SaslAuth, SaslState};
+use crate::proto::common::{IpcConnectionContextProto, RpcSaslProto};
+use crate::proto::yarn::FinishApplicationMasterResponseProto;
+
+const CONF_CHALLENGE: &str = "realm=\"default\",nonce=\"NzQ\",qop=\"auth-conf\",charset=utf-8,\
+                              cipher=\"3des,rc4,des,rc4-56,rc4-40\",algorithm=md5-sess";
+const INT_CHALLENGE: &str =
+    "realm=\"default\",nonce=\"NzQ\",qop=\"auth-int\",charset=utf-8,algorithm=md5-sess";
+
+fn strict_client(addr: &str) -> RpcClient {
+    RpcClient::new(
+        addr,
+        "test.Protocol",
+        1,
+        Auth::Token(token()),
+        RpcConfig {
+            fallback_to_simple_auth_allowed: false,
+            call_timeout: Duration::from_secs(2),
+            ..cfg()
+        },
+    )
+}
+
+/// Under auth-conf and auth-int: the connection context, the call and a ping all go out
+/// wrapped, and a reply cut across two tokens reaches the caller.
+#[tokio::test]
+async fn calls_context_and_pings_are_wrapped() {
+    for challenge in [CONF_CHALLENGE, INT_CHALLENGE] {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let addr = server(move |mut s| async move {
+            let (resp, layer) = accept_digest(&mut s, &token(), challenge).await;
+            let (mut sealer, mut opener) = layer.expect("a layer was negotiated");
+            let mut plain = Vec::new();
+            let ctx = read_wrapped(&mut s, &mut opener, &mut plain).await.unwrap();
+            assert_eq!(ctx[0].0.call_id, -3, "the connection context comes first");
+            let mut body = ctx[0].1.clone();
+            let c = IpcConnectionContextProto::decode_length_delimited(&mut body).unwrap();
+            assert_eq!(c.protocol.as_deref(), Some("test.Protocol"));
+            let call_pkt = match ctx.get(1) {
+                Some(p) => p.clone(),
+                None => read_wrapped(&mut s, &mut opener, &mut plain).await.unwrap()[0].clone(),
+            };
+            // Stay silent past the ping interval: the ping must be wrapped too.
+            let ping = read_wrapped(&mut s, &mut opener, &mut plain).await.unwrap();
+            tx.send((resp, call_pkt.0.call_id, ping[0].0.call_id))
+                .unwrap();
+            let reply = frame(
+                &ok_header(call_pkt.0.call_id),
+                Some(&FinishApplicationMasterResponseProto {
+                    is_unregistered: Some(true),
+                }),
+            );
+            let (a, b) = reply.split_at(7);
+            write_wrapped(&mut s, &mut sealer, a).await;
+            write_wrapped(&mut s, &mut sealer, b).await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        })
+        .await;
+        let c = strict_client(&addr);
+        assert!(call(&c).await.unwrap().is_unregistered());
+        let (resp, call_id, ping_id) = rx.recv().await.unwrap();
+        let qop = directive(&resp, "qop").unwrap();
+        assert_eq!(
+            qop,
+            if challenge == CONF_CHALLENGE {
+                "auth-conf"
+            } else {
+                "auth-int"
+            }
+        );
+        assert_eq!(
+            directive(&resp, "cipher").is_some(),
+            challenge == CONF_CHALLENGE,
+            "{resp}"
+        );
+        assert_eq!((call_id, ping_id), (0, -4));
+    }
+}
+
+/// A reply whose token was altered on the way ends the connection with the layer's reason.
+#[tokio::test]
+async fn tampered_reply_fails_the_call() {
+    let addr = server(|mut s| async move {
+        let (_, layer) = accept_digest(&mut s, &token(), INT_CHALLENGE).await;
+        let (mut sealer, mut opener) = layer.unwrap();
+        let mut plain = Vec::new();
+        let mut pkts = read_wrapped(&mut s, &mut opener, &mut plain).await.unwrap();
+        if pkts.len() < 2 {
+            pkts.extend(read_wrapped(&mut s, &mut opener, &mut plain).await.unwrap());
+        }
+        let reply = frame(&ok_header(pkts[1].0.call_id), None);
+        let mut token = crate::sasl::Seal::seal(&mut sealer, &reply);
+        token[0] ^= 0xFF;
+        let m = RpcSaslProto {
+            state: SaslState::Wrap as i32,
+            token: Some(token),
+            ..Default::default()
+        };
+        s.write_all(&frame(&sasl_header(), Some(&m))).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    })
+    .await;
+    let e = call(&strict_client(&addr)).await.unwrap_err();
+    assert!(
+        matches!(&e, RpcError::ConnectionLost { reason, .. } if reason.contains("MAC")),
+        "{e}"
+    );
+}
+
+/// Both ways a server can switch to SIMPLE after we offered a token are refused by
+/// default, with an error naming the server and the key that allows it; the client sends
+/// nothing more (no connection context).
+#[tokio::test]
+async fn simple_fallback_is_refused_unless_allowed() {
+    let success = RpcSaslProto {
+        state: SaslState::Success as i32,
+        ..Default::default()
+    };
+    let simple_offer = RpcSaslProto {
+        state: SaslState::Negotiate as i32,
+        auths: vec![SaslAuth {
+            method: "SIMPLE".into(),
+            mechanism: String::new(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    for reply in [success, simple_offer] {
+        for allowed in [false, true] {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let reply = reply.clone();
+            let addr = server(move |mut s| async move {
+                drain_hello(&mut s).await;
+                s.write_all(&frame(&sasl_header(), Some(&reply)))
+                    .await
+                    .unwrap();
+                let mut after = Vec::new();
+                while let Some((h, _)) = read_packet(&mut s).await {
+                    after.push(h.call_id);
+                    if h.call_id == -3 {
+                        break;
+                    }
+                }
+                tx.send(after).unwrap();
+            })
+            .await;
+            let c = RpcClient::new(
+                &addr,
+                "test.Protocol",
+                1,
+                Auth::Token(token()),
+                RpcConfig {
+                    fallback_to_simple_auth_allowed: allowed,
+                    ..cfg()
+                },
+            );
+            let r = c.connect().await;
+            let after = rx.recv().await.unwrap();
+            if allowed {
+                r.unwrap();
+                assert_eq!(
+                    after.last(),
+                    Some(&-3),
+                    "context sent after allowed fallback"
+                );
+                continue;
+            }
+            let e = r.unwrap_err();
+            assert!(matches!(e, RpcError::SimpleFallbackRefused { .. }), "{e}");
+            assert!(e.is_auth_failure());
+            let msg = e.to_string();
+            assert!(msg.contains(&addr), "{msg}");
+            assert!(msg.contains(FALLBACK_TO_SIMPLE_KEY), "{msg}");
+            assert!(
+                after.is_empty(),
+                "nothing sent after the refusal: {after:?}"
+            );
+        }
+    }
+}
