@@ -29,4 +29,11 @@ finish() {
 }
 trap finish EXIT
 eval "$(bash tests/cluster/cluster.sh env)"
-cargo test --workspace --locked --no-fail-fast
+# it_qop restarts the cluster with hadoop.rpc.protection privacy, then integrity: it runs
+# last, alone, so that no other binary has to switch the cluster back to plain after it.
+rc=0
+cargo test --workspace --locked --no-fail-fast -- --skip qop_cluster || rc=$?
+t_qop=$SECONDS
+cargo test --locked --test it_qop -- qop_cluster || rc=$?
+echo "[test] it_qop (privacy and integrity clusters) took $((SECONDS - t_qop))s" >&2
+exit $rc

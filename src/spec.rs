@@ -67,6 +67,10 @@ pub struct AppSpec {
     /// waits for YARN to spread executors before it asks more widely. `None`: YARN's default.
     #[serde(default)]
     pub nm_heartbeat_ms: Option<u64>,
+    /// `ipc.client.fallback-to-simple-auth-allowed` from the submitter's core-site.xml:
+    /// whether the AM accepts an RM or NM that answers its token with a switch to SIMPLE.
+    #[serde(default)]
+    pub fallback_to_simple_auth_allowed: bool,
 }
 
 impl AppSpec {
@@ -105,6 +109,7 @@ mod tests {
             max_executor_failures: 8,
             job: None,
             nm_heartbeat_ms: Some(500),
+            fallback_to_simple_auth_allowed: false,
         }
     }
 

@@ -94,6 +94,21 @@ fn nm_heartbeat_ms(conf: &anyhow::Result<Option<yarn_client::conf::Configuration
     }
 }
 
+/// Whether the AM may accept a switch to SIMPLE after offering a token (Hadoop's key,
+/// default false). A value that is not a boolean is an error: a typo must not decide a
+/// security setting. Without a readable configuration: false.
+fn fallback_to_simple(
+    conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>,
+) -> anyhow::Result<bool> {
+    let key = yarn_client::rpc::FALLBACK_TO_SIMPLE_KEY;
+    match conf.as_ref().ok().and_then(Option::as_ref) {
+        Some(c) => c
+            .get_bool(key, false)
+            .with_context(|| format!("reading {key}")),
+        None => Ok(false),
+    }
+}
+
 async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     if args.max_executors.unwrap_or(args.executors) < args.min_executors {
         bail!("--max-executors is below --min-executors");
@@ -245,6 +260,7 @@ async fn stage_and_submit(
         max_executor_failures,
         job,
         nm_heartbeat_ms: nm_heartbeat_ms(&conf),
+        fallback_to_simple_auth_allowed: fallback_to_simple(&conf)?,
     };
     let staged_spec = stager
         .put_bytes(SPEC_FILE, spec.to_json().into_bytes())
@@ -366,5 +382,31 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
             );
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod fallback_tests {
+    use super::fallback_to_simple;
+    use yarn_client::conf::Configuration;
+    use yarn_client::rpc::FALLBACK_TO_SIMPLE_KEY;
+
+    fn with(value: Option<&str>) -> anyhow::Result<Option<Configuration>> {
+        let mut c = Configuration::new();
+        if let Some(v) = value {
+            c.set(FALLBACK_TO_SIMPLE_KEY, v);
+        }
+        Ok(Some(c))
+    }
+
+    #[test]
+    fn fallback_to_simple_is_off_unless_the_conf_says_true() {
+        assert!(!fallback_to_simple(&Ok(None)).unwrap());
+        assert!(!fallback_to_simple(&Err(anyhow::anyhow!("unreadable"))).unwrap());
+        assert!(!fallback_to_simple(&with(None)).unwrap());
+        assert!(!fallback_to_simple(&with(Some("false"))).unwrap());
+        assert!(fallback_to_simple(&with(Some(" TRUE "))).unwrap());
+        let e = fallback_to_simple(&with(Some("yes"))).unwrap_err();
+        assert!(format!("{e:#}").contains(FALLBACK_TO_SIMPLE_KEY), "{e:#}");
     }
 }

@@ -78,6 +78,12 @@ fn local_resource(f: &StagedFile) -> LocalResourceProto {
 }
 
 impl Launcher {
+    /// Whether NM connections accept a switch to SIMPLE after our NM token (see
+    /// `RpcConfig::fallback_to_simple_auth_allowed`).
+    pub fn allow_simple_fallback(&mut self, allowed: bool) {
+        self.rpc.fallback_to_simple_auth_allowed = allowed;
+    }
+
     pub fn new(
         spec: ExecutorSpec,
         contact: DriverContact,

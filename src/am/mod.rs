@@ -124,7 +124,11 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .rm_scheduler
         .first()
         .context("the spec names no RM scheduler address")?;
-    let mut amrm = AmRmClient::new(scheduler, amrm_token.clone(), RpcConfig::default());
+    let rpc = RpcConfig {
+        fallback_to_simple_auth_allowed: spec.fallback_to_simple_auth_allowed,
+        ..RpcConfig::default()
+    };
+    let mut amrm = AmRmClient::new(scheduler, amrm_token.clone(), rpc.clone());
     let registered = amrm
         .register(&env.nm_host, i32::from(port), &format!("{url}/"))
         .await
@@ -165,8 +169,9 @@ async fn run_am() -> anyhow::Result<Outcome> {
         url: url.clone(),
         secret: secret.clone(),
     };
-    let (launcher, mut launches) =
+    let (mut launcher, mut launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
+    launcher.allow_simple_fallback(rpc.fallback_to_simple_auth_allowed);
     let mut hb = Heartbeat::new(
         allocator,
         amrm,

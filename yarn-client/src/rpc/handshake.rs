@@ -336,8 +336,7 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
                                 addr,
                                 qop = %l.qop,
                                 cipher = l.cipher.unwrap_or("none"),
-                                "SASL negotiated qop {}: every packet is wrapped",
-                                l.qop
+                                "SASL security layer negotiated; every packet is wrapped"
                             ),
                             None => debug!(addr, "SASL negotiated qop auth"),
                         }

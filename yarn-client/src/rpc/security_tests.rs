@@ -11,7 +11,7 @@ use super::test_server::{
     accept_digest, directive, drain_hello, frame, ok_header, read_packet, read_wrapped,
     sasl_header, write_wrapped,
 };
-use super::tests::{call, cfg, server, token};
+use super::tests::{call, cfg, client_with, server, token};
 use super::*;
 use crate::proto::common::rpc_sasl_proto::{SaslAuth, SaslState};
 use crate::proto::common::{IpcConnectionContextProto, RpcSaslProto};
@@ -23,11 +23,8 @@ const INT_CHALLENGE: &str =
     "realm=\"default\",nonce=\"NzQ\",qop=\"auth-int\",charset=utf-8,algorithm=md5-sess";
 
 fn strict_client(addr: &str) -> RpcClient {
-    RpcClient::new(
+    client_with(
         addr,
-        "test.Protocol",
-        1,
-        Auth::Token(token()),
         RpcConfig {
             fallback_to_simple_auth_allowed: false,
             call_timeout: Duration::from_secs(2),
@@ -159,11 +156,8 @@ async fn simple_fallback_is_refused_unless_allowed() {
                 tx.send(after).unwrap();
             })
             .await;
-            let c = RpcClient::new(
+            let c = client_with(
                 &addr,
-                "test.Protocol",
-                1,
-                Auth::Token(token()),
                 RpcConfig {
                     fallback_to_simple_auth_allowed: allowed,
                     ..cfg()

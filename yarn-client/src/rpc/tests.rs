@@ -67,7 +67,12 @@ where
 }
 
 fn client(addr: &str) -> RpcClient {
-    RpcClient::new(addr, "test.Protocol", 1, Auth::Token(token()), cfg())
+    client_with(addr, cfg())
+}
+
+/// A token client of `test.Protocol` with these settings.
+pub(super) fn client_with(addr: &str, cfg: RpcConfig) -> RpcClient {
+    RpcClient::new(addr, "test.Protocol", 1, Auth::Token(token()), cfg)
 }
 
 pub(super) async fn call(c: &RpcClient) -> Result<FinishApplicationMasterResponseProto, RpcError> {
@@ -359,11 +364,8 @@ async fn pings_while_a_call_is_outstanding() {
         tokio::time::sleep(Duration::from_secs(1)).await;
     })
     .await;
-    let c = RpcClient::new(
+    let c = client_with(
         &addr,
-        "test.Protocol",
-        1,
-        Auth::Token(token()),
         RpcConfig {
             call_timeout: Duration::from_secs(2),
             ..cfg()

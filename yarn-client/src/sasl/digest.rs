@@ -97,20 +97,8 @@ pub fn parse_challenge(bytes: &[u8]) -> Result<DigestParams, SaslError> {
         match key.as_str() {
             "realm" => params.realm = Some(value),
             "nonce" => nonce = Some(value),
-            "qop" => {
-                params.qop = value
-                    .split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            }
-            "cipher" => {
-                params.ciphers = value
-                    .split(',')
-                    .map(|s| s.trim().to_ascii_lowercase())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            }
+            "qop" => params.qop = comma_list(&value),
+            "cipher" => params.ciphers = comma_list(&value.to_ascii_lowercase()),
             "maxbuf" => {
                 params.maxbuf = Some(value.parse().map_err(|_| {
                     SaslError::BadChallenge(format!("maxbuf `{value}` is not a number"))
@@ -127,6 +115,15 @@ pub fn parse_challenge(bytes: &[u8]) -> Result<DigestParams, SaslError> {
         params.qop.push("auth".into());
     }
     Ok(params)
+}
+
+/// A quoted comma list (`"auth-conf,auth"`), items trimmed, empty ones dropped.
+fn comma_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -69,7 +69,7 @@ fn des_key_with_parity(seven: &[u8]) -> [u8; 8] {
     for (i, b) in out.iter_mut().enumerate() {
         let seven_bits = ((bits >> (49 - 7 * i)) & 0x7F) as u8;
         let byte = seven_bits << 1;
-        *b = byte | u8::from(byte.count_ones() % 2 == 0);
+        *b = byte | u8::from(byte.count_ones() & 1 == 0);
     }
     out
 }
