@@ -8,6 +8,7 @@
 mod auth;
 pub mod model;
 mod page;
+mod server;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -137,19 +138,19 @@ pub fn router(shared: Shared) -> Router {
         .with_state(shared)
 }
 
-/// Serves until `shutdown` resolves.
+/// Serves until `shutdown` resolves, within the limits of [`server`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     shared: Shared,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let closing = shared.closing.clone();
-    axum::serve(listener, router(shared))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            closing.send_replace(true);
-        })
-        .await
+    let limits = server::Limits::for_this_process();
+    server::run(listener, router(shared), limits, async move {
+        shutdown.await;
+        closing.send_replace(true);
+    })
+    .await
 }
 
 fn snapshot(shared: &Shared) -> Arc<StateView> {
