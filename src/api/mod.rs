@@ -63,6 +63,8 @@ pub struct Shared {
     events: broadcast::Sender<ExecutorEvent>,
     /// Turns true when the server stops; ends the event streams.
     closing: Arc<watch::Sender<bool>>,
+    /// The tracking page as last rendered.
+    page: Arc<page::PageCache>,
 }
 
 /// Makes both ends. `secret` guards every `/v1` route and `/metrics`.
@@ -77,6 +79,7 @@ pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
             state: state_rx,
             events: events_tx.clone(),
             closing: Arc::new(watch::channel(false).0),
+            page: Arc::default(),
         },
         ApiHandle {
             commands: cmd_rx,
@@ -343,8 +346,8 @@ async fn get_metrics(State(shared): State<Shared>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
-async fn get_page(State(shared): State<Shared>) -> Html<String> {
-    Html(page::html(&snapshot(&shared)))
+async fn get_page(State(shared): State<Shared>) -> Html<axum::body::Bytes> {
+    Html(shared.page.get(&snapshot(&shared), std::time::Instant::now()))
 }
 
 #[cfg(test)]
