@@ -139,18 +139,34 @@ pub fn check_own_dir(path: &str, st: Stat, me: u32) -> Result<(), Unsafe> {
 /// A folder to put private folders in: created (with its parents, mode 0700) when missing,
 /// else checked with [`check_parent`].
 pub fn open_parent(path: &Path) -> Result<(), Unsafe> {
+    let st = create_if_missing(path)?;
+    check_parent(&path.display().to_string(), st, my_uid())
+}
+
+/// `lstat` of `path` after creating it (with its parents, mode 0700) if it was missing.
+fn create_if_missing(path: &Path) -> Result<Stat, Unsafe> {
     if lstat(path)?.is_none() {
         match DirBuilder::new().recursive(true).mode(0o700).create(path) {
             Ok(()) => {}
-            // Another submission made it meanwhile: checked below like any existing one.
+            // Another submission made it meanwhile: checked like any existing one.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(io("creating", path)(e)),
         }
     }
-    let st = lstat(path)?.ok_or_else(|| Unsafe::NotDir {
+    existing(path)
+}
+
+/// `lstat` of a path that must exist.
+fn existing(path: &Path) -> Result<Stat, Unsafe> {
+    lstat(path)?.ok_or_else(|| Unsafe::NotDir {
         path: path.display().to_string(),
-    })?;
-    check_parent(&path.display().to_string(), st, my_uid())
+    })
+}
+
+/// Sets mode 0700 on our folder.
+fn set_0700(path: &Path) -> Result<(), Unsafe> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+        .map_err(io("setting the mode of", path))
 }
 
 /// Creates `path` as a new folder of ours, mode 0700. Refuses anything already there,
@@ -166,14 +182,11 @@ pub fn create_private_dir(path: &Path) -> Result<(), Unsafe> {
         }
         Err(e) => return Err(io("creating", path)(e)),
     }
-    let st = lstat(path)?.ok_or_else(|| Unsafe::NotDir {
-        path: path.display().to_string(),
-    })?;
+    let st = existing(path)?;
     check_own_dir(&path.display().to_string(), st, my_uid())?;
     // The umask may have taken bits away; it cannot have added any.
     if st.mode & 0o777 != 0o700 {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-            .map_err(io("setting the mode of", path))?;
+        set_0700(path)?;
     }
     Ok(())
 }
@@ -182,20 +195,10 @@ pub fn create_private_dir(path: &Path) -> Result<(), Unsafe> {
 /// 0700 when missing; an existing one must be our real folder, and loses any group or
 /// world access it had. Returns whether the mode had to be fixed.
 pub fn ensure_private_dir(path: &Path) -> Result<bool, Unsafe> {
-    if lstat(path)?.is_none() {
-        match DirBuilder::new().recursive(true).mode(0o700).create(path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(io("creating", path)(e)),
-        }
-    }
-    let st = lstat(path)?.ok_or_else(|| Unsafe::NotDir {
-        path: path.display().to_string(),
-    })?;
+    let st = create_if_missing(path)?;
     check_own_dir(&path.display().to_string(), st, my_uid())?;
     if st.mode & 0o077 != 0 {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-            .map_err(io("setting the mode of", path))?;
+        set_0700(path)?;
         return Ok(true);
     }
     Ok(false)
@@ -274,7 +277,11 @@ mod tests {
             "/p is owned by uid 1001, not by this user (uid 1000)"
         );
         let e = check_parent("/p", Stat { mode: 0o777, ..DIR }, 1000).unwrap_err();
-        assert!(e.to_string().starts_with("/p can be changed by other users (mode 777)"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("/p can be changed by other users (mode 777)"),
+            "{e}"
+        );
         let e = check_parent("/p", Stat { mode: 0o775, ..DIR }, 1000).unwrap_err();
         assert!(matches!(e, Unsafe::Writable { mode: 0o775, .. }), "{e}");
         // Sticky but another user's: they could still swap our entries.
@@ -297,7 +304,10 @@ mod tests {
             1000,
         )
         .unwrap_err();
-        assert_eq!(e.to_string(), "/p is a symbolic link; refusing to follow it");
+        assert_eq!(
+            e.to_string(),
+            "/p is a symbolic link; refusing to follow it"
+        );
         let e = check_parent(
             "/p",
             Stat {
@@ -314,7 +324,10 @@ mod tests {
     fn own_folders_must_be_ours_and_real() {
         assert!(check_own_dir("/d", DIR, 1000).is_ok());
         let e = check_own_dir("/d", Stat { owner: 0, ..DIR }, 1000).unwrap_err();
-        assert_eq!(e.to_string(), "/d is owned by uid 0, not by this user (uid 1000)");
+        assert_eq!(
+            e.to_string(),
+            "/d is owned by uid 0, not by this user (uid 1000)"
+        );
         let link = Stat {
             is_link: true,
             is_dir: false,
@@ -356,10 +369,16 @@ mod tests {
         let e = remove_private_dir(&planted).unwrap_err();
         assert_eq!(
             e.to_string(),
-            format!("{} is a symbolic link; refusing to follow it", planted.display())
+            format!(
+                "{} is a symbolic link; refusing to follow it",
+                planted.display()
+            )
         );
         assert!(target.join("precious").exists());
-        assert!(std::fs::symlink_metadata(&planted).is_ok(), "link left as found");
+        assert!(
+            std::fs::symlink_metadata(&planted).is_ok(),
+            "link left as found"
+        );
         // A parent that is a link is refused too.
         let e = open_parent(&planted).unwrap_err();
         assert!(matches!(e, Unsafe::Link { .. }), "{e}");
@@ -393,7 +412,10 @@ mod tests {
         assert_eq!(mode(&d), 0o700);
         let link = s.0.join("linked");
         symlink(&d, &link).unwrap();
-        assert!(matches!(ensure_private_dir(&link), Err(Unsafe::Link { .. })));
+        assert!(matches!(
+            ensure_private_dir(&link),
+            Err(Unsafe::Link { .. })
+        ));
     }
 
     #[test]

@@ -594,7 +594,10 @@ mod tests {
         std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
         let msg = open(shared.clone()).await;
         assert!(
-            msg.contains(&format!("{} can be changed by other users", shared.display())),
+            msg.contains(&format!(
+                "{} can be changed by other users",
+                shared.display()
+            )),
             "{msg}"
         );
         let link = base.join("link");
@@ -607,7 +610,10 @@ mod tests {
         let file = base.join("file");
         std::fs::write(&file, "").unwrap();
         let msg = open(file.clone()).await;
-        assert!(msg.contains(&format!("{} is not a folder", file.display())), "{msg}");
+        assert!(
+            msg.contains(&format!("{} is not a folder", file.display())),
+            "{msg}"
+        );
         // Sticky and world-writable, like /tmp: fine.
         std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
         assert_eq!(open(shared).await, "");

@@ -340,8 +340,10 @@ fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result
         .open(&path)
         .with_context(|| format!("writing {}", path.display()))?;
     // `mode` applies only to a new file.
-    f.set_permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600))
-        .with_context(|| format!("setting the mode of {}", path.display()))?;
+    f.set_permissions(
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600),
+    )
+    .with_context(|| format!("setting the mode of {}", path.display()))?;
     std::io::Write::write_all(&mut f, secret.as_bytes())?;
     Ok(path)
 }

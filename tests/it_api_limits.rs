@@ -234,7 +234,10 @@ async fn idle_and_half_sent_connections_neither_slow_the_api_nor_exhaust_the_am(
     drop(held);
     fds_fall_to(pid, base + SLACK, Duration::from_secs(10)).await;
     let took = timed_state(&d).await;
-    assert!(took < Duration::from_secs(1), "GET /v1/state took {took:?} after");
+    assert!(
+        took < Duration::from_secs(1),
+        "GET /v1/state took {took:?} after"
+    );
 
     d.post(
         "/v1/finish",

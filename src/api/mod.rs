@@ -347,7 +347,11 @@ async fn get_metrics(State(shared): State<Shared>) -> Response {
 }
 
 async fn get_page(State(shared): State<Shared>) -> Html<axum::body::Bytes> {
-    Html(shared.page.get(&snapshot(&shared), std::time::Instant::now()))
+    Html(
+        shared
+            .page
+            .get(&snapshot(&shared), std::time::Instant::now()),
+    )
 }
 
 #[cfg(test)]

@@ -141,10 +141,22 @@ pub fn html(s: &StateView) -> String {
         );
     }
     out.push_str("</table>");
-    more(&mut out, per_host.len(), PAGE_HOSTS, "hosts", "GET /v1/executors");
+    more(
+        &mut out,
+        per_host.len(),
+        PAGE_HOSTS,
+        "hosts",
+        "GET /v1/executors",
+    );
     out.push_str("<h2>Executors</h2><table><tr><th>id</th><th>container</th><th>host</th><th>level</th><th>state</th><th>exit</th><th>reason</th></tr>");
-    let live = s.executors.iter().filter(|e| e.state != ExecutorState::Exited);
-    let exited = s.executors.iter().filter(|e| e.state == ExecutorState::Exited);
+    let live = s
+        .executors
+        .iter()
+        .filter(|e| e.state != ExecutorState::Exited);
+    let exited = s
+        .executors
+        .iter()
+        .filter(|e| e.state == ExecutorState::Exited);
     for e in live.chain(exited).take(PAGE_EXECUTORS) {
         let _ = write!(
             out,
@@ -449,9 +461,15 @@ mod tests {
         // 500 live executors: the first 200 rows are all live.
         let table = &html[html.find("<h2>Executors</h2>").unwrap()..];
         let table = &table[..table.find("</table>").unwrap()];
-        assert!(!table.contains("Exited"), "an exited executor shown before live ones");
+        assert!(
+            !table.contains("Exited"),
+            "an exited executor shown before live ones"
+        );
         // Summary numbers are whole; its JSON keeps the latest samples only.
-        assert!(html.contains("running: 1000/1000 tasks succeeded"), "{html}");
+        assert!(
+            html.contains("running: 1000/1000 tasks succeeded"),
+            "{html}"
+        );
         assert!(html.contains("&quot;executors&quot;:4999}"));
         assert!(!html.contains("&quot;executors&quot;:4899}"));
     }
@@ -461,7 +479,10 @@ mod tests {
         let small = html(&big_state(1000, 1000)).len();
         let big = html(&big_state(20_000, 100_000)).len();
         // Only the "N more" counts and wider ids differ.
-        assert!(big < small + 2000, "{small} bytes at 1,000, {big} at 100,000");
+        assert!(
+            big < small + 2000,
+            "{small} bytes at 1,000, {big} at 100,000"
+        );
         assert!(big < 128 << 10, "{big} bytes");
     }
 
@@ -493,7 +514,9 @@ mod tests {
         let second = Arc::new(changed);
         let b = cache.get(&second, t0 + Duration::from_secs(60));
         assert!(
-            std::str::from_utf8(&b).unwrap().contains("application_1_0002"),
+            std::str::from_utf8(&b)
+                .unwrap()
+                .contains("application_1_0002"),
             "rebuilt: the last build was a minute ago"
         );
         let mut changed = big_state(2, 2);
@@ -503,7 +526,9 @@ mod tests {
         assert_eq!(cache.get(&third, t1), b, "rebuilt within the interval");
         // ...and a fresh one once the interval has passed.
         let c = cache.get(&third, t1 + REBUILD_EVERY);
-        assert!(std::str::from_utf8(&c).unwrap().contains("application_1_0003"));
+        assert!(std::str::from_utf8(&c)
+            .unwrap()
+            .contains("application_1_0003"));
     }
 
     #[test]

@@ -124,7 +124,7 @@ pub fn raise_nofile_limit() -> std::io::Result<u64> {
             );
         }
     }
-    Ok(lim.rlim_cur as u64)
+    Ok(lim.rlim_cur)
 }
 
 /// What a connection beyond the cap reads before it is closed.
@@ -267,7 +267,11 @@ impl<S> StallGuard<S> {
         }
     }
 
-    fn progressed<T>(&mut self, r: Poll<std::io::Result<T>>, cx: &mut Context<'_>) -> Poll<std::io::Result<T>> {
+    fn progressed<T>(
+        &mut self,
+        r: Poll<std::io::Result<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<std::io::Result<T>> {
         match r {
             Poll::Pending => self.pending(cx),
             ready => {
@@ -316,10 +320,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for StallGuard<S> {
         self.progressed(r, cx)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let r = Pin::new(&mut self.inner).poll_shutdown(cx);
         self.progressed(r, cx)
     }
@@ -352,9 +353,10 @@ mod tests {
 
     /// A server with `limits` on a loopback port; returns its address.
     async fn start(limits: Limits) -> std::net::SocketAddr {
-        let app = Router::new()
-            .route("/", get(|| async { "hello" }))
-            .route("/echo", post(|b: axum::body::Bytes| async move { b.len().to_string() }));
+        let app = Router::new().route("/", get(|| async { "hello" })).route(
+            "/echo",
+            post(|b: axum::body::Bytes| async move { b.len().to_string() }),
+        );
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(run(listener, app, limits, std::future::pending()));
@@ -392,10 +394,14 @@ mod tests {
         let addr = start(limits(64)).await;
         let mut idle = TcpStream::connect(addr).await.unwrap();
         let mut half = TcpStream::connect(addr).await.unwrap();
-        half.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n").await.unwrap();
+        half.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n")
+            .await
+            .unwrap();
         // Kept alive after a full request, then idle: closed too.
         let mut kept = TcpStream::connect(addr).await.unwrap();
-        kept.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").await.unwrap();
+        kept.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
         assert_eq!(read_to_close(&mut idle).await, "");
         // hyper answers a header timeout with 408 when nothing was written yet.
         let h = read_to_close(&mut half).await;
