@@ -9,6 +9,7 @@ mod cli;
 mod executor;
 mod nodes;
 mod plan;
+mod private_fs;
 mod spec;
 mod staging;
 mod status;

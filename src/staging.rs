@@ -15,9 +15,20 @@
 //! what YARN will fetch. Size and mtime are read back from the copy (`stat`, or
 //! GETFILESTATUS) because that is what the NM compares with.
 //!
+//! A local folder is private: created 0700 by `mkdir` itself (a path already there, a
+//! planted link included, is refused), files 0600 (0700 for the binary), in a root that is
+//! a real folder only we can change or a sticky one like `/tmp`; it is removed only while
+//! it is still our real folder (see [`crate::private_fs`]). So the NodeManagers must read it
+//! as the submitting user: true where they run as that user (a single-user cluster like the
+//! test cluster) or localise as the application's user (secure clusters); a cluster that
+//! localises as another user (LinuxContainerExecutor's non-secure `nobody`) must stage on
+//! HDFS.
+//!
 //! The submitter works with a [`Stager`]; the AM only needs to remove the folder, so the
 //! spec carries the serialisable [`StagingDir`].
 
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -27,6 +38,7 @@ use tracing::{info, warn};
 use yarn_client::rest::LocalResource;
 use yarn_client::webhdfs::{Created, WebHdfs};
 
+use crate::private_fs;
 use crate::spec::StagedFile;
 
 /// Default staging root on the local back end.
@@ -58,10 +70,10 @@ impl StagingDir {
     /// `submit --wait` may both try).
     pub async fn remove(&self) {
         match self {
-            StagingDir::Local { path } => match std::fs::remove_dir_all(path) {
-                Ok(()) => info!(%path, "staging folder removed"),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => warn!("could not remove staging folder {path}: {e}"),
+            StagingDir::Local { path } => match private_fs::remove_private_dir(Path::new(path)) {
+                Ok(true) => info!(%path, "staging folder removed"),
+                Ok(false) => {}
+                Err(e) => warn!("not removing staging folder {path}: {e}"),
             },
             StagingDir::Webhdfs { url, user, path } => {
                 let client = match WebHdfs::new(url, user, REMOVE_TIMEOUT) {
@@ -151,10 +163,12 @@ impl StagingRoot {
     /// Resolves the root (on HDFS, the user's home folder when none is given) and creates it.
     pub async fn open(opts: &StagingOptions) -> anyhow::Result<StagingRoot> {
         let Some(address) = &opts.webhdfs else {
-            let root = opts.root.as_deref().unwrap_or(DEFAULT_LOCAL_ROOT);
-            std::fs::create_dir_all(root)
-                .with_context(|| format!("creating staging root {root}"))?;
-            return Ok(StagingRoot::Local(PathBuf::from(root)));
+            let root = Path::new(opts.root.as_deref().unwrap_or(DEFAULT_LOCAL_ROOT));
+            private_fs::open_parent(root).context("the local staging root is not safe to use")?;
+            // Absolute: the AM removes the app's folder from another working directory.
+            let root = std::fs::canonicalize(root)
+                .with_context(|| format!("resolving staging root {}", root.display()))?;
+            return Ok(StagingRoot::Local(root));
         };
         let hdfs_uri = opts.hdfs_uri.as_deref().map(parse_hdfs_uri).transpose()?;
         let client = WebHdfs::new(address, &opts.user, opts.timeout)
@@ -195,11 +209,8 @@ impl StagingRoot {
         match self {
             StagingRoot::Local(root) => {
                 let dir = root.join(app_id);
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("creating staging folder {}", dir.display()))?;
-                // Absolute: the AM removes it from another working directory.
-                let dir = std::fs::canonicalize(&dir)
-                    .with_context(|| format!("resolving staging folder {}", dir.display()))?;
+                private_fs::create_private_dir(&dir)
+                    .context("creating the application's staging folder")?;
                 Ok(Stager::Local { dir })
             }
             StagingRoot::Webhdfs {
@@ -233,7 +244,7 @@ impl Stager {
         match self {
             Stager::Local { dir } => {
                 let dst = dir.join(name);
-                std::fs::copy(src, &dst)
+                copy_private(src, &dst)
                     .with_context(|| format!("staging {} to {}", src.display(), dst.display()))?;
                 local_staged(&dst)
             }
@@ -259,7 +270,9 @@ impl Stager {
         match self {
             Stager::Local { dir } => {
                 let dst = dir.join(name);
-                std::fs::write(&dst, data).with_context(|| format!("writing {}", dst.display()))?;
+                create_private(&dst, 0o600)
+                    .and_then(|mut f| f.write_all(&data))
+                    .with_context(|| format!("writing {}", dst.display()))?;
                 local_staged(&dst)
             }
             Stager::Webhdfs { client, dir, .. } => {
@@ -334,6 +347,26 @@ impl Stager {
             },
         }
     }
+}
+
+/// A new file only we can read (`mode` 0600, or 0700 for a program); refuses an existing
+/// path, a link included.
+fn create_private(path: &Path, mode: u32) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+}
+
+/// Copies `src` to the new file `dst`: 0700 if `src` is executable (the yarn-am binary the
+/// containers run), else 0600.
+fn copy_private(src: &Path, dst: &Path) -> std::io::Result<()> {
+    let mut from = std::fs::File::open(src)?;
+    let executable = from.metadata()?.permissions().mode() & 0o111 != 0;
+    let mut to = create_private(dst, if executable { 0o700 } else { 0o600 })?;
+    std::io::copy(&mut from, &mut to)?;
+    Ok(())
 }
 
 /// A staged local copy, described by its canonical `file://` URL, size and mtime.
@@ -450,5 +483,140 @@ mod tests {
         assert!(!root.join("application_1_0001").exists());
         dir.remove().await; // already gone: no panic, no error
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    fn local_opts(root: &Path) -> StagingOptions {
+        StagingOptions {
+            webhdfs: None,
+            hdfs_uri: None,
+            root: Some(root.display().to_string()),
+            user: "u".into(),
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// A scratch root under the system temp dir, fresh per test.
+    fn scratch(name: &str) -> PathBuf {
+        let p = std::env::temp_dir().join(format!(
+            "yarn-am-staging-{name}-{}-{}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        assert!(!p.exists());
+        p
+    }
+
+    #[tokio::test]
+    async fn local_staging_is_private() {
+        let root = scratch("modes");
+        let mut s = StagingRoot::open(&local_opts(&root))
+            .await
+            .unwrap()
+            .app_folder("application_1_0003")
+            .await
+            .unwrap();
+        assert_eq!(mode(&root), 0o700, "a root we create is ours alone");
+        let Stager::Local { dir } = &s else { panic!() };
+        let dir = dir.clone();
+        assert_eq!(mode(&dir), 0o700);
+        s.put_bytes("spec.json", b"{}".to_vec()).await.unwrap();
+        assert_eq!(mode(&dir.join("spec.json")), 0o600);
+        // The running binary stands in for yarn-am: it must stay executable.
+        let exe = std::env::current_exe().unwrap();
+        s.put_file(&exe, "yarn-am").await.unwrap();
+        assert_eq!(mode(&dir.join("yarn-am")), 0o700);
+        let data = root.join("data.txt");
+        std::fs::write(&data, "x").unwrap();
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o644)).unwrap();
+        s.put_file(&data, "data.txt").await.unwrap();
+        assert_eq!(mode(&dir.join("data.txt")), 0o600);
+        // A name staged twice is refused rather than overwritten.
+        let e = s.put_bytes("spec.json", b"{}".to_vec()).await.unwrap_err();
+        assert!(format!("{e:#}").contains("spec.json"), "{e:#}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_planted_app_folder_or_link_is_refused_and_never_removed() {
+        let root = scratch("planted");
+        let opts = local_opts(&root);
+        StagingRoot::open(&opts).await.unwrap();
+        // Someone else's folder, made ready for our next application.
+        let victim = root.join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("precious"), "x").unwrap();
+        std::os::unix::fs::symlink(&victim, root.join("application_1_0004")).unwrap();
+        let e = StagingRoot::open(&opts)
+            .await
+            .unwrap()
+            .app_folder("application_1_0004")
+            .await
+            .err()
+            .unwrap();
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("application_1_0004 already exists; refusing to use a folder"),
+            "{msg}"
+        );
+        // Plain folders already there are refused the same way.
+        std::fs::create_dir(root.join("application_1_0005")).unwrap();
+        assert!(StagingRoot::open(&opts)
+            .await
+            .unwrap()
+            .app_folder("application_1_0005")
+            .await
+            .is_err());
+        // The AM asked to remove a folder that became a link leaves it (and its target).
+        let dir = StagingDir::Local {
+            path: root.join("application_1_0004").display().to_string(),
+        };
+        dir.remove().await;
+        assert!(victim.join("precious").exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_unsafe_local_root_is_refused_naming_it() {
+        let base = scratch("roots");
+        std::fs::create_dir(&base).unwrap();
+        let open = |root: PathBuf| async move {
+            match StagingRoot::open(&local_opts(&root)).await {
+                Ok(_) => String::new(),
+                Err(e) => format!("{e:#}"),
+            }
+        };
+        let shared = base.join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let msg = open(shared.clone()).await;
+        assert!(
+            msg.contains(&format!(
+                "{} can be changed by other users",
+                shared.display()
+            )),
+            "{msg}"
+        );
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&base, &link).unwrap();
+        let msg = open(link.clone()).await;
+        assert!(
+            msg.contains(&format!("{} is a symbolic link", link.display())),
+            "{msg}"
+        );
+        let file = base.join("file");
+        std::fs::write(&file, "").unwrap();
+        let msg = open(file.clone()).await;
+        assert!(
+            msg.contains(&format!("{} is not a folder", file.display())),
+            "{msg}"
+        );
+        // Sticky and world-writable, like /tmp: fine.
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(open(shared).await, "");
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

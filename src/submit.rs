@@ -341,15 +341,25 @@ fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result
             PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".yarn-am")
         }
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    // 0700 and ours; an existing folder that others could read is closed up.
+    if crate::private_fs::ensure_private_dir(&dir).context("the secret folder is not safe")? {
+        warn!(dir = %dir.display(), "the secret folder was readable by others; now 0700");
+    }
     let path = dir.join(format!("{app_id}.secret"));
+    // O_NOFOLLOW: a link planted in our place is refused, not written through.
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
         .with_context(|| format!("writing {}", path.display()))?;
+    // `mode` applies only to a new file.
+    f.set_permissions(
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600),
+    )
+    .with_context(|| format!("setting the mode of {}", path.display()))?;
     std::io::Write::write_all(&mut f, secret.as_bytes())?;
     Ok(path)
 }

@@ -8,6 +8,7 @@
 mod auth;
 pub mod model;
 mod page;
+mod server;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,6 +63,8 @@ pub struct Shared {
     events: broadcast::Sender<ExecutorEvent>,
     /// Turns true when the server stops; ends the event streams.
     closing: Arc<watch::Sender<bool>>,
+    /// The tracking page as last rendered.
+    page: Arc<page::PageCache>,
 }
 
 /// Makes both ends. `secret` guards every `/v1` route and `/metrics`.
@@ -76,6 +79,7 @@ pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
             state: state_rx,
             events: events_tx.clone(),
             closing: Arc::new(watch::channel(false).0),
+            page: Arc::default(),
         },
         ApiHandle {
             commands: cmd_rx,
@@ -137,19 +141,19 @@ pub fn router(shared: Shared) -> Router {
         .with_state(shared)
 }
 
-/// Serves until `shutdown` resolves.
+/// Serves until `shutdown` resolves, within the limits of [`server`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     shared: Shared,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let closing = shared.closing.clone();
-    axum::serve(listener, router(shared))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            closing.send_replace(true);
-        })
-        .await
+    let limits = server::Limits::for_this_process();
+    server::run(listener, router(shared), limits, async move {
+        shutdown.await;
+        closing.send_replace(true);
+    })
+    .await
 }
 
 fn snapshot(shared: &Shared) -> Arc<StateView> {
@@ -342,8 +346,12 @@ async fn get_metrics(State(shared): State<Shared>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
-async fn get_page(State(shared): State<Shared>) -> Html<String> {
-    Html(page::html(&snapshot(&shared)))
+async fn get_page(State(shared): State<Shared>) -> Html<axum::body::Bytes> {
+    Html(
+        shared
+            .page
+            .get(&snapshot(&shared), std::time::Instant::now()),
+    )
 }
 
 #[cfg(test)]

@@ -1,10 +1,18 @@
 //! Human and machine views of the state: the tracking page (HTML, reached through the RM's
 //! web proxy) and Prometheus metrics.
+//!
+//! The page needs no secret, so it is cheap by construction: lists are cut to their first
+//! rows and the rendered page is shared by all requests for up to [`REBUILD_EVERY`]
+//! ([`PageCache`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
-use yarn_am::driver::report::JobSummary;
+use axum::body::Bytes;
+use serde::Deserialize;
+use yarn_am::driver::report::{JobSummary, TaskRecord};
 
 use super::model::{ExecutorState, Locality, StateView};
 
@@ -23,6 +31,66 @@ fn locality(l: Locality) -> &'static str {
     }
 }
 
+/// Executor rows the page shows (live ones first); the whole list is at `GET /v1/executors`.
+const PAGE_EXECUTORS: usize = 200;
+/// Hosts the per-host table shows.
+const PAGE_HOSTS: usize = 200;
+/// Task rows the page shows; the whole list is at `GET /v1/job`.
+const PAGE_TASKS: usize = 200;
+/// Executor samples the page's summary JSON keeps (the latest ones).
+const PAGE_SAMPLES: usize = 100;
+/// Longest raw job JSON shown when the report is not a job summary.
+const PAGE_RAW_JOB: usize = 16 << 10;
+/// How often the page may be rebuilt at most: between rebuilds every request is served the
+/// same rendered bytes, so unauthenticated page loads cost the AM nothing that grows with
+/// the number of executors or tasks.
+pub const REBUILD_EVERY: Duration = Duration::from_secs(1);
+
+/// The rendered tracking page, rebuilt when the state changed and the last build is older
+/// than [`REBUILD_EVERY`]. The page is reachable without the secret (the RM's proxy links
+/// to it), so what one request costs must not grow with the job: a build renders at most
+/// a fixed number of rows, and builds are rate-limited.
+#[derive(Default)]
+pub struct PageCache {
+    built: Mutex<Option<Built>>,
+}
+
+struct Built {
+    /// The state it was rendered from; weak, so an old state is not kept alive, yet its
+    /// address cannot be reused by a newer one while this is held.
+    from: Weak<StateView>,
+    at: Instant,
+    page: Bytes,
+}
+
+/// Whether a page built `age` ago is still served: always for the state it was built
+/// from, and for a newer state until it is [`REBUILD_EVERY`] old.
+fn still_fresh(same_state: bool, age: Duration) -> bool {
+    same_state || age < REBUILD_EVERY
+}
+
+impl PageCache {
+    /// The page for `state` at `now`.
+    pub fn get(&self, state: &Arc<StateView>, now: Instant) -> Bytes {
+        // A panic while rendering poisons the lock; the cache is still sound.
+        let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = built.as_ref() {
+            let same = Weak::ptr_eq(&b.from, &Arc::downgrade(state));
+            if still_fresh(same, now.saturating_duration_since(b.at)) {
+                return b.page.clone();
+            }
+        }
+        let page = Bytes::from(html(state));
+        *built = Some(Built {
+            from: Arc::downgrade(state),
+            at: now,
+            page: page.clone(),
+        });
+        page
+    }
+}
+
+/// The page for one state: summaries in full, lists cut to their first rows.
 pub fn html(s: &StateView) -> String {
     let mut out = String::new();
     let _ = write!(
@@ -61,7 +129,7 @@ pub fn html(s: &StateView) -> String {
         slot[e.locality as usize] += 1;
     }
     out.push_str("<h2>Executors per host</h2><table><tr><th>rack</th><th>host</th><th>node-local</th><th>rack-local</th><th>any</th></tr>");
-    for ((rack, host), c) in &per_host {
+    for ((rack, host), c) in per_host.iter().take(PAGE_HOSTS) {
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -72,8 +140,24 @@ pub fn html(s: &StateView) -> String {
             c[2]
         );
     }
-    out.push_str("</table><h2>Executors</h2><table><tr><th>id</th><th>container</th><th>host</th><th>level</th><th>state</th><th>exit</th><th>reason</th></tr>");
-    for e in &s.executors {
+    out.push_str("</table>");
+    more(
+        &mut out,
+        per_host.len(),
+        PAGE_HOSTS,
+        "hosts",
+        "GET /v1/executors",
+    );
+    out.push_str("<h2>Executors</h2><table><tr><th>id</th><th>container</th><th>host</th><th>level</th><th>state</th><th>exit</th><th>reason</th></tr>");
+    let live = s
+        .executors
+        .iter()
+        .filter(|e| e.state != ExecutorState::Exited);
+    let exited = s
+        .executors
+        .iter()
+        .filter(|e| e.state == ExecutorState::Exited);
+    for e in live.chain(exited).take(PAGE_EXECUTORS) {
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:?}</td><td>{}</td><td>{}</td></tr>",
@@ -86,7 +170,15 @@ pub fn html(s: &StateView) -> String {
             esc(e.reason.as_deref().unwrap_or(""))
         );
     }
-    out.push_str("</table><h2>Recent events</h2><ul>");
+    out.push_str("</table>");
+    more(
+        &mut out,
+        s.executors.len(),
+        PAGE_EXECUTORS,
+        "executors",
+        "GET /v1/executors",
+    );
+    out.push_str("<h2>Recent events</h2><ul>");
     for ev in s.recent_events.iter().rev() {
         let e = ev.executor();
         let _ = write!(
@@ -110,6 +202,13 @@ pub fn html(s: &StateView) -> String {
     out
 }
 
+/// "N more <what>: see <whence>" when a list was cut at `shown`.
+fn more(out: &mut String, total: usize, shown: usize, what: &str, whence: &str) {
+    if total > shown {
+        let _ = write!(out, "<p>{} more {what}: see {whence}</p>", total - shown);
+    }
+}
+
 fn task_locality(l: yarn_am::driver::Locality) -> &'static str {
     use yarn_am::driver::Locality as L;
     match l {
@@ -120,17 +219,41 @@ fn task_locality(l: yarn_am::driver::Locality) -> &'static str {
     }
 }
 
-/// Task rows the page shows; the whole list is at `GET /v1/job`.
-const PAGE_TASKS: usize = 500;
+/// The job summary without its task list (and with only the latest executor samples),
+/// read from the report without copying or parsing the tasks; and the task list.
+fn split_job(job: &serde_json::Value) -> Option<(JobSummary, &[serde_json::Value])> {
+    let obj = job.as_object()?;
+    let tasks = obj.get("tasks")?.as_array()?;
+    let mut brief: serde_json::Map<String, serde_json::Value> = obj
+        .iter()
+        .filter(|(k, _)| *k != "tasks" && *k != "executors_over_time")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    brief.insert("tasks".into(), serde_json::Value::Array(Vec::new()));
+    let samples = obj.get("executors_over_time")?.as_array()?;
+    let latest = &samples[samples.len().saturating_sub(PAGE_SAMPLES)..];
+    brief.insert(
+        "executors_over_time".into(),
+        serde_json::Value::Array(latest.to_vec()),
+    );
+    let summary = serde_json::from_value(serde_json::Value::Object(brief)).ok()?;
+    Some((summary, tasks))
+}
 
-/// The embedded driver's job: summary, its JSON, and the last finished attempt per task.
+/// The embedded driver's job: summary, its JSON, and the last finished attempt of the
+/// first tasks.
 fn job_html(out: &mut String, job: &serde_json::Value) {
-    let Ok(summary) = serde_json::from_value::<JobSummary>(job.clone()) else {
-        let _ = write!(
-            out,
-            "<h2>Job</h2><pre>{}</pre>",
-            esc(&serde_json::to_string_pretty(job).unwrap_or_default())
-        );
+    let Some((summary, tasks)) = split_job(job) else {
+        let mut raw = serde_json::to_string_pretty(job).unwrap_or_default();
+        if raw.len() > PAGE_RAW_JOB {
+            let mut cut = PAGE_RAW_JOB;
+            while !raw.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            raw.truncate(cut);
+            raw.push_str("\n… (cut: see GET /v1/job)");
+        }
+        let _ = write!(out, "<h2>Job</h2><pre>{}</pre>", esc(&raw));
         return;
     };
     let state = match (&summary.failure, summary.succeeded) {
@@ -157,18 +280,20 @@ fn job_html(out: &mut String, job: &serde_json::Value) {
         rl = l.rack_local,
         any = l.any,
     );
-    let mut brief = summary.clone();
-    brief.tasks.clear();
     let _ = write!(
         out,
         "<h3>Summary JSON</h3><pre>{}</pre>",
-        esc(&serde_json::to_string(&brief).unwrap_or_default())
+        esc(&serde_json::to_string(&summary).unwrap_or_default())
     );
     out.push_str(
         "<h3>Tasks</h3><table><tr><th>task</th><th>executor</th><th>host</th>\
          <th>locality</th><th>attempts</th><th>duration</th><th>exit</th></tr>",
     );
-    for t in summary.tasks.iter().take(PAGE_TASKS) {
+    for t in tasks
+        .iter()
+        .take(PAGE_TASKS)
+        .filter_map(|t| TaskRecord::deserialize(t).ok())
+    {
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} s</td><td>{}</td></tr>",
@@ -182,13 +307,7 @@ fn job_html(out: &mut String, job: &serde_json::Value) {
         );
     }
     out.push_str("</table>");
-    if summary.tasks.len() > PAGE_TASKS {
-        let _ = write!(
-            out,
-            "<p>{} more tasks: see GET /v1/job</p>",
-            summary.tasks.len() - PAGE_TASKS
-        );
-    }
+    more(out, tasks.len(), PAGE_TASKS, "tasks", "GET /v1/job");
 }
 
 pub fn metrics(s: &StateView) -> String {
@@ -235,6 +354,13 @@ pub fn metrics(s: &StateView) -> String {
             &[("", rss)],
         );
     }
+    if let Some(fds) = super::server::open_fds() {
+        gauge(
+            "open_fds",
+            "File descriptors the ApplicationMaster process has open.",
+            &[("", fds)],
+        );
+    }
     let mut by_level = [0u64; 3];
     for e in s
         .executors
@@ -261,4 +387,189 @@ fn resident_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::{ExecutorView, Locality};
+    use super::*;
+
+    /// A state with `executors` executors (every other one exited) on 1,000 hosts and a job
+    /// report of `tasks` finished tasks.
+    pub(super) fn big_state(executors: usize, tasks: usize) -> StateView {
+        let executors: Vec<ExecutorView> = (0..executors)
+            .map(|i| {
+                let exited = i % 2 == 1;
+                ExecutorView {
+                    id: i.to_string(),
+                    container_id: format!("container_1_0001_01_{i:06}"),
+                    host: format!("host{:04}", i % 1000),
+                    rack: format!("/rack{}", i % 25),
+                    locality: Locality::Node,
+                    state: if exited {
+                        ExecutorState::Exited
+                    } else {
+                        ExecutorState::Running
+                    },
+                    exit_status: exited.then_some(0),
+                    reason: exited.then(|| "released: idle".into()),
+                    counts_against_app: exited.then_some(false),
+                }
+            })
+            .collect();
+        let tasks: Vec<serde_json::Value> = (0..tasks)
+            .map(|i| {
+                serde_json::json!({"task_id": format!("task-{i}"), "executor_id": (i % 5000).to_string(),
+                "host": format!("host{:04}", i % 1000), "locality": "NODE_LOCAL",
+                "attempts": 1, "duration_ms": 1500, "exit_code": 0})
+            })
+            .collect();
+        let n = tasks.len() as u32;
+        StateView {
+            app_id: "application_1_0001".into(),
+            running: (executors.len() / 2) as u32,
+            executors,
+            job: Some(serde_json::json!({
+                "name": "big", "succeeded": false, "failure": null,
+                "tasks_total": n, "tasks_succeeded": n, "tasks_failed": 0,
+                "by_locality": {"node_local": n, "no_pref": 0, "rack_local": 0, "any": 0},
+                "executors_over_time": (0..5000).map(|t| serde_json::json!({"t_ms": t * 1000, "executors": t})).collect::<Vec<_>>(),
+                "wall_time_ms": 60_000,
+                "tasks": tasks,
+            })),
+            ..Default::default()
+        }
+    }
+
+    fn rows(html: &str, section: &str) -> usize {
+        let start = html.find(section).unwrap();
+        let table = &html[start..];
+        let end = table.find("</table>").unwrap();
+        table[..end].matches("<tr><td>").count()
+    }
+
+    #[test]
+    fn lists_are_cut_to_their_first_rows_live_executors_first() {
+        let html = html(&big_state(1000, 1000));
+        assert_eq!(rows(&html, "<h2>Executors</h2>"), PAGE_EXECUTORS);
+        assert_eq!(rows(&html, "<h3>Tasks</h3>"), PAGE_TASKS);
+        assert!(html.contains("<p>800 more executors: see GET /v1/executors</p>"));
+        assert!(html.contains("<p>800 more tasks: see GET /v1/job</p>"));
+        // 500 hosts with a live executor (even ids land on even hosts).
+        assert_eq!(rows(&html, "<h2>Executors per host</h2>"), PAGE_HOSTS);
+        assert!(html.contains("<p>300 more hosts: see GET /v1/executors</p>"));
+        // 500 live executors: the first 200 rows are all live.
+        let table = &html[html.find("<h2>Executors</h2>").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert!(
+            !table.contains("Exited"),
+            "an exited executor shown before live ones"
+        );
+        // Summary numbers are whole; its JSON keeps the latest samples only.
+        assert!(
+            html.contains("running: 1000/1000 tasks succeeded"),
+            "{html}"
+        );
+        assert!(html.contains("&quot;executors&quot;:4999}"));
+        assert!(!html.contains("&quot;executors&quot;:4899}"));
+    }
+
+    #[test]
+    fn the_page_does_not_grow_with_executors_and_tasks() {
+        let small = html(&big_state(1000, 1000)).len();
+        let big = html(&big_state(20_000, 100_000)).len();
+        // Only the "N more" counts and wider ids differ.
+        assert!(
+            big < small + 2000,
+            "{small} bytes at 1,000, {big} at 100,000"
+        );
+        assert!(big < 128 << 10, "{big} bytes");
+    }
+
+    #[test]
+    fn a_report_that_is_not_a_job_summary_is_shown_raw_and_cut() {
+        let mut s = big_state(1, 0);
+        s.job = Some(serde_json::json!({"odd": "x".repeat(100_000), "<b>": 1}));
+        let html = html(&s);
+        assert!(html.contains("<h2>Job</h2><pre>"));
+        assert!(html.contains("(cut: see GET /v1/job)"));
+        assert!(html.contains("&quot;&lt;b&gt;&quot;: 1"), "{html}");
+        assert!(html.len() < PAGE_RAW_JOB + 4096);
+    }
+
+    #[test]
+    fn the_cache_serves_one_build_per_state_and_at_most_one_per_interval() {
+        assert!(still_fresh(true, Duration::from_secs(3600)));
+        assert!(still_fresh(false, REBUILD_EVERY - Duration::from_millis(1)));
+        assert!(!still_fresh(false, REBUILD_EVERY));
+
+        let cache = PageCache::default();
+        let t0 = Instant::now();
+        let first = Arc::new(big_state(2, 2));
+        let a = cache.get(&first, t0);
+        assert_eq!(cache.get(&first, t0 + Duration::from_secs(60)), a);
+        // A new state within the interval gets the page already built...
+        let mut changed = big_state(2, 2);
+        changed.app_id = "application_1_0002".into();
+        let second = Arc::new(changed);
+        let b = cache.get(&second, t0 + Duration::from_secs(60));
+        assert!(
+            std::str::from_utf8(&b)
+                .unwrap()
+                .contains("application_1_0002"),
+            "rebuilt: the last build was a minute ago"
+        );
+        let mut changed = big_state(2, 2);
+        changed.app_id = "application_1_0003".into();
+        let third = Arc::new(changed);
+        let t1 = t0 + Duration::from_secs(60) + REBUILD_EVERY / 2;
+        assert_eq!(cache.get(&third, t1), b, "rebuilt within the interval");
+        // ...and a fresh one once the interval has passed.
+        let c = cache.get(&third, t1 + REBUILD_EVERY);
+        assert!(std::str::from_utf8(&c)
+            .unwrap()
+            .contains("application_1_0003"));
+    }
+
+    #[test]
+    fn metrics_count_open_descriptors() {
+        let text = metrics(&StateView::default());
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("yarn_am_open_fds "))
+            .expect(&text);
+        let n: u64 = line.split(' ').nth(1).unwrap().parse().unwrap();
+        assert!(n >= 3, "{line}");
+    }
+
+    /// The cost of one tracking page at scale. A measurement, not a test: run with
+    /// `cargo test --release --bin yarn-am page_cost -- --ignored --nocapture`
+    /// (figures in BENCHMARKS.md).
+    #[test]
+    #[ignore]
+    fn page_cost_at_scale() {
+        for (executors, tasks) in [(10_000, 100_000), (100_000, 100_000)] {
+            let state = Arc::new(big_state(executors, tasks));
+            let runs = 10;
+            let t = Instant::now();
+            let mut bytes = 0;
+            for _ in 0..runs {
+                bytes = html(&state).len();
+            }
+            let build = t.elapsed() / runs;
+            let cache = PageCache::default();
+            let now = Instant::now();
+            cache.get(&state, now);
+            let hits = 100_000;
+            let t = Instant::now();
+            for _ in 0..hits {
+                std::hint::black_box(cache.get(&state, now));
+            }
+            let hit = t.elapsed() / hits;
+            println!(
+                "page at {executors} executors, {tasks} tasks: build {build:?}, {bytes} bytes; \
+                 cached request {hit:?}"
+            );
+        }
+    }
 }

@@ -1,0 +1,258 @@
+//! The driver API under connection abuse, on the real cluster: 500 connections that are
+//! idle or stop halfway through a request do not slow an authenticated call (answered
+//! within 1 s, issue 10's acceptance bound), the AM's descriptor count stays bounded (by
+//! what is held, then back to where it was once the header-read timeout closes them, and by
+//! the connection cap when a client opens more), and the AM keeps launching executors.
+//! Also checks that the private local staging folder (0700, files 0600/0700) is localised
+//! by the NodeManagers and removed at the end.
+
+#[path = "support/am.rs"]
+mod am;
+#[path = "support/cluster.rs"]
+mod cluster;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use am::{am_pid, submit, wait_for, Driver};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Connections the acceptance criterion holds open.
+const HELD: usize = 500;
+/// The AM's own descriptors may move a little while we watch (RM and NM connections,
+/// log files, an executor's launch).
+const SLACK: u64 = 60;
+/// The server's header-read timeout (`api::server::HEADER_READ_TIMEOUT`).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Mirrors `api::server::{MAX_CONNECTIONS, FD_RESERVE}`.
+const MAX_CONNECTIONS: u64 = 2048;
+const FD_RESERVE: u64 = 512;
+/// Refused connections the server may hold for a moment to deliver their 503.
+const REFUSING: u64 = 64;
+
+fn mode(p: &Path) -> u32 {
+    std::fs::symlink_metadata(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+fn open_fds(pid: u32) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("the AM runs on this machine")
+        .count() as u64
+}
+
+/// The AM's soft descriptor limit (raised to the hard one at start).
+fn nofile(pid: u32) -> u64 {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    line.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
+
+/// `yarn_am_open_fds` from the AM's `/metrics`.
+async fn metric_fds(d: &Driver) -> u64 {
+    let text = d.get_text("/metrics").await;
+    text.lines()
+        .find_map(|l| l.strip_prefix("yarn_am_open_fds "))
+        .unwrap_or_else(|| panic!("no yarn_am_open_fds in {text}"))
+        .parse()
+        .unwrap()
+}
+
+/// Opens `n` connections to `addr`: every other one sends half a request and stops.
+async fn open_abusive(addr: &str, n: usize) -> Vec<TcpStream> {
+    let mut held = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut s = tokio::time::timeout(Duration::from_secs(5), TcpStream::connect(addr))
+            .await
+            .expect("connect timed out")
+            .unwrap_or_else(|e| panic!("connection {i} to {addr}: {e}"));
+        if i % 2 == 1 {
+            s.write_all(b"GET /v1/state HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ")
+                .await
+                .unwrap();
+        }
+        held.push(s);
+    }
+    held
+}
+
+/// Times one authenticated `GET /v1/state` on a fresh connection.
+async fn timed_state(d: &Driver) -> Duration {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(15))
+        .build()
+        .unwrap();
+    let t = Instant::now();
+    let resp = http
+        .get(format!("{}/v1/state", d.url))
+        .bearer_auth(&d.secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let _: serde_json::Value = resp.json().await.unwrap();
+    t.elapsed()
+}
+
+/// Waits until the AM holds at most `most` descriptors.
+async fn fds_fall_to(pid: u32, most: u64, limit: Duration) {
+    wait_for(
+        &format!("the AM's descriptors to fall to {most}"),
+        limit,
+        || async { (open_fds(pid) <= most).then_some(()) },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn idle_and_half_sent_connections_neither_slow_the_api_nor_exhaust_the_am() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let app = submit(
+        c,
+        "it-api-limits",
+        &[
+            "--executors",
+            "1",
+            "--max-executors",
+            "10",
+            "--executor-memory",
+            "512",
+            "--executor-command",
+            "sleep 600",
+        ],
+    );
+    let d = Driver::find(c, &app).await;
+    d.wait_running(1, Duration::from_secs(60)).await;
+
+    // The staging folder is private, and the NodeManagers localised it all the same (the
+    // AM and its executor run from it).
+    let staged = Path::new("/tmp/yarn-am-staging").join(&app);
+    assert_eq!(mode(&staged), 0o700, "{}", staged.display());
+    assert_eq!(mode(&staged.join("yarn-am")), 0o700);
+    assert_eq!(mode(&staged.join("yarn-am-spec.json")), 0o600);
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
+    let secrets = Path::new(&home).join(".yarn-am");
+    assert_eq!(mode(&secrets), 0o700);
+    assert_eq!(mode(&secrets.join(format!("{app}.secret"))), 0o600);
+
+    let pid = am_pid(c, &app).expect("the AM's pid");
+    let base = open_fds(pid);
+    let reported = metric_fds(&d).await;
+    assert!(
+        reported.abs_diff(base) <= SLACK,
+        "/metrics says {reported} descriptors, /proc {base}"
+    );
+    let addr = d.url.trim_start_matches("http://").trim_end_matches('/');
+
+    // 500 connections: half idle, half stopped halfway through their headers.
+    let mut held = open_abusive(addr, HELD).await;
+    // The AM accepts them (it holds one descriptor each) ...
+    wait_for(
+        "the AM to accept the held connections",
+        Duration::from_secs(5),
+        || async { (open_fds(pid) >= base + HELD as u64 - SLACK).then_some(()) },
+    )
+    .await;
+    let holding = open_fds(pid);
+    assert!(
+        holding <= base + HELD as u64 + SLACK,
+        "{holding} descriptors with {HELD} connections held (from {base})"
+    );
+    // ... and still answers a legitimate caller at once.
+    let mut slowest = Duration::ZERO;
+    for _ in 0..5 {
+        let took = timed_state(&d).await;
+        slowest = slowest.max(took);
+        assert!(
+            took < Duration::from_secs(1),
+            "GET /v1/state took {took:?} with {HELD} idle or half-sent connections open"
+        );
+    }
+    eprintln!(
+        "AM descriptors: {base} before, {holding} with {HELD} held; slowest GET /v1/state {slowest:?}"
+    );
+    // The AM still launches executors (each launch needs descriptors of its own).
+    d.post("/v1/demand", json!({"target_executors": 3})).await;
+    d.wait_running(3, Duration::from_secs(60)).await;
+
+    // The header-read timeout closes every held connection (they read the end of the
+    // stream, and no state), and the AM's descriptors are back to about where they were.
+    fds_fall_to(pid, base + SLACK, HEADER_READ_TIMEOUT * 3).await;
+    for s in held.iter_mut() {
+        let mut buf = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut buf)).await;
+        assert!(
+            matches!(read, Ok(Ok(_)) | Ok(Err(_))),
+            "a held connection was not closed by the server"
+        );
+        assert!(!String::from_utf8_lossy(&buf).contains("\"executors\""));
+    }
+    drop(held);
+
+    // More connections than the cap: those beyond it are answered 503 and closed, so the
+    // AM's descriptors stay under the cap plus its own.
+    let cap = (nofile(pid).saturating_sub(FD_RESERVE)).clamp(16, MAX_CONNECTIONS);
+    let over = 100;
+    let base = open_fds(pid);
+    let mut held = open_abusive(addr, cap as usize + over).await;
+    let peak = open_fds(pid);
+    assert!(
+        peak <= base + cap + REFUSING + SLACK,
+        "{peak} descriptors with {} connections offered (cap {cap}, from {base})",
+        cap as usize + over
+    );
+    eprintln!(
+        "AM descriptors: {peak} with {} connections offered (cap {cap}, from {base})",
+        cap as usize + over
+    );
+    let mut refused = 0;
+    for s in held.iter_mut().rev().take(over) {
+        let mut buf = Vec::new();
+        // Refused connections are closed at once; accepted ones stay open: do not wait.
+        if let Ok(Ok(_)) =
+            tokio::time::timeout(Duration::from_millis(200), s.read_to_end(&mut buf)).await
+        {
+            if String::from_utf8_lossy(&buf).starts_with("HTTP/1.1 503") {
+                refused += 1;
+            }
+        }
+    }
+    assert!(
+        refused >= over / 2,
+        "only {refused} of the last {over} connections beyond the cap of {cap} got a 503"
+    );
+    drop(held);
+    fds_fall_to(pid, base + SLACK, Duration::from_secs(10)).await;
+    let took = timed_state(&d).await;
+    assert!(
+        took < Duration::from_secs(1),
+        "GET /v1/state took {took:?} after"
+    );
+
+    d.post(
+        "/v1/finish",
+        json!({"status": "succeeded", "diagnostics": "it-api-limits done"}),
+    )
+    .await;
+    let r = am::rest(c)
+        .wait_final(&app, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(r.final_status, "SUCCEEDED", "{r:?}");
+    wait_for(
+        "the staging folder to be removed",
+        Duration::from_secs(20),
+        || async { (!staged.exists()).then_some(()) },
+    )
+    .await;
+}
