@@ -172,7 +172,18 @@ fn write_task_tokens(path: &Path, creds: &Credentials) -> anyhow::Result<()> {
             .open(&tmp)?;
         f.write_all(&creds.encode(Format::Writable))?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        // The NodeManager writes the file through Hadoop's checksummed local file system,
+        // which leaves `.<name>.crc` beside it; a Java task reading the new file through that
+        // file system would fail on the old checksum, and reads it unchecked without one.
+        if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+            let crc = dir.join(format!(".{}.crc", name.to_string_lossy()));
+            match std::fs::remove_file(crc) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        Ok(())
     };
     write().with_context(|| {
         let _ = std::fs::remove_file(&tmp);

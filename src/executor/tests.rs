@@ -283,7 +283,10 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
         ],
     };
     std::fs::write(&path, creds.encode(Format::Writable)).unwrap();
+    let crc = dir.join(".container_tokens.crc");
+    std::fs::write(&crc, b"crc of the old file").unwrap();
     assert_eq!(take_key(&path).unwrap(), key);
+    assert!(!crc.exists(), "a stale checksum of the old file is left");
     let left = Credentials::read_file(&path).unwrap();
     assert_eq!(left.tokens, vec![("hdfs".to_string(), hdfs)]);
     assert_eq!(
