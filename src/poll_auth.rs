@@ -90,7 +90,8 @@ pub enum ReplyError {
     BadMac,
 }
 
-fn mac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+/// HMAC-SHA256 over `parts` joined with newlines (no part contains one: see [`valid_id`]).
+fn hmac_of(key: &[u8], parts: &[&[u8]]) -> HmacSha256 {
     let mut m = HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
     for (i, p) in parts.iter().enumerate() {
         if i > 0 {
@@ -98,22 +99,19 @@ fn mac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
         }
         m.update(p);
     }
-    m.finalize().into_bytes().into()
+    m
+}
+
+fn mac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    hmac_of(key, parts).finalize().into_bytes().into()
 }
 
 fn verify(key: &[u8], parts: &[&[u8]], given_hex: &str) -> bool {
     let Ok(given) = hex::decode(given_hex) else {
         return false;
     };
-    let mut m = HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            m.update(b"\n");
-        }
-        m.update(p);
-    }
     // Constant time: the reply time must not tell how much of a MAC was right.
-    m.verify_slice(&given).is_ok()
+    hmac_of(key, parts).verify_slice(&given).is_ok()
 }
 
 fn body_digest(body: &[u8]) -> String {

@@ -370,16 +370,7 @@ async fn no_secret_is_in_any_log_page_rest_answer_environment_or_command_line() 
     let while_running = std::mem::take(&mut search.leaks);
     let searched_running = std::mem::take(&mut search.searched);
 
-    let r = rest(c)
-        .wait_final(&app, Duration::from_secs(180))
-        .await
-        .unwrap();
-    assert_eq!(
-        (r.state.as_str(), r.final_status.as_str()),
-        ("FINISHED", "SUCCEEDED"),
-        "{}",
-        r.diagnostics
-    );
+    am::wait_succeeded(c, &app, Duration::from_secs(180)).await;
     let executors = executors_started(c, &app);
     search.secrets = secrets_of(&master, &executors);
     search_everywhere(c, &app, &report.user, &mut search).await;
