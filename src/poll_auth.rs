@@ -48,6 +48,8 @@ pub const MASTER_SECRET_ALIAS: &str = "yarn-am.master-secret";
 pub const EXECUTOR_KEY_ALIAS: &str = "yarn-am.executor-key";
 /// Every yarn-am credential's alias starts so: none of them is for tasks.
 pub const ALIAS_PREFIX: &str = "yarn-am.";
+/// The endpoint executors poll (its path is part of what they sign).
+pub const POLL_PATH: &str = "/v1/executors/poll";
 /// Request header with the executor's signed claim.
 pub const AUTH_HEADER: &str = "x-yarn-am-executor-auth";
 /// Reply header with the AM's MAC over the reply.

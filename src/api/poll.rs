@@ -16,7 +16,7 @@ use yarn_am::poll_auth::{Request, Verified, AUTH_HEADER, REPLY_MAC_HEADER};
 use super::model::PollRequest;
 use super::{ask, error, parse, Command, Shared};
 
-pub const PATH: &str = "/v1/executors/poll";
+pub const PATH: &str = yarn_am::poll_auth::POLL_PATH;
 
 /// A reply body larger than this is not something the AM makes; refuse rather than buffer it.
 const MAX_REPLY: usize = 64 << 20;

@@ -459,12 +459,12 @@ async fn poll(
         rand::random(),
         &poll_auth::Request {
             method: "POST",
-            path: "/v1/executors/poll",
+            path: poll_auth::POLL_PATH,
             body: &body,
         },
     );
     let resp = http
-        .post(format!("{}/v1/executors/poll", cfg.url))
+        .post(format!("{}{}", cfg.url, poll_auth::POLL_PATH))
         .header(poll_auth::AUTH_HEADER, auth.header_value())
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body)
