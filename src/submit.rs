@@ -9,7 +9,7 @@
 //! once.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -340,14 +340,7 @@ fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result
             PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".yarn-am")
         }
     };
-    if !dir.exists() {
-        // Only this user may list the secrets too.
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-            .with_context(|| format!("creating {}", dir.display()))?;
-    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = dir.join(format!("{app_id}.secret"));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
