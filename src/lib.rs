@@ -3,3 +3,4 @@
 
 pub mod allocator;
 pub mod driver;
+pub mod poll_auth;

@@ -269,7 +269,6 @@ async fn stage_and_submit(
     let secret = crate::api::new_secret();
     let secret_file = write_secret(args, app_id, &secret)?;
     let mut environment = am_env;
-    environment.insert(crate::am::ENV_SECRET.into(), secret);
     environment
         .entry("YARN_AM_LOG".into())
         .or_insert_with(|| "info".into());
@@ -296,6 +295,7 @@ async fn stage_and_submit(
             local_resources,
             environment,
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
+            credentials: am_credentials(&secret),
         },
     };
     rest.submit(&submission)
@@ -331,6 +331,21 @@ fn print_job_summary(diagnostics: &str) {
         .collect();
     println!("executors over time: {}", timeline.join(" "));
     println!("summary JSON: {json}");
+}
+
+/// The AM container's credentials: everything secret the AM gets travels here, never in its
+/// environment, command line or spec file (the NodeManager writes those into
+/// `launch_container.sh` in the container's log dir, which its web UI serves). Today that is
+/// the application's master secret (see [`yarn_am::poll_auth`]); delegation tokens for a
+/// secure cluster go beside it.
+fn am_credentials(master_secret: &str) -> yarn_client::credentials::Credentials {
+    yarn_client::credentials::Credentials {
+        tokens: Vec::new(),
+        secrets: vec![(
+            yarn_am::poll_auth::MASTER_SECRET_ALIAS.to_string(),
+            master_secret.as_bytes().to_vec(),
+        )],
+    }
 }
 
 /// Keeps the driver-API secret where only this user can read it.

@@ -19,14 +19,32 @@ use yarn_client::proto::yarn::{
 use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
+use yarn_am::poll_auth;
+use yarn_client::credentials::{Credentials, Format};
+
 use crate::spec::{ExecutorSpec, StagedFile};
 
 /// What every executor is told about the AM, besides its own id.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DriverContact {
     pub app_id: String,
     pub url: String,
-    pub secret: String,
+    /// The application's master secret: each executor's key is derived from it, and it
+    /// never leaves the AM.
+    pub master_secret: Arc<[u8]>,
+    /// The credentials every executor gets besides its own key (see `am::executor_tokens`).
+    pub tokens: Credentials,
+}
+
+impl std::fmt::Debug for DriverContact {
+    /// Never prints the master secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DriverContact")
+            .field("app_id", &self.app_id)
+            .field("url", &self.url)
+            .field("tokens", &self.tokens)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The outcome of one launch.
@@ -108,7 +126,9 @@ impl Launcher {
     }
 
     /// The launch context of one executor: its command with logs in the container log dir,
-    /// and the environment that lets it find and authenticate to the AM.
+    /// the environment that lets it find the AM (nothing secret: the NodeManager writes the
+    /// environment into `launch_container.sh` in the log dir), and its credentials with its
+    /// own key to authenticate to the AM (see [`yarn_am::poll_auth`]).
     pub fn launch_spec(&self, executor_id: u64, container_id: &str) -> LaunchSpec {
         let mut environment = self.spec.env.clone();
         environment.extend([
@@ -116,7 +136,6 @@ impl Launcher {
             ("YARN_AM_CONTAINER_ID".to_string(), container_id.to_string()),
             ("YARN_AM_APP_ID".to_string(), self.contact.app_id.clone()),
             ("YARN_AM_DRIVER_URL".to_string(), self.contact.url.clone()),
-            ("YARN_AM_SECRET".to_string(), self.contact.secret.clone()),
             (
                 "YARN_AM_EXECUTOR_CORES".to_string(),
                 self.spec.vcores.to_string(),
@@ -135,8 +154,22 @@ impl Launcher {
             )],
             environment,
             local_resources,
-            tokens: None,
+            tokens: Some(self.executor_credentials(executor_id, container_id)),
         }
+    }
+
+    /// One executor's token blob: the shared tokens plus its own key, nothing else secret.
+    fn executor_credentials(&self, executor_id: u64, container_id: &str) -> Vec<u8> {
+        let key = poll_auth::executor_key(
+            &self.contact.master_secret,
+            &executor_id.to_string(),
+            container_id,
+        );
+        let mut creds = self.contact.tokens.clone();
+        creds
+            .secrets
+            .push((poll_auth::EXECUTOR_KEY_ALIAS.to_string(), key.to_vec()));
+        creds.encode(Format::Writable)
     }
 
     /// Starts the executor in the background; the outcome arrives as a [`LaunchReport`].
@@ -203,6 +236,57 @@ async fn start(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_executor_gets_its_own_key_in_its_credentials_and_no_secret_in_its_environment() {
+        let master: Arc<[u8]> = b"master-secret-hex".to_vec().into();
+        let hdfs = yarn_client::token::Token {
+            identifier: vec![1],
+            password: vec![2],
+            kind: "HDFS_DELEGATION_TOKEN".into(),
+            service: "nn:8020".into(),
+        };
+        let contact = DriverContact {
+            app_id: "application_1_0001".into(),
+            url: "http://nm1:4000".into(),
+            master_secret: master.clone(),
+            tokens: Credentials {
+                tokens: vec![("hdfs".into(), hdfs)],
+                secrets: vec![],
+            },
+        };
+        let spec = ExecutorSpec {
+            command: "./yarn-am executor".into(),
+            memory_mb: 256,
+            vcores: 1,
+            initial: 1,
+            min: 0,
+            max: 1,
+            env: Default::default(),
+            files: Default::default(),
+        };
+        let (launcher, _reports) = Launcher::new(spec, contact, 1);
+        let container = "container_1_0001_01_000002";
+        let l = launcher.launch_spec(1, container);
+        let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
+        let key = poll_auth::executor_key(&master, "1", container);
+        assert_eq!(creds.secret(poll_auth::EXECUTOR_KEY_ALIAS), Some(&key[..]));
+        assert_eq!(creds.secrets.len(), 1);
+        assert_eq!(creds.tokens.len(), 1, "the HDFS token goes along");
+        let other = Credentials::decode(
+            &launcher
+                .launch_spec(2, "container_1_0001_01_000003")
+                .tokens
+                .unwrap(),
+        )
+        .unwrap();
+        assert_ne!(other.secret(poll_auth::EXECUTOR_KEY_ALIAS), Some(&key[..]));
+        let shown = format!("{:?} {:?}", l.environment, l.command);
+        for needle in [hex::encode(key), "master-secret-hex".to_string()] {
+            assert!(!shown.contains(&needle), "{shown}");
+        }
+        assert!(!format!("{:?}", launcher.contact).contains("master-secret"));
+    }
 
     #[test]
     fn staged_urls_become_yarn_url_records() {

@@ -38,8 +38,6 @@ use heartbeat::{Heartbeat, Stop};
 use interval::Interval;
 use launcher::{DriverContact, Launcher};
 
-/// Environment variable with the driver-API secret, set by `yarn-am submit`.
-pub const ENV_SECRET: &str = "YARN_AM_SECRET";
 /// File in the AM's log dir naming the driver API's URL (the secret is not written there).
 pub const DRIVER_URL_FILE: &str = "driver-api.url";
 /// Executor launches in flight at once.
@@ -107,7 +105,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .require_kind("YARN_AM_RM_TOKEN")
         .context("the token file has no AMRM token")?
         .clone();
-    let secret = std::env::var(ENV_SECRET).unwrap_or_else(|_| api::new_secret());
+    let secret = master_secret(&creds)?;
     info!(app = %env.app_id, attempt = env.attempt, "ApplicationMaster starting");
 
     // The driver API listens on this container's host, on a free port.
@@ -167,7 +165,8 @@ async fn run_am() -> anyhow::Result<Outcome> {
     let contact = DriverContact {
         app_id: env.app_id.clone(),
         url: url.clone(),
-        secret: secret.clone(),
+        master_secret: secret.as_bytes().into(),
+        tokens: executor_tokens(&creds),
     };
     let (mut launcher, mut launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
@@ -329,6 +328,42 @@ async fn run_am() -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
+/// The application's master secret, from the AM container's credentials (where `submit` put
+/// it: never in an environment, see [`yarn_am::poll_auth`]).
+fn master_secret(creds: &Credentials) -> anyhow::Result<String> {
+    use yarn_am::poll_auth::MASTER_SECRET_ALIAS;
+    let bytes = creds.secret(MASTER_SECRET_ALIAS).with_context(|| {
+        format!(
+            "the token file has no secret {MASTER_SECRET_ALIAS:?}: submit with `yarn-am submit`"
+        )
+    })?;
+    let secret = String::from_utf8(bytes.to_vec())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .with_context(|| format!("the secret {MASTER_SECRET_ALIAS:?} is empty or not text"))?;
+    Ok(secret)
+}
+
+/// What every executor's credentials start from: the AM's own tokens (e.g. HDFS delegation
+/// tokens) minus the AMRM token, which is the AM's alone, and minus every yarn-am secret: each
+/// executor gets only its own key (added by the launcher).
+fn executor_tokens(creds: &Credentials) -> Credentials {
+    Credentials {
+        tokens: creds
+            .tokens
+            .iter()
+            .filter(|(_, t)| t.kind != yarn_client::credentials::AMRM_TOKEN_KIND)
+            .cloned()
+            .collect(),
+        secrets: creds
+            .secrets
+            .iter()
+            .filter(|(alias, _)| !alias.starts_with(yarn_am::poll_auth::ALIAS_PREFIX))
+            .cloned()
+            .collect(),
+    }
+}
+
 /// Whether this attempt ends the application by unregistering. Success and kill always
 /// do; a failure only on the last attempt YARN will make (`MAX_APP_ATTEMPTS`), so that
 /// earlier failures are retried with the staged files still in place.
@@ -400,6 +435,36 @@ fn last_failure(hb: &Heartbeat) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn executors_get_the_ams_tokens_but_not_its_amrm_token_or_secrets() {
+        use yarn_client::token::Token;
+        let token = |kind: &str| Token {
+            identifier: vec![1],
+            password: vec![2],
+            kind: kind.into(),
+            service: String::new(),
+        };
+        let creds = Credentials {
+            tokens: vec![
+                ("amrm".into(), token("YARN_AM_RM_TOKEN")),
+                ("hdfs".into(), token("HDFS_DELEGATION_TOKEN")),
+            ],
+            secrets: vec![
+                ("yarn-am.master-secret".into(), b"m".to_vec()),
+                ("other".into(), b"o".to_vec()),
+            ],
+        };
+        let e = executor_tokens(&creds);
+        assert_eq!(
+            e.tokens,
+            vec![("hdfs".into(), token("HDFS_DELEGATION_TOKEN"))]
+        );
+        assert_eq!(e.secrets, vec![("other".into(), b"o".to_vec())]);
+        assert_eq!(master_secret(&creds).unwrap(), "m");
+        let err = master_secret(&e).unwrap_err().to_string();
+        assert!(err.contains("yarn-am.master-secret"), "{err}");
+    }
 
     #[test]
     fn only_a_failure_with_attempts_left_stays_registered_for_a_retry() {

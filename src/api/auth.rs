@@ -1,9 +1,10 @@
 //! Per-application secret for the driver API.
 //!
-//! The AM makes a random secret at start and hands it only to its executors (in their
-//! launch environment) and to the submitter (in the AM's log dir). Every `/v1` call and
-//! `/metrics` must carry it as `Authorization: Bearer <secret>`. Compared in constant time
-//! so the reply time does not leak a prefix.
+//! `yarn-am submit` makes a random secret, keeps it in `~/.yarn-am/<app>.secret` for the
+//! user's driver and ships it to the AM in the AM container's credentials (never in an
+//! environment: see [`yarn_am::poll_auth`]). Every `/v1` call and `/metrics` except the
+//! executors' signed poll must carry it as `Authorization: Bearer <secret>`. Compared in
+//! constant time so the reply time does not leak a prefix.
 
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};

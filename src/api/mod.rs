@@ -9,6 +9,7 @@ mod auth;
 pub mod model;
 mod page;
 mod server;
+mod poll;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,6 +59,8 @@ pub struct ApiHandle {
 #[derive(Clone)]
 pub struct Shared {
     secret: Arc<str>,
+    /// Checks executors' signed polls (keys derived from `secret`; see `poll_auth`).
+    executors: Arc<std::sync::Mutex<yarn_am::poll_auth::Verifier>>,
     commands: mpsc::Sender<Command>,
     state: watch::Receiver<Arc<StateView>>,
     events: broadcast::Sender<ExecutorEvent>,
@@ -67,7 +70,8 @@ pub struct Shared {
     page: Arc<page::PageCache>,
 }
 
-/// Makes both ends. `secret` guards every `/v1` route and `/metrics`.
+/// Makes both ends. `secret` guards every `/v1` route and `/metrics` (Bearer), except the
+/// executors' poll, which each executor signs with its own key derived from it.
 pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
     let (cmd_tx, cmd_rx) = mpsc::channel(64);
     let (state_tx, state_rx) = watch::channel(Arc::new(initial));
@@ -75,6 +79,9 @@ pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
     (
         Shared {
             secret: secret.into(),
+            executors: Arc::new(std::sync::Mutex::new(yarn_am::poll_auth::Verifier::new(
+                secret.as_bytes(),
+            ))),
             commands: cmd_tx,
             state: state_rx,
             events: events_tx.clone(),
@@ -102,7 +109,9 @@ pub(crate) fn error(
 }
 
 /// Parses a JSON body ourselves so that the 400 names the field that was wrong.
-fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, (StatusCode, Json<ApiError>)> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+) -> Result<T, (StatusCode, Json<ApiError>)> {
     let de = &mut serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -123,7 +132,6 @@ pub fn router(shared: Shared) -> Router {
         .route("/v1/demand", post(post_demand))
         .route("/v1/executors/kill", post(post_kill))
         .route("/v1/finish", post(post_finish))
-        .route("/v1/executors/poll", post(post_poll))
         .route("/v1/job", get(get_job))
         .route("/v1/executors", get(get_executors))
         .route("/v1/executors/{id}/loss-reason", get(get_loss_reason))
@@ -136,6 +144,8 @@ pub fn router(shared: Shared) -> Router {
         ));
     Router::new()
         .route("/", get(get_page))
+        // Executors sign their polls with their own keys instead (see `poll`).
+        .route(poll::PATH, post(poll::post_poll))
         .merge(private)
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
         .with_state(shared)
@@ -200,7 +210,7 @@ const ASK_TIMEOUT: Duration = if cfg!(test) {
 };
 
 /// Sends a command that carries a reply channel and answers with what the loop replies.
-async fn ask<R: serde::Serialize>(
+pub(crate) async fn ask<R: serde::Serialize>(
     shared: &Shared,
     make: impl FnOnce(oneshot::Sender<R>) -> Command,
     what: &str,
@@ -250,16 +260,6 @@ async fn post_finish(State(shared): State<Shared>, body: axum::body::Bytes) -> R
     };
     match send(&shared, Command::Finish(req.clone())).await {
         Ok(()) => (StatusCode::ACCEPTED, Json(req)).into_response(),
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn post_poll(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
-    match parse::<PollRequest>(&body) {
-        Ok(request) => {
-            let make = |reply| Command::ExecutorPoll { request, reply };
-            ask(&shared, make, "poll").await
-        }
         Err(e) => e.into_response(),
     }
 }

@@ -281,13 +281,8 @@ async fn a_poll_reply_the_loop_sends_too_late_comes_back_to_the_loop() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(serve(listener, shared, std::future::pending()));
-    let resp = reqwest::Client::new()
-        .post(format!("{base}/v1/executors/poll"))
-        .bearer_auth(&secret)
-        .json(&serde_json::json!({"executor_id": "1", "host": "nm1", "free_cpus": 1}))
-        .send()
-        .await
-        .unwrap();
+    let body = serde_json::json!({"executor_id": "1", "host": "nm1", "free_cpus": 1});
+    let (resp, _) = signed_poll(&reqwest::Client::new(), &base, &secret, "1", 1, &body).await;
     assert_eq!(resp.status(), 503);
     let err: ApiError = resp.json().await.unwrap();
     assert!(
@@ -406,4 +401,102 @@ async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
     for raw in ["<job>", "<t1>", "<t2>", "nm<1>", "<b>1</b>"] {
         assert!(!html.contains(raw), "{raw} unescaped in {html}");
     }
+}
+
+const CONTAINER: &str = "container_1_0001_01_000002";
+
+/// Sends a poll signed as executor `id` (container [`CONTAINER`]) with sequence number `seq`;
+/// returns the reply and the claim it was signed with.
+async fn signed_poll(
+    http: &reqwest::Client,
+    base: &str,
+    master: &str,
+    id: &str,
+    seq: u64,
+    body: &serde_json::Value,
+) -> (reqwest::Response, yarn_am::poll_auth::RequestAuth) {
+    use yarn_am::poll_auth::{executor_key, Request, RequestAuth, AUTH_HEADER};
+    let bytes = serde_json::to_vec(body).unwrap();
+    let key = executor_key(master.as_bytes(), id, CONTAINER);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let req = Request {
+        method: "POST",
+        path: "/v1/executors/poll",
+        body: &bytes,
+    };
+    let auth = RequestAuth::sign(&key, id, CONTAINER, seq, now, rand::random(), &req);
+    let resp = http
+        .post(format!("{base}/v1/executors/poll"))
+        .header(AUTH_HEADER, auth.header_value())
+        .header("content-type", "application/json")
+        .body(bytes)
+        .send()
+        .await
+        .unwrap();
+    (resp, auth)
+}
+
+#[tokio::test]
+async fn signed_polls_get_signed_replies_and_replays_or_impersonation_are_refused() {
+    use yarn_am::poll_auth::{check_reply, executor_key, REPLY_MAC_HEADER};
+    let r = start().await;
+    let key = executor_key(r.secret.as_bytes(), "1", CONTAINER);
+    let body = serde_json::json!({"executor_id": "1", "host": "nm1", "free_cpus": 1});
+    let (resp, auth) = signed_poll(&r.http, &r.base, &r.secret, "1", 1, &body).await;
+    assert_eq!(resp.status(), 200);
+    let mac = resp.headers()[REPLY_MAC_HEADER]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let bytes = resp.bytes().await.unwrap();
+    assert_eq!(check_reply(&key, &auth, 200, &bytes, Some(&mac)), Ok(()));
+
+    // The same request again (a replay): refused, unsigned.
+    let (again, _) = signed_poll(&r.http, &r.base, &r.secret, "1", 1, &body).await;
+    assert_eq!(again.status(), 401);
+    assert!(again.headers().get(REPLY_MAC_HEADER).is_none());
+    let err: ApiError = again.json().await.unwrap();
+    assert!(err.error.contains("replayed"), "{}", err.error);
+
+    // Executor 2's key speaking for executor 1: refused (signed: the claim itself verified).
+    let (other, _) = signed_poll(&r.http, &r.base, &r.secret, "2", 1, &body).await;
+    assert_eq!(other.status(), 401);
+    let err: ApiError = other.json().await.unwrap();
+    assert!(err.error.contains("speaks for executor 1"), "{}", err.error);
+
+    // Signed with another application's secret: refused.
+    let (forged, _) = signed_poll(&r.http, &r.base, &new_secret(), "1", 2, &body).await;
+    assert_eq!(forged.status(), 401);
+}
+
+#[tokio::test]
+async fn the_driver_secret_does_not_open_the_poll_and_executor_keys_open_nothing_else() {
+    use yarn_am::poll_auth::executor_key;
+    let r = start().await;
+    let body = r#"{"executor_id": "1", "host": "nm1", "free_cpus": 1}"#;
+    let bearer = r.post("/v1/executors/poll", body).send().await.unwrap();
+    assert_eq!(bearer.status(), 401);
+    let err: ApiError = bearer.json().await.unwrap();
+    assert!(err.error.contains("sign their polls"), "{}", err.error);
+
+    let key = hex::encode(executor_key(r.secret.as_bytes(), "1", CONTAINER));
+    for (path, body) in [
+        ("/v1/finish", r#"{"status": "failed"}"#),
+        ("/v1/demand", r#"{"target_executors": 9}"#),
+        ("/v1/executors/kill", r#"{"executor_ids": ["1"]}"#),
+    ] {
+        let resp = r
+            .http
+            .post(format!("{}{path}", r.base))
+            .bearer_auth(&key)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 401, "{path}");
+    }
+    assert!(r.demands.lock().unwrap().is_empty());
 }

@@ -5,9 +5,27 @@
 //! stderr in the container's log dir, and reports exit codes on the next poll. Polling over
 //! the same authenticated HTTP API keeps the executor simple (no listening socket, nothing
 //! to register) and lets it ride out a short AM hiccup: results that could not be reported
-//! are kept and sent again, so none is lost. If the AM stays unreachable for
-//! [`AM_LOST_AFTER`], the executor exits non-zero naming the URL and the last error; a reply
-//! that can never get better (401 wrong secret, 400, 404) ends it at once.
+//! are kept and sent again, so none is lost. If the AM stays silent for [`AM_LOST_AFTER`]
+//! (timeouts, 5xx), the executor exits non-zero naming the URL and the last error; if nobody
+//! listens on the AM's port any more (connection refused for [`AM_GONE_AFTER`]: the AM
+//! exited) it exits within seconds; a reply that can never get better (401, 400, 404) ends it
+//! at once.
+//!
+//! # Trust
+//! The executor and the AM authenticate each other ([`yarn_am::poll_auth`]): each poll is
+//! signed with this executor's own key, and every reply must carry the AM's MAC over the
+//! poll's nonce and the reply, checked before anything in it is run. A reply without a valid
+//! MAC (another process on a dead AM's port, a tampered reply) ends the executor at once,
+//! naming why, with nothing run.
+//!
+//! The key comes from the container's token file (`HADOOP_TOKEN_FILE_LOCATION`), where the
+//! NodeManager put the credentials the AM launched us with; nothing secret is in the
+//! environment or on the command line. Tasks must not get the key: they run in the same
+//! working directory as the same user, so the executor rewrites that token file without any
+//! yarn-am secret before it runs a task (keeping other tokens, e.g. HDFS delegation tokens,
+//! for the tasks), and makes itself non-dumpable so that tasks cannot read its memory through
+//! `/proc` or ptrace. (Rewriting the file in place, rather than giving tasks a second file,
+//! also leaves no copy of the key on disk where a task could read it.)
 //!
 //! # Task processes
 //! Each task runs in its own process group, so that the executor can end the task *and
@@ -34,11 +52,19 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
+use yarn_am::poll_auth::{self, RequestAuth};
+use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
+
 use crate::api::model::{PollReply, PollRequest, TaskAssignment, TaskRef, TaskResult};
 
 /// How long the executor keeps trying to reach an AM that does not answer. Longer than one
 /// blocking RM call of the AM's loop (20 s connect + 60 s call), during which polls wait.
 const AM_LOST_AFTER: Duration = Duration::from_secs(120);
+/// How long the AM's port may refuse connections before the executor takes the AM for gone.
+/// A live AM never refuses (its listener lives as long as it does), so this only has to ride
+/// out nothing; it is kept short so that executors of a dead AM go within 5 s (the AM's last
+/// reply plus one idle poll plus this plus stopping tasks).
+const AM_GONE_AFTER: Duration = Duration::from_secs(2);
 /// Pause between polls while nothing finished.
 const IDLE_POLL: Duration = Duration::from_millis(300);
 /// One poll's HTTP deadline.
@@ -51,12 +77,15 @@ const TERM_GRACE: Duration = Duration::from_millis(100);
 
 struct Config {
     url: String,
-    secret: String,
+    /// This executor's own key (see [`yarn_am::poll_auth`]).
+    key: [u8; 32],
     id: String,
+    container_id: String,
     host: String,
     cpus: u32,
     log_dir: PathBuf,
     am_lost_after: Duration,
+    am_gone_after: Duration,
     request_timeout: Duration,
     idle_poll: Duration,
 }
@@ -70,10 +99,12 @@ fn var(name: &str) -> anyhow::Result<String> {
 impl Config {
     fn from_env() -> anyhow::Result<Self> {
         let cores = var("YARN_AM_EXECUTOR_CORES")?;
+        let token_file = PathBuf::from(var(TOKEN_FILE_ENV)?);
         Ok(Self {
             url: var("YARN_AM_DRIVER_URL")?,
-            secret: var("YARN_AM_SECRET")?,
+            key: take_key(&token_file)?,
             id: var("YARN_AM_EXECUTOR_ID")?,
+            container_id: var("YARN_AM_CONTAINER_ID")?,
             host: var("NM_HOST")?,
             cpus: cores
                 .parse()
@@ -85,9 +116,94 @@ impl Config {
                 .map(PathBuf::from)
                 .context("LOG_DIRS is empty")?,
             am_lost_after: AM_LOST_AFTER,
+            am_gone_after: AM_GONE_AFTER,
             request_timeout: REQUEST_TIMEOUT,
             idle_poll: IDLE_POLL,
         })
+    }
+}
+
+/// Reads this executor's key from the container's token file, then rewrites the file without
+/// any yarn-am secret (atomically, mode 0600), so the tasks, which inherit
+/// `HADOOP_TOKEN_FILE_LOCATION` and the working directory, find their other tokens there but
+/// not the key. Fails closed: an executor that cannot hide its key from its tasks does not run.
+fn take_key(token_file: &Path) -> anyhow::Result<[u8; 32]> {
+    let creds =
+        Credentials::read_file(token_file).context("reading this container's token file")?;
+    let key = creds
+        .secret(poll_auth::EXECUTOR_KEY_ALIAS)
+        .with_context(|| {
+            format!(
+                "{} has no secret {:?}: was this executor started by its AM?",
+                token_file.display(),
+                poll_auth::EXECUTOR_KEY_ALIAS
+            )
+        })?
+        .try_into()
+        .with_context(|| {
+            format!(
+                "the secret {:?} is not 32 bytes",
+                poll_auth::EXECUTOR_KEY_ALIAS
+            )
+        })?;
+    write_task_tokens(token_file, &for_tasks(&creds))?;
+    Ok(key)
+}
+
+/// The credentials tasks may have: all but yarn-am's secrets.
+fn for_tasks(creds: &Credentials) -> Credentials {
+    let mut c = creds.clone();
+    c.secrets
+        .retain(|(alias, _)| !alias.starts_with(poll_auth::ALIAS_PREFIX));
+    c
+}
+
+/// Replaces `path` with `creds` (written beside it, mode 0600, then renamed over it).
+fn write_task_tokens(path: &Path, creds: &Credentials) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("yarn-am-tmp");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(&creds.encode(Format::Writable))?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        // The NodeManager writes the file through Hadoop's checksummed local file system,
+        // which leaves `.<name>.crc` beside it; a Java task reading the new file through that
+        // file system would fail on the old checksum, and reads it unchecked without one.
+        if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+            let crc = dir.join(format!(".{}.crc", name.to_string_lossy()));
+            match std::fs::remove_file(crc) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        Ok(())
+    };
+    write().with_context(|| {
+        let _ = std::fs::remove_file(&tmp);
+        format!(
+            "rewriting {} without this executor's key (tasks must not read it)",
+            path.display()
+        )
+    })
+}
+
+/// Makes this process non-dumpable: processes of the same user (our tasks) can then neither
+/// ptrace it nor read its memory or environment through `/proc`. Tasks get the default back
+/// (exec resets it). Best effort: a kernel that refuses leaves the README's caveat.
+fn not_dumpable() {
+    // SAFETY: prctl(PR_SET_DUMPABLE, 0) only changes this process's dumpable flag.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        warn!(
+            "could not make the executor non-dumpable: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 
@@ -105,6 +221,7 @@ pub fn run() -> ExitCode {
         .context("starting the async runtime")
         .and_then(|rt| {
             rt.block_on(async {
+                not_dumpable();
                 let cfg = Config::from_env()?;
                 let mut term =
                     tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -145,6 +262,9 @@ async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyho
     // the AM can tell an assignment that never arrived from one that runs.
     let mut active: HashSet<(String, u32)> = HashSet::new();
     let mut last_contact = Instant::now();
+    // Since when the AM's port has refused every poll, if it does.
+    let mut refused_since: Option<Instant> = None;
+    let mut seq = 0u64;
     loop {
         while let Some(done) = running.try_join_next() {
             collect(done, &mut busy_cpus, &mut finished)?;
@@ -162,14 +282,18 @@ async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyho
                 })
                 .collect(),
         };
+        seq += 1;
         let reply = tokio::select! {
             _ = &mut terminate => {
                 warn!("SIGTERM: stopping {} running task(s)", running.len());
                 stop_tasks(&mut running, &stop, TERM_GRACE).await;
                 return Ok(Exit::Terminated);
             }
-            r = poll(&http, &cfg, &req) => r,
+            r = poll(&http, &cfg, seq, &req) => r,
         };
+        if !matches!(reply, Err(PollError::Gone(_))) {
+            refused_since = None;
+        }
         match reply {
             Ok(reply) => {
                 last_contact = Instant::now();
@@ -203,6 +327,28 @@ async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyho
             Err(PollError::Refused(why)) => {
                 stop_tasks(&mut running, &stop, TERM_GRACE).await;
                 anyhow::bail!("the AM at {} refused this executor: {why}", cfg.url);
+            }
+            Err(PollError::Forged(why)) => {
+                stop_tasks(&mut running, &stop, TERM_GRACE).await;
+                anyhow::bail!(
+                    "refusing the reply from {}: {why}; something else may answer on the AM's \
+                     port. Nothing in it was run",
+                    cfg.url
+                );
+            }
+            Err(PollError::Gone(e)) => {
+                // The seam for AM attempts: a later change asks the RM for the application's
+                // current AM here (a new attempt listens elsewhere) before giving up.
+                let since = *refused_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= cfg.am_gone_after {
+                    stop_tasks(&mut running, &stop, TERM_GRACE).await;
+                    anyhow::bail!(
+                        "the AM at {} is gone (connection refused for {} ms): {e:#}",
+                        cfg.url,
+                        since.elapsed().as_millis()
+                    );
+                }
+                warn!("the AM's port refuses connections (results kept for the next poll): {e:#}");
             }
             Err(PollError::Unreachable(e)) => {
                 if last_contact.elapsed() > cfg.am_lost_after {
@@ -264,42 +410,108 @@ async fn stop_tasks(
 enum PollError {
     /// The AM answered and will not take this poll however often it is sent.
     Refused(String),
+    /// A reply that does not carry this application's AM's signature.
+    Forged(poll_auth::ReplyError),
+    /// Nobody listens on the AM's port (connection refused).
+    Gone(anyhow::Error),
     /// No answer, or one that may change (5xx, a broken reply).
     Unreachable(anyhow::Error),
 }
 
+/// Whether the connection was refused: nobody listens on the AM's port any more.
+fn connection_refused(e: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        source = s.source();
+    }
+    false
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// One poll: signed as this executor, and its reply checked for the AM's signature before
+/// anything in it is read.
 async fn poll(
     http: &reqwest::Client,
     cfg: &Config,
+    seq: u64,
     req: &PollRequest,
 ) -> Result<PollReply, PollError> {
+    let body = serde_json::to_vec(req)
+        .context("encoding the poll")
+        .map_err(PollError::Unreachable)?;
+    let auth = RequestAuth::sign(
+        &cfg.key,
+        &cfg.id,
+        &cfg.container_id,
+        seq,
+        now_ms(),
+        rand::random(),
+        &poll_auth::Request {
+            method: "POST",
+            path: poll_auth::POLL_PATH,
+            body: &body,
+        },
+    );
     let resp = http
-        .post(format!("{}/v1/executors/poll", cfg.url))
-        .bearer_auth(&cfg.secret)
-        .json(req)
+        .post(format!("{}{}", cfg.url, poll_auth::POLL_PATH))
+        .header(poll_auth::AUTH_HEADER, auth.header_value())
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body)
         .send()
         .await
-        .context("sending the poll")
-        .map_err(PollError::Unreachable)?;
+        .map_err(|e| {
+            if connection_refused(&e) {
+                PollError::Gone(anyhow::Error::new(e).context("sending the poll"))
+            } else {
+                PollError::Unreachable(anyhow::Error::new(e).context("sending the poll"))
+            }
+        })?;
     let status = resp.status();
-    if !status.is_success() {
-        let body = resp.text().await.unwrap_or_default();
-        let body = body.trim();
-        return Err(match status.as_u16() {
-            401 => PollError::Refused(format!(
-                "{status}: {body} (YARN_AM_SECRET is not this application's secret)"
-            )),
-            404 => PollError::Refused(format!(
-                "{status}: {body} (is YARN_AM_DRIVER_URL this application's driver API?)"
-            )),
-            400..=499 => PollError::Refused(format!("{status}: {body}")),
-            _ => PollError::Unreachable(anyhow::anyhow!("the AM answered {status}: {body}")),
-        });
-    }
-    resp.json()
+    let mac = resp
+        .headers()
+        .get(poll_auth::REPLY_MAC_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let bytes = resp
+        .bytes()
         .await
         .context("reading the AM's reply")
-        .map_err(PollError::Unreachable)
+        .map_err(PollError::Unreachable)?;
+    let signed = poll_auth::check_reply(&cfg.key, &auth, status.as_u16(), &bytes, mac.as_deref());
+    if status.is_success() {
+        signed.map_err(PollError::Forged)?;
+        return serde_json::from_slice(&bytes)
+            .context("reading the AM's reply")
+            .map_err(PollError::Unreachable);
+    }
+    // An error reply is only text shown to people; a wrong signature on it still means
+    // someone else answers.
+    if let (Some(_), Err(e)) = (&mac, &signed) {
+        return Err(PollError::Forged(e.clone()));
+    }
+    let body = String::from_utf8_lossy(&bytes);
+    let body = body.trim();
+    Err(match status.as_u16() {
+        401 => PollError::Refused(format!(
+            "{status}: {body} (this executor's key or clock is not one the AM accepts)"
+        )),
+        404 => PollError::Refused(format!(
+            "{status}: {body} (is YARN_AM_DRIVER_URL this application's driver API?)"
+        )),
+        400..=499 => PollError::Refused(format!("{status}: {body}")),
+        _ => PollError::Unreachable(anyhow::anyhow!("the AM answered {status}: {body}")),
+    })
 }
 
 /// Runs one task; its output goes to `<log dir>/task-<id>.<attempt>.stdout|stderr`.

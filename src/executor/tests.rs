@@ -42,15 +42,20 @@ fn log_dir(name: &str) -> PathBuf {
     dir
 }
 
+const CONTAINER: &str = "container_1_0001_01_000002";
+
+/// An executor "1" whose key derives from the AM's master `secret`.
 fn config(url: &str, secret: &str, log_dir: &Path) -> Config {
     Config {
         url: url.to_string(),
-        secret: secret.to_string(),
+        key: poll_auth::executor_key(secret.as_bytes(), "1", CONTAINER),
         id: "1".into(),
+        container_id: CONTAINER.into(),
         host: "localhost".into(),
         cpus: 2,
         log_dir: log_dir.to_path_buf(),
         am_lost_after: Duration::from_secs(1),
+        am_gone_after: Duration::from_secs(1),
         request_timeout: Duration::from_secs(2),
         idle_poll: Duration::from_millis(20),
     }
@@ -106,7 +111,7 @@ async fn never() {
 }
 
 #[tokio::test]
-async fn wrong_secret_ends_the_executor_at_once_naming_the_401() {
+async fn a_key_the_am_did_not_derive_ends_the_executor_at_once_naming_the_401() {
     let am = am(Box::new(|_| PollReply::default())).await;
     let dir = log_dir("secret");
     let mut cfg = config(&am.url, "not-the-secret", &dir);
@@ -118,22 +123,133 @@ async fn wrong_secret_ends_the_executor_at_once_naming_the_401() {
         .unwrap_err();
     let msg = format!("{err:#}");
     assert!(started.elapsed() < Duration::from_secs(5), "{msg}");
-    assert!(
-        msg.contains("401") && msg.contains("YARN_AM_SECRET"),
-        "{msg}"
-    );
+    assert!(msg.contains("401") && msg.contains("MAC"), "{msg}");
     assert!(msg.contains(&am.url), "{msg}");
     assert!(am.polls.lock().unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn unreachable_am_ends_the_executor_after_the_limit_naming_the_url() {
-    // A port nobody listens on.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// A server that answers every poll with `reply` (status 200, JSON) and the given extra
+/// header, standing in for whatever took over the AM's port. Returns its URL.
+async fn impostor(reply: PollReply, header: Option<(&'static str, String)>) -> String {
+    use axum::response::IntoResponse;
+    let app = axum::Router::new().route(
+        "/v1/executors/poll",
+        axum::routing::post(move || {
+            let reply = reply.clone();
+            let header = header.clone();
+            async move {
+                let mut resp = axum::Json(reply).into_response();
+                if let Some((k, v)) = header {
+                    resp.headers_mut().insert(k, v.parse().unwrap());
+                }
+                resp
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    drop(listener);
-    let dir = log_dir("unreachable");
-    let cfg = config(&url, "s", &dir);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test]
+async fn a_fake_am_reply_is_refused_and_nothing_in_it_runs() {
+    let dir = log_dir("impostor");
+    let marker = dir.join("ran");
+    let reply = PollReply {
+        tasks: vec![task("evil", &format!("touch {}", marker.display()))],
+        ..Default::default()
+    };
+    // Unsigned, and signed with a MAC that is not the AM's (a guess, or another key's).
+    let wrong = hex::encode([0u8; 32]);
+    for (header, says) in [
+        (None, "not signed"),
+        (
+            Some((poll_auth::REPLY_MAC_HEADER, wrong)),
+            "does not verify",
+        ),
+    ] {
+        let url = impostor(reply.clone(), header).await;
+        let mut cfg = config(&url, &api::new_secret(), &dir);
+        cfg.am_lost_after = Duration::from_secs(60);
+        let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
+            .await
+            .expect("an executor answered by a fake AM exits at once")
+            .unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains("refusing the reply") && msg.contains(says),
+            "{msg}"
+        );
+        assert!(
+            msg.contains(&url) && msg.contains("Nothing in it was run"),
+            "{msg}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!marker.exists(), "the fake AM's task ran");
+        assert!(!dir.join("task-evil.0.stdout").exists());
+    }
+}
+
+#[tokio::test]
+async fn an_executor_whose_am_is_gone_exits_within_5_s() {
+    // The real API (signed replies) until it stops, as when the AM exits.
+    let secret = api::new_secret();
+    let (shared, mut handle) = api::channel(&secret, Default::default());
+    let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = polls.clone();
+    tokio::spawn(async move {
+        while let Some(cmd) = handle.commands.recv().await {
+            if let Command::ExecutorPoll { reply, .. } = cmd {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = reply.send(PollReply::default());
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(api::serve(listener, shared, async {
+        let _ = stopped.await;
+    }));
+    let dir = log_dir("gone");
+    let mut cfg = config(&url, &secret, &dir);
+    // The production settings: silence would take 2 minutes, refusal must not.
+    cfg.am_lost_after = AM_LOST_AFTER;
+    cfg.am_gone_after = AM_GONE_AFTER;
+    cfg.idle_poll = IDLE_POLL;
+    let run = tokio::spawn(run_executor(cfg, never()));
+    while polls.load(std::sync::atomic::Ordering::SeqCst) < 3 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    let gone = Instant::now();
+    let err = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("the executor exits")
+        .unwrap()
+        .unwrap_err();
+    let took = gone.elapsed();
+    let msg = format!("{err:#}");
+    assert!(took < Duration::from_secs(5), "took {took:?}: {msg}");
+    assert!(msg.contains("is gone") && msg.contains(&url), "{msg}");
+}
+
+#[tokio::test]
+async fn a_silent_am_ends_the_executor_after_the_limit_naming_the_url() {
+    // Accepts connections and never answers: a live but stuck AM gets the long limit.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((conn, _)) = listener.accept().await {
+            held.push(conn);
+        }
+    });
+    let dir = log_dir("silent");
+    let mut cfg = config(&url, "s", &dir);
+    cfg.request_timeout = Duration::from_millis(300);
     let started = Instant::now();
     let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
         .await
@@ -145,6 +261,48 @@ async fn unreachable_am_ends_the_executor_after_the_limit_naming_the_url() {
         msg.contains("no answer from the AM at") && msg.contains(&url),
         "{msg}"
     );
+}
+
+#[test]
+fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = log_dir("tokens");
+    let path = dir.join("container_tokens");
+    let hdfs = yarn_client::token::Token {
+        identifier: vec![1],
+        password: vec![2],
+        kind: "HDFS_DELEGATION_TOKEN".into(),
+        service: "nn:8020".into(),
+    };
+    let key = [9u8; 32];
+    let creds = Credentials {
+        tokens: vec![("hdfs".into(), hdfs.clone())],
+        secrets: vec![
+            (poll_auth::EXECUTOR_KEY_ALIAS.into(), key.to_vec()),
+            ("user.secret".into(), b"theirs".to_vec()),
+        ],
+    };
+    std::fs::write(&path, creds.encode(Format::Writable)).unwrap();
+    let crc = dir.join(".container_tokens.crc");
+    std::fs::write(&crc, b"crc of the old file").unwrap();
+    assert_eq!(take_key(&path).unwrap(), key);
+    assert!(!crc.exists(), "a stale checksum of the old file is left");
+    let left = Credentials::read_file(&path).unwrap();
+    assert_eq!(left.tokens, vec![("hdfs".to_string(), hdfs)]);
+    assert_eq!(
+        left.secrets,
+        vec![("user.secret".to_string(), b"theirs".to_vec())]
+    );
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "no temporary file left"
+    );
+    // Read again (the key is gone now): a clear error, not a panic.
+    let err = format!("{:#}", take_key(&path).unwrap_err());
+    assert!(err.contains(poll_auth::EXECUTOR_KEY_ALIAS), "{err}");
 }
 
 #[tokio::test]

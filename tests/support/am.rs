@@ -266,3 +266,19 @@ pub fn am_host(c: &Cluster, app: &str) -> String {
         .to_string_lossy()
         .to_string()
 }
+
+/// Waits (at most `limit`) for `app` to end and asserts it FINISHED/SUCCEEDED.
+pub async fn wait_succeeded(
+    c: &Cluster,
+    app: &str,
+    limit: Duration,
+) -> yarn_client::rest::AppReport {
+    let r = rest(c).wait_final(app, limit).await.unwrap();
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{app}: {}",
+        r.diagnostics
+    );
+    r
+}

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::credentials::Credentials;
+
 /// What can go wrong talking to the RM over HTTP. Each variant names the URL so that an
 /// operator can retry the same call by hand.
 #[derive(Debug, thiserror::Error)]
@@ -146,6 +148,10 @@ pub struct AmContainerSpec {
     pub local_resources: BTreeMap<String, LocalResource>,
     pub environment: BTreeMap<String, String>,
     pub command: String,
+    /// Tokens and secret keys for the AM container. The RM adds its AMRM token and the
+    /// NodeManager writes them all to the container's token file (`HADOOP_TOKEN_FILE_LOCATION`,
+    /// mode 0600), never to its environment, command line or logs: the place for secrets.
+    pub credentials: Credentials,
 }
 
 /// An application submission, turned into the RM's JSON by [`Submission::to_json`].
@@ -169,6 +175,44 @@ fn entries<V: Serialize>(map: &BTreeMap<String, V>) -> serde_json::Value {
     serde_json::json!({ "entry": entry })
 }
 
+/// The RM's `credentials` object: tokens as Hadoop's URL-safe base64 of the Writable token,
+/// secret keys as base64 (the RM decodes them with commons-codec, which takes either
+/// alphabet). Both are JAXB entry maps keyed by alias.
+pub fn credentials_json(c: &Credentials) -> serde_json::Value {
+    use base64::Engine;
+    let tokens: BTreeMap<String, String> = c
+        .tokens
+        .iter()
+        .map(|(alias, t)| (alias.clone(), token_url_string(t)))
+        .collect();
+    let secrets: BTreeMap<String, String> = c
+        .secrets
+        .iter()
+        .map(|(alias, s)| {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(s);
+            (alias.clone(), b64)
+        })
+        .collect();
+    serde_json::json!({"tokens": entries(&tokens), "secrets": entries(&secrets)})
+}
+
+/// Hadoop's `Token.encodeToUrlString`: the Writable token (vint-length identifier,
+/// password, kind, service) in URL-safe base64 without padding.
+pub fn token_url_string(t: &crate::token::Token) -> String {
+    use base64::Engine;
+    let mut w = Vec::new();
+    for field in [
+        &t.identifier[..],
+        &t.password[..],
+        t.kind.as_bytes(),
+        t.service.as_bytes(),
+    ] {
+        crate::credentials::write_vlong(&mut w, field.len() as i64);
+        w.extend_from_slice(field);
+    }
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(w)
+}
+
 impl Submission {
     /// The body of `POST /ws/v1/cluster/apps`. Maps are JAXB-style `{"entry": [...]}`.
     pub fn to_json(&self) -> serde_json::Value {
@@ -186,6 +230,7 @@ impl Submission {
                 "local-resources": entries(&self.am.local_resources),
                 "environment": entries(&self.am.environment),
                 "commands": {"command": self.am.command},
+                "credentials": credentials_json(&self.am.credentials),
             },
         })
     }
@@ -446,6 +491,45 @@ mod tests {
         assert_eq!(lr["type"], "FILE");
         assert_eq!(lr["timestamp"], 1234);
         assert_eq!(v["resource"]["vCores"], 1);
+        let none = &v["am-container-spec"]["credentials"];
+        assert_eq!(none["secrets"]["entry"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn credentials_render_as_the_rm_decodes_them() {
+        use base64::Engine;
+        let token = crate::token::Token {
+            identifier: vec![1, 2, 3],
+            password: vec![0xff; 20],
+            kind: "HDFS_DELEGATION_TOKEN".into(),
+            service: "127.0.0.1:8020".into(),
+        };
+        let c = Credentials {
+            tokens: vec![("hdfs".into(), token)],
+            secrets: vec![("app.key".into(), vec![0xfb, 0xff, 0x00, b'k'])],
+        };
+        let v = credentials_json(&c);
+        let secret = &v["secrets"]["entry"][0];
+        assert_eq!(secret["key"], "app.key");
+        assert_eq!(secret["value"], "+/8Aaw==");
+        let t = &v["tokens"]["entry"][0];
+        assert_eq!(t["key"], "hdfs");
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(t["value"].as_str().unwrap())
+            .unwrap();
+        let mut want = vec![3, 1, 2, 3, 20];
+        want.extend([0xff; 20]);
+        want.push(21);
+        want.extend_from_slice(b"HDFS_DELEGATION_TOKEN");
+        want.push(14);
+        want.extend_from_slice(b"127.0.0.1:8020");
+        assert_eq!(raw, want);
+        // The secret's value is in the JSON for the RM, but never in a Debug print.
+        let spec = AmContainerSpec {
+            credentials: c,
+            ..Default::default()
+        };
+        assert!(!format!("{spec:?}").contains("251"), "{spec:?}");
     }
 
     #[test]

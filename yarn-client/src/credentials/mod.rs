@@ -67,10 +67,25 @@ pub enum CredentialsError {
 }
 
 /// Tokens and secrets, in file order (the Java writer's order is a HashMap's, so arbitrary).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Credentials {
     pub tokens: Vec<(String, Token)>,
     pub secrets: Vec<(String, Vec<u8>)>,
+}
+
+impl std::fmt::Debug for Credentials {
+    /// Secret values are never printed (tokens hide their passwords too): values end up in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secrets: Vec<(&str, usize)> = self
+            .secrets
+            .iter()
+            .map(|(alias, s)| (alias.as_str(), s.len()))
+            .collect();
+        f.debug_struct("Credentials")
+            .field("tokens", &self.tokens)
+            .field("secrets (alias, length)", &secrets)
+            .finish()
+    }
 }
 
 impl Credentials {
@@ -170,6 +185,14 @@ impl Credentials {
     /// The first token of the given kind (e.g. [`AMRM_TOKEN_KIND`]).
     pub fn find_kind(&self, kind: &str) -> Option<&Token> {
         self.tokens.iter().map(|(_, t)| t).find(|t| t.kind == kind)
+    }
+
+    /// The secret key stored under `alias`.
+    pub fn secret(&self, alias: &str) -> Option<&[u8]> {
+        self.secrets
+            .iter()
+            .find(|(a, _)| a == alias)
+            .map(|(_, s)| s.as_slice())
     }
 
     /// Like [`Credentials::find_kind`] but an error naming the kind when it is missing.
@@ -307,6 +330,20 @@ mod tests {
                 Err(CredentialsError::NoSuchKind(_))
             ));
         }
+    }
+
+    #[test]
+    fn secrets_are_found_by_alias_and_never_printed() {
+        let mut c = sample();
+        c.secrets.push(("app.key".into(), b"s3cr3t-value".to_vec()));
+        assert_eq!(c.secret("app.key"), Some(&b"s3cr3t-value"[..]));
+        assert_eq!(c.secret("other"), None);
+        let shown = format!("{c:?}");
+        assert!(
+            shown.contains("app.key") && !shown.contains("s3cr3t"),
+            "{shown}"
+        );
+        assert!(!shown.contains("115, 51"), "{shown}"); // the bytes of "s3"
     }
 
     #[test]
