@@ -107,10 +107,40 @@ impl RmSession {
         }
     }
 
+    /// Unregisters. Rides out an RM that is restarting (network errors are retried until
+    /// `UNREGISTER_LIMIT`) and one that lost our registration (register, then again), so a
+    /// job that ends while the RM restarts is not left to fail its attempt.
     pub async fn finish(&mut self, status: FinalStatus, diagnostics: &str) -> Result<(), RpcError> {
         let url = self.registration.tracking_url.clone();
-        self.client
-            .finish(status, diagnostics, &url, Duration::from_secs(20))
-            .await
+        let start = std::time::Instant::now();
+        loop {
+            let e = match self
+                .client
+                .finish(status, diagnostics, &url, Duration::from_secs(20))
+                .await
+            {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
+            match recovery(&e) {
+                Recovery::Reregister => {
+                    tracing::warn!(%e, "unregistering: the RM lost our registration; registering again");
+                    if let Err(e) = self.register().await {
+                        if recovery(&e) != Recovery::Retry {
+                            return Err(e);
+                        }
+                    }
+                }
+                Recovery::Retry if start.elapsed() < UNREGISTER_LIMIT => {
+                    tracing::warn!(%e, "unregistering failed; trying again");
+                }
+                _ => return Err(e),
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
     }
 }
+
+/// How long unregistering keeps trying through RM trouble (an RM restart takes tens of
+/// seconds here; the AM exits with an error after this).
+const UNREGISTER_LIMIT: Duration = Duration::from_secs(90);
