@@ -229,6 +229,11 @@ async fn stage_and_submit(
             .files
             .insert(BINARY_NAME.into(), staged_binary.clone());
         executor.command = format!("./{BINARY_NAME} executor");
+        // Executors log what the AM told them (tasks, "shut down") like the AM does.
+        executor
+            .env
+            .entry("YARN_AM_LOG".into())
+            .or_insert_with(|| "info".into());
         executor.memory_mb = i64::from(j.executor.memory_mb);
         executor.vcores = j.executor.cores as i32;
         executor.initial = j.initial_executors();

@@ -105,7 +105,7 @@ async fn driver_calls_are_answered_promptly_while_every_rm_call_takes_5_s() {
     let (s, t) = timed(&d, "/v1/executors/kill", json!({"executor_ids": [live[0]]})).await;
     assert_eq!(s, 200);
     assert!(t < P99_LIMIT, "a real kill took {t:?}");
-    d.post("/v1/finish", json!({"status": "SUCCEEDED"})).await;
+    d.post("/v1/finish", json!({"status": "succeeded"})).await;
     let r = rest(c)
         .wait_final(&app, Duration::from_secs(120))
         .await

@@ -312,7 +312,9 @@ impl Pool {
                     host: host.as_str().into(),
                     rack,
                 });
-                self.granted.insert(id, c);
+                if self.registry.executor_of(&id).is_none() {
+                    self.granted.insert(id, c);
+                }
             }
             self.event(now_ms, Event::ContainersGranted(containers));
         }
