@@ -606,6 +606,10 @@ fn a_container_granted_again_is_neither_released_nor_launched_twice() {
     );
     assert!(releases(&again).is_empty(), "{again:?}");
     assert_eq!(launches(&again), 0, "{again:?}");
-    assert_eq!(am.alloc.pending_requests(), 1, "the other request still waits");
+    assert_eq!(
+        am.alloc.pending_requests(),
+        1,
+        "the other request still waits"
+    );
     assert_eq!(am.alloc.running(), 1);
 }

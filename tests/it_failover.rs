@@ -41,16 +41,20 @@ async fn survives(name: &str, on_host: Option<&str>, disrupt: &[&str]) {
     let _logs = cluster::LogsOnFailure(c);
     let app = submit_job(c, name, &job(name));
     let d = Driver::find(c, &app).await;
-    wait_for("3 running executors and finished tasks", Duration::from_secs(120), || async {
-        let s = d.state().await;
-        let running = am::live(&am::executors_of(&s))
-            .iter()
-            .filter(|e| e["state"] == "running")
-            .filter(|e| on_host.is_none_or(|h| e["host"] == h))
-            .count();
-        let done = s["job"]["tasks_succeeded"].as_u64().unwrap_or(0);
-        (running >= 1 && am::live(&am::executors_of(&s)).len() == 3 && done >= 3).then_some(())
-    })
+    wait_for(
+        "3 running executors and finished tasks",
+        Duration::from_secs(120),
+        || async {
+            let s = d.state().await;
+            let running = am::live(&am::executors_of(&s))
+                .iter()
+                .filter(|e| e["state"] == "running")
+                .filter(|e| on_host.is_none_or(|h| e["host"] == h))
+                .count();
+            let done = s["job"]["tasks_succeeded"].as_u64().unwrap_or(0);
+            (running >= 1 && am::live(&am::executors_of(&s)).len() == 3 && done >= 3).then_some(())
+        },
+    )
     .await;
     // Executors seen, by id, with their state; one that exits before the job ends is lost.
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
@@ -104,8 +108,14 @@ async fn survives(name: &str, on_host: Option<&str>, disrupt: &[&str]) {
         "{app}: {}",
         r.diagnostics
     );
-    let lost: Vec<_> = seen.iter().filter(|(_, s)| s.starts_with("\"exited\"")).collect();
-    assert!(lost.is_empty(), "executors lost during {disrupt:?}: {lost:?}");
+    let lost: Vec<_> = seen
+        .iter()
+        .filter(|(_, s)| s.starts_with("\"exited\""))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "executors lost during {disrupt:?}: {lost:?}"
+    );
     assert_eq!(seen.len(), 3, "executors: {seen:?}");
     let report = job_report(c, &app);
     assert!(report.succeeded);
@@ -149,5 +159,8 @@ fn container_ids_with_an_rm_epoch_belong_to_their_app() {
         "container_1700000000000_0043_01_000001",
         app
     ));
-    assert!(!cluster::is_container_of("container_eXX_1700000000000_0042_01", app));
+    assert!(!cluster::is_container_of(
+        "container_eXX_1700000000000_0042_01",
+        app
+    ));
 }

@@ -73,7 +73,8 @@ fn localizing_lines(c: &cluster::Cluster, app: &str) -> Vec<String> {
             log.lines()
                 .filter(|l| {
                     l.contains("is localizing:")
-                        && l.split_whitespace().any(|w| cluster::is_container_of(w, app))
+                        && l.split_whitespace()
+                            .any(|w| cluster::is_container_of(w, app))
                 })
                 .map(str::to_string),
         );

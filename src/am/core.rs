@@ -40,6 +40,9 @@ const RM_OUTAGE_CALLS: u32 = 5;
 /// The shortest gap between two driver ticks, so that a deadline a tick cannot move (a
 /// locality wait with no free slot) does not spin the loop.
 const MIN_TICK_GAP_MS: u64 = 20;
+/// The least wait after an allocate call that got no answer: a restarting RM refuses
+/// connections at once, and a burst of demand changes must not turn into a burst of calls.
+const RETRY_GAP_MS: u64 = 1_000;
 /// How long an ending AM waits for its executors to hear "shut down" (they poll every
 /// 300 ms when idle).
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(3);
@@ -117,6 +120,8 @@ pub struct AmCore {
     in_flight: bool,
     /// The next heartbeat should go out as soon as the one in flight is back.
     urgent: bool,
+    /// No call before this (the last one got no answer).
+    retry_at_ms: u64,
     outage: RmOutage,
     max_executor_failures: usize,
     last_tick_ms: u64,
@@ -143,6 +148,7 @@ impl AmCore {
             next_heartbeat_ms: 0,
             in_flight: false,
             urgent: false,
+            retry_at_ms: 0,
             outage: RmOutage::new(RM_OUTAGE_CALLS, RM_OUTAGE_LIMIT),
             max_executor_failures,
             last_tick_ms: 0,
@@ -255,7 +261,10 @@ impl AmCore {
     /// The allocate call to make now, if one is due (none while another is in flight or
     /// once the AM is ending).
     pub fn heartbeat(&mut self, now_ms: u64) -> Option<AllocateBatch> {
-        if self.in_flight || self.ending.is_some() || now_ms < self.next_heartbeat_ms {
+        if self.in_flight
+            || self.ending.is_some()
+            || now_ms < self.next_heartbeat_ms.max(self.retry_at_ms)
+        {
             return None;
         }
         self.in_flight = true;
@@ -282,11 +291,12 @@ impl AmCore {
                 self.pool.table.restore_batch(batch);
                 if answered {
                     self.outage.answered();
-                } else if let Some(why) = self.outage.failed(now_ms, &error) {
-                    self.end(
-                        now_ms,
-                        Ending::Abort(format!("lost the ResourceManager: {why}")),
-                    );
+                } else {
+                    self.retry_at_ms = now_ms + RETRY_GAP_MS;
+                    if let Some(why) = self.outage.failed(now_ms, &error) {
+                        let why = format!("lost the ResourceManager: {why}");
+                        self.end(now_ms, Ending::Abort(why));
+                    }
                 }
             }
             RmReply::Reregistered { nm_tokens } => {
@@ -401,7 +411,7 @@ impl AmCore {
         if self.ending.is_some() {
             return Some(self.drain_until_ms);
         }
-        let heartbeat = (!self.in_flight).then_some(self.next_heartbeat_ms);
+        let heartbeat = (!self.in_flight).then_some(self.next_heartbeat_ms.max(self.retry_at_ms));
         let tick = self
             .job
             .as_ref()

@@ -194,7 +194,10 @@ fn a_failed_call_is_sent_again_and_newer_changes_win() {
             answered: false,
         },
     );
-    let again = c.heartbeat(20_000).unwrap();
+    // Not at once, however urgent: an RM that refuses connections is not hammered.
+    assert!(c.heartbeat(20_000).is_none());
+    assert_eq!(c.next_deadline_ms(), Some(21_000));
+    let again = c.heartbeat(21_000).unwrap();
     assert_eq!(asked(&again), 4);
     assert!(c.ending().is_none(), "one failure is ridden out");
 }
@@ -205,8 +208,8 @@ fn after_an_rm_restart_everything_is_sent_again_from_response_id_0() {
     c.start(0, 2);
     let batch = c.heartbeat(0).unwrap();
     c.allocated(100, batch, answered());
-    c.heartbeat(3_100)
-        .map(|b| c.allocated(3_200, b, answered()));
+    let b = c.heartbeat(3_100).expect("due after the idle interval");
+    c.allocated(3_200, b, answered());
     // Nothing changed: the table has nothing new to send.
     let quiet = c.heartbeat(6_200).unwrap();
     assert!(quiet.asks.is_empty());

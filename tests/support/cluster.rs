@@ -181,8 +181,7 @@ pub fn is_container_of(word: &str, app_id: &str) -> bool {
         }
         _ => rest,
     };
-    rest.strip_prefix(app)
-        .is_some_and(|r| r.starts_with('_'))
+    rest.strip_prefix(app).is_some_and(|r| r.starts_with('_'))
 }
 
 /// Guard for one test: prints the daemon logs if the test panics while it is alive.
