@@ -12,7 +12,7 @@ mod cluster;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use am::{job_report, rest, submit_job, wait_for, Driver};
+use am::{job_report, rest, wait_for, Driver};
 use serde_json::json;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -33,13 +33,34 @@ fn job(name: &str) -> serde_json::Value {
         "tasks": tasks})
 }
 
-/// Runs the job, calls `disrupt` once `on_host` runs an executor that has finished a task,
-/// and checks the result: SUCCEEDED, no executor lost, every task run exactly once,
-/// executors told to stop by the AM.
+/// Runs the job with `submit --wait`, calls `disrupt` once `on_host` runs an executor and
+/// tasks have finished, and checks the result: SUCCEEDED, no executor lost, every task run
+/// exactly once, executors told to stop by the AM, and `--wait` rode out the disruption.
 async fn survives(name: &str, on_host: Option<&str>, disrupt: &[&str]) {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    let app = submit_job(c, name, &job(name));
+    let path = am::write_job(c, name, &job(name));
+    let mut waiting = am::yarn_am(c)
+        .args(["submit", "--wait", "--wait-timeout", "300", "--max-attempts", "1"])
+        .args(["--name", name, "--job"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(waiting.stdout.take().unwrap());
+    let app = tokio::task::block_in_place(|| {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+            assert!(n > 0, "submit --wait printed no app id");
+            if let Some(app) = line.strip_prefix("submitted ") {
+                break app.trim().to_string();
+            }
+        }
+    });
+    cluster::track_app(&app);
     let d = Driver::find(c, &app).await;
     wait_for(
         "3 running executors and finished tasks",
@@ -117,6 +138,16 @@ async fn survives(name: &str, on_host: Option<&str>, disrupt: &[&str]) {
         "executors lost during {disrupt:?}: {lost:?}"
     );
     assert_eq!(seen.len(), 3, "executors: {seen:?}");
+    let out = tokio::task::block_in_place(|| {
+        let mut rest_of_stdout = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut rest_of_stdout).unwrap();
+        let out = waiting.wait_with_output().unwrap();
+        format!("{}{rest_of_stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr))
+    });
+    assert!(
+        out.starts_with("exit status: 0"),
+        "submit --wait did not ride out {disrupt:?}: {out}"
+    );
     let report = job_report(c, &app);
     assert!(report.succeeded);
     let twice: Vec<_> = report.tasks.iter().filter(|t| t.attempts != 1).collect();
@@ -128,13 +159,13 @@ async fn survives(name: &str, on_host: Option<&str>, disrupt: &[&str]) {
     am::assert_executors_told_to_stop(c, &app).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_survives_a_resourcemanager_restart() {
     let _serial = SERIAL.lock().await;
     survives("it-failover-rm", None, &["restart-rm"]).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_survives_a_nodemanager_restart() {
     let _serial = SERIAL.lock().await;
     survives("it-failover-nm", Some("nm2"), &["restart-nm", "nm2"]).await;
