@@ -33,15 +33,23 @@ fn job(name: &str) -> serde_json::Value {
         "tasks": tasks})
 }
 
-/// Runs the job with `submit --wait`, calls `disrupt` once `on_host` runs an executor and
-/// tasks have finished, and checks the result: SUCCEEDED, no executor lost, every task run
+/// Runs the job with `submit --wait`, runs `cluster.sh disrupt` once its executors run and
+/// tasks have finished (`{host}` in `disrupt`: a node running an executor, `prefer` if it
+/// does), and checks the result: SUCCEEDED, no executor lost, every task run
 /// exactly once, executors told to stop by the AM, and `--wait` rode out the disruption.
-async fn survives(name: &str, on_host: Option<&str>, disrupt: &[&str]) {
+async fn survives(name: &str, prefer: Option<&str>, disrupt: &[&str]) {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let path = am::write_job(c, name, &job(name));
     let mut waiting = am::yarn_am(c)
-        .args(["submit", "--wait", "--wait-timeout", "300", "--max-attempts", "1"])
+        .args([
+            "submit",
+            "--wait",
+            "--wait-timeout",
+            "300",
+            "--max-attempts",
+            "1",
+        ])
         .args(["--name", name, "--job"])
         .arg(&path)
         .stdout(std::process::Stdio::piped())
@@ -62,25 +70,35 @@ async fn survives(name: &str, on_host: Option<&str>, disrupt: &[&str]) {
     });
     cluster::track_app(&app);
     let d = Driver::find(c, &app).await;
-    wait_for(
+    let hosts: Vec<String> = wait_for(
         "3 running executors and finished tasks",
         Duration::from_secs(120),
         || async {
             let s = d.state().await;
-            let running = am::live(&am::executors_of(&s))
+            let live = am::live(&am::executors_of(&s))
                 .iter()
                 .filter(|e| e["state"] == "running")
-                .filter(|e| on_host.is_none_or(|h| e["host"] == h))
-                .count();
+                .map(|e| e["host"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>();
             let done = s["job"]["tasks_succeeded"].as_u64().unwrap_or(0);
-            (running >= 1 && am::live(&am::executors_of(&s)).len() == 3 && done >= 3).then_some(())
+            (live.len() == 3 && done >= 3).then_some(live)
         },
     )
     .await;
+    // The node to restart: `prefer` if it runs an executor, else one that does.
+    let victim = match prefer {
+        Some(p) if hosts.iter().any(|h| h == p) => p.to_string(),
+        Some(_) => hosts[0].clone(),
+        None => String::new(),
+    };
+    let disrupt: Vec<String> = disrupt
+        .iter()
+        .map(|a| a.replace("{host}", &victim))
+        .collect();
     // Executors seen, by id, with their state; one that exits before the job ends is lost.
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let sh = tokio::task::spawn_blocking({
-        let args: Vec<String> = disrupt.iter().map(|s| s.to_string()).collect();
+        let args = disrupt.clone();
         move || cluster::cluster_sh_args(&args.iter().map(String::as_str).collect::<Vec<_>>())
     });
     // Watch the AM while the daemon restarts and until the job is over.
@@ -142,7 +160,11 @@ async fn survives(name: &str, on_host: Option<&str>, disrupt: &[&str]) {
         let mut rest_of_stdout = String::new();
         std::io::Read::read_to_string(&mut stdout, &mut rest_of_stdout).unwrap();
         let out = waiting.wait_with_output().unwrap();
-        format!("{}{rest_of_stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr))
+        format!(
+            "{}{rest_of_stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
     assert!(
         out.starts_with("exit status: 0"),
@@ -168,7 +190,7 @@ async fn a_job_survives_a_resourcemanager_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_survives_a_nodemanager_restart() {
     let _serial = SERIAL.lock().await;
-    survives("it-failover-nm", Some("nm2"), &["restart-nm", "nm2"]).await;
+    survives("it-failover-nm", Some("nm2"), &["restart-nm", "{host}"]).await;
 }
 
 #[test]
