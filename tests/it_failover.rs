@@ -12,7 +12,7 @@ mod cluster;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use am::{job_report, rest, wait_for, Driver};
+use am::{job_report, wait_for, Driver};
 use serde_json::json;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -137,16 +137,7 @@ async fn survives(name: &str, prefer: Option<&str>, disrupt: &[&str]) {
         restarted = Some(h.await.unwrap());
     }
     assert_eq!(restarted, Some(true), "cluster.sh {disrupt:?} failed");
-    let r = rest(c)
-        .wait_final(&app, Duration::from_secs(240))
-        .await
-        .unwrap();
-    assert_eq!(
-        (r.state.as_str(), r.final_status.as_str()),
-        ("FINISHED", "SUCCEEDED"),
-        "{app}: {}",
-        r.diagnostics
-    );
+    am::wait_succeeded(c, &app, Duration::from_secs(240)).await;
     let lost: Vec<_> = seen
         .iter()
         .filter(|(_, s)| s.starts_with("\"exited\""))

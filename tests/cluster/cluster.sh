@@ -306,12 +306,7 @@ cmd_up() {
     rm -rf "$R/rmstore"   # old apps must not come back from a previous run
     start_daemon rm rm 512m org.apache.hadoop.yarn.server.resourcemanager.ResourceManager
   fi
-  local start=$SECONDS
-  until curl -sf --max-time 3 "http://$RM_WEB/ws/v1/cluster/info" 2>/dev/null | grep -q '"state":"STARTED"'; do
-    alive rm || { tail -40 "$R/logs/rm.log" >&2; die "ResourceManager exited (log: $R/logs/rm.log)"; }
-    ((SECONDS - start < READY_TIMEOUT)) || die "ResourceManager not STARTED after ${READY_TIMEOUT}s"
-    sleep 1
-  done
+  wait_rm_started
   say "ResourceManager STARTED after $((SECONDS - t0))s"
   for n in "${NMS[@]}"; do
     # NM recovery state of containers from an earlier run (or a killed NM) must not come back.
@@ -359,7 +354,7 @@ cmd_kill_nm() {
 
 start_nm() { start_daemon "$1" "$1" 384m org.apache.hadoop.yarn.server.nodemanager.NodeManager; }
 
-# Waits until the RM is STARTED again and lists nm1..nm3 RUNNING (after a restart).
+# Waits until the RM's web service says STARTED.
 wait_rm_started() {
   local start=$SECONDS
   until curl -sf --max-time 3 "http://$RM_WEB/ws/v1/cluster/info" 2>/dev/null | grep -q '"state":"STARTED"'; do

@@ -311,3 +311,19 @@ pub fn am_log(c: &Cluster, app: &str) -> String {
     let dir = am_log_dir(c, app).expect("AM log dir");
     std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
 }
+
+/// Waits (at most `limit`) for `app` to end and asserts it FINISHED with SUCCEEDED.
+pub async fn wait_succeeded(
+    c: &Cluster,
+    app: &str,
+    limit: Duration,
+) -> yarn_client::rest::AppReport {
+    let r = rest(c).wait_final(app, limit).await.unwrap();
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{app}: {}",
+        r.diagnostics
+    );
+    r
+}
