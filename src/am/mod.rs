@@ -2,9 +2,11 @@
 //!
 //! Start-up reads everything it needs up front (container environment, spec file, token
 //! file, node list) so that a misconfiguration fails in the first second with a message
-//! naming it. Then one loop owns all state: it waits for the next heartbeat, a driver
-//! command, a launch report or a signal, and handles each in turn. The HTTP server and the
-//! launches run as tasks that only talk to the loop through channels.
+//! naming it. Then one loop carries out what the sans-IO [`core::AmCore`] decides: it
+//! selects over the allocate call in flight (an [`rm::RmSession`] future that borrows
+//! nothing), the core's next deadline, driver commands, launch reports and SIGTERM, so no
+//! command ever waits on the RM. The HTTP server and the launches run as tasks that only
+//! talk to the loop through channels.
 
 mod core;
 mod deliveries;
@@ -123,6 +125,13 @@ async fn run_am() -> anyhow::Result<Outcome> {
     std::fs::write(env.log_dir.join(DRIVER_URL_FILE), format!("{url}\n"))
         .with_context(|| format!("writing {DRIVER_URL_FILE} into {}", env.log_dir.display()))?;
     info!(%url, "driver API listening");
+    // Served from now on, while registration (which a slow RM can make take a while) runs:
+    // reads answer at once, commands wait in the channel for the loop.
+    let (shared, mut handle) = api::channel(&secret, Default::default());
+    let (stop_server, api_stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(api::serve(listener, shared, async {
+        let _ = api_stopped.await;
+    }));
 
     let scheduler = spec
         .rm_scheduler
@@ -180,7 +189,6 @@ async fn run_am() -> anyhow::Result<Outcome> {
             .collect(),
     );
 
-    let (shared, mut handle) = api::channel(&secret, Default::default());
     let registry = Registry::new(handle.events.clone());
     let contact = DriverContact {
         app_id: env.app_id.clone(),
@@ -216,11 +224,6 @@ async fn run_am() -> anyhow::Result<Outcome> {
         IDLE_HEARTBEAT,
         spec.max_executor_failures as usize,
     );
-
-    let (stop_server, api_stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(api::serve(listener, shared, async {
-        let _ = api_stopped.await;
-    }));
 
     let mut sigterm = signal(SignalKind::terminate())?;
     let start = tokio::time::Instant::now();
