@@ -34,6 +34,7 @@ use yarn_client::credentials::Credentials;
 use yarn_client::ids::node_id_string;
 use yarn_client::request_table::{AllocateBatch, AmrmState, MapRackResolver};
 use yarn_client::rest::RmRest;
+use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
 use self::core::{AmCore, Ending, Outcome};
@@ -143,7 +144,13 @@ async fn run_am() -> anyhow::Result<Outcome> {
         rpc_port: i32::from(port),
         tracking_url: format!("{url}/"),
     };
-    let mut session = RmSession::new(&scheduler, amrm_token.clone(), registration.clone());
+    let rpc = RpcConfig::default();
+    let mut session = RmSession::new(
+        &scheduler,
+        amrm_token.clone(),
+        registration.clone(),
+        rpc.clone(),
+    );
     let registered = session
         .register()
         .await
@@ -315,7 +322,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
                     .current()
                     .cloned()
                     .context("no AMRM token to unregister with")?;
-                RmSession::new(&scheduler, token, registration)
+                RmSession::new(&scheduler, token, registration, rpc)
             }
         };
         if let Err(e) = session.finish(status, &diagnostics).await {

@@ -49,9 +49,9 @@ pub struct RmSession {
 impl RmSession {
     /// A session on a new connection. Also how the AM unregisters when its session is lost
     /// in an abandoned call (with the newest AMRM token).
-    pub fn new(addr: &str, amrm_token: Token, registration: Registration) -> Self {
+    pub fn new(addr: &str, amrm_token: Token, registration: Registration, rpc: RpcConfig) -> Self {
         Self {
-            client: AmRmClient::new(addr, amrm_token, RpcConfig::default()),
+            client: AmRmClient::new(addr, amrm_token, rpc),
             registration,
         }
     }
