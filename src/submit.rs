@@ -244,6 +244,11 @@ async fn stage_and_submit(
             .files
             .insert(BINARY_NAME.into(), staged_binary.clone());
         executor.command = format!("./{BINARY_NAME} executor");
+        // Executors log what the AM told them (tasks, "shut down") like the AM does.
+        executor
+            .env
+            .entry("YARN_AM_LOG".into())
+            .or_insert_with(|| "info".into());
         executor.memory_mb = i64::from(j.executor.memory_mb);
         executor.vcores = j.executor.cores as i32;
         executor.initial = j.initial_executors();
@@ -379,13 +384,58 @@ fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result
     Ok(path)
 }
 
+/// How long `--wait` rides out an RM whose REST API fails (an RM restart takes tens of
+/// seconds; the application keeps running meanwhile).
+const REST_OUTAGE_LIMIT: Duration = Duration::from_secs(120);
+
+/// Whether a failed app report may well succeed a moment later: the RM unreachable or
+/// restarting (5xx, or 404 while it has not yet recovered its apps), or an odd reply from
+/// a half-started web server. Other statuses (401, 403) will not get better.
+fn transient(e: &RestError) -> bool {
+    match e {
+        RestError::Unreachable { .. } | RestError::BadReply { .. } => true,
+        RestError::Status { status, .. } => *status >= 500 || *status == 404,
+    }
+}
+
 /// Prints a line whenever the state or the number of running containers changes, until the
-/// application ends (or `limit` passes, which is an error).
+/// application ends (or `limit` passes, which is an error). RM REST errors that may pass
+/// are ridden out for [`REST_OUTAGE_LIMIT`].
 pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Result<AppReport> {
     let start = std::time::Instant::now();
     let mut last = (String::new(), -1);
+    let mut failing_since: Option<std::time::Instant> = None;
     loop {
-        let r = rest.app(app_id).await?;
+        let r = match rest.app(app_id).await {
+            Ok(r) => {
+                if failing_since.take().is_some() {
+                    eprintln!(
+                        "[{:>5.1}s] the ResourceManager answers again",
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+                r
+            }
+            Err(e) if transient(&e) => {
+                let since = *failing_since.get_or_insert_with(|| {
+                    eprintln!(
+                        "[{:>5.1}s] {app_id}: cannot read the app's state ({e}); retrying for up to {} s",
+                        start.elapsed().as_secs_f64(),
+                        REST_OUTAGE_LIMIT.as_secs()
+                    );
+                    std::time::Instant::now()
+                });
+                if since.elapsed() >= REST_OUTAGE_LIMIT {
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "the ResourceManager failed for {} s while following {app_id}",
+                        REST_OUTAGE_LIMIT.as_secs()
+                    )));
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         let now = (r.state.clone(), r.running_containers);
         if now != last {
             eprintln!(
@@ -433,5 +483,32 @@ mod fallback_tests {
         assert!(fallback_to_simple(&with(Some(" TRUE "))).unwrap());
         let e = fallback_to_simple(&with(Some("yes"))).unwrap_err();
         assert!(format!("{e:#}").contains(FALLBACK_TO_SIMPLE_KEY), "{e:#}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: u16) -> RestError {
+        RestError::Status {
+            method: "GET",
+            url: "http://rm:8088/ws/v1/cluster/apps/a".into(),
+            status,
+            body: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_restarting_rm_is_ridden_out_but_a_refusal_is_not() {
+        assert!(transient(&status(503)));
+        assert!(transient(&status(500)));
+        assert!(transient(&status(404)), "apps not yet recovered");
+        assert!(!transient(&status(401)));
+        assert!(!transient(&status(403)));
+        assert!(transient(&RestError::BadReply {
+            url: "u".into(),
+            reason: "not JSON".into()
+        }));
     }
 }

@@ -591,3 +591,25 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
     // Looked at once: nothing more later.
     assert!(alloc.on_event(3 * wait, Event::Heartbeat).is_empty());
 }
+
+#[test]
+fn a_container_granted_again_is_neither_released_nor_launched_twice() {
+    let mut am = Am::new(2);
+    let (cs, actions) = am.grant(&["host1"]);
+    assert_eq!(launches(&actions), 1);
+    assert_eq!(am.alloc.pending_requests(), 1);
+    // The same container again (an RM restart, a retried allocate answered from its cache),
+    // twice in one answer.
+    let again = am.alloc.on_event(
+        am.now,
+        Event::ContainersGranted(vec![cs[0].clone(), cs[0].clone()]),
+    );
+    assert!(releases(&again).is_empty(), "{again:?}");
+    assert_eq!(launches(&again), 0, "{again:?}");
+    assert_eq!(
+        am.alloc.pending_requests(),
+        1,
+        "the other request still waits"
+    );
+    assert_eq!(am.alloc.running(), 1);
+}

@@ -30,16 +30,7 @@ fn tasks(n: usize, hosts: &[&str], command: &str) -> Vec<serde_json::Value> {
 /// Submits a job and waits for the app's end; returns (app, summary from diagnostics).
 async fn run_job(c: &cluster::Cluster, name: &str, job: serde_json::Value) -> (String, JobSummary) {
     let app = submit_job(c, name, &job);
-    let r = rest(c)
-        .wait_final(&app, Duration::from_secs(240))
-        .await
-        .unwrap();
-    assert_eq!(
-        (r.state.as_str(), r.final_status.as_str()),
-        ("FINISHED", "SUCCEEDED"),
-        "{app}: {}",
-        r.diagnostics
-    );
+    let r = am::wait_succeeded(c, &app, Duration::from_secs(240)).await;
     (app, summary_of(&r.diagnostics))
 }
 

@@ -66,13 +66,16 @@ async fn assert_gone(c: &cluster::Cluster, dir: &str) {
 
 /// NodeManager log lines saying which URLs a container of `app` localised.
 fn localizing_lines(c: &cluster::Cluster, app: &str) -> Vec<String> {
-    let container_prefix = format!("container_{}", app.trim_start_matches("application_"));
     let mut lines = Vec::new();
     for nm in ["nm1", "nm2", "nm3"] {
         let log = std::fs::read_to_string(c.path(format!("logs/{nm}.log"))).unwrap_or_default();
         lines.extend(
             log.lines()
-                .filter(|l| l.contains(&container_prefix) && l.contains("is localizing:"))
+                .filter(|l| {
+                    l.contains("is localizing:")
+                        && l.split_whitespace()
+                            .any(|w| cluster::is_container_of(w, app))
+                })
                 .map(str::to_string),
         );
     }

@@ -415,6 +415,19 @@ impl Allocator {
     }
 
     fn granted(&mut self, containers: Vec<Container>) -> Vec<Action> {
+        // A container granted again (an RM that restarted or answered a retried call from
+        // its cache) is already ours, live: it must neither take a request nor be released.
+        let mut seen = HashSet::new();
+        let containers: Vec<Container> = containers
+            .into_iter()
+            .filter(|c| {
+                let fresh = !self.containers.contains_key(&c.id) && seen.insert(c.id.clone());
+                if !fresh {
+                    debug!(container = %c.id, "granted again; already tracked, ignored");
+                }
+                fresh
+            })
+            .collect();
         let pending: Vec<PendingRequest> = self.pending.iter().map(|r| r.req.clone()).collect();
         let outcome = match_containers(&containers, &pending, &self.topology);
         let mut actions = Vec::new();
@@ -424,10 +437,8 @@ impl Allocator {
             actions.push(Action::RemoveRequest(self.pending[r].id));
             let container = containers[c].clone();
             let have = u64::from(self.starting) + u64::from(self.running());
-            if have >= u64::from(self.demand.target_executors)
-                || self.containers.contains_key(&container.id)
-            {
-                // Beyond the target (or a duplicate grant): give it back rather than keep it idle.
+            if have >= u64::from(self.demand.target_executors) {
+                // Beyond the target: give it back rather than keep it idle.
                 debug!(container = %container.id, "releasing a container beyond the target");
                 actions.push(self.release(container.id));
                 continue;

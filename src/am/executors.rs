@@ -87,6 +87,14 @@ impl Registry {
             .map(|e| e.host.as_str())
     }
 
+    /// Executors not yet exited.
+    pub fn live_ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.executors
+            .iter()
+            .filter(|(_, e)| e.state != ExecutorState::Exited)
+            .map(|(id, _)| *id)
+    }
+
     pub fn running(&mut self, container: &str) {
         let Some(id) = self.executor_of(container) else {
             return;

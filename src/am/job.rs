@@ -7,19 +7,17 @@
 //! tasks run again elsewhere.
 
 use std::collections::{HashMap, HashSet};
-use std::time::Instant;
 
 use tracing::{info, warn};
 use yarn_am::driver::report::JobSummary;
 use yarn_am::driver::{Driver, DriverAction, DriverEvent};
 
 use super::deliveries::Deliveries;
-use super::heartbeat::Heartbeat;
+use super::pool::Pool;
 use crate::api::model::{self, PollReply, PollRequest, TaskAssignment};
 
 pub struct JobRun {
     driver: Driver,
-    start: Instant,
     cores: u32,
     /// Task cpus by task id, for the assignments executors receive.
     cpus: HashMap<String, u32>,
@@ -45,7 +43,6 @@ impl JobRun {
             .collect();
         Self {
             driver,
-            start: Instant::now(),
             cores,
             cpus,
             outbox: HashMap::new(),
@@ -56,28 +53,31 @@ impl JobRun {
         }
     }
 
-    fn now_ms(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
-    }
-
-    fn event(&mut self, event: DriverEvent, hb: &mut Heartbeat) {
-        let now = self.now_ms();
-        let actions = self.driver.on_event(now, event);
-        self.apply(actions, hb);
+    fn event(&mut self, now_ms: u64, event: DriverEvent, pool: &mut Pool) {
+        let actions = self.driver.on_event(now_ms, event);
+        self.apply(now_ms, actions, pool);
     }
 
     /// Time passed: lets locality waits expire and idle executors go.
-    pub fn tick(&mut self, hb: &mut Heartbeat) {
-        self.event(DriverEvent::Tick, hb);
+    pub fn tick(&mut self, now_ms: u64, pool: &mut Pool) {
+        self.event(now_ms, DriverEvent::Tick, pool);
+    }
+
+    /// When a [`Self::tick`] could next change something (`None`: only events matter).
+    pub fn next_deadline_ms(&self) -> Option<u64> {
+        if self.finished.is_some() {
+            return None;
+        }
+        self.driver.next_deadline_ms()
     }
 
     /// One executor poll: registration on the first, then its results; answers with work.
-    pub fn poll(&mut self, req: PollRequest, hb: &mut Heartbeat) -> PollReply {
+    pub fn poll(&mut self, now_ms: u64, req: PollRequest, pool: &mut Pool) -> PollReply {
         let id = req.executor_id.clone();
         let Some(host) = id
             .parse::<u64>()
             .ok()
-            .and_then(|n| hb.registry.live_host(n))
+            .and_then(|n| pool.registry.live_host(n))
             .map(str::to_string)
         else {
             // Not an executor of this attempt (or already gone): it has nothing to do here.
@@ -97,16 +97,17 @@ impl JobRun {
                   "executor reports another host than its container's; using the container's");
         }
         if self.registered.insert(id.clone()) {
-            let rack = hb.topology.rack_of(&host).to_string();
+            let rack = pool.topology.rack_of(&host).to_string();
             info!(executor = %id, %host, %rack, "executor registered");
             self.event(
+                now_ms,
                 DriverEvent::ExecutorAdded {
                     id: id.clone(),
                     host: host.clone(),
                     rack,
                     cores: self.cores,
                 },
-                hb,
+                pool,
             );
         }
         let resend = self
@@ -117,6 +118,7 @@ impl JobRun {
         }
         for r in req.finished {
             self.event(
+                now_ms,
                 DriverEvent::TaskFinished {
                     task_id: r.task_id,
                     attempt: r.attempt,
@@ -124,7 +126,7 @@ impl JobRun {
                     exit_code: r.exit_code,
                     duration_ms: r.duration_ms,
                 },
-                hb,
+                pool,
             );
         }
         let shutdown = self.retiring.contains(&id) || self.finished.is_some();
@@ -156,18 +158,18 @@ impl JobRun {
     }
 
     /// Tells the driver about executors whose containers ended.
-    pub fn sync_lost(&mut self, hb: &mut Heartbeat) {
+    pub fn sync_lost(&mut self, now_ms: u64, pool: &mut Pool) {
         let lost: Vec<String> = self
             .registered
             .iter()
-            .filter(|id| !id.parse::<u64>().is_ok_and(|n| hb.registry.is_live(n)))
+            .filter(|id| !id.parse::<u64>().is_ok_and(|n| pool.registry.is_live(n)))
             .cloned()
             .collect();
         for id in lost {
             self.registered.remove(&id);
             self.outbox.remove(&id);
             self.deliveries.forget(&id);
-            let reason = hb
+            let reason = pool
                 .registry
                 .views()
                 .into_iter()
@@ -175,11 +177,11 @@ impl JobRun {
                 .and_then(|e| e.reason)
                 .unwrap_or_else(|| "container ended".into());
             info!(executor = %id, %reason, "executor lost");
-            self.event(DriverEvent::ExecutorRemoved { id, reason }, hb);
+            self.event(now_ms, DriverEvent::ExecutorRemoved { id, reason }, pool);
         }
     }
 
-    fn apply(&mut self, actions: Vec<DriverAction>, hb: &mut Heartbeat) {
+    fn apply(&mut self, now_ms: u64, actions: Vec<DriverAction>, pool: &mut Pool) {
         for action in actions {
             match action {
                 DriverAction::LaunchTask {
@@ -201,16 +203,19 @@ impl JobRun {
                             cpus,
                         });
                 }
-                DriverAction::SetDemand(d) => hb.set_demand(model::Demand {
-                    target_executors: d.target_executors,
-                    locality_aware_tasks: d.locality_aware_tasks,
-                    host_to_local_task_count: d.host_to_local_task_count,
-                    excluded_hosts: Vec::new(),
-                }),
+                DriverAction::SetDemand(d) => pool.set_demand(
+                    now_ms,
+                    model::Demand {
+                        target_executors: d.target_executors,
+                        locality_aware_tasks: d.locality_aware_tasks,
+                        host_to_local_task_count: d.host_to_local_task_count,
+                        excluded_hosts: Vec::new(),
+                    },
+                ),
                 DriverAction::KillExecutors(ids) => {
                     info!(?ids, "releasing idle executors");
                     self.retiring.extend(ids.iter().cloned());
-                    hb.kill(ids);
+                    pool.kill(now_ms, ids);
                 }
                 DriverAction::JobFinished { summary, .. } => {
                     info!(succeeded = summary.succeeded, "job finished");

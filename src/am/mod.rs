@@ -2,19 +2,25 @@
 //!
 //! Start-up reads everything it needs up front (container environment, spec file, token
 //! file, node list) so that a misconfiguration fails in the first second with a message
-//! naming it. Then one loop owns all state: it waits for the next heartbeat, a driver
-//! command, a launch report or a signal, and handles each in turn. The HTTP server and the
-//! launches run as tasks that only talk to the loop through channels.
+//! naming it. Then one loop carries out what the sans-IO [`core::AmCore`] decides: it
+//! selects over the allocate call in flight (an [`rm::RmSession`] future that borrows
+//! nothing), the core's next deadline, driver commands, launch reports and SIGTERM, so no
+//! command ever waits on the RM. The HTTP server and the launches run as tasks that only
+//! talk to the loop through channels.
 
+mod core;
 mod deliveries;
 mod env;
 mod executors;
-mod heartbeat;
 mod interval;
 mod job;
 mod launcher;
+mod pool;
+mod rm;
 mod topology;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,25 +29,30 @@ use anyhow::{bail, Context};
 use tokio::signal::unix::{signal, SignalKind};
 use tracing::{error, info, warn};
 use yarn_am::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAIT_MS};
-use yarn_client::amrm::{AmRmClient, FinalStatus};
+use yarn_client::amrm::FinalStatus;
 use yarn_client::credentials::Credentials;
-use yarn_client::request_table::{AmrmState, MapRackResolver};
+use yarn_client::ids::node_id_string;
+use yarn_client::request_table::{AllocateBatch, AmrmState, MapRackResolver};
 use yarn_client::rest::RmRest;
 use yarn_client::rpc::RpcConfig;
+use yarn_client::token::Token;
 
-use crate::api::model::{FinalOutcome, KillOutcome};
-use crate::api::{self, Command};
+use self::core::{AmCore, Ending, Outcome};
+use crate::api;
 use crate::spec::{AppSpec, SPEC_FILE};
 use env::ContainerEnv;
 use executors::Registry;
-use heartbeat::{Heartbeat, Stop};
-use interval::Interval;
 use launcher::{DriverContact, Launcher};
+use pool::Pool;
+use rm::{Registration, RmReply, RmSession};
 
 /// File in the AM's log dir naming the driver API's URL (the secret is not written there).
 pub const DRIVER_URL_FILE: &str = "driver-api.url";
 /// Executor launches in flight at once.
 const LAUNCH_PARALLELISM: usize = 8;
+/// Heartbeat interval with no request outstanding (Spark's
+/// `spark.yarn.scheduler.heartbeat.interval-ms`); the driver's timers do not depend on it.
+const IDLE_HEARTBEAT: Duration = Duration::from_secs(3);
 
 pub fn run() -> ExitCode {
     let rt = match tokio::runtime::Runtime::new() {
@@ -87,12 +98,8 @@ async fn remove_staging_after_error() {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
-    Succeeded,
-    Failed,
-    Killed,
-}
+/// An allocate call in flight: owns its session, borrows nothing of the loop.
+type InFlight = Pin<Box<dyn Future<Output = (RmSession, AllocateBatch, RmReply)> + Send>>;
 
 async fn run_am() -> anyhow::Result<Outcome> {
     let env = ContainerEnv::from_process()?;
@@ -117,18 +124,36 @@ async fn run_am() -> anyhow::Result<Outcome> {
     std::fs::write(env.log_dir.join(DRIVER_URL_FILE), format!("{url}\n"))
         .with_context(|| format!("writing {DRIVER_URL_FILE} into {}", env.log_dir.display()))?;
     info!(%url, "driver API listening");
+    // Served from now on, while registration (which a slow RM can make take a while) runs:
+    // reads answer at once, commands wait in the channel for the loop.
+    let (shared, mut handle) = api::channel(&secret, Default::default());
+    let (stop_server, api_stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(api::serve(listener, shared, async {
+        let _ = api_stopped.await;
+    }));
 
     let scheduler = spec
         .rm_scheduler
         .first()
-        .context("the spec names no RM scheduler address")?;
+        .context("the spec names no RM scheduler address")?
+        .clone();
+    let registration = Registration {
+        host: env.nm_host.clone(),
+        rpc_port: i32::from(port),
+        tracking_url: format!("{url}/"),
+    };
     let rpc = RpcConfig {
         fallback_to_simple_auth_allowed: spec.fallback_to_simple_auth_allowed,
         ..RpcConfig::default()
     };
-    let mut amrm = AmRmClient::new(scheduler, amrm_token.clone(), rpc.clone());
-    let registered = amrm
-        .register(&env.nm_host, i32::from(port), &format!("{url}/"))
+    let mut session = RmSession::new(
+        &scheduler,
+        amrm_token.clone(),
+        registration.clone(),
+        rpc.clone(),
+    );
+    let registered = session
+        .register()
         .await
         .with_context(|| format!("registering with the RM at {scheduler}"))?;
     if let Some(max) = registered.maximum_capability {
@@ -158,9 +183,20 @@ async fn run_am() -> anyhow::Result<Outcome> {
         ..AllocatorConfig::default()
     })
     .with_cluster(topo.clone(), cluster);
-    let table = AmrmState::new(MapRackResolver::new(racks), Some(amrm_token));
+    let mut table = AmrmState::new(MapRackResolver::new(racks), Some(amrm_token));
+    table.on_registered(
+        registered
+            .nm_tokens_from_previous_attempts
+            .iter()
+            .filter_map(|t| {
+                Some((
+                    node_id_string(t.node_id.as_ref()?),
+                    Token::from(t.token.clone()?),
+                ))
+            })
+            .collect(),
+    );
 
-    let (shared, mut handle) = api::channel(&secret, Default::default());
     let registry = Registry::new(handle.events.clone());
     let contact = DriverContact {
         app_id: env.app_id.clone(),
@@ -171,18 +207,15 @@ async fn run_am() -> anyhow::Result<Outcome> {
     let (mut launcher, mut launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
     launcher.allow_simple_fallback(rpc.fallback_to_simple_auth_allowed);
-    let mut hb = Heartbeat::new(
+    let pool = Pool::new(
         allocator,
-        amrm,
         table,
         registry,
-        launcher,
         topo,
         spec.executor.clone(),
         env.app_id.clone(),
-        (env.nm_host.clone(), i32::from(port), format!("{url}/")),
     );
-    let mut job = match &spec.job {
+    let job = match &spec.job {
         Some(j) => {
             let host_to_rack = nodes
                 .iter()
@@ -195,105 +228,76 @@ async fn run_am() -> anyhow::Result<Outcome> {
         }
         None => None,
     };
-    match job.as_mut() {
-        Some(j) => j.tick(&mut hb),
-        None => hb.set_demand(api::model::Demand {
-            target_executors: spec.executor.initial,
-            ..Default::default()
-        }),
-    }
-
-    let (stop_server, api_stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(api::serve(listener, shared, async {
-        let _ = api_stopped.await;
-    }));
+    let mut core = AmCore::new(
+        pool,
+        job,
+        IDLE_HEARTBEAT,
+        spec.max_executor_failures as usize,
+    );
 
     let mut sigterm = signal(SignalKind::terminate())?;
-    // A job's locality waits and idle timeouts are checked on each round: keep them short.
-    let idle_wait = if job.is_some() { 1 } else { 3 };
-    let mut interval = Interval::new(Duration::from_millis(200), Duration::from_secs(idle_wait));
-    let mut next = tokio::time::Instant::now();
-    let (outcome, diagnostics) = loop {
-        handle.state.send_replace(Arc::new(view(&hb, job.as_ref())));
-        tokio::select! {
-            _ = tokio::time::sleep_until(next) => {
-                // A round can wait on the RM for up to its call timeout; the NodeManager's
-                // SIGKILL follows SIGTERM within 250 ms, so SIGTERM must not wait for it.
-                let round = tokio::select! {
-                    r = hb.round() => r,
-                    _ = sigterm.recv() => {
-                        warn!("SIGTERM during a heartbeat: abandoning it, unregistering as KILLED");
-                        break (Outcome::Killed, "the ApplicationMaster received SIGTERM".to_string());
-                    }
-                };
-                if let Err(stop) = round {
-                    // The RM will not take an unregistration from us either.
-                    stop_api(stop_server, server).await;
-                    match stop {
-                        Stop::Rm(why) => bail!("the ResourceManager stopped accepting this AM: {why}"),
-                        Stop::Lost(why) => bail!("lost the ResourceManager at {scheduler}: {why}"),
-                    }
+    let start = tokio::time::Instant::now();
+    let now_ms = || start.elapsed().as_millis() as u64;
+    core.start(now_ms(), spec.executor.initial);
+    let mut session = Some(session);
+    let mut inflight: Option<InFlight> = None;
+    // The loop never waits on the RM: the allocate call is one more thing it selects on.
+    let ending = loop {
+        for l in core.take_launches() {
+            launcher.launch(l.executor, l.container, l.nm_token);
+        }
+        if inflight.is_none() {
+            if let Some(batch) = core.heartbeat(now_ms()) {
+                if let Some(s) = session.take() {
+                    inflight = Some(Box::pin(s.allocate(batch)));
                 }
-                if let Some(j) = job.as_mut() {
-                    j.sync_lost(&mut hb);
-                    j.tick(&mut hb);
-                    if let Some(summary) = j.finished() {
-                        let outcome = if summary.succeeded { Outcome::Succeeded } else { Outcome::Failed };
-                        let diagnostics = job_diagnostics(summary, &env.log_dir);
-                        break (outcome, diagnostics);
-                    }
-                }
-                let failures = hb.failures();
-                if failures >= spec.max_executor_failures as usize {
-                    break (Outcome::Failed, format!(
-                        "{failures} executor failures (limit {}); last: {}",
-                        spec.max_executor_failures, last_failure(&hb)));
-                }
-                next = tokio::time::Instant::now() + interval.next(hb.has_pending());
             }
-            Some(cmd) = handle.commands.recv() => match cmd {
-                Command::SetDemand(d) => {
-                    info!(target = d.target_executors, hosts = d.host_to_local_task_count.len(), "new demand");
-                    hb.set_demand(d);
-                    interval.reset();
-                    next = tokio::time::Instant::now();
-                }
-                Command::Kill { executor_ids, reply } => {
-                    let (killed, unknown) = hb.kill(executor_ids);
-                    let _ = reply.send(KillOutcome { killed, unknown });
-                    next = tokio::time::Instant::now();
-                }
-                Command::ExecutorPoll { request, reply } => {
-                    // Only `yarn-am executor` processes poll, and only job runs start them.
-                    let answer = match job.as_mut() {
-                        Some(j) => j.poll(request, &mut hb),
-                        None => api::model::PollReply {
-                            shutdown: true,
-                            reason: Some("this application runs no embedded job".into()),
-                            ..Default::default()
-                        },
-                    };
-                    // A reply the executor never gets (its call timed out) is found on its
-                    // next poll, which does not name those attempts (see `deliveries`).
-                    let _ = reply.send(answer);
-                }
-                Command::Finish(f) => {
-                    let outcome = match f.status {
-                        FinalOutcome::Succeeded => Outcome::Succeeded,
-                        FinalOutcome::Failed => Outcome::Failed,
-                        FinalOutcome::Killed => Outcome::Killed,
-                    };
-                    break (outcome, f.diagnostics);
-                }
-            },
-            Some(report) = launches.recv() => hb.on_launch(report),
+        }
+        handle.state.send_replace(Arc::new(core.view()));
+        if let Some(ending) = core.ending() {
+            if core.drained(now_ms()) {
+                break ending.clone();
+            }
+        }
+        let wake = core
+            .next_deadline_ms()
+            .map(|ms| start + Duration::from_millis(ms))
+            .unwrap_or_else(|| tokio::time::Instant::now() + IDLE_HEARTBEAT);
+        tokio::select! {
+            (s, batch, reply) = async { inflight.as_mut().expect("guarded").await }, if inflight.is_some() => {
+                inflight = None;
+                session = Some(s);
+                core.allocated(now_ms(), batch, reply);
+            }
+            _ = tokio::time::sleep_until(wake) => core.tick(now_ms()),
+            Some(cmd) = handle.commands.recv() => core.command(now_ms(), cmd),
+            Some(report) = launches.recv() => core.launched(now_ms(), report),
+            // The NodeManager's SIGKILL follows SIGTERM within 250 ms: no drain, no waiting
+            // for a call in flight.
             _ = sigterm.recv() => {
                 warn!("SIGTERM: unregistering as KILLED");
-                break (Outcome::Killed, "the ApplicationMaster received SIGTERM".to_string());
+                break Ending::Finish {
+                    outcome: Outcome::Killed,
+                    diagnostics: "the ApplicationMaster received SIGTERM".to_string(),
+                };
             }
         }
     };
-    handle.state.send_replace(Arc::new(view(&hb, job.as_ref())));
+    handle.state.send_replace(Arc::new(core.view()));
+    let (outcome, diagnostics) = match ending {
+        Ending::Abort(why) => {
+            // The RM will not take an unregistration from us either.
+            stop_api(stop_server, server).await;
+            bail!("{why} (scheduler {scheduler})");
+        }
+        Ending::Finish {
+            outcome,
+            diagnostics,
+        } => (outcome, diagnostics),
+    };
+    if let Some(summary) = core.job_summary() {
+        write_job_report(summary, &env.log_dir);
+    }
     info!(?outcome, %diagnostics, "finishing");
     // A failure with attempts left is not unregistered: YARN then counts the attempt as
     // failed and starts another (as Spark's AM does); unregistering FAILED would end the app.
@@ -309,16 +313,22 @@ async fn run_am() -> anyhow::Result<Outcome> {
             Outcome::Failed => FinalStatus::Failed,
             Outcome::Killed => FinalStatus::Killed,
         };
-        if let Err(e) = hb
-            .amrm
-            .finish(
-                status,
-                &diagnostics,
-                &format!("{url}/"),
-                Duration::from_secs(20),
-            )
-            .await
-        {
+        // A call still in flight is abandoned with its connection; a fresh session with
+        // the newest AMRM token unregisters.
+        drop(inflight);
+        let mut session = match session {
+            Some(s) => s,
+            None => {
+                let token = core
+                    .table()
+                    .amrm_token
+                    .current()
+                    .cloned()
+                    .context("no AMRM token to unregister with")?;
+                RmSession::new(&scheduler, token, registration, rpc)
+            }
+        };
+        if let Err(e) = session.finish(status, &diagnostics).await {
             warn!(%e, "unregistering failed (was the app killed through the RM?)");
         }
     } else {
@@ -378,21 +388,11 @@ async fn stop_api<T>(stop: tokio::sync::oneshot::Sender<()>, server: tokio::task
     let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
 }
 
-fn view(hb: &Heartbeat, job: Option<&job::JobRun>) -> api::model::StateView {
-    let mut v = hb.view();
-    v.job = job.map(job::JobRun::report);
-    v
-}
-
 /// File in the AM's log dir with the whole job report (every task).
 pub const JOB_REPORT_FILE: &str = "job-report.json";
 
-/// The application's final diagnostics for a job: one line for people, then the summary
-/// JSON (without the per-task list, which goes to [`JOB_REPORT_FILE`]) for `submit --wait`.
-fn job_diagnostics(
-    summary: &yarn_am::driver::report::JobSummary,
-    log_dir: &std::path::Path,
-) -> String {
+/// Writes the whole job report (every task) to [`JOB_REPORT_FILE`].
+fn write_job_report(summary: &yarn_am::driver::report::JobSummary, log_dir: &std::path::Path) {
     let path = log_dir.join(JOB_REPORT_FILE);
     if let Err(e) = std::fs::write(
         &path,
@@ -400,6 +400,11 @@ fn job_diagnostics(
     ) {
         warn!("could not write {}: {e}", path.display());
     }
+}
+
+/// The application's final diagnostics for a job: one line for people, then the summary
+/// JSON (without the per-task list, which goes to [`JOB_REPORT_FILE`]) for `submit --wait`.
+fn job_diagnostics_line(summary: &yarn_am::driver::report::JobSummary) -> String {
     let mut brief = summary.clone();
     brief.tasks.clear();
     format!(
@@ -420,16 +425,6 @@ fn job_diagnostics(
             .unwrap_or_default(),
         serde_json::to_string(&brief).unwrap_or_default()
     )
-}
-
-fn last_failure(hb: &Heartbeat) -> String {
-    hb.view()
-        .executors
-        .iter()
-        .rev()
-        .find(|e| e.counts_against_app == Some(true))
-        .and_then(|e| e.reason.clone())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

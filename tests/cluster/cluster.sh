@@ -17,6 +17,10 @@
 #   cluster.sh env      print the exports a client needs (HADOOP_CONF_DIR, YARN_AM_RM_WEB,
 #                       YARN_AM_WEBHDFS)
 #   cluster.sh kill-nm NM   node failure: kill -9 that NodeManager and its containers
+#   cluster.sh restart-rm   stop the ResourceManager and start it again keeping its state
+#                       store (work-preserving recovery: apps and containers survive)
+#   cluster.sh restart-nm NM   stop that NodeManager and start it again; with NM recovery
+#                       its containers keep running and are taken back
 #
 # Environment: YARN_AM_CLUSTER_DIR (runtime dir, default /tmp/yarn-am-cluster),
 # HADOOP_VERSION (default 3.4.1), JAVA_HOME (default: the Java 17 JDK; Hadoop 3.4 breaks on 23+),
@@ -302,15 +306,12 @@ cmd_up() {
     rm -rf "$R/rmstore"   # old apps must not come back from a previous run
     start_daemon rm rm 512m org.apache.hadoop.yarn.server.resourcemanager.ResourceManager
   fi
-  local start=$SECONDS
-  until curl -sf --max-time 3 "http://$RM_WEB/ws/v1/cluster/info" 2>/dev/null | grep -q '"state":"STARTED"'; do
-    alive rm || { tail -40 "$R/logs/rm.log" >&2; die "ResourceManager exited (log: $R/logs/rm.log)"; }
-    ((SECONDS - start < READY_TIMEOUT)) || die "ResourceManager not STARTED after ${READY_TIMEOUT}s"
-    sleep 1
-  done
+  wait_rm_started
   say "ResourceManager STARTED after $((SECONDS - t0))s"
   for n in "${NMS[@]}"; do
-    start_daemon "$n" "$n" 384m org.apache.hadoop.yarn.server.nodemanager.NodeManager
+    # NM recovery state of containers from an earlier run (or a killed NM) must not come back.
+    alive "$n" || rm -rf "$R/$n/recovery"
+    start_nm "$n"
   done
   start_hdfs
   echo "$want" >"$R/profile"
@@ -349,6 +350,58 @@ cmd_kill_nm() {
     [[ "$pid" =~ ^[0-9]+$ ]] && kill -KILL -- "-$pid" 2>/dev/null || true
   done < <(find "$R/$n" -path '*nmPrivate*' -name '*.pid' 2>/dev/null)
   say "$n killed with its containers"
+}
+
+start_nm() { start_daemon "$1" "$1" 384m org.apache.hadoop.yarn.server.nodemanager.NodeManager; }
+
+# Waits until the RM's web service says STARTED.
+wait_rm_started() {
+  local start=$SECONDS
+  until curl -sf --max-time 3 "http://$RM_WEB/ws/v1/cluster/info" 2>/dev/null | grep -q '"state":"STARTED"'; do
+    alive rm || { tail -40 "$R/logs/rm.log" >&2; die "ResourceManager exited (log: $R/logs/rm.log)"; }
+    ((SECONDS - start < READY_TIMEOUT)) || die "ResourceManager not STARTED after ${READY_TIMEOUT}s"
+    sleep 0.5
+  done
+}
+
+# RM restart with work-preserving recovery: the state store ($R/rmstore, which `up` wipes)
+# is kept, so running apps, their AMs and containers carry on; AMs re-register when the
+# RM tells them it does not know them.
+cmd_restart_rm() {
+  exec 9>"$R/.lock"
+  flock -w 600 9 || die "another cluster.sh holds $R/.lock"
+  alive rm || die "rm is not running"
+  pick_java
+  local t0=$SECONDS
+  stop_daemons rm
+  start_daemon rm rm 512m org.apache.hadoop.yarn.server.resourcemanager.ResourceManager
+  wait_rm_started
+  wait_ready
+  say "rm restarted in $((SECONDS - t0))s"
+}
+
+# NM restart with NM recovery (supervised): the stopped NM neither kills its containers nor
+# unregisters, and the new one takes them back from its recovery state. Must be back within
+# the RM's NM liveness expiry (20 s) or the RM declares the node lost.
+cmd_restart_nm() {
+  local n=${1:-}
+  [[ " ${NMS[*]} " == *" $n "* ]] || die "restart-nm wants one of: ${NMS[*]}"
+  exec 9>"$R/.lock"
+  flock -w 600 9 || die "another cluster.sh holds $R/.lock"
+  alive "$n" || die "$n is not running"
+  pick_java
+  local t0=$SECONDS
+  stop_daemons "$n"
+  start_nm "$n"
+  # The RM lists the node RUNNING throughout: wait for the new NM's own web service.
+  local start=$SECONDS
+  until curl -sf --max-time 3 "http://$n:8042/ws/v1/node/info" >/dev/null 2>&1; do
+    alive "$n" || { tail -40 "$R/logs/$n.log" >&2; die "$n exited (log: $R/logs/$n.log)"; }
+    ((SECONDS - start < READY_TIMEOUT)) || die "$n not answering after ${READY_TIMEOUT}s"
+    sleep 0.5
+  done
+  wait_ready
+  say "$n restarted in $((SECONDS - t0))s"
 }
 
 cmd_down() {
@@ -410,6 +463,8 @@ case "${1:-}" in
   status) cmd_status ;;
   logs) cmd_logs "${2:-40}" ;;
   kill-nm) cmd_kill_nm "${2:-}" ;;
+  restart-rm) cmd_restart_rm ;;
+  restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -267,7 +267,52 @@ pub fn am_host(c: &Cluster, app: &str) -> String {
         .to_string()
 }
 
-/// Waits (at most `limit`) for `app` to end and asserts it FINISHED/SUCCEEDED.
+/// Every executor container of `app` (all but the AM's `_000001`) ended because the AM told
+/// it to (its log says so), and none kept polling a gone AM. Waits a little for the last
+/// log lines to land.
+pub async fn assert_executors_told_to_stop(c: &Cluster, app: &str) {
+    let executors: Vec<PathBuf> = c
+        .container_log_dirs(app)
+        .into_iter()
+        .filter(|d| !d.to_string_lossy().ends_with("_000001"))
+        .collect();
+    assert!(!executors.is_empty(), "{app} ran no executor");
+    for dir in executors {
+        let log = wait_for(
+            &format!("{} to say the AM told it to stop", dir.display()),
+            Duration::from_secs(15),
+            || async {
+                let log = std::fs::read_to_string(dir.join("stderr")).ok()?;
+                log.contains("the AM says shut down").then_some(log)
+            },
+        )
+        .await;
+        assert!(
+            !log.contains("poll failed"),
+            "{} polled an AM that was gone:\n{log}",
+            dir.display()
+        );
+    }
+}
+
+/// Milliseconds into the day of a tracing log line (`2026-11-23T23:10:01.123456Z  INFO ...`).
+pub fn log_time_ms(line: &str) -> Option<u64> {
+    let ts = line.split_whitespace().next()?;
+    let time = ts.split_once('T')?.1.trim_end_matches('Z');
+    let mut parts = time.split(':');
+    let h: u64 = parts.next()?.parse().ok()?;
+    let m: u64 = parts.next()?.parse().ok()?;
+    let s: f64 = parts.next()?.parse().ok()?;
+    Some((h * 3600 + m * 60) * 1000 + (s * 1000.0) as u64)
+}
+
+/// The AM's log (its container's stderr).
+pub fn am_log(c: &Cluster, app: &str) -> String {
+    let dir = am_log_dir(c, app).expect("AM log dir");
+    std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
+}
+
+/// Waits (at most `limit`) for `app` to end and asserts it FINISHED with SUCCEEDED.
 pub async fn wait_succeeded(
     c: &Cluster,
     app: &str,

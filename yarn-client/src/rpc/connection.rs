@@ -2,8 +2,9 @@
 //!
 //! A reader task owns the read half and routes each response to its caller by call id; a
 //! keeper task sends pings while calls wait (so the server and middleboxes see traffic) and
-//! closes the connection when it has been idle, as the Java client does. A FATAL reply or a
-//! broken stream fails every waiting call and marks the connection dead; the owning
+//! closes the connection when it has been idle, as the Java client does. A FATAL reply, a
+//! broken stream or a call that times out (a stalled connection) fails every waiting call
+//! and marks the connection dead; the owning
 //! [`super::RpcClient`] opens a new one on the next call.
 //!
 //! Under a SASL security layer (`auth-int`, `auth-conf`) the writer seals every packet
@@ -293,7 +294,14 @@ impl Connection {
                 reason: "connection dropped".into(),
             }),
             Err(_) => {
+                // No reply in time: the connection is presumed stalled (a hung server, a
+                // dead peer behind a NAT). Keeping it would make every later call wait out
+                // its timeout too, while a new connection may well work; so it is closed
+                // (failing any other call still waiting on it) and the next call reconnects.
                 self.shared.pending.lock().unwrap().remove(&id);
+                self.shared.close(Closed::Lost(format!(
+                    "no reply to a call within {timeout:?}; closed as stalled"
+                )));
                 Err(RpcError::Timeout {
                     addr: addr.clone(),
                     what: "waiting for a reply",

@@ -423,3 +423,46 @@ async fn fatal_fails_all_calls_in_flight() {
     }
     assert!(!c.is_connected().await);
 }
+
+/// A call that times out closes its stalled connection: the next call opens a new one
+/// (which works) instead of waiting on the stalled one again.
+#[tokio::test]
+async fn a_timed_out_call_closes_the_stalled_connection() {
+    let (l, addr) = listen().await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut n = 0;
+        while let Ok((mut s, _)) = l.accept().await {
+            n += 1;
+            let (tx, stall) = (tx.clone(), n == 1);
+            tokio::spawn(async move {
+                accept_without_auth(&mut s).await;
+                while let Some((h, _)) = read_packet(&mut s).await {
+                    if h.call_id < 0 {
+                        continue; // ping
+                    }
+                    tx.send(n).unwrap();
+                    if stall {
+                        continue; // the first connection never answers
+                    }
+                    let r = ok_header(h.call_id);
+                    let body = FinishApplicationMasterResponseProto::default();
+                    s.write_all(&frame(&r, Some(&body))).await.unwrap();
+                }
+            });
+        }
+    });
+    let c = client(&addr);
+    let e = call(&c).await.unwrap_err();
+    assert!(matches!(e, RpcError::Timeout { .. }), "{e}");
+    assert!(!c.is_connected().await, "the stalled connection is closed");
+    call(&c)
+        .await
+        .expect("the next call reconnects and gets its answer");
+    assert_eq!(rx.recv().await, Some(1));
+    assert_eq!(
+        rx.recv().await,
+        Some(2),
+        "the retry went out on a new connection"
+    );
+}

@@ -1,26 +1,28 @@
-//! One allocate round and everything that feeds it: the allocator's actions applied to the
-//! request table, the allocate call, and the response turned back into allocator events.
+//! The executor pool, sans-IO: the allocator's actions applied to the request table, an
+//! allocate response turned back into allocator events, and the launches that follow.
 //!
 //! The allocator decides; this module only translates. Its ids (requests, executors) are
-//! mapped onto the request table's and YARN's here, so neither side knows the other.
+//! mapped onto the request table's and YARN's here, so neither side knows the other. No
+//! socket, no clock: time comes in as `now_ms`, launches go out as [`Launch`] values for the
+//! loop to hand to the launcher, and the allocate call itself is the RM session's.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
 
 use tracing::{debug, info, warn};
 use yarn_am::allocator::matching::Container;
 use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, Event};
 use yarn_am::allocator::{Demand, HostName, RackName, Topology};
-use yarn_client::amrm::{recovery, AllocateInput, AmRmClient, Recovery};
 use yarn_client::ask::{Capability, Priority};
 use yarn_client::ids::{container_id_string, node_id_string, parse_container_id};
 use yarn_client::proto::yarn::{AllocateResponseProto, ContainerProto};
-use yarn_client::request_table::{AmrmState, ContainerId, ContainerRequest, RequestId};
-use yarn_client::rpc::RpcError;
+use yarn_client::request_table::{
+    AllocateBatch, AmrmState, ContainerId, ContainerRequest, RequestId,
+};
+use yarn_client::token::Token;
 
 use super::executors::Registry;
-use super::launcher::{LaunchReport, Launcher};
+use super::launcher::LaunchReport;
 use super::topology::node_update;
 use crate::api::model::{self, PendingView, StateView};
 use crate::spec::ExecutorSpec;
@@ -29,69 +31,19 @@ use crate::spec::ExecutorSpec;
 /// size per priority is what keeps its table and ours in step.
 const EXECUTOR_PRIORITY: Priority = Priority(1);
 
-/// Why the round loop must stop.
+/// An executor to start on a granted container.
 #[derive(Debug)]
-pub enum Stop {
-    /// The RM no longer accepts us (attempt gone, credentials refused, bad request).
-    Rm(String),
-    /// The RM has not answered for too long (see [`RmOutage`]).
-    Lost(String),
+pub struct Launch {
+    pub executor: u64,
+    pub container: ContainerProto,
+    /// The NM token for the container's node (the RM sends each only once).
+    pub nm_token: Option<Token>,
 }
 
-/// Allocate calls that failed in a row without an answer from the RM. A short outage (an RM
-/// restart) is ridden out, requests kept; a long one ends the AM with an error (exit 1, no
-/// unregistration: YARN can start another attempt when the RM is back), rather than
-/// heartbeating into the void for ever.
-#[derive(Debug, Clone)]
-pub struct RmOutage {
-    since: Option<Instant>,
-    failures: u32,
-    min_failures: u32,
-    max_time: std::time::Duration,
-}
-
-impl RmOutage {
-    /// Give up after `min_failures` failed calls in a row spanning at least `max_time`.
-    pub fn new(min_failures: u32, max_time: std::time::Duration) -> Self {
-        Self {
-            since: None,
-            failures: 0,
-            min_failures,
-            max_time,
-        }
-    }
-
-    /// An allocate call failed at `now`. `Some(why)` when it is time to give up.
-    pub fn failed(&mut self, now: Instant, error: &str) -> Option<String> {
-        let since = *self.since.get_or_insert(now);
-        self.failures += 1;
-        let down = now.saturating_duration_since(since);
-        (self.failures >= self.min_failures && down >= self.max_time).then(|| {
-            format!(
-                "no answer for {} s ({} allocate calls failed in a row); last error: {error}",
-                down.as_secs(),
-                self.failures
-            )
-        })
-    }
-
-    /// The RM answered.
-    pub fn answered(&mut self) {
-        self.since = None;
-        self.failures = 0;
-    }
-}
-
-/// How long the AM rides out an RM that does not answer (Hadoop's RM clients retry for
-/// 15 minutes; the AM's executors give up on a silent AM after 2).
-pub const RM_OUTAGE_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
-
-pub struct Heartbeat {
-    pub allocator: Allocator,
-    pub amrm: AmRmClient,
+pub struct Pool {
+    allocator: Allocator,
     pub table: AmrmState,
     pub registry: Registry,
-    pub launcher: Launcher,
     pub topology: Topology,
     spec: ExecutorSpec,
     capability: Capability,
@@ -101,36 +53,32 @@ pub struct Heartbeat {
     granted: HashMap<String, ContainerProto>,
     demand: model::Demand,
     excluded: HashSet<String>,
-    start: Instant,
     app_id: String,
-    registration: (String, i32, String),
-    outage: RmOutage,
+    /// Executors to start, taken by the loop.
+    launches: Vec<Launch>,
+    /// The demand changed or executors were killed since the last look: the RM should hear
+    /// of it on the next heartbeat, not after a full interval.
+    urgent: bool,
 }
 
 fn to_table_id(id: &str) -> Option<ContainerId> {
     parse_container_id(id).map(|p| ContainerId::from(&p))
 }
 
-impl Heartbeat {
-    #[allow(clippy::too_many_arguments)]
+impl Pool {
     pub fn new(
         allocator: Allocator,
-        amrm: AmRmClient,
         table: AmrmState,
         registry: Registry,
-        launcher: Launcher,
         topology: Topology,
         spec: ExecutorSpec,
         app_id: String,
-        registration: (String, i32, String),
     ) -> Self {
         let capability = Capability::new(spec.memory_mb, spec.vcores);
         Self {
             allocator,
-            amrm,
             table,
             registry,
-            launcher,
             topology,
             spec,
             capability,
@@ -138,25 +86,29 @@ impl Heartbeat {
             granted: HashMap::new(),
             demand: model::Demand::default(),
             excluded: HashSet::new(),
-            start: Instant::now(),
             app_id,
-            registration,
-            outage: RmOutage::new(5, RM_OUTAGE_LIMIT),
+            launches: Vec::new(),
+            urgent: false,
         }
     }
 
-    fn now_ms(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
-    }
-
-    fn event(&mut self, event: Event) {
-        let now = self.now_ms();
-        let actions = self.allocator.on_event(now, event);
+    fn event(&mut self, now_ms: u64, event: Event) {
+        let actions = self.allocator.on_event(now_ms, event);
         self.apply(actions);
     }
 
+    /// Whether something the RM should hear of soon happened since the last call.
+    pub fn take_urgent(&mut self) -> bool {
+        std::mem::take(&mut self.urgent)
+    }
+
+    /// The executors to start now.
+    pub fn take_launches(&mut self) -> Vec<Launch> {
+        std::mem::take(&mut self.launches)
+    }
+
     /// The driver's whole demand. Executors run one task per vcore.
-    pub fn set_demand(&mut self, d: model::Demand) {
+    pub fn set_demand(&mut self, now_ms: u64, d: model::Demand) {
         let newly_excluded: HashSet<String> = d.excluded_hosts.iter().cloned().collect();
         let added: Vec<String> = newly_excluded.difference(&self.excluded).cloned().collect();
         let removed: Vec<String> = self.excluded.difference(&newly_excluded).cloned().collect();
@@ -164,27 +116,34 @@ impl Heartbeat {
             self.table.exclusions.update(added, removed);
             self.excluded = newly_excluded;
         }
+        if self.demand != d {
+            self.urgent = true;
+        }
         self.demand = d.clone();
-        self.event(Event::DemandChanged(Demand {
-            target_executors: d.target_executors.min(self.spec.max).max(self.spec.min),
-            tasks_per_executor: self.spec.vcores.max(1) as u32,
-            locality_aware_tasks: d.locality_aware_tasks,
-            host_to_local_task_count: d
-                .host_to_local_task_count
-                .into_iter()
-                .map(|(h, n)| (h.as_str().into(), n))
-                .collect(),
-        }));
+        self.event(
+            now_ms,
+            Event::DemandChanged(Demand {
+                target_executors: d.target_executors.min(self.spec.max).max(self.spec.min),
+                tasks_per_executor: self.spec.vcores.max(1) as u32,
+                locality_aware_tasks: d.locality_aware_tasks,
+                host_to_local_task_count: d
+                    .host_to_local_task_count
+                    .into_iter()
+                    .map(|(h, n)| (h.as_str().into(), n))
+                    .collect(),
+            }),
+        );
     }
 
     /// Kills executors by id; returns (killed, unknown).
-    pub fn kill(&mut self, ids: Vec<String>) -> (Vec<String>, Vec<String>) {
+    pub fn kill(&mut self, now_ms: u64, ids: Vec<String>) -> (Vec<String>, Vec<String>) {
         let mut killed = Vec::new();
         let mut unknown = Vec::new();
         for id in ids {
             match id.parse::<u64>() {
                 Ok(n) if self.registry.is_live(n) => {
-                    self.event(Event::KillExecutor { executor: n });
+                    self.event(now_ms, Event::KillExecutor { executor: n });
+                    self.urgent = true;
                     killed.push(id);
                 }
                 _ => unknown.push(id),
@@ -193,13 +152,16 @@ impl Heartbeat {
         (killed, unknown)
     }
 
-    pub fn on_launch(&mut self, report: LaunchReport) {
+    pub fn on_launch(&mut self, now_ms: u64, report: LaunchReport) {
         match report {
             LaunchReport::Started { container } => {
                 self.registry.running(&container);
-                self.event(Event::ExecutorLaunched {
-                    container: Arc::from(container.as_str()),
-                });
+                self.event(
+                    now_ms,
+                    Event::ExecutorLaunched {
+                        container: Arc::from(container.as_str()),
+                    },
+                );
             }
             LaunchReport::Failed { container, error } => {
                 self.registry.launch_failed(&container, &error);
@@ -207,10 +169,13 @@ impl Heartbeat {
                 if let Some(id) = to_table_id(&container) {
                     self.table.releases.release(id);
                 }
-                self.event(Event::ExecutorLaunchFailed {
-                    container: Arc::from(container.as_str()),
-                    error,
-                });
+                self.event(
+                    now_ms,
+                    Event::ExecutorLaunchFailed {
+                        container: Arc::from(container.as_str()),
+                        error,
+                    },
+                );
             }
         }
     }
@@ -292,64 +257,32 @@ impl Heartbeat {
                         &container.rack,
                         locality,
                     );
-                    let token = self.amrm.nm_token(&node).cloned();
-                    self.launcher.launch(executor, proto, token);
+                    let nm_token = self.table.nm_tokens.get(&node).cloned();
+                    self.launches.push(Launch {
+                        executor,
+                        container: proto,
+                        nm_token,
+                    });
                 }
                 Action::TellDriver(notice) => debug!(?notice, "driver notice"),
             }
         }
     }
 
-    /// One round: update requests, allocate, digest the response.
-    pub async fn round(&mut self) -> Result<(), Stop> {
-        self.event(Event::Heartbeat);
-        let batch = self.table.take_batch();
-        let input = AllocateInput::from_batch(&batch, 0.0);
-        match self.amrm.allocate(&input).await {
-            Ok(resp) => {
-                self.outage.answered();
-                self.table.on_allocate_success((&resp).into());
-                self.digest(resp);
-                Ok(())
-            }
-            Err(e) => self.recover(e, batch).await,
-        }
+    /// A heartbeat is due: lets the allocator update its requests (time-based rules too) and
+    /// takes everything the next allocate call must carry.
+    pub fn heartbeat(&mut self, now_ms: u64) -> AllocateBatch {
+        self.event(now_ms, Event::Heartbeat);
+        self.table.take_batch()
     }
 
-    async fn recover(
-        &mut self,
-        e: RpcError,
-        batch: yarn_client::request_table::AllocateBatch,
-    ) -> Result<(), Stop> {
-        match recovery(&e) {
-            Recovery::Retry => {
-                warn!(%e, "allocate failed; retrying next round");
-                self.table.restore_batch(batch);
-                if e.remote().is_some() {
-                    // The RM answered (with an exception): it is there.
-                    self.outage.answered();
-                    return Ok(());
-                }
-                match self.outage.failed(Instant::now(), &e.to_string()) {
-                    Some(why) => Err(Stop::Lost(why)),
-                    None => Ok(()),
-                }
-            }
-            Recovery::Reregister => {
-                warn!(%e, "the RM lost our registration; registering again and resending state");
-                let (host, port, url) = self.registration.clone();
-                self.amrm
-                    .register(&host, port, &url)
-                    .await
-                    .map_err(|e| Stop::Rm(format!("re-registering: {e}")))?;
-                self.table.resync(Some(batch));
-                Ok(())
-            }
-            Recovery::Shutdown | Recovery::FixRequest => Err(Stop::Rm(e.to_string())),
-        }
+    /// The RM answered an allocate call.
+    pub fn allocated(&mut self, now_ms: u64, resp: AllocateResponseProto) {
+        self.table.on_allocate_success((&resp).into());
+        self.digest(now_ms, resp);
     }
 
-    fn digest(&mut self, resp: AllocateResponseProto) {
+    fn digest(&mut self, now_ms: u64, resp: AllocateResponseProto) {
         if !resp.updated_nodes.is_empty() {
             let updates: Vec<_> = resp
                 .updated_nodes
@@ -361,7 +294,7 @@ impl Heartbeat {
             for u in &updates {
                 self.topology.set_rack(u.host.clone(), u.rack.clone());
             }
-            self.event(Event::NodesUpdated(updates));
+            self.event(now_ms, Event::NodesUpdated(updates));
         }
         if !resp.allocated_containers.is_empty() {
             let mut containers = Vec::new();
@@ -379,9 +312,11 @@ impl Heartbeat {
                     host: host.as_str().into(),
                     rack,
                 });
-                self.granted.insert(id, c);
+                if self.registry.executor_of(&id).is_none() {
+                    self.granted.insert(id, c);
+                }
             }
-            self.event(Event::ContainersGranted(containers));
+            self.event(now_ms, Event::ContainersGranted(containers));
         }
         if !resp.completed_container_statuses.is_empty() {
             let mut done = Vec::new();
@@ -401,7 +336,7 @@ impl Heartbeat {
                     diagnostics,
                 });
             }
-            self.event(Event::ContainersCompleted(done));
+            self.event(now_ms, Event::ContainersCompleted(done));
         }
     }
 
@@ -409,12 +344,22 @@ impl Heartbeat {
         self.allocator.pending_requests() > 0
     }
 
-    pub fn failures(&mut self) -> usize {
-        let now = self.now_ms();
-        self.allocator.failed_executors(now)
+    pub fn failures(&mut self, now_ms: u64) -> usize {
+        self.allocator.failed_executors(now_ms)
     }
 
-    /// What the read endpoints show after this round.
+    /// The reason of the newest executor failure that counts against the app.
+    pub fn last_failure(&self) -> String {
+        self.registry
+            .views()
+            .iter()
+            .rev()
+            .find(|e| e.counts_against_app == Some(true))
+            .and_then(|e| e.reason.clone())
+            .unwrap_or_default()
+    }
+
+    /// What the read endpoints show now.
     pub fn view(&self) -> StateView {
         let (locality, any_host) = self.allocator.pending().fold((0, 0), |(l, a), r| {
             if r.is_any_host() {
@@ -434,38 +379,5 @@ impl Heartbeat {
             recent_events: self.registry.recent(),
             job: None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-
-    #[test]
-    fn rm_outage_gives_up_only_after_enough_failures_and_time() {
-        let t0 = Instant::now();
-        let s = Duration::from_secs;
-        let mut o = RmOutage::new(3, s(60));
-        assert_eq!(o.failed(t0, "refused"), None);
-        assert_eq!(o.failed(t0 + s(1), "refused"), None);
-        // Many failures, but a short outage (an RM restart): keep going.
-        assert_eq!(o.failed(t0 + s(30), "refused"), None);
-        let why = o.failed(t0 + s(61), "connection refused").unwrap();
-        assert!(
-            why.contains("61 s") && why.contains("4 allocate calls"),
-            "{why}"
-        );
-        assert!(why.contains("connection refused"), "{why}");
-        // An answer starts the count again.
-        o.answered();
-        assert_eq!(o.failed(t0 + s(200), "refused"), None);
-        assert_eq!(o.failed(t0 + s(300), "refused"), None);
-        // A long but sparse outage (calls blocking on a hung RM) still needs the count.
-        let mut slow = RmOutage::new(3, s(60));
-        assert_eq!(slow.failed(t0, "timeout"), None);
-        assert_eq!(slow.failed(t0 + s(100), "timeout"), None);
-        assert!(slow.failed(t0 + s(200), "timeout").is_some());
     }
 }

@@ -1,0 +1,427 @@
+//! The core without sockets: an allocate call "in flight" is just a batch taken and not yet
+//! answered, and answers are built by hand.
+
+use std::collections::HashMap;
+
+use tokio::sync::{broadcast, oneshot};
+use yarn_am::allocator::tracker::{Allocator, AllocatorConfig};
+use yarn_am::driver::{Driver, Job};
+use yarn_client::ids::parse_container_id;
+use yarn_client::proto::yarn::{AllocateResponseProto, ContainerProto, NodeIdProto, ResourceProto};
+use yarn_client::request_table::{AmrmState, MapRackResolver};
+use yarn_client::rest::NodeInfo;
+use yarn_client::token::Token;
+
+use super::*;
+use crate::am::executors::Registry;
+use crate::api::model::{Demand, PollRequest, TaskResult};
+use crate::spec::ExecutorSpec;
+
+const HOSTS: [&str; 2] = ["nm1", "nm2"];
+
+fn spec() -> ExecutorSpec {
+    ExecutorSpec {
+        command: "yarn-am executor".into(),
+        memory_mb: 256,
+        vcores: 1,
+        initial: 0,
+        min: 0,
+        max: 10,
+        env: Default::default(),
+        files: Default::default(),
+    }
+}
+
+fn pool() -> Pool {
+    let nodes: Vec<NodeInfo> = HOSTS
+        .iter()
+        .map(|h| {
+            serde_json::from_value(serde_json::json!({
+                "id": format!("{h}:45454"), "rack": "/rack1", "state": "RUNNING",
+                "nodeHostName": h, "availMemoryMB": 4096, "availableVirtualCores": 4,
+            }))
+            .unwrap()
+        })
+        .collect();
+    let (topo, cluster) = super::super::topology::from_nodes(&nodes, 256, 1);
+    let racks = HOSTS
+        .iter()
+        .map(|h| (h.to_string(), "/rack1".to_string()))
+        .collect();
+    let (events, _) = broadcast::channel(64);
+    Pool::new(
+        Allocator::new(AllocatorConfig::default()).with_cluster(topo.clone(), cluster),
+        AmrmState::new(MapRackResolver::new(racks), None),
+        Registry::new(events),
+        topo,
+        spec(),
+        "application_1_0001".into(),
+    )
+}
+
+fn job(tasks: usize, backlog_timeout_ms: u64, initial: u32) -> JobRun {
+    let tasks: Vec<_> = (0..tasks)
+        .map(|i| serde_json::json!({"id": format!("t{i}"), "command": "true"}))
+        .collect();
+    let job = Job::from_json(
+        &serde_json::json!({
+            "name": "j",
+            "executor": {"cores": 1, "memory_mb": 256, "initial_executors": initial},
+            "allocation": {"backlog_timeout_ms": backlog_timeout_ms},
+            "tasks": tasks,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    JobRun::new(Driver::new(job, HashMap::new()).unwrap())
+}
+
+fn core(job: Option<JobRun>) -> AmCore {
+    AmCore::new(pool(), job, Duration::from_secs(3), 10)
+}
+
+fn granted(ids: &[(&str, &str)]) -> RmReply {
+    let containers = ids
+        .iter()
+        .map(|(id, host)| ContainerProto {
+            id: parse_container_id(id),
+            node_id: Some(NodeIdProto {
+                host: Some(host.to_string()),
+                port: Some(45454),
+            }),
+            resource: Some(ResourceProto {
+                memory: Some(256),
+                virtual_cores: Some(1),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .collect();
+    RmReply::Allocated(Box::new(AllocateResponseProto {
+        response_id: Some(1),
+        allocated_containers: containers,
+        ..Default::default()
+    }))
+}
+
+fn answered() -> RmReply {
+    RmReply::Allocated(Box::new(AllocateResponseProto {
+        response_id: Some(1),
+        ..Default::default()
+    }))
+}
+
+fn asked(batch: &AllocateBatch) -> i32 {
+    batch
+        .asks
+        .iter()
+        .filter(|a| a.resource_name == "*")
+        .map(|a| a.num_containers)
+        .sum()
+}
+
+fn poll(c: &mut AmCore, now: u64, id: &str, host: &str, finished: &[&str]) -> PollReply {
+    let (reply, mut rx) = oneshot::channel();
+    let request = PollRequest {
+        executor_id: id.into(),
+        host: host.into(),
+        free_cpus: 1,
+        finished: finished
+            .iter()
+            .map(|t| TaskResult {
+                task_id: t.to_string(),
+                attempt: 0,
+                exit_code: 0,
+                duration_ms: 1,
+            })
+            .collect(),
+        running: Vec::new(),
+    };
+    c.command(now, Command::ExecutorPoll { request, reply });
+    rx.try_recv().expect("a poll is answered at once")
+}
+
+#[test]
+fn commands_are_answered_while_an_allocate_call_is_in_flight() {
+    let mut c = core(None);
+    c.start(0, 2);
+    let batch = c.heartbeat(0).expect("the first heartbeat is due at once");
+    assert_eq!(asked(&batch), 2);
+    // While the call is out: no second call, and commands are served at once.
+    assert!(c.heartbeat(5_000).is_none());
+    assert_eq!(c.next_deadline_ms(), None, "no timer while the call is out");
+    c.command(
+        10,
+        Command::SetDemand(Demand {
+            target_executors: 3,
+            ..Default::default()
+        }),
+    );
+    let (reply, mut rx) = oneshot::channel();
+    c.command(
+        11,
+        Command::Kill {
+            executor_ids: vec!["7".into()],
+            reply,
+        },
+    );
+    assert_eq!(rx.try_recv().unwrap().unknown, ["7"]);
+    // The call comes back: the new demand goes out at once, not after an interval, and it
+    // wins over the batch that was in flight.
+    c.allocated(5_000, batch, answered());
+    assert_eq!(c.next_deadline_ms(), Some(5_000));
+    let next = c.heartbeat(5_000).unwrap();
+    assert_eq!(asked(&next), 3);
+}
+
+#[test]
+fn a_failed_call_is_sent_again_and_newer_changes_win() {
+    let mut c = core(None);
+    c.start(0, 2);
+    let batch = c.heartbeat(0).unwrap();
+    c.command(
+        1,
+        Command::SetDemand(Demand {
+            target_executors: 4,
+            ..Default::default()
+        }),
+    );
+    c.allocated(
+        20_000,
+        batch,
+        RmReply::Failed {
+            error: "timed out".into(),
+            answered: false,
+        },
+    );
+    // Not at once, however urgent: an RM that refuses connections is not hammered.
+    assert!(c.heartbeat(20_000).is_none());
+    assert_eq!(c.next_deadline_ms(), Some(21_000));
+    let again = c.heartbeat(21_000).unwrap();
+    assert_eq!(asked(&again), 4);
+    assert!(c.ending().is_none(), "one failure is ridden out");
+}
+
+#[test]
+fn after_an_rm_restart_everything_is_sent_again_from_response_id_0() {
+    let mut c = core(None);
+    c.start(0, 2);
+    let batch = c.heartbeat(0).unwrap();
+    c.allocated(100, batch, answered());
+    let b = c.heartbeat(3_100).expect("due after the idle interval");
+    c.allocated(3_200, b, answered());
+    // Nothing changed: the table has nothing new to send.
+    let quiet = c.heartbeat(6_200).unwrap();
+    assert!(quiet.asks.is_empty());
+    c.allocated(
+        6_300,
+        quiet,
+        RmReply::Reregistered {
+            nm_tokens: vec![(
+                "nm1:45454".into(),
+                Token {
+                    identifier: vec![1],
+                    password: vec![2],
+                    kind: "NMToken".into(),
+                    service: "nm1:45454".into(),
+                },
+            )],
+        },
+    );
+    let resync = c.heartbeat(6_300).expect("resent at once");
+    assert_eq!(resync.response_id, 0);
+    assert_eq!(asked(&resync), 2);
+    assert!(c.table().nm_tokens.get("nm1:45454").is_some());
+}
+
+#[test]
+fn refusal_and_a_long_outage_end_the_am_without_draining() {
+    let mut c = core(None);
+    c.start(0, 1);
+    let b = c.heartbeat(0).unwrap();
+    c.allocated(1, b, RmReply::Refused("attempt not found".into()));
+    assert!(matches!(c.ending(), Some(Ending::Abort(w)) if w.contains("attempt not found")));
+    assert!(c.drained(1));
+    assert!(c.heartbeat(10_000).is_none(), "an ending AM makes no calls");
+
+    let mut c = core(None);
+    c.start(0, 1);
+    let mut now = 0;
+    while c.ending().is_none() {
+        let b = c.heartbeat(now).expect("a retry is due");
+        now += 60_000;
+        let failed = RmReply::Failed {
+            error: "connection refused".into(),
+            answered: false,
+        };
+        c.allocated(now, b, failed);
+        now = c.next_deadline_ms().unwrap();
+        assert!(now < 1_000_000, "never gave up");
+    }
+    assert!(now >= RM_OUTAGE_LIMIT.as_millis() as u64);
+}
+
+#[test]
+fn the_first_request_goes_out_when_the_backlog_timeout_expires() {
+    let mut c = core(Some(job(4, 1_000, 0)));
+    c.start(0, 0);
+    let b = c.heartbeat(0).unwrap();
+    assert_eq!(asked(&b), 0, "nothing before the backlog timeout");
+    c.allocated(50, b, answered());
+    // The driver's timer, not the (idle, 3 s) heartbeat interval, sets the wake-up.
+    assert_eq!(c.next_deadline_ms(), Some(1_000));
+    c.tick(1_000);
+    let b = c.heartbeat(1_000).expect("the new demand goes out at once");
+    assert!(asked(&b) >= 1, "{b:?}");
+}
+
+#[test]
+fn the_driver_timer_does_not_spin_the_loop() {
+    let mut c = core(Some(job(4, 1_000, 0)));
+    c.start(0, 0);
+    let b = c.heartbeat(0).unwrap();
+    c.allocated(0, b, answered());
+    for now in [1_000, 1_000, 1_000] {
+        c.tick(now);
+        if let Some(b) = c.heartbeat(now) {
+            c.allocated(now, b, answered());
+        }
+        assert!(c.next_deadline_ms().unwrap() > now);
+    }
+}
+
+/// Executors for `containers` (id, host), granted in one answer, launched and started.
+fn executors(c: &mut AmCore, now: u64, containers: &[(&str, &str)]) -> Vec<String> {
+    let b = c.heartbeat(now).expect("a heartbeat is due");
+    c.allocated(now, b, granted(containers));
+    let launches = c.take_launches();
+    assert_eq!(launches.len(), containers.len(), "{containers:?}");
+    for (cid, _) in containers {
+        let container = cid.to_string();
+        c.launched(now, LaunchReport::Started { container });
+    }
+    launches.iter().map(|l| l.executor.to_string()).collect()
+}
+
+#[test]
+fn executors_are_told_to_stop_before_the_am_ends() {
+    let mut c = core(Some(job(2, 1, 2)));
+    c.start(0, 0);
+    c.tick(1);
+    let b = c.heartbeat(1).unwrap();
+    assert!(asked(&b) >= 1);
+    c.allocated(1, b, answered());
+    // Epoch container ids (an RM that restarted) are taken like any other.
+    let ids = executors(
+        &mut c,
+        1_000,
+        &[
+            ("container_e01_1_0001_01_000002", "nm1"),
+            ("container_e01_1_0001_01_000003", "nm2"),
+        ],
+    );
+    let (e1, e2) = (&ids[0], &ids[1]);
+    let r1 = poll(&mut c, 3_000, e1, "nm1", &[]);
+    let r2 = poll(&mut c, 3_000, e2, "nm2", &[]);
+    let mut tasks: Vec<String> = r1
+        .tasks
+        .iter()
+        .chain(&r2.tasks)
+        .map(|t| t.task_id.clone())
+        .collect();
+    tasks.sort();
+    assert_eq!(tasks, ["t0", "t1"]);
+    let (t1, t2) = (r1.tasks[0].task_id.clone(), r2.tasks[0].task_id.clone());
+    // The first executor reports; the job is not over yet.
+    assert!(!poll(&mut c, 4_000, e1, "nm1", &[&t1]).shutdown);
+    assert!(c.ending().is_none());
+    // The second finishes the job and hears "shut down" in that same reply.
+    assert!(poll(&mut c, 5_000, e2, "nm2", &[&t2]).shutdown);
+    assert!(matches!(
+        c.ending(),
+        Some(Ending::Finish {
+            outcome: Outcome::Succeeded,
+            ..
+        })
+    ));
+    // The first has not been told yet: the AM waits for its next poll...
+    assert!(!c.drained(5_100));
+    assert!(c.heartbeat(5_100).is_none());
+    let reply = poll(&mut c, 5_200, e1, "nm1", &[]);
+    assert!(reply.shutdown && reply.tasks.is_empty());
+    assert!(c.drained(5_200));
+}
+
+#[test]
+fn the_drain_is_bounded() {
+    let mut c = core(Some(job(2, 1, 2)));
+    c.start(0, 0);
+    c.tick(1);
+    let b = c.heartbeat(1).unwrap();
+    c.allocated(1, b, answered());
+    let ids = executors(
+        &mut c,
+        1_000,
+        &[
+            ("container_1_0001_01_000002", "nm1"),
+            ("container_1_0001_01_000003", "nm2"),
+        ],
+    );
+    let e1 = &ids[0];
+    // One executor runs both tasks; the other never polls.
+    let t = poll(&mut c, 3_000, e1, "nm1", &[]).tasks[0].task_id.clone();
+    let t2 = poll(&mut c, 3_500, e1, "nm1", &[&t]).tasks[0]
+        .task_id
+        .clone();
+    assert!(poll(&mut c, 4_000, e1, "nm1", &[&t2]).shutdown);
+    assert!(!c.drained(4_001));
+    assert_eq!(
+        c.next_deadline_ms(),
+        Some(4_000 + DRAIN_LIMIT.as_millis() as u64)
+    );
+    assert!(c.drained(4_000 + DRAIN_LIMIT.as_millis() as u64));
+}
+
+#[test]
+fn an_ending_am_launches_nothing_more() {
+    let mut c = core(Some(job(1, 1, 1)));
+    c.start(0, 0);
+    c.tick(1);
+    let b = c.heartbeat(1).unwrap();
+    c.allocated(0, b, answered());
+    let b = c.heartbeat(5_000).unwrap_or_default();
+    c.command(
+        10,
+        Command::Finish(crate::api::model::FinishRequest {
+            status: FinalOutcome::Killed,
+            diagnostics: "stop".into(),
+        }),
+    );
+    c.allocated(20, b, granted(&[("container_1_0001_01_000002", "nm1")]));
+    assert!(c.take_launches().is_empty());
+}
+
+#[test]
+fn rm_outage_gives_up_only_after_enough_failures_and_time() {
+    let s = |n: u64| n * 1000;
+    let mut o = RmOutage::new(3, Duration::from_secs(60));
+    assert_eq!(o.failed(0, "refused"), None);
+    assert_eq!(o.failed(s(1), "refused"), None);
+    // Many failures, but a short outage (an RM restart): keep going.
+    assert_eq!(o.failed(s(30), "refused"), None);
+    let why = o.failed(s(61), "connection refused").unwrap();
+    assert!(
+        why.contains("61 s") && why.contains("4 allocate calls"),
+        "{why}"
+    );
+    assert!(why.contains("connection refused"), "{why}");
+    // An answer starts the count again.
+    o.answered();
+    assert_eq!(o.failed(s(200), "refused"), None);
+    assert_eq!(o.failed(s(300), "refused"), None);
+    // A long but sparse outage (calls blocking on a hung RM) still needs the count.
+    let mut slow = RmOutage::new(3, Duration::from_secs(60));
+    assert_eq!(slow.failed(0, "timeout"), None);
+    assert_eq!(slow.failed(s(100), "timeout"), None);
+    assert!(slow.failed(s(200), "timeout").is_some());
+}

@@ -1,0 +1,146 @@
+//! The AM's session with the ResourceManager's scheduler port: register, allocate,
+//! re-register, unregister.
+//!
+//! The session owns the [`AmRmClient`] and nothing else of the AM. An allocate call takes the
+//! session by value and hands it back with the outcome ([`RmSession::allocate`]), so the
+//! call is a future that borrows nothing: the loop keeps serving the driver API, executor
+//! polls and launch reports while it is in flight (a slow or stalled RM costs the AM's
+//! clients nothing). An RM that lost our registration (it restarted) is registered with
+//! again inside the same future, so the core only learns that it must resend its whole
+//! state.
+
+use std::time::Duration;
+
+use yarn_client::amrm::{recovery, AllocateInput, AmRmClient, FinalStatus, Recovery};
+use yarn_client::proto::yarn::{AllocateResponseProto, RegisterApplicationMasterResponseProto};
+use yarn_client::request_table::AllocateBatch;
+use yarn_client::rpc::{RpcConfig, RpcError};
+use yarn_client::token::Token;
+
+/// How the AM registers (and registers again after an RM restart).
+#[derive(Debug, Clone)]
+pub struct Registration {
+    pub host: String,
+    pub rpc_port: i32,
+    pub tracking_url: String,
+}
+
+/// What became of one allocate call.
+#[derive(Debug)]
+pub enum RmReply {
+    /// The RM answered.
+    Allocated(Box<AllocateResponseProto>),
+    /// The call failed in a way a later call may not (network, RM busy). `answered`: the
+    /// RM itself replied with an error, so it is there.
+    Failed { error: String, answered: bool },
+    /// The RM had lost our registration (restart, failover); we registered again. The core
+    /// must resend everything. Carries the NM tokens of containers kept across the restart.
+    Reregistered { nm_tokens: Vec<(String, Token)> },
+    /// The RM will not take this AM any more (attempt gone, credentials refused, bad
+    /// request): the AM must stop.
+    Refused(String),
+}
+
+pub struct RmSession {
+    client: AmRmClient,
+    registration: Registration,
+}
+
+impl RmSession {
+    /// A session on a new connection. Also how the AM unregisters when its session is lost
+    /// in an abandoned call (with the newest AMRM token).
+    pub fn new(addr: &str, amrm_token: Token, registration: Registration, rpc: RpcConfig) -> Self {
+        Self {
+            client: AmRmClient::new(addr, amrm_token, rpc),
+            registration,
+        }
+    }
+
+    pub async fn register(&mut self) -> Result<RegisterApplicationMasterResponseProto, RpcError> {
+        let r = &self.registration;
+        self.client
+            .register(&r.host, r.rpc_port, &r.tracking_url)
+            .await
+    }
+
+    /// One allocate call with `batch`; returns the session, the batch (the core restores or
+    /// resends it on failure) and the outcome. Borrows nothing.
+    pub async fn allocate(mut self, batch: AllocateBatch) -> (Self, AllocateBatch, RmReply) {
+        let input = AllocateInput::from_batch(&batch, 0.0);
+        let reply = match self.client.allocate(&input).await {
+            Ok(resp) => RmReply::Allocated(Box::new(resp)),
+            Err(e) => self.after_failure(e).await,
+        };
+        (self, batch, reply)
+    }
+
+    async fn after_failure(&mut self, e: RpcError) -> RmReply {
+        match recovery(&e) {
+            Recovery::Retry => RmReply::Failed {
+                answered: e.remote().is_some(),
+                error: e.to_string(),
+            },
+            Recovery::Reregister => {
+                tracing::warn!(%e, "the RM lost our registration; registering again");
+                match self.register().await {
+                    Ok(resp) => RmReply::Reregistered {
+                        nm_tokens: resp
+                            .nm_tokens_from_previous_attempts
+                            .iter()
+                            .filter_map(|t| {
+                                let node = yarn_client::ids::node_id_string(t.node_id.as_ref()?);
+                                Some((node, Token::from(t.token.clone()?)))
+                            })
+                            .collect(),
+                    },
+                    // The RM is there but refuses us, or went away again: a refusal ends
+                    // the AM, a network error is retried by the next allocate (which gets
+                    // NOT_REGISTERED again and comes back here).
+                    Err(e) if recovery(&e) == Recovery::Retry => RmReply::Failed {
+                        answered: e.remote().is_some(),
+                        error: format!("re-registering: {e}"),
+                    },
+                    Err(e) => RmReply::Refused(format!("re-registering: {e}")),
+                }
+            }
+            Recovery::Shutdown | Recovery::FixRequest => RmReply::Refused(e.to_string()),
+        }
+    }
+
+    /// Unregisters. Rides out an RM that is restarting (network errors are retried until
+    /// `UNREGISTER_LIMIT`) and one that lost our registration (register, then again), so a
+    /// job that ends while the RM restarts is not left to fail its attempt.
+    pub async fn finish(&mut self, status: FinalStatus, diagnostics: &str) -> Result<(), RpcError> {
+        let url = self.registration.tracking_url.clone();
+        let start = std::time::Instant::now();
+        loop {
+            let e = match self
+                .client
+                .finish(status, diagnostics, &url, Duration::from_secs(20))
+                .await
+            {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
+            match recovery(&e) {
+                Recovery::Reregister => {
+                    tracing::warn!(%e, "unregistering: the RM lost our registration; registering again");
+                    if let Err(e) = self.register().await {
+                        if recovery(&e) != Recovery::Retry {
+                            return Err(e);
+                        }
+                    }
+                }
+                Recovery::Retry if start.elapsed() < UNREGISTER_LIMIT => {
+                    tracing::warn!(%e, "unregistering failed; trying again");
+                }
+                _ => return Err(e),
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+/// How long unregistering keeps trying through RM trouble (an RM restart takes tens of
+/// seconds here; the AM exits with an error after this).
+const UNREGISTER_LIMIT: Duration = Duration::from_secs(90);
