@@ -8,8 +8,8 @@
 mod auth;
 pub mod model;
 mod page;
-mod server;
 mod poll;
+mod server;
 
 use std::sync::Arc;
 use std::time::Duration;
