@@ -7,12 +7,14 @@ mod am;
 mod api;
 mod cli;
 mod executor;
+mod login;
 mod nodes;
 mod plan;
 mod spec;
 mod staging;
 mod status;
 mod submit;
+mod tokens;
 
 use std::process::ExitCode;
 

@@ -16,9 +16,11 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use tracing::warn;
+use yarn_client::http_auth::HttpAuth;
 use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest, Submission};
 
 use crate::cli::SubmitArgs;
+use crate::login::hadoop_conf;
 use crate::nodes::{rm_rest, user_name};
 use crate::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
 use crate::staging::{Stager, StagingOptions, StagingRoot};
@@ -40,17 +42,6 @@ fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, St
             _ => bail!("{flag} wants KEY=VALUE, got {p:?}"),
         })
         .collect()
-}
-
-/// The Hadoop configuration named by `HADOOP_CONF_DIR` / `YARN_CONF_DIR`, if either is set.
-fn hadoop_conf() -> anyhow::Result<Option<yarn_client::conf::Configuration>> {
-    if std::env::var_os("HADOOP_CONF_DIR").is_none() && std::env::var_os("YARN_CONF_DIR").is_none()
-    {
-        return Ok(None);
-    }
-    yarn_client::conf::Configuration::from_process_env()
-        .map(Some)
-        .context("reading the Hadoop configuration")
 }
 
 /// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
@@ -110,15 +101,29 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let executor_env = parse_env(&args.executor_env, "--executor-env")?;
+    // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
+    let auth = rest.auth().clone();
+    let user = match &auth {
+        HttpAuth::Kerberos(s) => s.credential().short_name().to_string(),
+        _ => user_name(&args.rm),
+    };
     // Before the RM hands out an id: a wrong staging place fails with nothing created.
     let root = StagingRoot::open(&StagingOptions {
         webhdfs: args.webhdfs.clone(),
         hdfs_uri: args.hdfs_uri.clone(),
         root: args.staging_dir.clone(),
-        user: user_name(&args.rm),
+        user,
+        auth: auth.clone(),
         timeout: Duration::from_secs(args.webhdfs_timeout),
     })
+    .await?;
+    let conf = hadoop_conf();
+    let tokens = crate::tokens::collect(
+        &rest,
+        root.webhdfs(),
+        conf.as_ref().ok().and_then(Option::as_ref),
+    )
     .await?;
 
     let new_app = rest
@@ -136,6 +141,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         job,
         am_env,
         executor_env,
+        (tokens, conf),
     )
     .await
     {
@@ -150,7 +156,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => {
             // The RM refused the app or never heard of it: nobody else will clean up.
-            staging.remove().await;
+            staging.remove_with(Some(&auth)).await;
             return Err(e);
         }
     };
@@ -165,7 +171,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
-    staging.remove().await;
+    staging.remove_with(Some(&auth)).await;
     print_report(&report);
     if args.job.is_some() {
         print_job_summary(&report.diagnostics);
@@ -194,6 +200,10 @@ async fn stage_and_submit(
     job: Option<yarn_am::driver::job::Job>,
     am_env: BTreeMap<String, String>,
     executor_env: BTreeMap<String, String>,
+    (tokens, conf): (
+        BTreeMap<String, String>,
+        anyhow::Result<Option<yarn_client::conf::Configuration>>,
+    ),
 ) -> anyhow::Result<PathBuf> {
     let binary = match &args.am_binary {
         Some(p) => p.clone(),
@@ -236,7 +246,6 @@ async fn stage_and_submit(
         executor.max = j.executor.max_executors;
     }
     let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
-    let conf = hadoop_conf();
     let spec = AppSpec {
         rm_scheduler: scheduler_addresses(args, rest, &conf)?,
         rm_web: rest.base_url().to_string(),
@@ -280,6 +289,7 @@ async fn stage_and_submit(
             local_resources,
             environment,
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
+            tokens,
         },
     };
     rest.submit(&submission)

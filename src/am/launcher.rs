@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, Semaphore};
 use tracing::{info, warn};
+use yarn_client::credentials::{Credentials, Format, AMRM_TOKEN_KIND};
 use yarn_client::nm::{LaunchSpec, NmClient};
 use yarn_client::proto::yarn::{
     ContainerProto, LocalResourceProto, LocalResourceTypeProto, LocalResourceVisibilityProto,
@@ -42,6 +43,8 @@ pub struct Launcher {
     permits: Arc<Semaphore>,
     reports: mpsc::UnboundedSender<LaunchReport>,
     rpc: RpcConfig,
+    /// The executors' token file (the AM's tokens minus its AMRM token), if any.
+    tokens: Option<Vec<u8>>,
 }
 
 /// A staged file's URL as YARN's URL record: `file:///path` has no host and port -1;
@@ -96,9 +99,20 @@ impl Launcher {
                 permits: Arc::new(Semaphore::new(max_parallel.max(1))),
                 reports: tx,
                 rpc,
+                tokens: None,
             },
             rx,
         )
+    }
+
+    /// Executors get these tokens (e.g. the HDFS delegation token that localises their
+    /// `hdfs://` files on a secure cluster): the AM's own, without the AMRM token, which
+    /// only the AM may hold (YARN's distributed shell and Spark do the same).
+    pub fn with_tokens(mut self, am_tokens: &Credentials) -> Self {
+        let mut mine = am_tokens.clone();
+        mine.tokens.retain(|(_, t)| t.kind != AMRM_TOKEN_KIND);
+        self.tokens = (!mine.tokens.is_empty()).then(|| mine.encode(Format::Writable));
+        self
     }
 
     /// The launch context of one executor: its command with logs in the container log dir,
@@ -129,7 +143,7 @@ impl Launcher {
             )],
             environment,
             local_resources,
-            tokens: None,
+            tokens: self.tokens.clone(),
         }
     }
 

@@ -85,7 +85,8 @@ async fn remove_staging_after_error() {
         return;
     };
     if let Some(staging) = &spec.staging {
-        staging.remove().await;
+        let auth = crate::tokens::AmAuth::from_container();
+        staging.remove_with(auth.webhdfs.as_ref()).await;
     }
 }
 
@@ -140,7 +141,12 @@ async fn run_am() -> anyhow::Result<Outcome> {
     }
 
     // Racks and capacities, for the allocator and for the request table's rack lookups.
-    let rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
+    // On a secure cluster the submitter gave us delegation tokens for the RM and WebHDFS.
+    let am_auth = crate::tokens::AmAuth::from_credentials(&creds);
+    let mut rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
+    if let Some(auth) = &am_auth.rm {
+        rest = rest.with_auth(auth.clone());
+    }
     let nodes = rest
         .nodes(&[])
         .await
@@ -167,6 +173,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
     };
     let (launcher, mut launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
+    let launcher = launcher.with_tokens(&creds);
     let mut hb = Heartbeat::new(
         allocator,
         amrm,
@@ -298,7 +305,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         // NodeManager sends SIGKILL soon after (yarn.nodemanager.sleep-delay-before-sigkill.ms,
         // 250 ms by default), before a slow unregistration would let us reach a later step.
         if let Some(staging) = &spec.staging {
-            staging.remove().await;
+            staging.remove_with(am_auth.webhdfs.as_ref()).await;
         }
         let status = match outcome {
             Outcome::Succeeded => FinalStatus::Succeeded,

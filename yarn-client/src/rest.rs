@@ -1,8 +1,9 @@
 //! Client for the ResourceManager's REST API (`/ws/v1/cluster/...`).
 //!
 //! REST is how we submit applications and watch them: it needs no Kerberos or token
-//! handshake on an insecure cluster (the caller names itself with `user.name`), and it is
-//! what operators already use. The AM itself talks IPC to the scheduler port; this module
+//! handshake on an insecure cluster (the caller names itself with `user.name`), on a secure
+//! one SPNEGO or a delegation token (see [`crate::http_auth`]), and it is what operators
+//! already use. The AM itself talks IPC to the scheduler port; this module
 //! is for submitters, tests and status commands.
 //!
 //! Jersey 1 (Hadoop 3.4) renders an empty list as `null` or leaves the key out, so every
@@ -12,6 +13,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::gssapi::KerberosError;
+use crate::http_auth::{HttpAuth, RM_DELEGATION_HEADER};
 
 /// What can go wrong talking to the RM over HTTP. Each variant names the URL so that an
 /// operator can retry the same call by hand.
@@ -34,6 +38,16 @@ pub enum RestError {
     },
     #[error("unexpected reply from {url}: {reason}")]
     BadReply { url: String, reason: String },
+    /// No Kerberos token could be made for the request (no ticket, expired, no library).
+    #[error("authenticating to {url}")]
+    Kerberos {
+        url: String,
+        #[source]
+        source: KerberosError,
+    },
+    /// The RM wants Kerberos (SPNEGO) and we sent a user name.
+    #[error("the ResourceManager at {url} requires Kerberos (SPNEGO): run kinit or pass --principal/--keytab")]
+    NeedsKerberos { url: String },
 }
 
 pub type Result<T> = std::result::Result<T, RestError>;
@@ -146,6 +160,10 @@ pub struct AmContainerSpec {
     pub local_resources: BTreeMap<String, LocalResource>,
     pub environment: BTreeMap<String, String>,
     pub command: String,
+    /// Security tokens for the AM's token file, alias -> URL string
+    /// ([`crate::token::Token::to_url_string`]): e.g. the HDFS delegation token the
+    /// NodeManager localises `hdfs://` files with on a secure cluster.
+    pub tokens: BTreeMap<String, String>,
 }
 
 /// An application submission, turned into the RM's JSON by [`Submission::to_json`].
@@ -172,7 +190,7 @@ fn entries<V: Serialize>(map: &BTreeMap<String, V>) -> serde_json::Value {
 impl Submission {
     /// The body of `POST /ws/v1/cluster/apps`. Maps are JAXB-style `{"entry": [...]}`.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "application-id": self.application_id,
             "application-name": self.name,
             "queue": self.queue,
@@ -187,7 +205,12 @@ impl Submission {
                 "environment": entries(&self.am.environment),
                 "commands": {"command": self.am.command},
             },
-        })
+        });
+        if !self.am.tokens.is_empty() {
+            v["am-container-spec"]["credentials"] =
+                serde_json::json!({"tokens": entries(&self.am.tokens), "secrets": {}});
+        }
+        v
     }
 }
 
@@ -228,11 +251,11 @@ impl AppReport {
     }
 }
 
-/// A REST client bound to one RM web address and one user name.
+/// A REST client bound to one RM web address and one way to authenticate.
 #[derive(Debug, Clone)]
 pub struct RmRest {
     base: String,
-    user: String,
+    auth: HttpAuth,
     http: reqwest::Client,
 }
 
@@ -255,18 +278,34 @@ impl RmRest {
             })?;
         Ok(Self {
             base,
-            user: user.to_string(),
+            auth: HttpAuth::simple(user),
             http,
         })
+    }
+
+    /// The same client authenticating with `auth` instead of `user.name`.
+    pub fn with_auth(mut self, auth: HttpAuth) -> Self {
+        self.auth = auth.fresh();
+        self
     }
 
     pub fn base_url(&self) -> &str {
         &self.base
     }
 
+    /// How this client authenticates.
+    pub fn auth(&self) -> &HttpAuth {
+        &self.auth
+    }
+
     fn url(&self, path: &str) -> String {
-        let sep = if path.contains('?') { '&' } else { '?' };
-        format!("{}{}{}user.name={}", self.base, path, sep, self.user)
+        match self.auth.simple_user() {
+            Some(user) => {
+                let sep = if path.contains('?') { '&' } else { '?' };
+                format!("{}{}{}user.name={}", self.base, path, sep, user)
+            }
+            None => format!("{}{}", self.base, path),
+        }
     }
 
     async fn send(
@@ -285,11 +324,30 @@ impl RmRest {
         if let Some(b) = body {
             req = req.json(&b);
         }
-        let resp = req.send().await.map_err(|source| RestError::Unreachable {
+        if let HttpAuth::Delegation { token } = &self.auth {
+            req = req.header(RM_DELEGATION_HEADER, token);
+        }
+        let retry = req.try_clone();
+        let kerberos = |source| RestError::Kerberos {
+            url: url.clone(),
+            source,
+        };
+        let req = self.auth.authorize(req, &url).await.map_err(kerberos)?;
+        let unreachable = |source: reqwest::Error| RestError::Unreachable {
             url: url.clone(),
             source: source.without_url(),
-        })?;
+        };
+        let mut resp = req.send().await.map_err(unreachable)?;
+        if let (true, Some(again)) = (self.auth.should_retry(resp.status().as_u16()), retry) {
+            // The hadoop.auth cookie expired: once more with a fresh Kerberos token.
+            let again = self.auth.reauthorize(again, &url).await.map_err(kerberos)?;
+            resp = again.send().await.map_err(unreachable)?;
+        }
+        self.auth.remember(&resp);
         let status = resp.status().as_u16();
+        if status == 401 && self.auth.simple_user().is_some() && wants_negotiate(&resp) {
+            return Err(RestError::NeedsKerberos { url });
+        }
         let text = resp.text().await.map_err(|source| RestError::Unreachable {
             url: url.clone(),
             source: source.without_url(),
@@ -303,6 +361,31 @@ impl RmRest {
             });
         }
         Ok((status, text))
+    }
+
+    /// A delegation token for the RM itself (`POST /ws/v1/cluster/delegation-token`), as
+    /// its URL string: lets a process without a Kerberos ticket (the AM) use the REST API.
+    /// Needs a Kerberos-authenticated client; `renewer` is who may renew it (the RM's
+    /// short name, so that the RM renews it for the application's lifetime).
+    pub async fn delegation_token(&self, renewer: &str) -> Result<String> {
+        let url = self.url("/ws/v1/cluster/delegation-token");
+        let body = serde_json::json!({ "renewer": renewer });
+        let (_, text) = self.send("POST", url.clone(), Some(body)).await?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| RestError::BadReply {
+                url: url.clone(),
+                reason: format!("delegation-token reply: {e}"),
+            })?;
+        v.get("token")
+            .and_then(|t| t.as_str())
+            .map(str::to_string)
+            .ok_or_else(|| RestError::BadReply {
+                url,
+                reason: format!(
+                    "no `token` in {}",
+                    text.chars().take(200).collect::<String>()
+                ),
+            })
     }
 
     async fn get_json(&self, path: &str) -> Result<serde_json::Value> {
@@ -404,6 +487,17 @@ impl RmRest {
     }
 }
 
+/// True when a 401 offers SPNEGO (`WWW-Authenticate: Negotiate`).
+fn wants_negotiate(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get_all(reqwest::header::WWW_AUTHENTICATE)
+        .iter()
+        .any(|v| {
+            v.to_str()
+                .is_ok_and(|v| v.trim_start().starts_with("Negotiate"))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,6 +533,7 @@ mod tests {
             am,
         };
         let v = sub.to_json();
+        assert!(v["am-container-spec"].get("credentials").is_none());
         let env = &v["am-container-spec"]["environment"]["entry"][0];
         assert_eq!(env["key"], "A");
         assert_eq!(env["value"], "1");
@@ -446,6 +541,16 @@ mod tests {
         assert_eq!(lr["type"], "FILE");
         assert_eq!(lr["timestamp"], 1234);
         assert_eq!(v["resource"]["vCores"], 1);
+
+        let mut with_token = sub.clone();
+        with_token
+            .am
+            .tokens
+            .insert("rm:8020".into(), "GwAFYWxpY2U".into());
+        let v = with_token.to_json();
+        let t = &v["am-container-spec"]["credentials"]["tokens"]["entry"][0];
+        assert_eq!(t["key"], "rm:8020");
+        assert_eq!(t["value"], "GwAFYWxpY2U");
     }
 
     #[test]
