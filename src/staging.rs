@@ -198,14 +198,6 @@ impl StagingRoot {
         })
     }
 
-    /// The WebHDFS client when staging on HDFS.
-    pub fn webhdfs(&self) -> Option<&WebHdfs> {
-        match self {
-            StagingRoot::Webhdfs { client, .. } => Some(client),
-            StagingRoot::Local(_) => None,
-        }
-    }
-
     /// Creates `<root>/<app_id>`.
     pub async fn app_folder(self, app_id: &str) -> anyhow::Result<Stager> {
         match self {
@@ -244,6 +236,14 @@ impl StagingRoot {
 }
 
 impl Stager {
+    /// The WebHDFS client when staging on HDFS.
+    pub fn webhdfs(&self) -> Option<&WebHdfs> {
+        match self {
+            Stager::Webhdfs { client, .. } => Some(client),
+            Stager::Local { .. } => None,
+        }
+    }
+
     /// Copies the local file `src` into the folder as `name`.
     pub async fn put_file(&mut self, src: &Path, name: &str) -> anyhow::Result<StagedFile> {
         match self {

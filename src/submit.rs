@@ -118,13 +118,6 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         timeout: Duration::from_secs(args.webhdfs_timeout),
     })
     .await?;
-    let conf = hadoop_conf();
-    let tokens = crate::tokens::collect(
-        &rest,
-        root.webhdfs(),
-        conf.as_ref().ok().and_then(Option::as_ref),
-    )
-    .await?;
 
     let new_app = rest
         .new_application()
@@ -141,7 +134,6 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         job,
         am_env,
         executor_env,
-        (tokens, conf),
     )
     .await
     {
@@ -200,10 +192,6 @@ async fn stage_and_submit(
     job: Option<yarn_am::driver::job::Job>,
     am_env: BTreeMap<String, String>,
     executor_env: BTreeMap<String, String>,
-    (tokens, conf): (
-        BTreeMap<String, String>,
-        anyhow::Result<Option<yarn_client::conf::Configuration>>,
-    ),
 ) -> anyhow::Result<PathBuf> {
     let binary = match &args.am_binary {
         Some(p) => p.clone(),
@@ -246,6 +234,10 @@ async fn stage_and_submit(
         executor.max = j.executor.max_executors;
     }
     let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
+    let conf = hadoop_conf();
+    // On a secure cluster: delegation tokens for the AM, its executors and the NMs.
+    let conf_ref = conf.as_ref().ok().and_then(Option::as_ref);
+    let tokens = crate::tokens::collect(rest, stager.webhdfs(), conf_ref).await?;
     let spec = AppSpec {
         rm_scheduler: scheduler_addresses(args, rest, &conf)?,
         rm_web: rest.base_url().to_string(),

@@ -197,7 +197,7 @@ fn load() -> Result<Gss, String> {
         return Err(dlerror());
     }
     macro_rules! sym {
-        ($name:literal) => {{
+        ($name:literal, $ty:ty) => {{
             let s = concat!($name, "\0");
             // SAFETY: a NUL-terminated symbol name; the pointer is checked for null, and the
             // signature is RFC 2744's for this symbol.
@@ -205,21 +205,21 @@ fn load() -> Result<Gss, String> {
             if p.is_null() {
                 return Err(format!("{} has no symbol {}", LIBRARY, $name));
             }
-            unsafe { std::mem::transmute::<*mut c_void, _>(p) }
+            unsafe { std::mem::transmute::<*mut c_void, $ty>(p) }
         }};
     }
     Ok(Gss {
-        import_name: sym!("gss_import_name"),
-        release_name: sym!("gss_release_name"),
-        display_name: sym!("gss_display_name"),
-        acquire_cred: sym!("gss_acquire_cred"),
-        acquire_cred_from: sym!("gss_acquire_cred_from"),
-        inquire_cred: sym!("gss_inquire_cred"),
-        release_cred: sym!("gss_release_cred"),
-        init_sec_context: sym!("gss_init_sec_context"),
-        delete_sec_context: sym!("gss_delete_sec_context"),
-        release_buffer: sym!("gss_release_buffer"),
-        display_status: sym!("gss_display_status"),
+        import_name: sym!("gss_import_name", ImportName),
+        release_name: sym!("gss_release_name", ReleaseName),
+        display_name: sym!("gss_display_name", DisplayName),
+        acquire_cred: sym!("gss_acquire_cred", AcquireCred),
+        acquire_cred_from: sym!("gss_acquire_cred_from", AcquireCredFrom),
+        inquire_cred: sym!("gss_inquire_cred", InquireCred),
+        release_cred: sym!("gss_release_cred", ReleaseCred),
+        init_sec_context: sym!("gss_init_sec_context", InitSecContext),
+        delete_sec_context: sym!("gss_delete_sec_context", DeleteSecContext),
+        release_buffer: sym!("gss_release_buffer", ReleaseBuffer),
+        display_status: sym!("gss_display_status", DisplayStatus),
     })
 }
 

@@ -30,8 +30,11 @@ pub enum KerberosError {
     Library { reason: String },
     #[error("no Kerberos ticket: run kinit or pass --principal/--keytab ({detail})")]
     NoTicket { detail: String },
-    #[error("the Kerberos ticket of {principal} has expired: run kinit again or pass --principal/--keytab")]
-    Expired { principal: String },
+    /// `whose` is `of alice@REALM`, or `in the ticket cache` when the library would not say.
+    #[error(
+        "the Kerberos ticket {whose} has expired: run kinit again or pass --principal/--keytab"
+    )]
+    Expired { whose: String },
     #[error("cannot log in as {principal} with the keytab {keytab}: {detail}")]
     Keytab {
         principal: String,
@@ -128,6 +131,10 @@ impl Drop for Credential {
     }
 }
 
+/// What a failed keytab login most often means (MIT's own words can mislead: a keytab
+/// without the principal reports "No credentials cache found").
+const KEYTAB_HINT: &str = " (does the keytab hold this principal's current key?)";
+
 /// A private memory cache name per keytab login, so two logins never share tickets.
 fn memory_cache_name() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -170,7 +177,7 @@ impl Credential {
                     let detail = g.status_text(major, minor);
                     return Err(if major & ffi::ERROR_MASK == ffi::S_CREDENTIALS_EXPIRED {
                         KerberosError::Expired {
-                            principal: "the cached principal".into(),
+                            whose: "in the ticket cache".into(),
                         }
                     } else {
                         KerberosError::NoTicket { detail }
@@ -218,7 +225,10 @@ impl Credential {
                     )
                 };
                 if major & ffi::ERROR_MASK != 0 {
-                    return Err(keytab_err(g.status_text(major, minor)));
+                    return Err(keytab_err(format!(
+                        "{}{KEYTAB_HINT}",
+                        g.status_text(major, minor)
+                    )));
                 }
             }
         }
@@ -253,16 +263,16 @@ impl Credential {
                     principal: principal.clone(),
                     keytab: keytab.clone(),
                     detail: if expired {
-                        "the KDC gave no valid ticket".into()
+                        format!("the KDC gave no valid ticket{KEYTAB_HINT}")
                     } else {
-                        detail
+                        format!("{detail}{KEYTAB_HINT}")
                     },
                 },
                 CredentialSource::TicketCache if expired => KerberosError::Expired {
-                    principal: if cred.principal.is_empty() {
-                        "the cached principal".into()
+                    whose: if cred.principal.is_empty() {
+                        "in the ticket cache".into()
                     } else {
-                        cred.principal.clone()
+                        format!("of {}", cred.principal)
                     },
                 },
                 CredentialSource::TicketCache => KerberosError::NoTicket { detail },
@@ -332,7 +342,7 @@ impl Credential {
         if major & ffi::ERROR_MASK != 0 {
             if major & ffi::ERROR_MASK == ffi::S_CREDENTIALS_EXPIRED {
                 return Err(KerberosError::Expired {
-                    principal: self.principal.clone(),
+                    whose: format!("of {}", self.principal),
                 });
             }
             return Err(failed("gss_init_sec_context", major, minor));
