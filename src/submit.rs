@@ -238,6 +238,13 @@ async fn stage_and_submit(
     // On a secure cluster: delegation tokens for the AM, its executors and the NMs.
     let conf_ref = conf.as_ref().ok().and_then(Option::as_ref);
     let tokens = crate::tokens::collect(rest, stager.webhdfs(), conf_ref).await?;
+    let token_refresh = match crate::tokens::stage_keytab(&args.rm, stager, conf_ref).await? {
+        Some((staged_keytab, refresh)) => {
+            local_resources.insert(refresh.keytab.clone(), staged_keytab.local_resource());
+            Some(refresh)
+        }
+        None => None,
+    };
     let spec = AppSpec {
         rm_scheduler: scheduler_addresses(args, rest, &conf)?,
         rm_web: rest.base_url().to_string(),
@@ -246,6 +253,7 @@ async fn stage_and_submit(
         max_executor_failures,
         job,
         nm_heartbeat_ms: nm_heartbeat_ms(&conf),
+        token_refresh,
     };
     let staged_spec = stager
         .put_bytes(SPEC_FILE, spec.to_json().into_bytes())

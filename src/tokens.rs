@@ -26,6 +26,10 @@ use yarn_client::rest::RmRest;
 use yarn_client::token::Token;
 use yarn_client::webhdfs::WebHdfs;
 
+use crate::cli::RmArgs;
+use crate::spec::{StagedFile, TokenRefresh};
+use crate::staging::Stager;
+
 /// Kind of the NameNode's delegation tokens (what HDFS RPC clients, the NMs, accept).
 pub const HDFS_TOKEN_KIND: &str = "HDFS_DELEGATION_TOKEN";
 /// Kind of the ResourceManager's delegation tokens.
@@ -108,6 +112,40 @@ fn rm_token_service(conf: Option<&Configuration>) -> anyhow::Result<String> {
         })
         .collect();
     Ok(services.join(","))
+}
+
+/// Name of the keytab in the AM container (never shipped to executors).
+pub const KEYTAB_NAME: &str = "yarn-am.keytab";
+
+/// With `--principal/--keytab`, staging on HDFS: ships the keytab to the AM (into the
+/// application's private staging folder, as spark-submit does) so that it can fetch new
+/// HDFS delegation tokens before the first ones reach their maximum lifetime. Nothing
+/// otherwise (a ticket-cache login cannot be renewed by the AM).
+pub async fn stage_keytab(
+    rm: &RmArgs,
+    stager: &mut Stager,
+    conf: Option<&Configuration>,
+) -> anyhow::Result<Option<(StagedFile, TokenRefresh)>> {
+    let (Some(principal), Some(keytab)) = (&rm.principal, &rm.keytab) else {
+        return Ok(None);
+    };
+    let Some(webhdfs) = stager.webhdfs().map(|c| c.base_url().to_string()) else {
+        return Ok(None);
+    };
+    let renewer = rm_renewer(conf)?;
+    let staged = stager
+        .put_file(keytab, KEYTAB_NAME)
+        .await
+        .context("staging the keytab for the AM's token refresh")?;
+    Ok(Some((
+        staged,
+        TokenRefresh {
+            principal: principal.clone(),
+            keytab: KEYTAB_NAME.to_string(),
+            renewer,
+            webhdfs,
+        },
+    )))
 }
 
 /// In the AM: how to authenticate to WebHDFS and to the RM's REST API, from the tokens of

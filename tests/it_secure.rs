@@ -6,6 +6,9 @@
 //!   lists nodes with the RM delegation token and removes the staging folder with the HDFS
 //!   one;
 //! - a keytab login (`--principal`/`--keytab`) works without any ticket cache;
+//! - with a keytab, an application that outlives its HDFS delegation token (the secure
+//!   profile sets `dfs.namenode.delegation.token.max-lifetime` to 90 s) still finishes and
+//!   its AM removes the staging folder with the token it fetched again;
 //! - no ticket, a stale keytab and an expired ticket are clear errors (exit 2) and nothing
 //!   is staged or submitted.
 //!
@@ -287,4 +290,73 @@ async fn a_stale_keytab_and_an_expired_ticket_are_clear_errors() {
     std::thread::sleep(Duration::from_secs(3));
     assert_refused(s, &cache, &[], &["has expired", "kinit"]).await;
     let _ = std::fs::remove_file(file);
+}
+
+#[tokio::test]
+async fn with_a_keytab_an_app_outlives_its_first_hdfs_token() {
+    let serial = SERIAL.lock().await;
+    let s = secure();
+    let _logs = cluster::LogsOnFailure(&s.c);
+    let job = serde_json::json!({
+        "name": "it-secure-refresh",
+        "executor": {"cores": 1, "memory_mb": 256, "min_executors": 0, "max_executors": 1,
+                     "initial_executors": 1, "idle_timeout_ms": 5000},
+        "task_retries": 1,
+        "locality_wait_ms": {"node": 0, "rack": 0},
+        "allocation": {"backlog_timeout_ms": 1000, "sustained_backlog_timeout_ms": 1000,
+                       "executor_allocation_ratio": 1.0},
+        // Past the 90 s max lifetime of the token submit fetched.
+        "tasks": [{"id": "t0", "cpus": 1, "command": "sleep 100 && echo outlived"}]
+    });
+    let path = am::write_job(&s.c, "it-secure-refresh", &job);
+    let krb5 = format!("KRB5_CONFIG={}", s.kdc.join("krb5.conf").display());
+    let out = s
+        .yarn_am("FILE:/nonexistent/no-ticket.cc")
+        .args([
+            "submit",
+            "--name",
+            "it-secure-refresh",
+            "--max-attempts",
+            "1",
+        ])
+        .args([
+            "--webhdfs",
+            &s.c.webhdfs,
+            "--principal",
+            PRINCIPAL,
+            "--keytab",
+        ])
+        .arg(s.keytab("alice.keytab"))
+        // The AM finds the test KDC through the same krb5.conf (a real cluster's nodes
+        // have it in /etc).
+        .args(["--env", &krb5, "--job"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "submit failed: {}", text(&out));
+    let app = am::submitted_app(&out);
+    let dir = staging_of(&out);
+    // The other tests may run while this one waits.
+    drop(serial);
+
+    let r = s
+        .rest()
+        .wait_final(&app, Duration::from_secs(300))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{app}: {}",
+        r.diagnostics
+    );
+    let am_log = am::am_log_dir(&s.c, &app)
+        .map(|d| std::fs::read_to_string(d.join("stderr")).unwrap_or_default())
+        .unwrap_or_default();
+    assert!(
+        am_log.contains("HDFS delegation token refreshed from the keytab"),
+        "no refresh in the AM log:\n{am_log}"
+    );
+    // Removed after the first token died: with the refreshed one.
+    assert_gone(s, &dir).await;
 }

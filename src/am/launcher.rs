@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, Semaphore};
 use tracing::{info, warn};
-use yarn_client::credentials::{Credentials, Format, AMRM_TOKEN_KIND};
 use yarn_client::nm::{LaunchSpec, NmClient};
 use yarn_client::proto::yarn::{
     ContainerProto, LocalResourceProto, LocalResourceTypeProto, LocalResourceVisibilityProto,
@@ -21,6 +20,8 @@ use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
 use crate::spec::{ExecutorSpec, StagedFile};
+
+use super::token_refresh::SharedTokens;
 
 /// What every executor is told about the AM, besides its own id.
 #[derive(Debug, Clone)]
@@ -43,8 +44,8 @@ pub struct Launcher {
     permits: Arc<Semaphore>,
     reports: mpsc::UnboundedSender<LaunchReport>,
     rpc: RpcConfig,
-    /// The executors' token file (the AM's tokens minus its AMRM token), if any.
-    tokens: Option<Vec<u8>>,
+    /// The AM's tokens; executors get them minus the AMRM token.
+    tokens: Option<SharedTokens>,
 }
 
 /// A staged file's URL as YARN's URL record: `file:///path` has no host and port -1;
@@ -106,12 +107,11 @@ impl Launcher {
     }
 
     /// Executors get these tokens (e.g. the HDFS delegation token that localises their
-    /// `hdfs://` files on a secure cluster): the AM's own, without the AMRM token, which
-    /// only the AM may hold (YARN's distributed shell and Spark do the same).
-    pub fn with_tokens(mut self, am_tokens: &Credentials) -> Self {
-        let mut mine = am_tokens.clone();
-        mine.tokens.retain(|(_, t)| t.kind != AMRM_TOKEN_KIND);
-        self.tokens = (!mine.tokens.is_empty()).then(|| mine.encode(Format::Writable));
+    /// `hdfs://` files on a secure cluster): the AM's own as they are at launch time, without
+    /// the AMRM token, which only the AM may hold (YARN's distributed shell and Spark do the
+    /// same).
+    pub fn with_tokens(mut self, am_tokens: SharedTokens) -> Self {
+        self.tokens = Some(am_tokens);
         self
     }
 
@@ -143,7 +143,7 @@ impl Launcher {
             )],
             environment,
             local_resources,
-            tokens: self.tokens.clone(),
+            tokens: self.tokens.as_ref().and_then(SharedTokens::executor_tokens),
         }
     }
 

@@ -13,6 +13,7 @@ mod heartbeat;
 mod interval;
 mod job;
 mod launcher;
+mod token_refresh;
 mod topology;
 
 use std::process::ExitCode;
@@ -37,6 +38,7 @@ use executors::Registry;
 use heartbeat::{Heartbeat, Stop};
 use interval::Interval;
 use launcher::{DriverContact, Launcher};
+use token_refresh::SharedTokens;
 
 /// Environment variable with the driver-API secret, set by `yarn-am submit`.
 pub const ENV_SECRET: &str = "YARN_AM_SECRET";
@@ -173,7 +175,12 @@ async fn run_am() -> anyhow::Result<Outcome> {
     };
     let (launcher, mut launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
-    let launcher = launcher.with_tokens(&creds);
+    let shared_tokens = SharedTokens::new(creds.clone());
+    let launcher = launcher.with_tokens(shared_tokens.clone());
+    // Runs until the AM's runtime ends.
+    if let Some(r) = spec.token_refresh.clone() {
+        token_refresh::spawn(r, shared_tokens.clone());
+    }
     let mut hb = Heartbeat::new(
         allocator,
         amrm,
@@ -305,7 +312,9 @@ async fn run_am() -> anyhow::Result<Outcome> {
         // NodeManager sends SIGKILL soon after (yarn.nodemanager.sleep-delay-before-sigkill.ms,
         // 250 ms by default), before a slow unregistration would let us reach a later step.
         if let Some(staging) = &spec.staging {
-            staging.remove_with(am_auth.webhdfs.as_ref()).await;
+            staging
+                .remove_with(shared_tokens.webhdfs_auth().as_ref())
+                .await;
         }
         let status = match outcome {
             Outcome::Succeeded => FinalStatus::Succeeded,

@@ -76,6 +76,21 @@ impl Token {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(out)
     }
 
+    /// Issue and maximum date (milliseconds since the epoch) of a Hadoop delegation token
+    /// (HDFS, RM): its identifier is a version byte, owner, renewer and real user (each a
+    /// vint length and UTF-8), then issue date and max date as vlongs
+    /// (`AbstractDelegationTokenIdentifier`). `None` for other identifiers.
+    pub fn delegation_dates(&self) -> Option<(u64, u64)> {
+        let mut buf = self.identifier.get(1..)?;
+        for _ in 0..3 {
+            let n = usize::try_from(crate::credentials::read_vlong(&mut buf)?).ok()?;
+            buf = buf.get(n..)?;
+        }
+        let issue = u64::try_from(crate::credentials::read_vlong(&mut buf)?).ok()?;
+        let max = u64::try_from(crate::credentials::read_vlong(&mut buf)?).ok()?;
+        (max >= issue).then_some((issue, max))
+    }
+
     /// The inverse of [`Token::to_url_string`]; padding is accepted too.
     pub fn from_url_string(s: &str) -> Result<Self, UrlStringError> {
         use base64::Engine as _;
@@ -123,6 +138,13 @@ mod tests {
         assert_eq!(t.password.len(), 20);
         assert_eq!(t.to_url_string(), s);
         assert!(Token::from_url_string(&format!("{s}==")).is_ok());
+        // Owner alice, renewer rm, issued 1795468858801 ms, valid for 7 days.
+        let (issue, max) = t.delegation_dates().unwrap();
+        assert_eq!(max - issue, 7 * 24 * 3600 * 1000);
+        assert!(issue > 1_700_000_000_000, "{issue}");
+        let mut other = t.clone();
+        other.identifier = vec![0, 5, b'a'];
+        assert_eq!(other.delegation_dates(), None);
     }
 
     #[test]
