@@ -92,6 +92,26 @@ impl Secure {
         cmd
     }
 
+    /// `yarn-am submit` of the job at `path` as alice from her keytab, with no ticket
+    /// cache, staged through WebHDFS; `extra` goes last.
+    fn submit_with_keytab(&self, name: &str, path: &Path, extra: &[&str]) -> Output {
+        self.yarn_am("FILE:/nonexistent/no-ticket.cc")
+            .args(["submit", "--name", name, "--max-attempts", "1"])
+            .args([
+                "--webhdfs",
+                &self.c.webhdfs,
+                "--principal",
+                PRINCIPAL,
+                "--keytab",
+            ])
+            .arg(self.keytab("alice.keytab"))
+            .arg("--job")
+            .arg(path)
+            .args(extra)
+            .output()
+            .unwrap()
+    }
+
     /// alice's ticket cache, as `cluster.sh up` filled it (`kinit` from her keytab).
     fn alice_cache(&self) -> String {
         format!("FILE:{}", self.kdc.join("alice.cc").display())
@@ -150,17 +170,7 @@ async fn the_sample_job_runs_as_alice_staged_through_webhdfs() {
     let dir = staging_of(&out);
     assert!(dir.starts_with("/user/alice/"), "{dir}");
 
-    let r = s
-        .rest()
-        .wait_final(&app, Duration::from_secs(240))
-        .await
-        .unwrap();
-    assert_eq!(
-        (r.state.as_str(), r.final_status.as_str()),
-        ("FINISHED", "SUCCEEDED"),
-        "{app}: {}",
-        r.diagnostics
-    );
+    let r = am::wait_succeeded(&s.rest(), &app, Duration::from_secs(240)).await;
     assert_eq!(r.user, "alice");
     let summary = am::summary_of(&r.diagnostics);
     assert_eq!((summary.tasks_total, summary.tasks_succeeded), (60, 60));
@@ -173,39 +183,13 @@ async fn a_keytab_login_needs_no_ticket_cache() {
     let _serial = SERIAL.lock().await;
     let s = secure();
     let _logs = cluster::LogsOnFailure(&s.c);
-    let job = serde_json::json!({
-        "name": "it-secure-keytab",
-        "executor": {"cores": 1, "memory_mb": 256, "min_executors": 0, "max_executors": 1,
-                     "initial_executors": 1, "idle_timeout_ms": 5000},
-        "task_retries": 1,
-        "locality_wait_ms": {"node": 0, "rack": 0},
-        "allocation": {"backlog_timeout_ms": 1000, "sustained_backlog_timeout_ms": 1000,
-                       "executor_allocation_ratio": 1.0},
-        "tasks": [{"id": "t0", "cpus": 1, "command": "echo keytab-ok"}]
-    });
+    let job = am::one_task_job("it-secure-keytab", "echo keytab-ok");
     let path = am::write_job(&s.c, "it-secure-keytab", &job);
-    let out = s
-        .yarn_am("FILE:/nonexistent/no-ticket.cc")
-        .args([
-            "submit",
-            "--name",
-            "it-secure-keytab",
-            "--max-attempts",
-            "1",
-        ])
-        .args([
-            "--webhdfs",
-            &s.c.webhdfs,
-            "--principal",
-            PRINCIPAL,
-            "--keytab",
-        ])
-        .arg(s.keytab("alice.keytab"))
-        .arg("--job")
-        .arg(&path)
-        .args(["--wait", "--wait-timeout", "180"])
-        .output()
-        .unwrap();
+    let out = s.submit_with_keytab(
+        "it-secure-keytab",
+        &path,
+        &["--wait", "--wait-timeout", "180"],
+    );
     assert!(out.status.success(), "submit failed: {}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("user alice"), "{}", text(&out));
@@ -297,59 +281,20 @@ async fn with_a_keytab_an_app_outlives_its_first_hdfs_token() {
     let serial = SERIAL.lock().await;
     let s = secure();
     let _logs = cluster::LogsOnFailure(&s.c);
-    let job = serde_json::json!({
-        "name": "it-secure-refresh",
-        "executor": {"cores": 1, "memory_mb": 256, "min_executors": 0, "max_executors": 1,
-                     "initial_executors": 1, "idle_timeout_ms": 5000},
-        "task_retries": 1,
-        "locality_wait_ms": {"node": 0, "rack": 0},
-        "allocation": {"backlog_timeout_ms": 1000, "sustained_backlog_timeout_ms": 1000,
-                       "executor_allocation_ratio": 1.0},
-        // Past the 90 s max lifetime of the token submit fetched.
-        "tasks": [{"id": "t0", "cpus": 1, "command": "sleep 100 && echo outlived"}]
-    });
+    // Past the 90 s max lifetime of the token submit fetched.
+    let job = am::one_task_job("it-secure-refresh", "sleep 100 && echo outlived");
     let path = am::write_job(&s.c, "it-secure-refresh", &job);
     let krb5 = format!("KRB5_CONFIG={}", s.kdc.join("krb5.conf").display());
-    let out = s
-        .yarn_am("FILE:/nonexistent/no-ticket.cc")
-        .args([
-            "submit",
-            "--name",
-            "it-secure-refresh",
-            "--max-attempts",
-            "1",
-        ])
-        .args([
-            "--webhdfs",
-            &s.c.webhdfs,
-            "--principal",
-            PRINCIPAL,
-            "--keytab",
-        ])
-        .arg(s.keytab("alice.keytab"))
-        // The AM finds the test KDC through the same krb5.conf (a real cluster's nodes
-        // have it in /etc).
-        .args(["--env", &krb5, "--job"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    // The AM finds the test KDC through the same krb5.conf (a real cluster's nodes have it
+    // in /etc).
+    let out = s.submit_with_keytab("it-secure-refresh", &path, &["--env", &krb5]);
     assert!(out.status.success(), "submit failed: {}", text(&out));
     let app = am::submitted_app(&out);
     let dir = staging_of(&out);
     // The other tests may run while this one waits.
     drop(serial);
 
-    let r = s
-        .rest()
-        .wait_final(&app, Duration::from_secs(300))
-        .await
-        .unwrap();
-    assert_eq!(
-        (r.state.as_str(), r.final_status.as_str()),
-        ("FINISHED", "SUCCEEDED"),
-        "{app}: {}",
-        r.diagnostics
-    );
+    am::wait_succeeded(&s.rest(), &app, Duration::from_secs(300)).await;
     let am_log = am::am_log_dir(&s.c, &app)
         .map(|d| std::fs::read_to_string(d.join("stderr")).unwrap_or_default())
         .unwrap_or_default();

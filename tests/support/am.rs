@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use yarn_client::rest::RmRest;
+use yarn_client::rest::{AppReport, RmRest};
 
 use super::cluster::Cluster;
 
@@ -265,4 +265,31 @@ pub fn am_host(c: &Cluster, app: &str) -> String {
         .as_os_str()
         .to_string_lossy()
         .to_string()
+}
+
+/// Waits for `app` to end and asserts it FINISHED with SUCCEEDED (the diagnostics say why
+/// not); returns the final report.
+pub async fn wait_succeeded(rest: &RmRest, app: &str, limit: Duration) -> AppReport {
+    let r = rest.wait_final(app, limit).await.unwrap();
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{app}: {}",
+        r.diagnostics
+    );
+    r
+}
+
+/// A job of one task on one one-core executor.
+pub fn one_task_job(name: &str, command: &str) -> serde_json::Value {
+    serde_json::json!({
+        "name": name,
+        "executor": {"cores": 1, "memory_mb": 256, "min_executors": 0, "max_executors": 1,
+                     "initial_executors": 1, "idle_timeout_ms": 5000},
+        "task_retries": 1,
+        "locality_wait_ms": {"node": 0, "rack": 0},
+        "allocation": {"backlog_timeout_ms": 1000, "sustained_backlog_timeout_ms": 1000,
+                       "executor_allocation_ratio": 1.0},
+        "tasks": [{"id": "t0", "cpus": 1, "command": command}]
+    })
 }
