@@ -65,7 +65,9 @@ async fn assert_gone(c: &cluster::Cluster, dir: &str) {
 
 /// NodeManager log lines saying which URLs a container of `app` localised.
 fn localizing_lines(c: &cluster::Cluster, app: &str) -> Vec<String> {
-    let container_prefix = format!("container_{}", app.trim_start_matches("application_"));
+    // `container_<cluster ts>_<app seq>_...`, or `container_e<epoch>_...` after an RM restart
+    // with recovery (another test may have restarted it).
+    let container_prefix = format!("_{}_", app.trim_start_matches("application_"));
     let mut lines = Vec::new();
     for nm in ["nm1", "nm2", "nm3"] {
         let log = std::fs::read_to_string(c.path(format!("logs/{nm}.log"))).unwrap_or_default();
