@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Installs what the real test cluster and the build need, so the two README commands work on
 # a fresh machine: a Java 17 JDK (Hadoop 3.4 breaks on Java 23+), Maven (fetches the Hadoop
-# jars from Maven Central), curl and python3 (cluster readiness checks), and a Rust toolchain.
+# jars from Maven Central), curl and python3 (cluster readiness checks), an MIT Kerberos KDC and
+# client tools (the `--secure` cluster runs its own KDC on loopback), and a Rust toolchain.
 set -euo pipefail
 say() { printf '[prereqs] %s\n' "$*" >&2; }
 
 missing=()
-ls -d /usr/lib/jvm/java-17-openjdk* /usr/lib/jvm/temurin-17* >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+compgen -G "/usr/lib/jvm/java-17-openjdk*" >/dev/null || compgen -G "/usr/lib/jvm/temurin-17*" >/dev/null || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)
 command -v curl >/dev/null || missing+=(curl)
 command -v python3 >/dev/null || missing+=(python3)
 command -v flock >/dev/null || missing+=(util-linux)
 command -v getent >/dev/null || missing+=(libc-bin)
+[[ -x /usr/sbin/krb5kdc ]] || missing+=(krb5-kdc)
+# kadmin.local (creates the test realm's principals) is packaged with kadmind on Debian.
+[[ -x /usr/sbin/kadmin.local ]] || missing+=(krb5-admin-server)
+command -v kinit >/dev/null || missing+=(krb5-user)
 if ((${#missing[@]})); then
   [[ $(id -u) == 0 ]] || { say "missing packages: ${missing[*]}; run as root or install them"; exit 1; }
   say "installing ${missing[*]}"

@@ -29,10 +29,14 @@ finish() {
 }
 trap finish EXIT
 eval "$(bash tests/cluster/cluster.sh env)"
-# it_qop restarts the cluster with hadoop.rpc.protection privacy, then integrity: it runs
-# last, alone, so that no other binary has to switch the cluster back to plain after it.
+# it_secure (Kerberos) and it_qop (hadoop.rpc.protection privacy, then integrity) each
+# restart the shared cluster in their own profile: they run last, one after the other, so no
+# other binary has to switch the cluster back to plain after them.
 rc=0
-cargo test --workspace --locked --no-fail-fast -- --skip qop_cluster || rc=$?
+cargo test --workspace --locked --no-fail-fast -- --skip qop_cluster --skip secure_cluster || rc=$?
+t_secure=$SECONDS
+cargo test --locked --test it_secure -- secure_cluster || rc=$?
+echo "[test] it_secure (Kerberos cluster) took $((SECONDS - t_secure))s" >&2
 t_qop=$SECONDS
 cargo test --locked --test it_qop -- qop_cluster || rc=$?
 echo "[test] it_qop (privacy and integrity clusters) took $((SECONDS - t_qop))s" >&2

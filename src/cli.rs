@@ -60,6 +60,16 @@ pub struct RmArgs {
     /// User name the RM sees (simple auth). Defaults to $USER.
     #[arg(long)]
     pub user: Option<String>,
+    /// Kerberos principal to log in as from --keytab (e.g. alice@EXAMPLE.COM), as
+    /// spark-submit takes it. Without --principal/--keytab, a cluster whose
+    /// hadoop.security.authentication is kerberos is reached with the ticket `kinit` left in
+    /// the default ticket cache.
+    #[arg(long, requires = "keytab", value_name = "PRINCIPAL")]
+    pub principal: Option<String>,
+    /// Keytab holding the key of --principal. The login goes into a private in-memory
+    /// ticket cache; the user's own cache is not touched.
+    #[arg(long, requires = "principal", value_name = "FILE")]
+    pub keytab: Option<PathBuf>,
     /// Seconds to wait for any one RM call before giving up.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,

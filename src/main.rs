@@ -7,6 +7,7 @@ mod am;
 mod api;
 mod cli;
 mod executor;
+mod login;
 mod nodes;
 mod plan;
 mod private_fs;
@@ -14,6 +15,7 @@ mod spec;
 mod staging;
 mod status;
 mod submit;
+mod tokens;
 
 use std::process::ExitCode;
 

@@ -16,8 +16,10 @@ pub fn rm_rest(args: &RmArgs) -> anyhow::Result<RmRest> {
         None => web_address_from_conf()?,
     };
     let user = user_name(args);
-    RmRest::new(&web, &user, Duration::from_secs(args.timeout))
-        .with_context(|| format!("setting up the RM REST client for {web}"))
+    let auth = crate::login::http_auth(args)?;
+    Ok(RmRest::new(&web, &user, Duration::from_secs(args.timeout))
+        .with_context(|| format!("setting up the RM REST client for {web}"))?
+        .with_auth(auth))
 }
 
 /// The user the RM (and WebHDFS) is told about: `--user`, else `$USER`, else `yarn`.

@@ -45,6 +45,22 @@ pub struct StagedFile {
     pub timestamp_ms: u64,
 }
 
+/// With `submit --principal/--keytab` on a secure cluster staging on HDFS: how the AM logs
+/// in again to fetch new HDFS delegation tokens before the old ones reach their maximum
+/// lifetime (Spark's `spark.kerberos.keytab` approach; see `crate::am::token_refresh`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenRefresh {
+    pub principal: String,
+    /// The keytab's file name in the AM container's working directory (a local resource
+    /// of the AM only).
+    pub keytab: String,
+    /// Renewer of the new tokens (the RM principal's short name).
+    pub renewer: String,
+    /// The NameNode web address the tokens come from.
+    pub webhdfs: String,
+}
+
 /// Everything the AM needs that YARN's container environment does not give it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,6 +87,9 @@ pub struct AppSpec {
     /// whether the AM accepts an RM or NM that answers its token with a switch to SIMPLE.
     #[serde(default)]
     pub fallback_to_simple_auth_allowed: bool,
+    /// Set when the AM may refresh its HDFS delegation token from a keytab.
+    #[serde(default)]
+    pub token_refresh: Option<TokenRefresh>,
 }
 
 impl AppSpec {
@@ -108,6 +127,7 @@ mod tests {
             }),
             max_executor_failures: 8,
             job: None,
+            token_refresh: None,
             nm_heartbeat_ms: Some(500),
             fallback_to_simple_auth_allowed: false,
         }

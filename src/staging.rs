@@ -35,6 +35,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
+use yarn_client::http_auth::HttpAuth;
 use yarn_client::rest::LocalResource;
 use yarn_client::webhdfs::{Created, WebHdfs};
 
@@ -67,8 +68,9 @@ pub enum StagingDir {
 impl StagingDir {
     /// Removes the folder and everything in it. Never fails: a leftover folder is worth a
     /// warning, not a failed application. A folder that is already gone is fine (the AM and
-    /// `submit --wait` may both try).
-    pub async fn remove(&self) {
+    /// `submit --wait` may both try). `auth` is how to authenticate to WebHDFS (SPNEGO for
+    /// the submitter, the HDFS delegation token in the AM); `None` sends `user.name`.
+    pub async fn remove_with(&self, auth: Option<&HttpAuth>) {
         match self {
             StagingDir::Local { path } => match private_fs::remove_private_dir(Path::new(path)) {
                 Ok(true) => info!(%path, "staging folder removed"),
@@ -77,7 +79,10 @@ impl StagingDir {
             },
             StagingDir::Webhdfs { url, user, path } => {
                 let client = match WebHdfs::new(url, user, REMOVE_TIMEOUT) {
-                    Ok(c) => c,
+                    Ok(c) => match auth {
+                        Some(a) => c.with_auth(a.clone()),
+                        None => c,
+                    },
                     Err(e) => {
                         warn!("could not remove staging folder {path} on HDFS: {e}");
                         return;
@@ -124,6 +129,8 @@ pub struct StagingOptions {
     /// Staging root; the app's folder is `<root>/<app-id>`.
     pub root: Option<String>,
     pub user: String,
+    /// How to authenticate to WebHDFS (`user.name` on an insecure cluster).
+    pub auth: HttpAuth,
     pub timeout: Duration,
 }
 
@@ -172,7 +179,8 @@ impl StagingRoot {
         };
         let hdfs_uri = opts.hdfs_uri.as_deref().map(parse_hdfs_uri).transpose()?;
         let client = WebHdfs::new(address, &opts.user, opts.timeout)
-            .with_context(|| format!("setting up the WebHDFS client for {address}"))?;
+            .with_context(|| format!("setting up the WebHDFS client for {address}"))?
+            .with_auth(opts.auth.clone());
         let root = match &opts.root {
             Some(r) => r.clone(),
             None => {
@@ -239,6 +247,14 @@ impl StagingRoot {
 }
 
 impl Stager {
+    /// The WebHDFS client when staging on HDFS.
+    pub fn webhdfs(&self) -> Option<&WebHdfs> {
+        match self {
+            Stager::Webhdfs { client, .. } => Some(client),
+            Stager::Local { .. } => None,
+        }
+    }
+
     /// Copies the local file `src` into the folder as `name`.
     pub async fn put_file(&mut self, src: &Path, name: &str) -> anyhow::Result<StagedFile> {
         match self {
@@ -466,6 +482,7 @@ mod tests {
             hdfs_uri: None,
             root: Some(root.display().to_string()),
             user: "u".into(),
+            auth: HttpAuth::simple("u"),
             timeout: Duration::from_secs(5),
         };
         let mut s = StagingRoot::open(&opts)
@@ -479,9 +496,9 @@ mod tests {
         assert_eq!(f.size, 2);
         let dir = s.dir();
         assert!(matches!(&dir, StagingDir::Local { path } if path.ends_with("application_1_0001")));
-        dir.remove().await;
+        dir.remove_with(None).await;
         assert!(!root.join("application_1_0001").exists());
-        dir.remove().await; // already gone: no panic, no error
+        dir.remove_with(None).await; // already gone: no panic, no error
         std::fs::remove_dir_all(&root).unwrap();
     }
 
@@ -496,6 +513,7 @@ mod tests {
             root: Some(root.display().to_string()),
             user: "u".into(),
             timeout: Duration::from_secs(5),
+            auth: HttpAuth::simple("u"),
         }
     }
 
@@ -574,7 +592,7 @@ mod tests {
         let dir = StagingDir::Local {
             path: root.join("application_1_0004").display().to_string(),
         };
-        dir.remove().await;
+        dir.remove_with(None).await;
         assert!(victim.join("precious").exists());
         std::fs::remove_dir_all(&root).unwrap();
     }

@@ -16,9 +16,11 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use tracing::warn;
+use yarn_client::http_auth::HttpAuth;
 use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest, Submission};
 
 use crate::cli::SubmitArgs;
+use crate::login::hadoop_conf;
 use crate::nodes::{rm_rest, user_name};
 use crate::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
 use crate::staging::{Stager, StagingOptions, StagingRoot};
@@ -40,17 +42,6 @@ fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, St
             _ => bail!("{flag} wants KEY=VALUE, got {p:?}"),
         })
         .collect()
-}
-
-/// The Hadoop configuration named by `HADOOP_CONF_DIR` / `YARN_CONF_DIR`, if either is set.
-fn hadoop_conf() -> anyhow::Result<Option<yarn_client::conf::Configuration>> {
-    if std::env::var_os("HADOOP_CONF_DIR").is_none() && std::env::var_os("YARN_CONF_DIR").is_none()
-    {
-        return Ok(None);
-    }
-    yarn_client::conf::Configuration::from_process_env()
-        .map(Some)
-        .context("reading the Hadoop configuration")
 }
 
 /// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
@@ -125,13 +116,20 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let executor_env = parse_env(&args.executor_env, "--executor-env")?;
+    // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
+    let auth = rest.auth().clone();
+    let user = match &auth {
+        HttpAuth::Kerberos(s) => s.credential().short_name().to_string(),
+        _ => user_name(&args.rm),
+    };
     // Before the RM hands out an id: a wrong staging place fails with nothing created.
     let root = StagingRoot::open(&StagingOptions {
         webhdfs: args.webhdfs.clone(),
         hdfs_uri: args.hdfs_uri.clone(),
         root: args.staging_dir.clone(),
-        user: user_name(&args.rm),
+        user,
+        auth: auth.clone(),
         timeout: Duration::from_secs(args.webhdfs_timeout),
     })
     .await?;
@@ -165,7 +163,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => {
             // The RM refused the app or never heard of it: nobody else will clean up.
-            staging.remove().await;
+            staging.remove_with(Some(&auth)).await;
             return Err(e);
         }
     };
@@ -180,7 +178,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
-    staging.remove().await;
+    staging.remove_with(Some(&auth)).await;
     print_report(&report);
     if args.job.is_some() {
         print_job_summary(&report.diagnostics);
@@ -257,6 +255,16 @@ async fn stage_and_submit(
     }
     let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
     let conf = hadoop_conf();
+    // On a secure cluster: delegation tokens for the AM, its executors and the NMs.
+    let conf_ref = conf.as_ref().ok().and_then(Option::as_ref);
+    let tokens = crate::tokens::collect(rest, stager.webhdfs(), conf_ref).await?;
+    let token_refresh = match crate::tokens::stage_keytab(&args.rm, stager, conf_ref).await? {
+        Some((staged_keytab, refresh)) => {
+            local_resources.insert(refresh.keytab.clone(), staged_keytab.local_resource());
+            Some(refresh)
+        }
+        None => None,
+    };
     let spec = AppSpec {
         rm_scheduler: scheduler_addresses(args, rest, &conf)?,
         rm_web: rest.base_url().to_string(),
@@ -266,6 +274,7 @@ async fn stage_and_submit(
         job,
         nm_heartbeat_ms: nm_heartbeat_ms(&conf),
         fallback_to_simple_auth_allowed: fallback_to_simple(&conf)?,
+        token_refresh,
     };
     let staged_spec = stager
         .put_bytes(SPEC_FILE, spec.to_json().into_bytes())
@@ -300,7 +309,7 @@ async fn stage_and_submit(
             local_resources,
             environment,
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
-            credentials: am_credentials(&secret),
+            credentials: am_credentials(&secret, tokens),
         },
     };
     rest.submit(&submission)
@@ -343,9 +352,12 @@ fn print_job_summary(diagnostics: &str) {
 /// `launch_container.sh` in the container's log dir, which its web UI serves). Today that is
 /// the application's master secret (see [`yarn_am::poll_auth`]); delegation tokens for a
 /// secure cluster go beside it.
-fn am_credentials(master_secret: &str) -> yarn_client::credentials::Credentials {
+fn am_credentials(
+    master_secret: &str,
+    tokens: Vec<(String, yarn_client::token::Token)>,
+) -> yarn_client::credentials::Credentials {
     yarn_client::credentials::Credentials {
-        tokens: Vec::new(),
+        tokens,
         secrets: vec![(
             yarn_am::poll_auth::MASTER_SECRET_ALIAS.to_string(),
             master_secret.as_bytes().to_vec(),
@@ -395,6 +407,8 @@ fn transient(e: &RestError) -> bool {
     match e {
         RestError::Unreachable { .. } | RestError::BadReply { .. } => true,
         RestError::Status { status, .. } => *status >= 500 || *status == 404,
+        // A missing or expired ticket does not come back by waiting.
+        RestError::Kerberos { .. } | RestError::NeedsKerberos { .. } => false,
     }
 }
 

@@ -13,7 +13,6 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use am::{text, wait_for, write_job, yarn_am, Driver};
-use serde_json::json;
 use yarn_client::rest::RmRest;
 use yarn_client::webhdfs::WebHdfs;
 
@@ -88,17 +87,10 @@ async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_fold
     let _logs = cluster::LogsOnFailure(c);
     // Executors run the staged yarn-am binary; the task lists it and takes a few seconds,
     // so the staged files can be looked at while the app runs.
-    let job = json!({
-        "name": "it-webhdfs-job",
-        "executor": {"cores": 1, "memory_mb": 256, "min_executors": 0, "max_executors": 1,
-                     "initial_executors": 1, "idle_timeout_ms": 5000},
-        "task_retries": 1,
-        "locality_wait_ms": {"node": 0, "rack": 0},
-        "allocation": {"backlog_timeout_ms": 1000, "sustained_backlog_timeout_ms": 1000,
-                       "executor_allocation_ratio": 1.0},
-        "tasks": [{"id": "t0", "cpus": 1,
-                   "command": "ls -lL yarn-am && sleep 4 && echo staged-binary-ran"}]
-    });
+    let job = am::one_task_job(
+        "it-webhdfs-job",
+        "ls -lL yarn-am && sleep 4 && echo staged-binary-ran",
+    );
     let path = write_job(c, "it-webhdfs-job", &job);
     let started = Instant::now();
     let out = submit_webhdfs(

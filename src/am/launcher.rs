@@ -20,9 +20,11 @@ use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
 use yarn_am::poll_auth;
-use yarn_client::credentials::{Credentials, Format};
+use yarn_client::credentials::Format;
 
 use crate::spec::{ExecutorSpec, StagedFile};
+
+use super::token_refresh::SharedTokens;
 
 /// What every executor is told about the AM, besides its own id.
 #[derive(Clone)]
@@ -32,8 +34,9 @@ pub struct DriverContact {
     /// The application's master secret: each executor's key is derived from it, and it
     /// never leaves the AM.
     pub master_secret: Arc<[u8]>,
-    /// The credentials every executor gets besides its own key (see `am::executor_tokens`).
-    pub tokens: Credentials,
+    /// The AM's credentials (refreshed while it runs): every executor gets their tokens
+    /// minus the AMRM token, besides its own key (see [`SharedTokens::executor_tokens`]).
+    pub tokens: SharedTokens,
 }
 
 impl std::fmt::Debug for DriverContact {
@@ -165,7 +168,7 @@ impl Launcher {
             &executor_id.to_string(),
             container_id,
         );
-        let mut creds = self.contact.tokens.clone();
+        let mut creds = self.contact.tokens.executor_tokens();
         creds
             .secrets
             .push((poll_auth::EXECUTOR_KEY_ALIAS.to_string(), key.to_vec()));
@@ -236,6 +239,7 @@ async fn start(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use yarn_client::credentials::Credentials;
 
     #[test]
     fn each_executor_gets_its_own_key_in_its_credentials_and_no_secret_in_its_environment() {
@@ -250,10 +254,10 @@ mod tests {
             app_id: "application_1_0001".into(),
             url: "http://nm1:4000".into(),
             master_secret: master.clone(),
-            tokens: Credentials {
+            tokens: SharedTokens::new(Credentials {
                 tokens: vec![("hdfs".into(), hdfs)],
                 secrets: vec![],
-            },
+            }),
         };
         let spec = ExecutorSpec {
             command: "./yarn-am executor".into(),

@@ -17,6 +17,7 @@ mod job;
 mod launcher;
 mod pool;
 mod rm;
+mod token_refresh;
 mod topology;
 
 use std::future::Future;
@@ -45,6 +46,7 @@ use executors::Registry;
 use launcher::{DriverContact, Launcher};
 use pool::Pool;
 use rm::{Registration, RmReply, RmSession};
+use token_refresh::SharedTokens;
 
 /// File in the AM's log dir naming the driver API's URL (the secret is not written there).
 pub const DRIVER_URL_FILE: &str = "driver-api.url";
@@ -94,7 +96,8 @@ async fn remove_staging_after_error() {
         return;
     };
     if let Some(staging) = &spec.staging {
-        staging.remove().await;
+        let auth = crate::tokens::AmAuth::from_container();
+        staging.remove_with(auth.webhdfs.as_ref()).await;
     }
 }
 
@@ -167,7 +170,12 @@ async fn run_am() -> anyhow::Result<Outcome> {
     }
 
     // Racks and capacities, for the allocator and for the request table's rack lookups.
-    let rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
+    // On a secure cluster the submitter gave us delegation tokens for the RM and WebHDFS.
+    let am_auth = crate::tokens::AmAuth::from_credentials(&creds);
+    let mut rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
+    if let Some(auth) = &am_auth.rm {
+        rest = rest.with_auth(auth.clone());
+    }
     let nodes = rest
         .nodes(&[])
         .await
@@ -198,11 +206,16 @@ async fn run_am() -> anyhow::Result<Outcome> {
     );
 
     let registry = Registry::new(handle.events.clone());
+    let shared_tokens = SharedTokens::new(creds.clone());
+    // Runs until the AM's runtime ends.
+    if let Some(r) = spec.token_refresh.clone() {
+        token_refresh::spawn(r, shared_tokens.clone());
+    }
     let contact = DriverContact {
         app_id: env.app_id.clone(),
         url: url.clone(),
         master_secret: secret.as_bytes().into(),
-        tokens: executor_tokens(&creds),
+        tokens: shared_tokens.clone(),
     };
     let (mut launcher, mut launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
@@ -306,7 +319,9 @@ async fn run_am() -> anyhow::Result<Outcome> {
         // NodeManager sends SIGKILL soon after (yarn.nodemanager.sleep-delay-before-sigkill.ms,
         // 250 ms by default), before a slow unregistration would let us reach a later step.
         if let Some(staging) = &spec.staging {
-            staging.remove().await;
+            staging
+                .remove_with(shared_tokens.webhdfs_auth().as_ref())
+                .await;
         }
         let status = match outcome {
             Outcome::Succeeded => FinalStatus::Succeeded,
@@ -352,26 +367,6 @@ fn master_secret(creds: &Credentials) -> anyhow::Result<String> {
         .filter(|s| !s.is_empty())
         .with_context(|| format!("the secret {MASTER_SECRET_ALIAS:?} is empty or not text"))?;
     Ok(secret)
-}
-
-/// What every executor's credentials start from: the AM's own tokens (e.g. HDFS delegation
-/// tokens) minus the AMRM token, which is the AM's alone, and minus every yarn-am secret: each
-/// executor gets only its own key (added by the launcher).
-fn executor_tokens(creds: &Credentials) -> Credentials {
-    Credentials {
-        tokens: creds
-            .tokens
-            .iter()
-            .filter(|(_, t)| t.kind != yarn_client::credentials::AMRM_TOKEN_KIND)
-            .cloned()
-            .collect(),
-        secrets: creds
-            .secrets
-            .iter()
-            .filter(|(alias, _)| !alias.starts_with(yarn_am::poll_auth::ALIAS_PREFIX))
-            .cloned()
-            .collect(),
-    }
 }
 
 /// Whether this attempt ends the application by unregistering. Success and kill always
@@ -450,7 +445,7 @@ mod tests {
                 ("other".into(), b"o".to_vec()),
             ],
         };
-        let e = executor_tokens(&creds);
+        let e = token_refresh::executor_base(&creds);
         assert_eq!(
             e.tokens,
             vec![("hdfs".into(), token("HDFS_DELEGATION_TOKEN"))]

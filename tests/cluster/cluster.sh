@@ -8,14 +8,18 @@
 #                       fetch jars if needed, format HDFS on first use, start, wait until
 #                       3 nodes are RUNNING and HDFS has 1 live DataNode (idempotent). The
 #                       options choose a profile; a cluster running another profile is
-#                       stopped and started again in this one.
+#                       stopped and started again in this one. --secure: Kerberos (an MIT
+#                       KDC on 127.0.0.1:60088, realm YARN.TEST, state in <runtime>/kdc),
+#                       SPNEGO on the RM web app and WebHDFS, HDFS block tokens.
 #   cluster.sh profile  print the running (or last started) profile, e.g. `plain`,
 #                       `rpc-privacy`, `secure`, `secure rpc-privacy`
 #   cluster.sh down     stop every daemon we started (and containers they left behind)
 #   cluster.sh status   exit 0 when the cluster is up and ready, 1 otherwise
 #   cluster.sh logs [N] tail the last N lines (default 40) of every daemon log
 #   cluster.sh env      print the exports a client needs (HADOOP_CONF_DIR, YARN_AM_RM_WEB,
-#                       YARN_AM_WEBHDFS)
+#                       YARN_AM_WEBHDFS; under --secure also KRB5_CONFIG, KRB5CCNAME (a
+#                       ticket cache holding alice's ticket) and YARN_AM_TEST_PRINCIPAL /
+#                       YARN_AM_TEST_KEYTAB (alice's keytab, for tests))
 #   cluster.sh kill-nm NM   node failure: kill -9 that NodeManager and its containers
 #   cluster.sh restart-rm   stop the ResourceManager and start it again keeping its state
 #                       store (work-preserving recovery: apps and containers survive)
@@ -143,7 +147,7 @@ write_conf() {
   # SASL quality of protection on every Hadoop RPC port, token (DIGEST-MD5) connections
   # included: the AMRM and NM connections of an AM are wrapped too.
   [[ "$RPC_PROTECTION" == authentication ]] || add_property core-site.xml hadoop.rpc.protection "$RPC_PROTECTION"
-  ((SECURE)) && die "--secure is not implemented yet"
+  ((SECURE)) && secure_conf
   # The NameNode and DataNode web servers look for webapps/<name> on the classpath. The Maven
   # Central hadoop-hdfs jar leaves the web UI out (the tarball ships it beside the jars);
   # WebHDFS needs none of it, only the folders to exist.
@@ -161,6 +165,159 @@ JPMS_OPTS=(-XX:+IgnoreUnrecognizedVMOptions
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/sun.security.util=ALL-UNNAMED
   --add-opens=java.base/sun.security.x509=ALL-UNNAMED
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED)
+
+# ---- Secure profile: an MIT KDC on loopback with every principal the cluster needs. -------
+# All Kerberos state lives in $K (nothing in /etc is read: KRB5_CONFIG / KRB5_KDC_PROFILE).
+# The database and keytabs survive `down` (keys stay valid across restarts); only the KDC
+# process stops. Principals: rm/rm, nm/nm1..3, nn/rm, dn/rm, HTTP/{rm,nm1..3} in one service
+# keytab; the user alice (alice.keytab, and alice-stale.keytab: an older key of hers, for
+# "wrong keytab" tests); probe (cluster.sh's own readiness checks, probe.keytab).
+K="$R/kdc"
+REALM=YARN.TEST
+KDC_PORT=${YARN_AM_KDC_PORT:-60088}
+SERVICE_PRINCIPALS=(rm/rm nm/nm1 nm/nm2 nm/nm3 nn/rm dn/rm HTTP/rm HTTP/nm1 HTTP/nm2 HTTP/nm3)
+KRB_OPTS=()
+
+krb_env() { export KRB5_CONFIG="$K/krb5.conf" KRB5_KDC_PROFILE="$K/kdc.conf"; }
+
+# The KDC programs live in /usr/sbin, which a non-login shell may not have on PATH.
+krb_need_tools() {
+  PATH="$PATH:/usr/sbin:/sbin"
+  local t
+  for t in krb5kdc kdb5_util kadmin.local kinit klist; do
+    command -v "$t" >/dev/null || die "--secure needs the MIT Kerberos KDC and tools ($t is missing): run scripts/prereqs.sh (apt-get install krb5-kdc krb5-user)"
+  done
+}
+
+krb_write_conf() {
+  mkdir -p "$K/db" "$K/keytabs"
+  cat >"$K/krb5.conf" <<C
+[libdefaults]
+  default_realm = $REALM
+  dns_lookup_realm = false
+  dns_lookup_kdc = false
+  dns_canonicalize_hostname = false
+  rdns = false
+  udp_preference_limit = 1
+  ticket_lifetime = 24h
+  renew_lifetime = 7d
+[realms]
+  $REALM = {
+    kdc = 127.0.0.1:$KDC_PORT
+  }
+[domain_realm]
+  rm = $REALM
+  nm1 = $REALM
+  nm2 = $REALM
+  nm3 = $REALM
+C
+  # A realm block must span several lines ("Cannot find KDC for realm" otherwise).
+  cat >"$K/kdc.conf" <<C
+[kdcdefaults]
+  kdc_listen = 127.0.0.1:$KDC_PORT
+  kdc_tcp_listen = 127.0.0.1:$KDC_PORT
+[realms]
+  $REALM = {
+    database_name = $K/db/principal
+    key_stash_file = $K/db/stash
+    max_life = 24h
+    max_renewable_life = 7d
+    supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
+  }
+[logging]
+  kdc = FILE:$K/kdc.log
+C
+}
+
+kadmin_q() { kadmin.local -r "$REALM" -q "$1" >>"$K/kadmin.log" 2>&1 || die "kadmin.local: '$1' failed (log: $K/kadmin.log)"; }
+
+# Creates the realm, principals and keytabs once. `ktadd` gives a principal new random keys,
+# so each is exported exactly once (alice twice on purpose: the first keytab goes stale).
+krb_create_realm() {
+  [[ -f "$K/db/principal" && -f "$K/keytabs/alice.keytab" && -f "$K/keytabs/probe.keytab" ]] && return
+  say "creating the Kerberos realm $REALM in $K"
+  rm -rf "$K/db" "$K/keytabs"
+  mkdir -p "$K/db" "$K/keytabs"
+  kdb5_util create -s -r "$REALM" -P "$(head -c 24 /dev/urandom | base64)" >"$K/kadmin.log" 2>&1 \
+    || die "kdb5_util create failed (log: $K/kadmin.log)"
+  local p
+  for p in "${SERVICE_PRINCIPALS[@]}" alice probe; do kadmin_q "addprinc -randkey $p@$REALM"; done
+  kadmin_q "ktadd -k $K/keytabs/service.keytab $(printf "%s@$REALM " "${SERVICE_PRINCIPALS[@]}")"
+  kadmin_q "ktadd -k $K/keytabs/alice-stale.keytab alice@$REALM"
+  kadmin_q "ktadd -k $K/keytabs/alice.keytab alice@$REALM"
+  kadmin_q "ktadd -k $K/keytabs/probe.keytab probe@$REALM"
+  chmod 600 "$K"/keytabs/*.keytab
+  # The web apps sign their hadoop.auth cookies with this; one secret for all of them.
+  (umask 077; head -c 32 /dev/urandom | base64 >"$K/http-secret")
+}
+
+kdc_start() {
+  alive kdc && return
+  (
+    close_inherited_fds
+    exec setsid krb5kdc -n -r "$REALM" >"$K/krb5kdc.out" 2>&1 </dev/null
+  ) &
+  echo $! >"$R/kdc.pid"
+  local start=$SECONDS
+  until kinit -kt "$K/keytabs/probe.keytab" -c "FILE:$K/probe.cc" "probe@$REALM" >/dev/null 2>&1; do
+    alive kdc || { cat "$K/krb5kdc.out" >&2; die "krb5kdc exited (log: $K/kdc.log)"; }
+    ((SECONDS - start < 20)) || die "the KDC gives no ticket after 20s (log: $K/kdc.log)"
+    sleep 0.2
+  done
+  say "started kdc (pid $(cat "$R/kdc.pid"), 127.0.0.1:$KDC_PORT, realm $REALM)"
+}
+
+# Fresh tickets: alice's for clients (cluster.sh env), probe's for the readiness checks.
+krb_tickets() {
+  kinit -kt "$K/keytabs/probe.keytab" -c "FILE:$K/probe.cc" "probe@$REALM" >/dev/null \
+    || die "kinit probe failed (log: $K/kdc.log)"
+  kinit -kt "$K/keytabs/alice.keytab" -c "FILE:$K/alice.cc" "alice@$REALM" >/dev/null \
+    || die "kinit alice failed (log: $K/kdc.log)"
+}
+
+secure_start() {
+  krb_need_tools
+  krb_write_conf
+  krb_env
+  krb_create_realm
+  kdc_start
+  krb_tickets
+  KRB_OPTS=(-Djava.security.krb5.conf="$K/krb5.conf")
+}
+
+# The secure site XML (conf/cluster/secure/*.xml) goes at the end of each runtime site file:
+# Hadoop takes the last value of a property, so it overrides the plain settings.
+secure_conf() {
+  local f tmp
+  for f in core-site.xml yarn-site.xml hdfs-site.xml; do
+    tmp=$(mktemp)
+    sed '/<\/configuration>/d' "$R/conf/$f" >"$tmp"
+    sed "s#@KRB_DIR@#$K#g" "$REPO/conf/cluster/secure/$f" >>"$tmp"
+    echo '</configuration>' >>"$tmp"
+    mv "$tmp" "$R/conf/$f"
+  done
+}
+
+secure_env() {
+  echo "export KRB5_CONFIG=$K/krb5.conf"
+  echo "export KRB5CCNAME=FILE:$K/alice.cc"
+  echo "export YARN_AM_TEST_PRINCIPAL=alice@$REALM"
+  echo "export YARN_AM_TEST_KEYTAB=$K/keytabs/alice.keytab"
+}
+
+# GET for the readiness checks: SPNEGO with probe's ticket under the secure profile.
+web_get() {
+  if ((SECURE)); then
+    KRB5_CONFIG="$K/krb5.conf" KRB5CCNAME="FILE:$K/probe.cc" \
+      curl -sf --max-time 5 --negotiate -u : "$1"
+  else
+    curl -sf --max-time 5 "$1"
+  fi
+}
+
+# WebHDFS names the caller with user.name only under simple auth; with Kerberos a user.name
+# that differs from the ticket's user is refused.
+user_param() { ((SECURE)) || printf '&user.name=%s' "$(id -un)"; }
 
 alive() { [[ -f "$R/$1.pid" ]] && kill -0 "$(cat "$R/$1.pid")" 2>/dev/null; }
 
@@ -185,7 +342,7 @@ start_daemon() { # name host heap main-class [args...]
     close_inherited_fds
     HADOOP_CONF_DIR="$R/conf" YARN_CONF_DIR="$R/conf" JAVA_HOME="$JAVA_HOME" \
     PATH="$JAVA_HOME/bin:$PATH" \
-      exec nohup setsid "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" -Xmx"$heap" -XX:+UseSerialGC \
+      exec nohup setsid "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" "${KRB_OPTS[@]}" -Xmx"$heap" -XX:+UseSerialGC \
         -XX:TieredStopAtLevel=1 -Xss512k -Djava.net.preferIPv4Stack=true \
         -Dit.host="$host" -Dit.dir="$R/$name" -Dhadoop.home.dir="$R" -Dhadoop.id.str="$(id -un)" \
         -Dhadoop.log.dir="$R/$name/log" -Dyarn.log.dir="$R/$name/log" \
@@ -198,7 +355,7 @@ start_daemon() { # name host heap main-class [args...]
 # Prints "RUNNING-count ok|wrong" from the RM's node list; ok only when nm1..nm3 are RUNNING
 # with the racks of the topology table.
 nodes_state() {
-  curl -sf --max-time 5 "http://$RM_WEB/ws/v1/cluster/nodes" 2>/dev/null | python3 -c '
+  web_get "http://$RM_WEB/ws/v1/cluster/nodes" 2>/dev/null | python3 -c '
 import json, sys
 want = {"nm1": "/rack1", "nm2": "/rack1", "nm3": "/rack2"}
 try:
@@ -213,9 +370,9 @@ print(len(got), "ok" if got == want else "wrong")' 2>/dev/null || echo "0 down"
 # is out of safe mode and exactly one DataNode is live.
 hdfs_state() {
   [[ "$WITH_HDFS" == 0 ]] && { echo "1 ok"; return; }
-  curl -sf --max-time 5 "http://$NN_WEB/webhdfs/v1/?op=GETFILESTATUS&user.name=$(id -un)" >/dev/null 2>&1 \
+  web_get "http://$NN_WEB/webhdfs/v1/?op=GETFILESTATUS$(user_param)" >/dev/null 2>&1 \
     || { echo "0 down"; return; }
-  curl -sf --max-time 5 "http://$NN_WEB/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo" 2>/dev/null | python3 -c '
+  web_get "http://$NN_WEB/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo" 2>/dev/null | python3 -c '
 import json, sys
 try:
     b = json.load(sys.stdin)["beans"][0]
@@ -235,6 +392,7 @@ all_alive_any() {
 all_alive() {
   local d
   for d in rm "${NMS[@]}" "${HDFS[@]}"; do alive "$d" || return 1; done
+  ((SECURE == 0)) || alive kdc
 }
 
 # Ready: every daemon we started is alive (the RM lists a killed NM as RUNNING until its
@@ -270,7 +428,7 @@ format_hdfs() {
   say "formatting HDFS (first start)"
   rm -rf "$R/nn/name" "$R/dn/data"
   mkdir -p "$R/nn" "$R/logs"
-  HADOOP_CONF_DIR="$R/conf" "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" -Xmx256m -XX:+UseSerialGC \
+  HADOOP_CONF_DIR="$R/conf" "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" "${KRB_OPTS[@]}" -Xmx256m -XX:+UseSerialGC \
     -Djava.net.preferIPv4Stack=true -Dit.host=rm -Dit.dir="$R/nn" -Dhadoop.home.dir="$R" \
     -Dhadoop.log.dir="$R/nn/log" -cp "$R/conf:$R/hdfs-web:$R/lib/*" \
     org.apache.hadoop.hdfs.server.namenode.NameNode -format -force -nonInteractive \
@@ -296,6 +454,7 @@ cmd_up() {
     say "running profile is '$(running_profile)', wanted '$want': restarting"
     cmd_down
   fi
+  ((SECURE == 0)) || secure_start
   if is_ready; then say "already up ($RM_WEB, profile $want)"; return; fi
   pick_java
   ensure_hosts
@@ -357,7 +516,7 @@ start_nm() { start_daemon "$1" "$1" 384m org.apache.hadoop.yarn.server.nodemanag
 # Waits until the RM's web service says STARTED.
 wait_rm_started() {
   local start=$SECONDS
-  until curl -sf --max-time 3 "http://$RM_WEB/ws/v1/cluster/info" 2>/dev/null | grep -q '"state":"STARTED"'; do
+  until web_get "http://$RM_WEB/ws/v1/cluster/info" 2>/dev/null | grep -q '"state":"STARTED"'; do
     alive rm || { tail -40 "$R/logs/rm.log" >&2; die "ResourceManager exited (log: $R/logs/rm.log)"; }
     ((SECONDS - start < READY_TIMEOUT)) || die "ResourceManager not STARTED after ${READY_TIMEOUT}s"
     sleep 0.5
@@ -411,6 +570,7 @@ cmd_down() {
   stop_daemons rm
   stop_daemons dn nn
   kill_containers
+  stop_daemons kdc
   say "cluster down"
 }
 
@@ -454,7 +614,11 @@ cmd_env() {
   echo "export YARN_AM_RM_WEB=$RM_WEB"
   [[ "$WITH_HDFS" == 0 ]] || echo "export YARN_AM_WEBHDFS=http://$NN_WEB"
   echo "export YARN_AM_CLUSTER_DIR=$R"
+  ((SECURE == 0)) || secure_env
 }
+
+# Commands other than `up` act on the running profile (its probes need SPNEGO when secure).
+[[ "${1:-}" == up || "$(running_profile)" != *secure* ]] || SECURE=1
 
 case "${1:-}" in
   up) shift; cmd_up "$@" ;;
@@ -466,5 +630,5 @@ case "${1:-}" in
   restart-rm) cmd_restart_rm ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

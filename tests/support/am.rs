@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use yarn_client::rest::RmRest;
+use yarn_client::rest::{AppReport, RmRest};
 
 use super::cluster::Cluster;
 
@@ -313,12 +313,14 @@ pub fn am_log(c: &Cluster, app: &str) -> String {
 }
 
 /// Waits (at most `limit`) for `app` to end and asserts it FINISHED with SUCCEEDED.
-pub async fn wait_succeeded(
-    c: &Cluster,
-    app: &str,
-    limit: Duration,
-) -> yarn_client::rest::AppReport {
-    let r = rest(c).wait_final(app, limit).await.unwrap();
+pub async fn wait_succeeded(c: &Cluster, app: &str, limit: Duration) -> AppReport {
+    wait_succeeded_via(&rest(c), app, limit).await
+}
+
+/// [`wait_succeeded`] through a given REST client (e.g. one with Kerberos); the
+/// diagnostics say why not.
+pub async fn wait_succeeded_via(rest: &RmRest, app: &str, limit: Duration) -> AppReport {
+    let r = rest.wait_final(app, limit).await.unwrap();
     assert_eq!(
         (r.state.as_str(), r.final_status.as_str()),
         ("FINISHED", "SUCCEEDED"),
@@ -326,4 +328,18 @@ pub async fn wait_succeeded(
         r.diagnostics
     );
     r
+}
+
+/// A job of one task on one one-core executor.
+pub fn one_task_job(name: &str, command: &str) -> serde_json::Value {
+    serde_json::json!({
+        "name": name,
+        "executor": {"cores": 1, "memory_mb": 256, "min_executors": 0, "max_executors": 1,
+                     "initial_executors": 1, "idle_timeout_ms": 5000},
+        "task_retries": 1,
+        "locality_wait_ms": {"node": 0, "rack": 0},
+        "allocation": {"backlog_timeout_ms": 1000, "sustained_backlog_timeout_ms": 1000,
+                       "executor_allocation_ratio": 1.0},
+        "tasks": [{"id": "t0", "cpus": 1, "command": command}]
+    })
 }

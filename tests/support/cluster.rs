@@ -218,7 +218,19 @@ impl Cluster {
                 "http://{}/ws/v1/cluster/apps/{app}/state?user.name=yarn-am-test",
                 self.rm_web.trim_start_matches("http://")
             );
-            let killed = Command::new("curl")
+            let mut curl = Command::new("curl");
+            // On the secure profile, as alice (SPNEGO with the ticket `cluster.sh up` got
+            // her); a plain RM never asks for it.
+            let kdc = self.dir.join("kdc");
+            if kdc.join("alice.cc").exists() {
+                curl.env("KRB5_CONFIG", kdc.join("krb5.conf"))
+                    .env(
+                        "KRB5CCNAME",
+                        format!("FILE:{}", kdc.join("alice.cc").display()),
+                    )
+                    .args(["--negotiate", "-u", ":"]);
+            }
+            let killed = curl
                 .args(["-sf", "-m", "10", "-X", "PUT", "-H"])
                 .arg("Content-Type: application/json")
                 .args(["-d", r#"{"state":"KILLED"}"#, &url])

@@ -7,6 +7,8 @@ pub mod amrm;
 pub mod ask;
 pub mod conf;
 pub mod credentials;
+pub mod gssapi;
+pub mod http_auth;
 pub mod ids;
 pub mod nm;
 pub mod proto;

@@ -1,8 +1,9 @@
 //! Client for the ResourceManager's REST API (`/ws/v1/cluster/...`).
 //!
 //! REST is how we submit applications and watch them: it needs no Kerberos or token
-//! handshake on an insecure cluster (the caller names itself with `user.name`), and it is
-//! what operators already use. The AM itself talks IPC to the scheduler port; this module
+//! handshake on an insecure cluster (the caller names itself with `user.name`), on a secure
+//! one SPNEGO or a delegation token (see [`crate::http_auth`]), and it is what operators
+//! already use. The AM itself talks IPC to the scheduler port; this module
 //! is for submitters, tests and status commands.
 //!
 //! Jersey 1 (Hadoop 3.4) renders an empty list as `null` or leaves the key out, so every
@@ -14,6 +15,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::credentials::Credentials;
+use crate::gssapi::KerberosError;
+use crate::http_auth::{HttpAuth, RM_DELEGATION_HEADER};
 
 /// What can go wrong talking to the RM over HTTP. Each variant names the URL so that an
 /// operator can retry the same call by hand.
@@ -36,6 +39,16 @@ pub enum RestError {
     },
     #[error("unexpected reply from {url}: {reason}")]
     BadReply { url: String, reason: String },
+    /// No Kerberos token could be made for the request (no ticket, expired, no library).
+    #[error("authenticating to {url}")]
+    Kerberos {
+        url: String,
+        #[source]
+        source: KerberosError,
+    },
+    /// The RM wants Kerberos (SPNEGO) and we sent a user name.
+    #[error("the ResourceManager at {url} requires Kerberos (SPNEGO): run kinit or pass --principal/--keytab")]
+    NeedsKerberos { url: String },
 }
 
 pub type Result<T> = std::result::Result<T, RestError>;
@@ -183,7 +196,7 @@ pub fn credentials_json(c: &Credentials) -> serde_json::Value {
     let tokens: BTreeMap<String, String> = c
         .tokens
         .iter()
-        .map(|(alias, t)| (alias.clone(), token_url_string(t)))
+        .map(|(alias, t)| (alias.clone(), t.to_url_string()))
         .collect();
     let secrets: BTreeMap<String, String> = c
         .secrets
@@ -194,23 +207,6 @@ pub fn credentials_json(c: &Credentials) -> serde_json::Value {
         })
         .collect();
     serde_json::json!({"tokens": entries(&tokens), "secrets": entries(&secrets)})
-}
-
-/// Hadoop's `Token.encodeToUrlString`: the Writable token (vint-length identifier,
-/// password, kind, service) in URL-safe base64 without padding.
-pub fn token_url_string(t: &crate::token::Token) -> String {
-    use base64::Engine;
-    let mut w = Vec::new();
-    for field in [
-        &t.identifier[..],
-        &t.password[..],
-        t.kind.as_bytes(),
-        t.service.as_bytes(),
-    ] {
-        crate::credentials::write_vlong(&mut w, field.len() as i64);
-        w.extend_from_slice(field);
-    }
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(w)
 }
 
 impl Submission {
@@ -273,11 +269,11 @@ impl AppReport {
     }
 }
 
-/// A REST client bound to one RM web address and one user name.
+/// A REST client bound to one RM web address and one way to authenticate.
 #[derive(Debug, Clone)]
 pub struct RmRest {
     base: String,
-    user: String,
+    auth: HttpAuth,
     http: reqwest::Client,
 }
 
@@ -300,18 +296,34 @@ impl RmRest {
             })?;
         Ok(Self {
             base,
-            user: user.to_string(),
+            auth: HttpAuth::simple(user),
             http,
         })
+    }
+
+    /// The same client authenticating with `auth` instead of `user.name`.
+    pub fn with_auth(mut self, auth: HttpAuth) -> Self {
+        self.auth = auth.fresh();
+        self
     }
 
     pub fn base_url(&self) -> &str {
         &self.base
     }
 
+    /// How this client authenticates.
+    pub fn auth(&self) -> &HttpAuth {
+        &self.auth
+    }
+
     fn url(&self, path: &str) -> String {
-        let sep = if path.contains('?') { '&' } else { '?' };
-        format!("{}{}{}user.name={}", self.base, path, sep, self.user)
+        match self.auth.simple_user() {
+            Some(user) => {
+                let sep = if path.contains('?') { '&' } else { '?' };
+                format!("{}{}{}user.name={}", self.base, path, sep, user)
+            }
+            None => format!("{}{}", self.base, path),
+        }
     }
 
     async fn send(
@@ -330,11 +342,30 @@ impl RmRest {
         if let Some(b) = body {
             req = req.json(&b);
         }
-        let resp = req.send().await.map_err(|source| RestError::Unreachable {
+        if let HttpAuth::Delegation { token } = &self.auth {
+            req = req.header(RM_DELEGATION_HEADER, token);
+        }
+        let retry = req.try_clone();
+        let kerberos = |source| RestError::Kerberos {
+            url: url.clone(),
+            source,
+        };
+        let req = self.auth.authorize(req, &url).await.map_err(kerberos)?;
+        let unreachable = |source: reqwest::Error| RestError::Unreachable {
             url: url.clone(),
             source: source.without_url(),
-        })?;
+        };
+        let mut resp = req.send().await.map_err(unreachable)?;
+        if let (true, Some(again)) = (self.auth.should_retry(resp.status().as_u16()), retry) {
+            // The hadoop.auth cookie expired: once more with a fresh Kerberos token.
+            let again = self.auth.reauthorize(again, &url).await.map_err(kerberos)?;
+            resp = again.send().await.map_err(unreachable)?;
+        }
+        self.auth.remember(&resp);
         let status = resp.status().as_u16();
+        if status == 401 && self.auth.simple_user().is_some() && wants_negotiate(&resp) {
+            return Err(RestError::NeedsKerberos { url });
+        }
         let text = resp.text().await.map_err(|source| RestError::Unreachable {
             url: url.clone(),
             source: source.without_url(),
@@ -348,6 +379,31 @@ impl RmRest {
             });
         }
         Ok((status, text))
+    }
+
+    /// A delegation token for the RM itself (`POST /ws/v1/cluster/delegation-token`), as
+    /// its URL string: lets a process without a Kerberos ticket (the AM) use the REST API.
+    /// Needs a Kerberos-authenticated client; `renewer` is who may renew it (the RM's
+    /// short name, so that the RM renews it for the application's lifetime).
+    pub async fn delegation_token(&self, renewer: &str) -> Result<String> {
+        let url = self.url("/ws/v1/cluster/delegation-token");
+        let body = serde_json::json!({ "renewer": renewer });
+        let (_, text) = self.send("POST", url.clone(), Some(body)).await?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| RestError::BadReply {
+                url: url.clone(),
+                reason: format!("delegation-token reply: {e}"),
+            })?;
+        v.get("token")
+            .and_then(|t| t.as_str())
+            .map(str::to_string)
+            .ok_or_else(|| RestError::BadReply {
+                url,
+                reason: format!(
+                    "no `token` in {}",
+                    text.chars().take(200).collect::<String>()
+                ),
+            })
     }
 
     async fn get_json(&self, path: &str) -> Result<serde_json::Value> {
@@ -447,6 +503,17 @@ impl RmRest {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
+}
+
+/// True when a 401 offers SPNEGO (`WWW-Authenticate: Negotiate`).
+fn wants_negotiate(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get_all(reqwest::header::WWW_AUTHENTICATE)
+        .iter()
+        .any(|v| {
+            v.to_str()
+                .is_ok_and(|v| v.trim_start().starts_with("Negotiate"))
+        })
 }
 
 #[cfg(test)]

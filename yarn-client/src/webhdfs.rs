@@ -4,6 +4,9 @@
 //! Why WebHDFS and not HDFS's own RPC: it is plain HTTP + JSON on the NameNode's web port,
 //! needs no protobuf stubs or data-transfer protocol, and on an insecure cluster a caller
 //! names itself with the `user.name` query parameter ("simple" auth), like the RM's REST API.
+//! On a secure cluster the NameNode wants SPNEGO or a delegation token
+//! ([`crate::http_auth`]); the DataNode URL it redirects to carries a delegation token of
+//! its own making, so the DataNode request is sent as the NameNode wrote it.
 //!
 //! Writing a file takes two requests, because the NameNode never carries file data: the
 //! NameNode picks a DataNode and names it (`op=CREATE`), then the bytes go to that DataNode.
@@ -21,6 +24,9 @@
 use std::time::Duration;
 
 use serde::Deserialize;
+
+use crate::gssapi::KerberosError;
+use crate::http_auth::HttpAuth;
 
 /// Java class of the exception HDFS raises for a missing path.
 pub const FILE_NOT_FOUND: &str = "java.io.FileNotFoundException";
@@ -71,6 +77,14 @@ pub enum WebHdfsError {
         op: &'static str,
         url: String,
         reason: String,
+    },
+    /// No Kerberos token could be made for the request (no ticket, expired, no library).
+    #[error("authenticating to WebHDFS for {op} at {url}")]
+    Kerberos {
+        op: &'static str,
+        url: String,
+        #[source]
+        source: KerberosError,
     },
 }
 
@@ -146,11 +160,12 @@ pub struct Created {
     pub bytes: u64,
 }
 
-/// A WebHDFS client bound to one NameNode web address and one user name.
+/// A WebHDFS client bound to one NameNode web address and one way to authenticate.
 #[derive(Debug, Clone)]
 pub struct WebHdfs {
     base: String,
     user: String,
+    auth: HttpAuth,
     timeout: Duration,
     http: reqwest::Client,
 }
@@ -287,9 +302,45 @@ impl WebHdfs {
         Ok(Self {
             base,
             user: user.to_string(),
+            auth: HttpAuth::simple(user),
             timeout,
             http,
         })
+    }
+
+    /// The same client authenticating with `auth` (SPNEGO or a delegation token) instead
+    /// of `user.name`. The user name stays what [`WebHdfs::user`] reports.
+    pub fn with_auth(mut self, auth: HttpAuth) -> Self {
+        self.auth = auth.fresh();
+        self
+    }
+
+    /// A delegation token from the NameNode (`op=GETDELEGATIONTOKEN`), as its URL string
+    /// (what `delegation=` and YARN's REST credentials take). `kind` is e.g.
+    /// `HDFS_DELEGATION_TOKEN`, which the NodeManagers' HDFS client uses (without it the
+    /// NameNode issues a `WEBHDFS delegation` token); `renewer` is who may renew it (the
+    /// RM's short name, so that YARN renews it while the application runs).
+    pub async fn delegation_token(&self, renewer: &str, kind: &str) -> Result<String> {
+        let url = self.op_url(
+            "/",
+            "GETDELEGATIONTOKEN",
+            &[("renewer", renewer), ("kind", kind)],
+        )?;
+        let (_, body, _) = self
+            .send("GETDELEGATIONTOKEN", "/", self.http.get(&url), &url)
+            .await?;
+        #[derive(Deserialize)]
+        struct UrlString {
+            #[serde(rename = "urlString")]
+            url_string: String,
+        }
+        let t: Option<UrlString> = Self::json("GETDELEGATIONTOKEN", &url, &body, "Token")?;
+        t.map(|t| t.url_string)
+            .ok_or_else(|| WebHdfsError::BadReply {
+                op: "GETDELEGATIONTOKEN",
+                url,
+                reason: "the NameNode issued no token (is security off?)".into(),
+            })
     }
 
     /// The NameNode web base URL, e.g. `http://rm:9870`.
@@ -305,12 +356,18 @@ impl WebHdfs {
     /// encoded here).
     pub fn op_url(&self, path: &str, op: &str, params: &[(&str, &str)]) -> Result<String> {
         check_path(path)?;
-        let mut url = format!(
-            "{}/webhdfs/v1{}?op={op}&user.name={}",
-            self.base,
-            encode(path, true),
-            encode(&self.user, false)
-        );
+        let mut url = format!("{}/webhdfs/v1{}?op={op}", self.base, encode(path, true));
+        match &self.auth {
+            HttpAuth::Simple { user } => {
+                url.push_str("&user.name=");
+                url.push_str(&encode(user, false));
+            }
+            HttpAuth::Delegation { token } => {
+                url.push_str("&delegation=");
+                url.push_str(&encode(token, false));
+            }
+            HttpAuth::Kerberos(_) => {}
+        }
         for (k, v) in params {
             url.push('&');
             url.push_str(k);
@@ -329,7 +386,30 @@ impl WebHdfs {
         req: reqwest::RequestBuilder,
         url: &str,
     ) -> Result<(u16, String, Option<String>)> {
-        let resp = req.send().await.map_err(|e| unreachable(op, url, e))?;
+        let kerberos = |source| WebHdfsError::Kerberos {
+            op,
+            url: url.to_string(),
+            source,
+        };
+        let retry = req.try_clone();
+        let req = self.auth.authorize(req, url).await.map_err(kerberos)?;
+        let mut resp = req.send().await.map_err(|e| unreachable(op, url, e))?;
+        if let (true, Some(again)) = (self.auth.should_retry(resp.status().as_u16()), retry) {
+            // The hadoop.auth cookie expired: once more with a fresh Kerberos token.
+            let again = self.auth.reauthorize(again, url).await.map_err(kerberos)?;
+            resp = again.send().await.map_err(|e| unreachable(op, url, e))?;
+        }
+        self.auth.remember(&resp);
+        Self::read_reply(op, path, url, resp).await
+    }
+
+    /// Status, body and Location of a reply; an error status becomes an error.
+    async fn read_reply(
+        op: &'static str,
+        path: &str,
+        url: &str,
+        resp: reqwest::Response,
+    ) -> Result<(u16, String, Option<String>)> {
         let status = resp.status().as_u16();
         let location = resp
             .headers()
@@ -454,7 +534,12 @@ impl WebHdfs {
             // A streamed body would otherwise go out chunked; the length is known.
             .header(reqwest::header::CONTENT_LENGTH, len)
             .body(body);
-        let (status, reply, _) = self.send("CREATE", path, req, &datanode_url).await?;
+        // As the NameNode wrote the URL: it carries the token the DataNode checks.
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| unreachable("CREATE", &datanode_url, e))?;
+        let (status, reply, _) = Self::read_reply("CREATE", path, &datanode_url, resp).await?;
         if status != 201 && status != 200 {
             return Err(WebHdfsError::BadReply {
                 op: "CREATE",
