@@ -246,7 +246,7 @@ mod tests {
                 r.completed(&c, -105, "killed");
             }
             let finished = (id - 3) as usize;
-            assert_eq!(r.views().len(), 3 + finished.min(FINISHED_KEPT));
+            assert_eq!(r.executors.len(), 3 + finished.min(FINISHED_KEPT));
             assert_eq!(r.counts_against_app(), crashes);
         }
         assert!(r.by_container.len() <= 3 + FINISHED_KEPT);
