@@ -187,7 +187,7 @@ impl Registry {
             if let Some(e) = self.executors.remove(&id) {
                 self.by_container.remove(&e.container_id);
                 if e.counts_against_app == Some(true) {
-                    self.forgotten_failures += 1;
+                    self.forgotten_failures = self.forgotten_failures.saturating_add(1);
                 }
                 self.retention.forgotten += 1;
             }
@@ -214,7 +214,7 @@ impl Registry {
             .values()
             .filter(|e| e.counts_against_app == Some(true))
             .count() as u32;
-        kept + self.forgotten_failures
+        kept.saturating_add(self.forgotten_failures)
     }
 }
 
