@@ -107,9 +107,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let am_env = parse_env(&args.env, "--env")?;
     let job = match &args.job {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading the job file {}", path.display()))?;
-            let job = yarn_am::driver::job::Job::from_json(&text)
+            let job = yarn_am::driver::job::Job::from_file(path)
                 .with_context(|| format!("job file {}", path.display()))?;
             Some(job)
         }
@@ -248,7 +246,8 @@ async fn stage_and_submit(
             .entry("YARN_AM_LOG".into())
             .or_insert_with(|| "info".into());
         executor.memory_mb = i64::from(j.executor.memory_mb);
-        executor.vcores = j.executor.cores as i32;
+        executor.vcores =
+            i32::try_from(j.executor.cores).context("executor.cores above i32::MAX")?;
         executor.initial = j.initial_executors();
         executor.min = j.executor.min_executors;
         executor.max = j.executor.max_executors;

@@ -90,6 +90,25 @@ fn a_malformed_job_file_is_refused_before_anything_is_submitted() {
             r#"{"name": "x", "executor": {"cores": 2, "memory_mb": 256}, "tasks": []}"#,
             "task",
         ),
+        (
+            "forever.json",
+            r#"{"name": "x", "executor": {"cores": 2, "memory_mb": 256},
+                "allocation": {"backlog_timeout_ms": 18446744073709551615},
+                "tasks": [{"id": "a", "command": "true"}]}"#,
+            "allocation.backlog_timeout_ms is 18446744073709551615 ms, above the limit",
+        ),
+        (
+            "cores.json",
+            r#"{"name": "x", "executor": {"cores": 4294967295, "memory_mb": 256},
+                "tasks": [{"id": "a", "command": "true"}]}"#,
+            "executor.cores is 4294967295, above YARN's limit",
+        ),
+        // Made sparse below, 1 byte over 64 MiB: refused by its size, not read.
+        (
+            "huge.json",
+            "",
+            "has 67108865 bytes, above the limit of 67108864 bytes",
+        ),
     ];
     // The RM address is dead on purpose: a job that got past validation would fail there
     // with another message.
@@ -97,6 +116,10 @@ fn a_malformed_job_file_is_refused_before_anything_is_submitted() {
     for (file, text, names) in cases {
         let path = dir.join(file);
         std::fs::write(&path, text).unwrap();
+        if text.is_empty() {
+            let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.set_len((64 << 20) + 1).unwrap();
+        }
         let out = yarn_am(&[
             "submit",
             "--rm-web",

@@ -4,25 +4,37 @@
 //! failure); this registry only remembers what happened to each executor so that
 //! `GET /v1/executors`, loss reasons and the event stream can answer long after the
 //! allocator has forgotten a finished container.
+//!
+//! Bounded for long apps: live executors are always kept, finished ones only the last
+//! [`FINISHED_KEPT`] (older ones are forgotten, in the order they finished), and the recent
+//! events the last [`RECENT_EVENTS`]. The failure count stays exact across forgetting.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use tokio::sync::broadcast;
 use yarn_am::allocator::exit_status::classify;
 use yarn_am::allocator::matching::Locality as MatchLevel;
 
-use crate::api::model::{ExecutorEvent, ExecutorState, ExecutorView, Locality};
+use crate::api::model::{ExecutorEvent, ExecutorState, ExecutorView, Locality, Retention};
 
 /// Events kept for the tracking page and `GET /v1/state`.
 const RECENT_EVENTS: usize = 50;
 
+/// Finished executors kept for `GET /v1/executors` and loss reasons.
+pub const FINISHED_KEPT: usize = 1000;
+
 pub struct Registry {
     executors: BTreeMap<u64, ExecutorView>,
     by_container: HashMap<String, u64>,
-    /// Executors whose containers we released (killed by the driver, or surplus).
+    /// Live executors whose containers we released (killed by the driver, or surplus).
     released: HashMap<u64, String>,
-    recent: Vec<ExecutorEvent>,
+    /// Finished executors still kept, oldest first.
+    finished: VecDeque<u64>,
+    recent: VecDeque<ExecutorEvent>,
     events: broadcast::Sender<ExecutorEvent>,
+    retention: Retention,
+    /// Forgotten executors that counted against the app.
+    forgotten_failures: u32,
 }
 
 fn level(l: MatchLevel) -> Locality {
@@ -39,15 +51,21 @@ impl Registry {
             executors: BTreeMap::new(),
             by_container: HashMap::new(),
             released: HashMap::new(),
-            recent: Vec::new(),
+            finished: VecDeque::new(),
+            recent: VecDeque::new(),
             events,
+            retention: Retention {
+                finished_kept: FINISHED_KEPT as u64,
+                ..Retention::default()
+            },
+            forgotten_failures: 0,
         }
     }
 
     fn emit(&mut self, ev: ExecutorEvent) {
-        self.recent.push(ev.clone());
+        self.recent.push_back(ev.clone());
         if self.recent.len() > RECENT_EVENTS {
-            self.recent.remove(0);
+            self.recent.pop_front();
         }
         // No subscriber is fine: the event is still in `recent`.
         let _ = self.events.send(ev);
@@ -67,6 +85,7 @@ impl Registry {
         };
         self.by_container.insert(container.to_string(), id);
         self.executors.insert(id, view.clone());
+        self.retention.last_id = self.retention.last_id.max(id);
         self.emit(ExecutorEvent::Added { executor: view });
     }
 
@@ -150,7 +169,34 @@ impl Registry {
         e.reason = Some(reason);
         e.counts_against_app = Some(counts);
         let executor = e.clone();
+        self.released.remove(&id);
+        self.finished.push_back(id);
         self.emit(ExecutorEvent::Removed { executor });
+        self.forget_oldest_finished();
+    }
+
+    /// Drops the oldest finished executors beyond [`FINISHED_KEPT`], keeping the failure
+    /// count exact. A late duplicate completion of a forgotten container is then ignored,
+    /// as for any unknown container.
+    fn forget_oldest_finished(&mut self) {
+        while self.finished.len() > FINISHED_KEPT {
+            let Some(id) = self.finished.pop_front() else {
+                break;
+            };
+            self.released.remove(&id);
+            if let Some(e) = self.executors.remove(&id) {
+                self.by_container.remove(&e.container_id);
+                if e.counts_against_app == Some(true) {
+                    self.forgotten_failures = self.forgotten_failures.saturating_add(1);
+                }
+                self.retention.forgotten += 1;
+            }
+        }
+    }
+
+    /// What the registry has forgotten, for the API's answer about an old executor.
+    pub fn retention(&self) -> Retention {
+        self.retention
     }
 
     pub fn views(&self) -> Vec<ExecutorView> {
@@ -158,20 +204,67 @@ impl Registry {
     }
 
     pub fn recent(&self) -> Vec<ExecutorEvent> {
-        self.recent.clone()
+        self.recent.iter().cloned().collect()
     }
 
+    /// Every executor failure that counted against the app, forgotten ones included.
     pub fn counts_against_app(&self) -> u32 {
-        self.executors
+        let kept = self
+            .executors
             .values()
             .filter(|e| e.counts_against_app == Some(true))
-            .count() as u32
+            .count() as u32;
+        kept.saturating_add(self.forgotten_failures)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A long app: 10,000 executors come and go (every third one crashes) while a few stay
+    /// live throughout. Only the last FINISHED_KEPT finished ones are kept, the live ones
+    /// always, and the failure count stays exact.
+    #[test]
+    fn ten_thousand_lifecycles_keep_a_bounded_history() {
+        let (tx, _rx) = broadcast::channel(16);
+        let mut r = Registry::new(tx);
+        for id in 1..=3 {
+            r.launching(id, &format!("live{id}"), "nm1", "/r", MatchLevel::Node);
+            r.running(&format!("live{id}"));
+        }
+        let mut crashes = 0;
+        for id in 4..10_004u64 {
+            let c = format!("c{id}");
+            r.launching(id, &c, "nm2", "/r", MatchLevel::Any);
+            r.running(&c);
+            if id % 3 == 0 {
+                crashes += 1;
+                r.completed(&c, 1, "Exception from container-launch");
+            } else {
+                r.released(&c, "surplus");
+                r.completed(&c, -105, "killed");
+            }
+            let finished = (id - 3) as usize;
+            assert_eq!(r.executors.len(), 3 + finished.min(FINISHED_KEPT));
+            assert_eq!(r.counts_against_app(), crashes);
+        }
+        assert!(r.by_container.len() <= 3 + FINISHED_KEPT);
+        assert!(r.released.is_empty());
+        assert_eq!(r.recent().len(), RECENT_EVENTS);
+        assert_eq!(r.live_ids().collect::<Vec<_>>(), [1, 2, 3]);
+        let views = r.views();
+        // The kept finished executors are the newest ones.
+        assert_eq!(views[3].id, (10_004 - FINISHED_KEPT).to_string());
+        let ret = r.retention();
+        assert_eq!(ret.forgotten, 10_000 - FINISHED_KEPT as u64);
+        assert_eq!(ret.last_id, 10_003);
+        assert!(ret.forgot("4") && !ret.forgot("10004") && !ret.forgot("x"));
+        // A late second completion of a forgotten container is ignored.
+        r.completed("c4", 1, "again");
+        assert_eq!(r.counts_against_app(), crashes);
+        assert_eq!(r.views().len(), 3 + FINISHED_KEPT);
+    }
 
     #[test]
     fn lifecycle_released_vs_failed() {

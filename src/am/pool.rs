@@ -376,6 +376,7 @@ impl Pool {
             running: self.allocator.running(),
             executor_failures: self.registry.counts_against_app(),
             executors: self.registry.views(),
+            retention: self.registry.retention(),
             recent_events: self.registry.recent(),
             job: None,
         }

@@ -290,6 +290,14 @@ async fn get_loss_reason(State(shared): State<Shared>, Path(id): Path<String>) -
             "counts_against_app": e.counts_against_app,
         }))
         .into_response(),
+        None if state.retention.forgot(&id) => error(
+            StatusCode::NOT_FOUND,
+            format!(
+                "executor {id} is forgotten: only the last {} finished executors are kept",
+                state.retention.finished_kept
+            ),
+        )
+        .into_response(),
         None => error(StatusCode::NOT_FOUND, format!("no executor {id:?}")).into_response(),
     }
 }

@@ -128,6 +128,9 @@ pub struct StateView {
     pub running: u32,
     pub executor_failures: u32,
     pub executors: Vec<ExecutorView>,
+    /// What `executors` leaves out: the AM keeps only the last finished ones.
+    #[serde(default)]
+    pub retention: Retention,
     pub recent_events: Vec<ExecutorEvent>,
     /// The embedded driver's job report, when the AM runs a job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,6 +140,27 @@ pub struct StateView {
 impl StateView {
     pub fn executor(&self, id: &str) -> Option<&ExecutorView> {
         self.executors.iter().find(|e| e.id == id)
+    }
+}
+
+/// How much of the executor history is kept: live executors always, finished ones only the
+/// last `finished_kept`, so a long app's state stays bounded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retention {
+    pub finished_kept: u64,
+    /// Finished executors dropped so far (oldest first).
+    pub forgotten: u64,
+    /// The highest executor id launched: ids up to it that are not listed were forgotten.
+    pub last_id: u64,
+}
+
+impl Retention {
+    /// Whether executor `id` existed but is no longer kept (ids count up from 1).
+    pub fn forgot(&self, id: &str) -> bool {
+        self.forgotten > 0
+            && id
+                .parse::<u64>()
+                .is_ok_and(|n| (1..=self.last_id).contains(&n) && n.to_string() == id)
     }
 }
 

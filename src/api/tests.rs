@@ -197,6 +197,26 @@ async fn executors_state_and_loss_reason_reflect_the_published_snapshot() {
         404
     );
 
+    // Once finished executors are forgotten, an old id gets a 404 that says so.
+    let mut next = (**r.handle_state.borrow()).clone();
+    next.retention = Retention {
+        finished_kept: 1000,
+        forgotten: 5,
+        last_id: 9,
+    };
+    r.handle_state.send(Arc::new(next)).unwrap();
+    let resp = r.get("/v1/executors/7/loss-reason").send().await.unwrap();
+    assert_eq!(resp.status(), 404);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(
+        body["error"],
+        "executor 7 is forgotten: only the last 1000 finished executors are kept"
+    );
+    let resp = r.get("/v1/executors/10/loss-reason").send().await.unwrap();
+    assert_eq!(resp.status(), 404);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"], r#"no executor "10""#);
+
     let mut next = (**r.handle_state.borrow()).clone();
     next.demand.target_executors = 9;
     next.pending.any_host = 3;

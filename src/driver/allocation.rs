@@ -7,11 +7,11 @@
 //!
 //! # Target, once per round (`update`)
 //! - Backlog clock: when tasks are pending and no clock runs, the first raise is due at
-//!   `now + backlog_timeout`. With nothing pending, the clock stops and the step goes back to 1.
+//!   `now + backlog_timeout` (saturating). With nothing pending, the clock stops and the step goes back to 1.
 //! - If `max_needed < target`: drop the target to `max(max_needed, min)` at once and reset
 //!   the step to 1 (this never kills anything by itself; idle release does that).
 //! - Else, if a raise is due: raise (below) and schedule the next one at
-//!   `now + sustained_backlog_timeout`.
+//!   `now + sustained_backlog_timeout` (saturating).
 //! - Raise: if the target is already at `max`, reset the step to 1. Otherwise
 //!   `target = clamp(min(max(target, live executors) + step, max_needed), min, max)`. If the
 //!   target grew by exactly `step`, double the step (1, 2, 4, ... executors per round while
@@ -138,7 +138,8 @@ impl Allocation {
         executors: &[(ExecutorId, bool)],
     ) -> Vec<ExecutorId> {
         if pending > 0 {
-            self.raise_at.get_or_insert(now + self.backlog_timeout);
+            self.raise_at
+                .get_or_insert(now.saturating_add(self.backlog_timeout));
         } else {
             self.raise_at = None;
             self.step = 1;
@@ -149,7 +150,7 @@ impl Allocation {
             self.step = 1;
         } else if self.raise_at.is_some_and(|at| now >= at) {
             self.raise(need, executors.len() as u32);
-            self.raise_at = Some(now + self.sustained_timeout);
+            self.raise_at = Some(now.saturating_add(self.sustained_timeout));
         }
         self.release_idle(now, executors)
     }
@@ -324,6 +325,33 @@ mod tests {
         assert_eq!(killed, vec!["e0".to_string(), "e1".to_string()]);
         // The one left is the minimum.
         assert!(a.update(99_000, 0, 0, &execs(&[false])).is_empty());
+    }
+
+    /// Validation caps the timeouts at a week, but the arithmetic must not rely on it: a clock
+    /// near `u64::MAX` with `u64::MAX` timeouts saturates (debug builds would panic on
+    /// overflow) and the raise is simply never due.
+    #[test]
+    fn timeouts_near_u64_max_saturate() {
+        let mut j = job(0, 10, 1, 1.0);
+        j.allocation.backlog_timeout_ms = u64::MAX;
+        j.allocation.sustained_backlog_timeout_ms = u64::MAX;
+        j.executor.idle_timeout_ms = u64::MAX;
+        let mut a = Allocation::new(&j);
+        for now in [u64::MAX - 1, u64::MAX - 1, u64::MAX] {
+            assert!(a.update(now, 5, 0, &execs(&[false])).is_empty());
+        }
+        // Due at u64::MAX exactly (saturated): one raise, from the 1 live executor by step 1;
+        // the idle executor is never released (its idle time never reaches u64::MAX).
+        assert_eq!(a.target(), 2);
+        let mut j = job(0, 10, 1, 1.0);
+        j.allocation.backlog_timeout_ms = 1000;
+        j.allocation.sustained_backlog_timeout_ms = u64::MAX;
+        let mut a = Allocation::new(&j);
+        a.update(u64::MAX - 1000, 5, 0, &[]);
+        a.update(u64::MAX, 5, 0, &[]);
+        assert_eq!(a.target(), 1);
+        a.update(u64::MAX, 5, 0, &[]);
+        assert_eq!(a.target(), 3, "a deadline of u64::MAX is due at u64::MAX");
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! `spark.dynamicAllocation.executorAllocationRatio` (1.0) and the two backlog timeouts (1 s).
 
 use std::collections::HashSet;
+use std::io::Read;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -135,9 +137,24 @@ fn default_cpus() -> u32 {
     1
 }
 
+/// Largest job file read: the whole job (every task's command and preferences) sits in the
+/// client's and the AM's memory, and a larger file is far more likely a wrong path than a job.
+pub const MAX_JOB_FILE_BYTES: u64 = 64 << 20;
+
+/// Longest timeout or wait (`*_ms`) a job may set: one week. Longer is a typo rather than
+/// patience, and the bound keeps `now + timeout` far from `u64::MAX`.
+pub const MAX_TIMEOUT_MS: u64 = 7 * 24 * 3600 * 1000;
+
+/// Most cores an executor may have: YARN's vcores are an `int32`.
+pub const MAX_CORES: u32 = i32::MAX as u32;
+
 /// What is wrong with a job file.
 #[derive(Debug, Error)]
 pub enum JobError {
+    #[error("cannot read the job file {file}: {message}")]
+    Read { file: String, message: String },
+    #[error("the job file {file} has {size} bytes, above the limit of {limit} bytes")]
+    TooLarge { file: String, size: u64, limit: u64 },
     #[error("job file is not valid JSON for a job at `{path}`: {message}")]
     Parse { path: String, message: String },
     #[error("job name is empty")]
@@ -146,6 +163,10 @@ pub enum JobError {
     NoTasks,
     #[error("executor.cores must be at least 1")]
     ZeroCores,
+    #[error("executor.cores is {0}, above YARN's limit of {MAX_CORES}")]
+    TooManyCores(u32),
+    #[error("{field} is {value} ms, above the limit of {MAX_TIMEOUT_MS} ms (one week)")]
+    TimeoutTooLong { field: &'static str, value: u64 },
     #[error("executor.memory_mb must be at least 1")]
     ZeroMemory,
     #[error("executor.max_executors must be at least 1")]
@@ -201,6 +222,39 @@ fn check_task_id(id: &str) -> Result<(), JobError> {
 }
 
 impl Job {
+    /// Read, parse and validate the job file at `path`, refusing one above
+    /// [`MAX_JOB_FILE_BYTES`] before reading it whole (and, for a file that grows or is no
+    /// regular file, after reading one byte past the limit).
+    pub fn from_file(path: &Path) -> Result<Job, JobError> {
+        let file = path.display().to_string();
+        let read_err = |e: std::io::Error| JobError::Read {
+            file: file.clone(),
+            message: e.to_string(),
+        };
+        let f = std::fs::File::open(path).map_err(read_err)?;
+        let size = f.metadata().map_err(read_err)?.len();
+        let too_large = |size| JobError::TooLarge {
+            file: file.clone(),
+            size,
+            limit: MAX_JOB_FILE_BYTES,
+        };
+        if size > MAX_JOB_FILE_BYTES {
+            return Err(too_large(size));
+        }
+        let mut bytes = Vec::new();
+        f.take(MAX_JOB_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(read_err)?;
+        if bytes.len() as u64 > MAX_JOB_FILE_BYTES {
+            return Err(too_large(bytes.len() as u64));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| JobError::Read {
+            file: file.clone(),
+            message: format!("not UTF-8: {e}"),
+        })?;
+        Job::from_json(&text)
+    }
+
     /// Parse and validate a job file.
     pub fn from_json(text: &str) -> Result<Job, JobError> {
         let de = &mut serde_json::Deserializer::from_str(text);
@@ -220,6 +274,9 @@ impl Job {
         let e = &self.executor;
         if e.cores == 0 {
             return Err(JobError::ZeroCores);
+        }
+        if e.cores > MAX_CORES {
+            return Err(JobError::TooManyCores(e.cores));
         }
         if e.memory_mb == 0 {
             return Err(JobError::ZeroMemory);
@@ -255,6 +312,11 @@ impl Job {
         if self.allocation.sustained_backlog_timeout_ms == 0 {
             return Err(JobError::ZeroBacklogTimeout("sustained_backlog_timeout_ms"));
         }
+        for (field, value) in self.timeouts() {
+            if value > MAX_TIMEOUT_MS {
+                return Err(JobError::TimeoutTooLong { field, value });
+            }
+        }
         if self.tasks.is_empty() {
             return Err(JobError::NoTasks);
         }
@@ -289,6 +351,23 @@ impl Job {
             }
         }
         Ok(())
+    }
+
+    /// Every timeout and wait of the job, by field path.
+    fn timeouts(&self) -> [(&'static str, u64); 5] {
+        [
+            ("executor.idle_timeout_ms", self.executor.idle_timeout_ms),
+            ("locality_wait_ms.node", self.locality_wait_ms.node),
+            ("locality_wait_ms.rack", self.locality_wait_ms.rack),
+            (
+                "allocation.backlog_timeout_ms",
+                self.allocation.backlog_timeout_ms,
+            ),
+            (
+                "allocation.sustained_backlog_timeout_ms",
+                self.allocation.sustained_backlog_timeout_ms,
+            ),
+        ]
     }
 
     /// Tasks one executor runs at once: cores over the largest task's cpus, at least 1.
@@ -450,6 +529,84 @@ mod tests {
             job.validate(),
             Err(JobError::ZeroBacklogTimeout(_))
         ));
+    }
+
+    #[test]
+    fn timeouts_above_a_week_are_named() {
+        let fields = [
+            r#""executor":{"cores":2,"memory_mb":1,"idle_timeout_ms":V}"#,
+            r#""executor":{"cores":2,"memory_mb":1},"locality_wait_ms":{"node":V}"#,
+            r#""executor":{"cores":2,"memory_mb":1},"locality_wait_ms":{"rack":V}"#,
+            r#""executor":{"cores":2,"memory_mb":1},"allocation":{"backlog_timeout_ms":V}"#,
+            r#""executor":{"cores":2,"memory_mb":1},"allocation":{"sustained_backlog_timeout_ms":V}"#,
+        ];
+        let names = [
+            "executor.idle_timeout_ms",
+            "locality_wait_ms.node",
+            "locality_wait_ms.rack",
+            "allocation.backlog_timeout_ms",
+            "allocation.sustained_backlog_timeout_ms",
+        ];
+        for (f, name) in fields.iter().zip(names) {
+            let text = |v: u64| {
+                let f = f.replace('V', &v.to_string());
+                format!(r#"{{"name":"j",{f},"tasks":[{{"id":"a","command":"x"}}]}}"#)
+            };
+            assert!(Job::from_json(&text(MAX_TIMEOUT_MS)).is_ok(), "{name}");
+            for v in [MAX_TIMEOUT_MS + 1, u64::MAX - 1, u64::MAX] {
+                let err = Job::from_json(&text(v)).unwrap_err();
+                assert_eq!(
+                    err.to_string(),
+                    format!("{name} is {v} ms, above the limit of 604800000 ms (one week)")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn cores_must_fit_yarns_int32() {
+        let text = |cores: u32| {
+            format!(
+                r#"{{"name":"j","executor":{{"cores":{cores},"memory_mb":1}},
+                "tasks":[{{"id":"a","command":"x","cpus":{cores}}}]}}"#
+            )
+        };
+        let job = Job::from_json(&text(MAX_CORES)).unwrap();
+        assert_eq!(job.tasks_per_executor(), 1);
+        for cores in [MAX_CORES + 1, u32::MAX] {
+            assert_eq!(
+                Job::from_json(&text(cores)).unwrap_err().to_string(),
+                format!("executor.cores is {cores}, above YARN's limit of 2147483647")
+            );
+        }
+    }
+
+    #[test]
+    fn job_file_size_is_limited_before_reading() {
+        let dir = std::env::temp_dir().join(format!("yarn-am-job-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = dir.join("ok.json");
+        std::fs::write(&ok, SAMPLE).unwrap();
+        assert_eq!(Job::from_file(&ok).unwrap().name, "sample");
+        // A sparse file: its size is over the limit, its blocks are not on disk.
+        let big = dir.join("big.json");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_JOB_FILE_BYTES + 1).unwrap();
+        let err = Job::from_file(&big).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the job file {} has 67108865 bytes, above the limit of 67108864 bytes",
+                big.display()
+            )
+        );
+        let missing = dir.join("missing.json");
+        let err = Job::from_file(&missing).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("cannot read the job file {}", missing.display())),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -79,6 +79,9 @@ impl JobSummary {
     }
 }
 
+/// Most executor-count samples kept in a report.
+pub const MAX_SAMPLES: usize = 1000;
+
 /// Collects records and samples as the job runs.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
@@ -103,9 +106,19 @@ impl Report {
     }
 
     /// Note the executor count at `t_ms`; kept only if it differs from the last sample.
+    /// A long app with churn would grow this without end, so past [`MAX_SAMPLES`] every
+    /// other sample is dropped (halving the resolution, keeping the first and the newest).
     pub fn sample(&mut self, t_ms: u64, executors: u32) {
         if self.samples.last().map(|s| s.executors) != Some(executors) {
             self.samples.push(ExecutorSample { t_ms, executors });
+            if self.samples.len() > MAX_SAMPLES {
+                let last = self.samples.len() - 1;
+                let mut i = 0;
+                self.samples.retain(|_| {
+                    i += 1;
+                    (i - 1) % 2 == 0 || i - 1 == last
+                });
+            }
         }
     }
 
@@ -178,6 +191,21 @@ mod tests {
             .map(|s| (s.t_ms, s.executors))
             .collect();
         assert_eq!(got, vec![(0, 0), (10, 2), (30, 1)]);
+    }
+
+    #[test]
+    fn samples_stay_bounded_for_long_apps() {
+        let mut r = Report::new(0);
+        for t in 0..10_000u64 {
+            r.sample(t, (t % 7) as u32);
+            assert!(r.samples.len() <= MAX_SAMPLES, "at {t}");
+        }
+        let first = r.samples[0];
+        let last = *r.samples.last().unwrap();
+        assert_eq!((first.t_ms, first.executors), (0, 0));
+        assert_eq!((last.t_ms, last.executors), (9_999, (9_999 % 7) as u32));
+        assert!(r.samples.windows(2).all(|w| w[0].t_ms < w[1].t_ms));
+        assert!(r.samples.len() > MAX_SAMPLES / 2);
     }
 
     #[test]

@@ -297,7 +297,8 @@ impl Scheduler {
         let (host, locality) = (host.clone(), *locality);
         let mut requeue = false;
         if let Some(e) = self.executors.get_mut(executor_id) {
-            e.free += task.spec.cpus;
+            // Saturating: a task returns what it took, so this stays within the cores.
+            e.free = e.free.saturating_add(task.spec.cpus);
             e.running.remove(&i);
         }
         let outcome = if exit_code == 0 {
