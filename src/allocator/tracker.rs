@@ -190,6 +190,13 @@ impl Allocator {
         }
     }
 
+    /// Executor ids start at `first` (at least 1): a later AM attempt numbers its executors
+    /// past every id an earlier attempt used, so an old executor can never pass for a new one.
+    pub fn with_first_executor_id(mut self, first: ExecutorId) -> Self {
+        self.next_executor = first.max(1);
+        self
+    }
+
     pub fn with_cluster(mut self, topology: Topology, cluster: Cluster) -> Self {
         self.topology = topology;
         self.cluster = cluster;

@@ -53,6 +53,19 @@ impl JobRun {
         }
     }
 
+    /// Resumes from an earlier AM attempt's journal (before the first event).
+    pub fn replay(
+        &mut self,
+        entries: &[yarn_am::driver::journal::Entry],
+    ) -> yarn_am::driver::journal::Replayed {
+        self.driver.replay(entries)
+    }
+
+    /// What happened since the last call, for the journal.
+    pub fn take_journal(&mut self) -> Vec<yarn_am::driver::journal::Entry> {
+        self.driver.take_journal()
+    }
+
     fn event(&mut self, now_ms: u64, event: DriverEvent, pool: &mut Pool) {
         let actions = self.driver.on_event(now_ms, event);
         self.apply(now_ms, actions, pool);

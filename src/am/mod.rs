@@ -14,6 +14,7 @@ mod env;
 mod executors;
 mod interval;
 mod job;
+mod journal;
 mod launcher;
 mod pool;
 mod rm;
@@ -178,10 +179,47 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .iter()
         .map(|n| (n.node_host_name.clone(), n.rack.clone()))
         .collect();
+    let job = match &spec.job {
+        Some(j) => {
+            let host_to_rack = nodes
+                .iter()
+                .map(|n| (n.node_host_name.clone(), n.rack.clone()))
+                .collect();
+            let driver = yarn_am::driver::Driver::new(j.clone(), host_to_rack)
+                .context("the job in the spec is not valid")?;
+            info!(job = %j.name, tasks = j.tasks.len(), "running a job with the embedded driver");
+            Some(job::JobRun::new(driver))
+        }
+        None => None,
+    };
+    // The journal of earlier attempts: the job resumes where a crashed attempt left it, and
+    // executor ids continue past every id it used.
+    let opened = match &spec.job {
+        Some(_) => journal::Journal::open(spec.staging.as_ref())?,
+        None => None,
+    };
+    let mut first_executor_id = 1;
+    let mut job = job;
+    let mut journal = None;
+    if let Some((file, entries)) = opened {
+        if let (Some(j), false) = (job.as_mut(), entries.is_empty()) {
+            let r = j.replay(&entries);
+            info!(succeeded = r.succeeded, failed = r.failed, earlier_attempts = ?r.am_attempts,
+                  max_executor_id = r.max_executor_id, "resuming the job from the journal");
+            first_executor_id = r.max_executor_id + 1;
+        }
+        journal = Some(file);
+    }
+    if let Some(j) = journal.as_mut() {
+        j.append(&[yarn_am::driver::journal::Entry::AmAttempt {
+            attempt: env.attempt,
+        }]);
+    }
     let allocator = Allocator::new(AllocatorConfig {
         spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
         ..AllocatorConfig::default()
     })
+    .with_first_executor_id(first_executor_id)
     .with_cluster(topo.clone(), cluster);
     let mut table = AmrmState::new(MapRackResolver::new(racks), Some(amrm_token));
     table.on_registered(
@@ -215,19 +253,6 @@ async fn run_am() -> anyhow::Result<Outcome> {
         spec.executor.clone(),
         env.app_id.clone(),
     );
-    let job = match &spec.job {
-        Some(j) => {
-            let host_to_rack = nodes
-                .iter()
-                .map(|n| (n.node_host_name.clone(), n.rack.clone()))
-                .collect();
-            let driver = yarn_am::driver::Driver::new(j.clone(), host_to_rack)
-                .context("the job in the spec is not valid")?;
-            info!(job = %j.name, tasks = j.tasks.len(), "running a job with the embedded driver");
-            Some(job::JobRun::new(driver))
-        }
-        None => None,
-    };
     let mut core = AmCore::new(
         pool,
         job,
@@ -243,7 +268,14 @@ async fn run_am() -> anyhow::Result<Outcome> {
     let mut inflight: Option<InFlight> = None;
     // The loop never waits on the RM: the allocate call is one more thing it selects on.
     let ending = loop {
-        for l in core.take_launches() {
+        let launches_now = core.take_launches();
+        if let Some(j) = journal.as_mut() {
+            // Before the executors start: their ids are in the journal before any of them
+            // can poll. Task starts and ends of the last input are written here too, right
+            // after the reply that carried them; a crash in between only reruns that task.
+            j.append(&core.take_journal(&launches_now));
+        }
+        for l in launches_now {
             launcher.launch(l.executor, l.container, l.nm_token);
         }
         if inflight.is_none() {

@@ -18,6 +18,7 @@
 
 pub mod allocation;
 pub mod job;
+pub mod journal;
 pub mod report;
 pub mod scheduler;
 
@@ -90,6 +91,8 @@ pub struct Driver {
     now_ms: u64,
     last_demand: Option<Demand>,
     summary: Option<JobSummary>,
+    /// Entries for the AM's journal, taken by [`Driver::take_journal`].
+    journal: Vec<journal::Entry>,
 }
 
 impl Driver {
@@ -119,6 +122,7 @@ impl Driver {
             now_ms: 0,
             last_demand: None,
             summary: None,
+            journal: Vec::new(),
         })
     }
 
@@ -161,6 +165,10 @@ impl Driver {
                         duration_ms,
                         exit_code,
                     };
+                    self.journal.push(journal::Entry::Finished {
+                        attempt,
+                        record: record.clone(),
+                    });
                     self.report.record(self.index[&record.task_id], record);
                 }
             }
@@ -184,6 +192,11 @@ impl Driver {
         }
         for l in self.scheduler.offer(now) {
             let command = self.job.tasks[self.index[&l.task_id]].command.clone();
+            self.journal.push(journal::Entry::Launched {
+                task_id: l.task_id.clone(),
+                attempt: l.attempt,
+                executor_id: l.executor_id.clone(),
+            });
             out.push(DriverAction::LaunchTask {
                 task_id: l.task_id,
                 attempt: l.attempt,
