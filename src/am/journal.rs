@@ -117,7 +117,7 @@ mod tests {
         let (mut j, old) = Journal::open_local(&path).unwrap();
         assert!(old.is_empty());
         let a = Entry::AmAttempt { attempt: 1 };
-        j.append(&[a.clone()]);
+        j.append(std::slice::from_ref(&a));
         drop(j);
         // A crash in the middle of the next line.
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
@@ -126,7 +126,7 @@ mod tests {
         let (mut j, old) = Journal::open_local(&path).unwrap();
         assert_eq!(old, vec![a.clone()]);
         let b = Entry::AmAttempt { attempt: 2 };
-        j.append(&[b.clone()]);
+        j.append(std::slice::from_ref(&b));
         drop(j);
         let (_, old) = Journal::open_local(&path).unwrap();
         assert_eq!(old, vec![a, b]);
