@@ -490,6 +490,29 @@ impl Allocator {
         Action::ReleaseContainer(id)
     }
 
+    /// A container an earlier AM attempt started executor `executor` in, handed back by
+    /// YARN at registration: tracked as running (it counts towards the target), nothing
+    /// launched. A container already tracked is left alone.
+    pub fn adopt(&mut self, container: Container, executor: ExecutorId) {
+        if self.containers.contains_key(&container.id) || self.executors.contains_key(&executor) {
+            return;
+        }
+        self.next_executor = self.next_executor.max(executor + 1);
+        *self
+            .running_per_host
+            .entry(container.host.clone())
+            .or_insert(0) += 1;
+        self.executors.insert(executor, container.id.clone());
+        self.containers.insert(
+            container.id,
+            Tracked {
+                executor,
+                host: container.host,
+                phase: Phase::Running,
+            },
+        );
+    }
+
     fn launched(&mut self, id: &ContainerId) {
         if let Some(t) = self.containers.get_mut(id) {
             if t.phase == Phase::Starting {

@@ -453,6 +453,16 @@ impl AmCore {
         out
     }
 
+    /// Takes over the executors of an earlier attempt that YARN handed back (see
+    /// [`Pool::adopt`]); returns how many.
+    pub fn adopt(
+        &mut self,
+        containers: &[yarn_client::proto::yarn::ContainerProto],
+        ids: &std::collections::HashMap<String, u64>,
+    ) -> usize {
+        self.pool.adopt(containers, ids)
+    }
+
     /// What the read endpoints show now.
     pub fn view(&self) -> StateView {
         let mut v = self.pool.view();

@@ -111,17 +111,35 @@ impl JobRun {
         }
         if self.registered.insert(id.clone()) {
             let rack = pool.topology.rack_of(&host).to_string();
-            info!(executor = %id, %host, %rack, "executor registered");
-            self.event(
-                now_ms,
+            // A first poll that names attempts comes from an executor an earlier AM attempt
+            // started (adopted): what it runs, and what it finished since that AM died,
+            // stays its own and counts.
+            let running: Vec<(String, u32)> = req
+                .running
+                .iter()
+                .map(|t| (t.task_id.clone(), t.attempt))
+                .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
+                .collect();
+            let event = if running.is_empty() {
+                info!(executor = %id, %host, %rack, "executor registered");
                 DriverEvent::ExecutorAdded {
                     id: id.clone(),
                     host: host.clone(),
                     rack,
                     cores: self.cores,
-                },
-                pool,
-            );
+                }
+            } else {
+                info!(executor = %id, %host, %rack, attempts = running.len(),
+                      "executor of an earlier AM attempt registered with its attempts");
+                DriverEvent::ExecutorAdopted {
+                    id: id.clone(),
+                    host: host.clone(),
+                    rack,
+                    cores: self.cores,
+                    running,
+                }
+            };
+            self.event(now_ms, event, pool);
         }
         let resend = self
             .deliveries

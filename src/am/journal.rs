@@ -25,6 +25,30 @@ use crate::staging::StagingDir;
 /// The journal's name in the staging folder.
 pub const JOURNAL_FILE: &str = "job-journal.jsonl";
 
+/// The file in the staging folder naming the current AM attempt's driver URL.
+pub const URL_FILE: &str = "driver.url";
+
+/// Writes this attempt's driver URL to [`URL_FILE`] in the staging folder, atomically (a
+/// temporary file renamed over it), so that executors of a crashed earlier attempt, whose
+/// AM port refuses, find this one. The URL is not secret: polls and replies are signed.
+/// Local staging only, like the journal; a failure is logged (executors of an earlier
+/// attempt then stop, and their tasks run again).
+pub fn publish_url(staging: &StagingDir, url: &str) {
+    let StagingDir::Local { path } = staging else {
+        return;
+    };
+    let dir = Path::new(path);
+    let tmp = dir.join(format!("{URL_FILE}.tmp"));
+    let r = std::fs::write(&tmp, format!("{url}\n"))
+        .and_then(|()| std::fs::rename(&tmp, dir.join(URL_FILE)));
+    match r {
+        Ok(()) => {
+            info!(%url, staging = %path, "published the driver URL for executors of earlier attempts")
+        }
+        Err(e) => warn!(staging = %path, "could not publish the driver URL: {e}"),
+    }
+}
+
 /// An open journal, positioned for appending.
 pub struct Journal {
     path: PathBuf,

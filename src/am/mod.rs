@@ -201,7 +201,9 @@ async fn run_am() -> anyhow::Result<Outcome> {
     let mut first_executor_id = 1;
     let mut job = job;
     let mut journal = None;
+    let mut earlier_executors = std::collections::HashMap::new();
     if let Some((file, entries)) = opened {
+        earlier_executors = yarn_am::driver::journal::executors(&entries);
         if let (Some(j), false) = (job.as_mut(), entries.is_empty()) {
             let r = j.replay(&entries);
             info!(succeeded = r.succeeded, failed = r.failed, earlier_attempts = ?r.am_attempts,
@@ -241,6 +243,14 @@ async fn run_am() -> anyhow::Result<Outcome> {
         url: url.clone(),
         master_secret: secret.as_bytes().into(),
         tokens: executor_tokens(&creds),
+        // Where an executor finds the next attempt's address if this one dies; the last
+        // attempt has no next, and its executors go as soon as it is gone.
+        staging_dir: match &spec.staging {
+            Some(crate::staging::StagingDir::Local { path }) if !env.is_last_attempt() => {
+                Some(path.clone())
+            }
+            _ => None,
+        },
     };
     let (mut launcher, mut launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
@@ -259,6 +269,22 @@ async fn run_am() -> anyhow::Result<Outcome> {
         IDLE_HEARTBEAT,
         spec.max_executor_failures as usize,
     );
+
+    if !registered.containers_from_previous_attempts.is_empty() {
+        let adopted = core.adopt(
+            &registered.containers_from_previous_attempts,
+            &earlier_executors,
+        );
+        info!(
+            adopted,
+            handed_back = registered.containers_from_previous_attempts.len(),
+            "containers of earlier attempts"
+        );
+    }
+    // Executors of an earlier attempt find this one here (see `journal::publish_url`).
+    if let Some(staging) = &spec.staging {
+        journal::publish_url(staging, &url);
+    }
 
     let mut sigterm = signal(SignalKind::terminate())?;
     let start = tokio::time::Instant::now();

@@ -87,6 +87,18 @@ pub fn whole_len(text: &[u8]) -> usize {
     text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
 }
 
+/// The executors earlier attempts started, by container id: the containers a new attempt
+/// gets back from YARN are adopted under these ids.
+pub fn executors(entries: &[Entry]) -> std::collections::HashMap<String, u64> {
+    entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Executor { id, container, .. } => Some((container.clone(), *id)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// What replaying a journal found, for the AM's log and its id numbering.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Replayed {
@@ -311,6 +323,48 @@ mod tests {
         assert!(succeeded);
         let t0 = summary.tasks.iter().find(|t| t.task_id == "t0").unwrap();
         assert_eq!((t0.attempts, t0.executor_id.as_str()), (1, "7"));
+    }
+
+    #[test]
+    fn an_adopted_executors_running_attempt_counts_and_is_not_run_again() {
+        let mut d = driver(2, 3);
+        d.replay(&[Entry::Launched {
+            task_id: "t0".into(),
+            attempt: 0,
+            executor_id: "4".into(),
+        }]);
+        let acts = d.on_event(
+            0,
+            DriverEvent::ExecutorAdopted {
+                id: "4".into(),
+                host: "nm1".into(),
+                rack: "/r".into(),
+                cores: 1,
+                running: vec![("t0".into(), 0)],
+            },
+        );
+        // Its one core is busy with t0: t1 waits for another slot.
+        assert!(launches(&acts).is_empty(), "{acts:?}");
+        let acts = d.on_event(
+            1,
+            DriverEvent::TaskFinished {
+                task_id: "t0".into(),
+                attempt: 0,
+                executor_id: "4".into(),
+                exit_code: 0,
+                duration_ms: 9,
+            },
+        );
+        assert_eq!(launches(&acts), [("t1".to_string(), 0)]);
+        assert_eq!(d.scheduler().succeeded_count(), 1);
+        assert_eq!(
+            executors(&[Entry::Executor {
+                id: 4,
+                container: "c".into(),
+                host: "h".into()
+            }]),
+            std::collections::HashMap::from([("c".to_string(), 4)])
+        );
     }
 
     #[test]

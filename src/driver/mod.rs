@@ -41,6 +41,15 @@ pub enum DriverEvent {
         rack: String,
         cores: u32,
     },
+    /// An executor a crashed AM attempt started registered with this one, still running
+    /// the attempts `running` (task id, attempt): they stay where they are and count.
+    ExecutorAdopted {
+        id: ExecutorId,
+        host: String,
+        rack: String,
+        cores: u32,
+        running: Vec<(String, u32)>,
+    },
     /// An executor is gone (killed on request, node lost, crashed). Its running tasks are
     /// re-queued without counting a failure against them.
     ExecutorRemoved { id: ExecutorId, reason: String },
@@ -142,6 +151,24 @@ impl Driver {
                 rack,
                 cores,
             } => self.scheduler.add_executor(id, host, rack, cores),
+            DriverEvent::ExecutorAdopted {
+                id,
+                host,
+                rack,
+                cores,
+                running,
+            } => {
+                self.scheduler.add_executor(id.clone(), host, rack, cores);
+                for (task_id, attempt) in running {
+                    if self.scheduler.adopt_running(&task_id, attempt, &id) {
+                        self.journal.push(journal::Entry::Launched {
+                            task_id,
+                            attempt,
+                            executor_id: id.clone(),
+                        });
+                    }
+                }
+            }
             DriverEvent::ExecutorRemoved { id, .. } => {
                 self.scheduler.remove_executor(&id);
             }

@@ -338,6 +338,34 @@ impl Scheduler {
         })
     }
 
+    /// An attempt an earlier AM attempt started is still running on `executor_id` (an
+    /// executor the new attempt adopted): it runs on there and its result will count,
+    /// instead of the task being queued again. `false` for an unknown task, an unknown
+    /// executor, or a task no longer pending (already done, or running elsewhere).
+    pub fn adopt_running(&mut self, task_id: &str, attempt: u32, executor_id: &str) -> bool {
+        let Some(&i) = self.index.get(task_id) else {
+            return false;
+        };
+        let Some(e) = self.executors.get_mut(executor_id) else {
+            return false;
+        };
+        let task = &mut self.tasks[i];
+        if task.state != State::Pending {
+            return false;
+        }
+        e.free = e.free.saturating_sub(task.spec.cpus);
+        e.running.insert(i);
+        task.launches = task.launches.max(attempt + 1);
+        task.state = State::Running {
+            attempt,
+            executor: executor_id.to_string(),
+            host: e.host.clone(),
+            locality: Locality::Any,
+        };
+        self.dequeue(i);
+        true
+    }
+
     /// Replays a launch an earlier AM attempt made: this task's later launches number past
     /// it, so no two attempts of a task share a number across AM attempts.
     pub fn restore_launch(&mut self, task_id: &str, attempt: u32) {
