@@ -102,6 +102,11 @@ async fn a_killed_am_is_replaced_and_the_job_resumes_with_its_executors() {
         again.is_empty(),
         "succeeded before the kill, run again: {again:?}"
     );
+    // Attempts running on the adopted executors at the kill finished there and counted: no
+    // task ran twice at all. (Only an assignment sent in the last poll reply before the
+    // kill and not yet journaled could run twice; that window is well under a millisecond.)
+    let twice: Vec<_> = summary.tasks.iter().filter(|t| t.attempts != 1).collect();
+    assert!(twice.is_empty(), "tasks run more than once: {twice:?}");
     // The executors alive at the kill were adopted under their containers and ids.
     let log = std::fs::read_to_string(second.join("stderr")).unwrap_or_default();
     for (container, id) in &alive {

@@ -454,13 +454,20 @@ impl AmCore {
     }
 
     /// Takes over the executors of an earlier attempt that YARN handed back (see
-    /// [`Pool::adopt`]); returns how many.
+    /// [`Pool::adopt`]) with the attempts the journal says they run (`in_flight`, see
+    /// [`JobRun::adopt`]); returns how many.
     pub fn adopt(
         &mut self,
+        now_ms: u64,
         containers: &[yarn_client::proto::yarn::ContainerProto],
         ids: &std::collections::HashMap<String, u64>,
+        in_flight: &[(String, u32, String)],
     ) -> usize {
-        self.pool.adopt(containers, ids)
+        let adopted = self.pool.adopt(containers, ids);
+        if let Some(j) = self.job.as_mut() {
+            j.adopt(now_ms, &adopted, in_flight, &mut self.pool);
+        }
+        adopted.len()
     }
 
     /// What the read endpoints show now.

@@ -202,8 +202,10 @@ async fn run_am() -> anyhow::Result<Outcome> {
     let mut job = job;
     let mut journal = None;
     let mut earlier_executors = std::collections::HashMap::new();
+    let mut in_flight = Vec::new();
     if let Some((file, entries)) = opened {
         earlier_executors = yarn_am::driver::journal::executors(&entries);
+        in_flight = yarn_am::driver::journal::in_flight(&entries);
         if let (Some(j), false) = (job.as_mut(), entries.is_empty()) {
             let r = j.replay(&entries);
             info!(succeeded = r.succeeded, failed = r.failed, earlier_attempts = ?r.am_attempts,
@@ -270,10 +272,15 @@ async fn run_am() -> anyhow::Result<Outcome> {
         spec.max_executor_failures as usize,
     );
 
+    let start = tokio::time::Instant::now();
+    let now_ms = || start.elapsed().as_millis() as u64;
     if !registered.containers_from_previous_attempts.is_empty() {
+        // Before the first demand: the adopted executors count towards it.
         let adopted = core.adopt(
+            now_ms(),
             &registered.containers_from_previous_attempts,
             &earlier_executors,
+            &in_flight,
         );
         info!(
             adopted,
@@ -287,8 +294,6 @@ async fn run_am() -> anyhow::Result<Outcome> {
     }
 
     let mut sigterm = signal(SignalKind::terminate())?;
-    let start = tokio::time::Instant::now();
-    let now_ms = || start.elapsed().as_millis() as u64;
     core.start(now_ms(), spec.executor.initial);
     let mut session = Some(session);
     let mut inflight: Option<InFlight> = None;

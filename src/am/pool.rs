@@ -156,8 +156,13 @@ impl Pool {
     /// `containers_from_previous_attempts`), under the executor ids that attempt gave them
     /// (`ids`, from the journal): they run on, nothing is launched. One whose id is not
     /// known is released (its executor will be refused when it polls and stop).
-    pub fn adopt(&mut self, containers: &[ContainerProto], ids: &HashMap<String, u64>) -> usize {
-        let mut adopted = 0;
+    /// Returns the adopted executors as (id, host, rack).
+    pub fn adopt(
+        &mut self,
+        containers: &[ContainerProto],
+        ids: &HashMap<String, u64>,
+    ) -> Vec<(String, String, String)> {
+        let mut adopted = Vec::new();
         for c in containers {
             let Some(cid) = c.id.as_ref().map(container_id_string) else {
                 continue;
@@ -187,7 +192,7 @@ impl Pool {
                 },
                 executor,
             );
-            adopted += 1;
+            adopted.push((executor.to_string(), host, rack));
         }
         adopted
     }

@@ -99,6 +99,29 @@ pub fn executors(entries: &[Entry]) -> std::collections::HashMap<String, u64> {
         .collect()
 }
 
+/// The attempts still running when the journal ends: each task's latest launch, unless
+/// that attempt finished. As (task id, attempt, executor id), in journal order.
+pub fn in_flight(entries: &[Entry]) -> Vec<(String, u32, String)> {
+    let mut latest: Vec<(String, u32, String)> = Vec::new();
+    for e in entries {
+        match e {
+            Entry::Launched {
+                task_id,
+                attempt,
+                executor_id,
+            } => {
+                latest.retain(|(t, _, _)| t != task_id);
+                latest.push((task_id.clone(), *attempt, executor_id.clone()));
+            }
+            Entry::Finished { attempt, record } => {
+                latest.retain(|(t, a, _)| !(t == &record.task_id && a == attempt));
+            }
+            _ => {}
+        }
+    }
+    latest
+}
+
 /// What replaying a journal found, for the AM's log and its id numbering.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Replayed {
@@ -364,6 +387,29 @@ mod tests {
                 host: "h".into()
             }]),
             std::collections::HashMap::from([("c".to_string(), 4)])
+        );
+    }
+
+    #[test]
+    fn in_flight_attempts_are_each_tasks_latest_unfinished_launch() {
+        let launched = |t: &str, a: u32, e: &str| Entry::Launched {
+            task_id: t.into(),
+            attempt: a,
+            executor_id: e.into(),
+        };
+        let entries = [
+            launched("t0", 0, "1"),
+            launched("t1", 0, "1"),
+            launched("t1", 1, "2"), // t1's first attempt was lost with its executor
+            launched("t2", 0, "2"),
+            finished("t2", 0, "2", 0),
+        ];
+        assert_eq!(
+            in_flight(&entries),
+            [
+                ("t0".to_string(), 0, "1".to_string()),
+                ("t1".to_string(), 1, "2".to_string())
+            ]
         );
     }
 

@@ -624,6 +624,14 @@ impl Scheduler {
             .map(|(h, s)| (h.as_str(), s.len()))
     }
 
+    /// Whether `attempt` of the task is the one running on `executor_id`.
+    pub fn runs_on(&self, task_id: &str, attempt: u32, executor_id: &str) -> bool {
+        self.index.get(task_id).is_some_and(|&i| {
+            matches!(&self.tasks[i].state,
+                State::Running { attempt: a, executor, .. } if *a == attempt && executor == executor_id)
+        })
+    }
+
     pub fn pending_count(&self) -> usize {
         self.pending.len()
     }
