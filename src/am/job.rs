@@ -163,17 +163,18 @@ impl JobRun {
             warn!(executor = %id, reported = %req.host, %host,
                   "executor reports another host than its container's; using the container's");
         }
+        // The attempts this poll names: on a first poll, only an executor an earlier AM
+        // attempt started (adopted) has any; what it runs, and what it finished since that
+        // AM died, stays its own and counts.
+        let named: Vec<(String, u32)> = req
+            .running
+            .iter()
+            .map(|t| (t.task_id.clone(), t.attempt))
+            .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
+            .collect();
         if self.registered.insert(id.clone()) {
             let rack = pool.topology.rack_of(&host).to_string();
-            // A first poll that names attempts comes from an executor an earlier AM attempt
-            // started (adopted): what it runs, and what it finished since that AM died,
-            // stays its own and counts.
-            let running: Vec<(String, u32)> = req
-                .running
-                .iter()
-                .map(|t| (t.task_id.clone(), t.attempt))
-                .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
-                .collect();
+            let running = named.clone();
             let event = if running.is_empty() {
                 info!(executor = %id, %host, %rack, "executor registered");
                 DriverEvent::ExecutorAdded {
@@ -198,12 +199,7 @@ impl JobRun {
         if self.awaiting_first_poll.remove(&id) {
             // Attempts the journal missed (started just before the old AM died) that this
             // executor runs stay with it, if nobody else took them yet.
-            let running: Vec<(String, u32)> = req
-                .running
-                .iter()
-                .map(|t| (t.task_id.clone(), t.attempt))
-                .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
-                .collect();
+            let running = named;
             if !running.is_empty() {
                 self.event(
                     now_ms,
