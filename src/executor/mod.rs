@@ -421,7 +421,10 @@ enum NextAm {
 }
 
 /// Reads the driver URL a next AM attempt publishes in `staging_dir` (see the AM's
-/// `journal::publish_url`).
+/// `journal::publish_url`). The staging folder rather than the RM: an executor holds no RM
+/// credentials (the AMRM token is the AM's alone, and RM REST needs SPNEGO on a secure
+/// cluster), the folder is already readable to every container of the app, and its removal
+/// at the app's end tells the executor at once that no attempt will follow.
 fn next_am(staging_dir: &Path, current: &str) -> NextAm {
     if !staging_dir.is_dir() {
         return NextAm::AppOver;
