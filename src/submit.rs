@@ -300,6 +300,9 @@ async fn stage_and_submit(
         application_type: "YARN-AM".into(),
         tags: args.tag.clone(),
         max_app_attempts: args.max_attempts,
+        // A crashed AM's next attempt adopts the executors still running and resumes the
+        // job from its journal (see `am::journal`), instead of YARN killing them all.
+        keep_containers: args.max_attempts > 1,
         am_resource: Resource {
             memory: args.am_memory,
             vcores: args.am_vcores,

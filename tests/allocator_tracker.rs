@@ -613,3 +613,56 @@ fn a_container_granted_again_is_neither_released_nor_launched_twice() {
     );
     assert_eq!(am.alloc.running(), 1);
 }
+
+#[test]
+fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
+    // An AM attempt after a crash: executors 4 and 7 of the earlier attempt come back.
+    let mut alloc = Allocator::new(AllocatorConfig {
+        strategy: Strategy::Spark,
+        ..AllocatorConfig::default()
+    })
+    .with_first_executor_id(5);
+    let c = |id: &str, h: &str| Container {
+        id: Arc::from(id),
+        host: HostName::from(h),
+        rack: RackName::from("/default-rack"),
+    };
+    alloc.adopt(c("old-a", "h1"), 4);
+    alloc.adopt(c("old-b", "h2"), 7);
+    alloc.adopt(c("old-b", "h2"), 9); // handed back twice: still one executor
+    assert_eq!((alloc.running(), alloc.starting()), (2, 0));
+    // A target of 3 asks for one more container only.
+    alloc.on_event(
+        0,
+        Event::DemandChanged(Demand {
+            target_executors: 3,
+            tasks_per_executor: 1,
+            ..Demand::default()
+        }),
+    );
+    alloc.on_event(0, Event::Heartbeat);
+    assert_eq!(alloc.pending_requests(), 1);
+    let actions = alloc.on_event(0, Event::ContainersGranted(vec![c("new", "h3")]));
+    let ids: Vec<u64> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::LaunchExecutor { executor, .. } => Some(*executor),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [8],
+        "past both the journal's highest and every adopted id"
+    );
+    // An adopted executor's container ending is a loss like any other.
+    alloc.on_event(
+        0,
+        Event::ContainersCompleted(vec![CompletedContainer {
+            id: Arc::from("old-a"),
+            exit_status: -100,
+            diagnostics: String::new(),
+        }]),
+    );
+    assert_eq!(alloc.running(), 1);
+}

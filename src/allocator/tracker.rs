@@ -190,6 +190,13 @@ impl Allocator {
         }
     }
 
+    /// Executor ids start at `first` (at least 1): a later AM attempt numbers its executors
+    /// past every id an earlier attempt used, so an old executor can never pass for a new one.
+    pub fn with_first_executor_id(mut self, first: ExecutorId) -> Self {
+        self.next_executor = first.max(1);
+        self
+    }
+
     pub fn with_cluster(mut self, topology: Topology, cluster: Cluster) -> Self {
         self.topology = topology;
         self.cluster = cluster;
@@ -481,6 +488,29 @@ impl Allocator {
     fn release(&mut self, id: ContainerId) -> Action {
         self.released.insert(id.clone());
         Action::ReleaseContainer(id)
+    }
+
+    /// A container an earlier AM attempt started executor `executor` in, handed back by
+    /// YARN at registration: tracked as running (it counts towards the target), nothing
+    /// launched. A container already tracked is left alone.
+    pub fn adopt(&mut self, container: Container, executor: ExecutorId) {
+        if self.containers.contains_key(&container.id) || self.executors.contains_key(&executor) {
+            return;
+        }
+        self.next_executor = self.next_executor.max(executor + 1);
+        *self
+            .running_per_host
+            .entry(container.host.clone())
+            .or_insert(0) += 1;
+        self.executors.insert(executor, container.id.clone());
+        self.containers.insert(
+            container.id,
+            Tracked {
+                executor,
+                host: container.host,
+                phase: Phase::Running,
+            },
+        );
     }
 
     fn launched(&mut self, id: &ContainerId) {

@@ -425,6 +425,51 @@ impl AmCore {
         &self.pool.table
     }
 
+    /// Journal entries since the last call: executors launched (from `launches`, which the
+    /// loop is about to start) and the job's task launches and outcomes.
+    pub fn take_journal(&mut self, launches: &[Launch]) -> Vec<yarn_am::driver::journal::Entry> {
+        use yarn_am::driver::journal::Entry;
+        let mut out: Vec<Entry> = launches
+            .iter()
+            .map(|l| Entry::Executor {
+                id: l.executor,
+                container: l
+                    .container
+                    .id
+                    .as_ref()
+                    .map(yarn_client::ids::container_id_string)
+                    .unwrap_or_default(),
+                host: l
+                    .container
+                    .node_id
+                    .as_ref()
+                    .and_then(|n| n.host.clone())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        if let Some(j) = self.job.as_mut() {
+            out.extend(j.take_journal());
+        }
+        out
+    }
+
+    /// Takes over the executors of an earlier attempt that YARN handed back (see
+    /// [`Pool::adopt`]) with the attempts the journal says they run (`in_flight`, see
+    /// [`JobRun::adopt`]); returns how many.
+    pub fn adopt(
+        &mut self,
+        now_ms: u64,
+        containers: &[yarn_client::proto::yarn::ContainerProto],
+        ids: &std::collections::HashMap<String, u64>,
+        in_flight: &[(String, u32, String)],
+    ) -> usize {
+        let adopted = self.pool.adopt(containers, ids);
+        if let Some(j) = self.job.as_mut() {
+            j.adopt(now_ms, &adopted, in_flight, &mut self.pool);
+        }
+        adopted.len()
+    }
+
     /// What the read endpoints show now.
     pub fn view(&self) -> StateView {
         let mut v = self.pool.view();

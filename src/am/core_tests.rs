@@ -425,3 +425,76 @@ fn rm_outage_gives_up_only_after_enough_failures_and_time() {
     assert_eq!(slow.failed(s(100), "timeout"), None);
     assert!(slow.failed(s(200), "timeout").is_some());
 }
+
+#[test]
+fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refused() {
+    use yarn_am::driver::journal::{executors, in_flight, Entry};
+    use yarn_am::driver::{Locality, TaskRecord};
+    let entries = vec![
+        Entry::AmAttempt { attempt: 1 },
+        Entry::Executor {
+            id: 4,
+            container: "container_1_0001_01_000002".into(),
+            host: "nm1".into(),
+        },
+        Entry::Launched {
+            task_id: "t0".into(),
+            attempt: 0,
+            executor_id: "4".into(),
+        },
+        Entry::Finished {
+            attempt: 0,
+            record: TaskRecord {
+                task_id: "t0".into(),
+                executor_id: "4".into(),
+                host: "nm1".into(),
+                locality: Locality::NoPref,
+                attempts: 1,
+                duration_ms: 1,
+                exit_code: 0,
+            },
+        },
+        // In flight at the crash; the reply carrying it never reached the executor.
+        Entry::Launched {
+            task_id: "t1".into(),
+            attempt: 0,
+            executor_id: "4".into(),
+        },
+    ];
+    let mut j = job(3, 1_000, 0);
+    assert_eq!(j.replay(&entries).succeeded, 1);
+    let mut c = core(Some(j));
+    let adopted = c.adopt(
+        0,
+        &[ContainerProto {
+            id: parse_container_id("container_1_0001_01_000002"),
+            node_id: Some(NodeIdProto {
+                host: Some("nm1".into()),
+                port: Some(45454),
+            }),
+            ..Default::default()
+        }],
+        &executors(&entries),
+        &in_flight(&entries),
+    );
+    assert_eq!(adopted, 1);
+    c.start(0, 0);
+    // Its first poll names nothing: t1's attempt 0 goes out again (not a new attempt), and
+    // t0, done before the crash, never does.
+    let r = poll(&mut c, 10, "4", "nm1", &[]);
+    let tasks: Vec<(String, u32)> = r
+        .tasks
+        .iter()
+        .map(|t| (t.task_id.clone(), t.attempt))
+        .collect();
+    assert_eq!(tasks, [("t1".to_string(), 0)]);
+    // An executor of the old attempt that was not handed back is told to stop.
+    let r = poll(&mut c, 20, "3", "nm2", &[]);
+    assert!(r.shutdown, "{r:?}");
+    // t1 finishes on the adopted executor and counts; t2 is next.
+    let r = poll(&mut c, 30, "4", "nm1", &["t1"]);
+    let tasks: Vec<&str> = r.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(tasks, ["t2"]);
+    let report = c.view().job.unwrap();
+    assert_eq!(report["tasks_succeeded"], 2);
+}

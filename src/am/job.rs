@@ -25,6 +25,8 @@ pub struct JobRun {
     outbox: HashMap<String, Vec<TaskAssignment>>,
     /// Executors that have polled at least once (the driver knows them).
     registered: HashSet<String>,
+    /// Adopted executors (see [`Self::adopt`]) that have not polled yet.
+    awaiting_first_poll: HashSet<String>,
     /// Executors told to go: idle, or the job is over.
     retiring: HashSet<String>,
     /// Assignments sent, to find the ones lost on the way.
@@ -47,10 +49,75 @@ impl JobRun {
             cpus,
             outbox: HashMap::new(),
             registered: HashSet::new(),
+            awaiting_first_poll: HashSet::new(),
             retiring: HashSet::new(),
             deliveries: Deliveries::default(),
             finished: None,
         }
+    }
+
+    /// Resumes from an earlier AM attempt's journal (before the first event).
+    pub fn replay(
+        &mut self,
+        entries: &[yarn_am::driver::journal::Entry],
+    ) -> yarn_am::driver::journal::Replayed {
+        self.driver.replay(entries)
+    }
+
+    /// Executors adopted from an earlier AM attempt, before they poll: they are registered
+    /// with the attempts the journal says they run (`in_flight`), so those are neither
+    /// handed to another executor in the meantime nor lost: an attempt the executor does
+    /// not name on its first poll (the reply carrying it died with the old AM) is sent
+    /// again, like any assignment lost on the way.
+    pub fn adopt(
+        &mut self,
+        now_ms: u64,
+        executors: &[(String, String, String)],
+        in_flight: &[(String, u32, String)],
+        pool: &mut Pool,
+    ) {
+        for (id, host, rack) in executors {
+            let running: Vec<(String, u32)> = in_flight
+                .iter()
+                .filter(|(_, _, e)| e == id)
+                .map(|(t, a, _)| (t.clone(), *a))
+                .collect();
+            self.registered.insert(id.clone());
+            self.awaiting_first_poll.insert(id.clone());
+            info!(executor = %id, %host, attempts = running.len(), "executor of an earlier AM attempt adopted with its attempts");
+            self.event(
+                now_ms,
+                DriverEvent::ExecutorAdopted {
+                    id: id.clone(),
+                    host: host.clone(),
+                    rack: rack.clone(),
+                    cores: self.cores,
+                    running: running.clone(),
+                },
+                pool,
+            );
+            let held: Vec<TaskAssignment> = running
+                .into_iter()
+                .filter(|(t, a)| self.driver.scheduler().runs_on(t, *a, id))
+                .map(|(task_id, attempt)| TaskAssignment {
+                    cpus: self.cpus.get(&task_id).copied().unwrap_or(1),
+                    command: self
+                        .driver
+                        .scheduler()
+                        .command(&task_id)
+                        .unwrap_or_default()
+                        .to_string(),
+                    task_id,
+                    attempt,
+                })
+                .collect();
+            self.deliveries.sent(id, &held);
+        }
+    }
+
+    /// What happened since the last call, for the journal.
+    pub fn take_journal(&mut self) -> Vec<yarn_am::driver::journal::Entry> {
+        self.driver.take_journal()
     }
 
     fn event(&mut self, now_ms: u64, event: DriverEvent, pool: &mut Pool) {
@@ -96,19 +163,56 @@ impl JobRun {
             warn!(executor = %id, reported = %req.host, %host,
                   "executor reports another host than its container's; using the container's");
         }
+        // The attempts this poll names: on a first poll, only an executor an earlier AM
+        // attempt started (adopted) has any; what it runs, and what it finished since that
+        // AM died, stays its own and counts.
+        let named: Vec<(String, u32)> = req
+            .running
+            .iter()
+            .map(|t| (t.task_id.clone(), t.attempt))
+            .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
+            .collect();
         if self.registered.insert(id.clone()) {
             let rack = pool.topology.rack_of(&host).to_string();
-            info!(executor = %id, %host, %rack, "executor registered");
-            self.event(
-                now_ms,
+            let running = named.clone();
+            let event = if running.is_empty() {
+                info!(executor = %id, %host, %rack, "executor registered");
                 DriverEvent::ExecutorAdded {
                     id: id.clone(),
                     host: host.clone(),
                     rack,
                     cores: self.cores,
-                },
-                pool,
-            );
+                }
+            } else {
+                info!(executor = %id, %host, %rack, attempts = running.len(),
+                      "executor of an earlier AM attempt registered with its attempts");
+                DriverEvent::ExecutorAdopted {
+                    id: id.clone(),
+                    host: host.clone(),
+                    rack,
+                    cores: self.cores,
+                    running,
+                }
+            };
+            self.event(now_ms, event, pool);
+        }
+        if self.awaiting_first_poll.remove(&id) {
+            // Attempts the journal missed (started just before the old AM died) that this
+            // executor runs stay with it, if nobody else took them yet.
+            let running = named;
+            if !running.is_empty() {
+                self.event(
+                    now_ms,
+                    DriverEvent::ExecutorAdopted {
+                        id: id.clone(),
+                        host: host.clone(),
+                        rack: pool.topology.rack_of(&host).to_string(),
+                        cores: self.cores,
+                        running,
+                    },
+                    pool,
+                );
+            }
         }
         let resend = self
             .deliveries

@@ -31,6 +31,9 @@ use super::token_refresh::SharedTokens;
 pub struct DriverContact {
     pub app_id: String,
     pub url: String,
+    /// The local staging folder, where a later AM attempt publishes its URL
+    /// (`YARN_AM_STAGING_DIR`); `None` on the last attempt or with WebHDFS staging.
+    pub staging_dir: Option<String>,
     /// The application's master secret: each executor's key is derived from it, and it
     /// never leaves the AM.
     pub master_secret: Arc<[u8]>,
@@ -144,6 +147,9 @@ impl Launcher {
                 self.spec.vcores.to_string(),
             ),
         ]);
+        if let Some(dir) = &self.contact.staging_dir {
+            environment.insert("YARN_AM_STAGING_DIR".to_string(), dir.clone());
+        }
         let local_resources: BTreeMap<_, _> = self
             .spec
             .files
@@ -253,6 +259,7 @@ mod tests {
         let contact = DriverContact {
             app_id: "application_1_0001".into(),
             url: "http://nm1:4000".into(),
+            staging_dir: None,
             master_secret: master.clone(),
             tokens: SharedTokens::new(Credentials {
                 tokens: vec![("hdfs".into(), hdfs)],

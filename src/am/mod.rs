@@ -14,6 +14,7 @@ mod env;
 mod executors;
 mod interval;
 mod job;
+mod journal;
 mod launcher;
 mod pool;
 mod rm;
@@ -186,10 +187,51 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .iter()
         .map(|n| (n.node_host_name.clone(), n.rack.clone()))
         .collect();
+    let job = match &spec.job {
+        Some(j) => {
+            let host_to_rack = nodes
+                .iter()
+                .map(|n| (n.node_host_name.clone(), n.rack.clone()))
+                .collect();
+            let driver = yarn_am::driver::Driver::new(j.clone(), host_to_rack)
+                .context("the job in the spec is not valid")?;
+            info!(job = %j.name, tasks = j.tasks.len(), "running a job with the embedded driver");
+            Some(job::JobRun::new(driver))
+        }
+        None => None,
+    };
+    // The journal of earlier attempts: the job resumes where a crashed attempt left it, and
+    // executor ids continue past every id it used.
+    let opened = match &spec.job {
+        Some(_) => journal::Journal::open(spec.staging.as_ref())?,
+        None => None,
+    };
+    let mut first_executor_id = 1;
+    let mut job = job;
+    let mut journal = None;
+    let mut earlier_executors = std::collections::HashMap::new();
+    let mut in_flight = Vec::new();
+    if let Some((file, entries)) = opened {
+        earlier_executors = yarn_am::driver::journal::executors(&entries);
+        in_flight = yarn_am::driver::journal::in_flight(&entries);
+        if let (Some(j), false) = (job.as_mut(), entries.is_empty()) {
+            let r = j.replay(&entries);
+            info!(succeeded = r.succeeded, failed = r.failed, earlier_attempts = ?r.am_attempts,
+                  max_executor_id = r.max_executor_id, "resuming the job from the journal");
+            first_executor_id = r.max_executor_id + 1;
+        }
+        journal = Some(file);
+    }
+    if let Some(j) = journal.as_mut() {
+        j.append(&[yarn_am::driver::journal::Entry::AmAttempt {
+            attempt: env.attempt,
+        }]);
+    }
     let allocator = Allocator::new(AllocatorConfig {
         spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
         ..AllocatorConfig::default()
     })
+    .with_first_executor_id(first_executor_id)
     .with_cluster(topo.clone(), cluster);
     let mut table = AmrmState::new(MapRackResolver::new(racks), Some(amrm_token));
     table.on_registered(
@@ -216,6 +258,14 @@ async fn run_am() -> anyhow::Result<Outcome> {
         url: url.clone(),
         master_secret: secret.as_bytes().into(),
         tokens: shared_tokens.clone(),
+        // Where an executor finds the next attempt's address if this one dies; the last
+        // attempt has no next, and its executors go as soon as it is gone.
+        staging_dir: match &spec.staging {
+            Some(crate::staging::StagingDir::Local { path }) if !env.is_last_attempt() => {
+                Some(path.clone())
+            }
+            _ => None,
+        },
     };
     let (mut launcher, mut launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
@@ -228,19 +278,6 @@ async fn run_am() -> anyhow::Result<Outcome> {
         spec.executor.clone(),
         env.app_id.clone(),
     );
-    let job = match &spec.job {
-        Some(j) => {
-            let host_to_rack = nodes
-                .iter()
-                .map(|n| (n.node_host_name.clone(), n.rack.clone()))
-                .collect();
-            let driver = yarn_am::driver::Driver::new(j.clone(), host_to_rack)
-                .context("the job in the spec is not valid")?;
-            info!(job = %j.name, tasks = j.tasks.len(), "running a job with the embedded driver");
-            Some(job::JobRun::new(driver))
-        }
-        None => None,
-    };
     let mut core = AmCore::new(
         pool,
         job,
@@ -248,15 +285,41 @@ async fn run_am() -> anyhow::Result<Outcome> {
         spec.max_executor_failures as usize,
     );
 
-    let mut sigterm = signal(SignalKind::terminate())?;
     let start = tokio::time::Instant::now();
     let now_ms = || start.elapsed().as_millis() as u64;
+    if !registered.containers_from_previous_attempts.is_empty() {
+        // Before the first demand: the adopted executors count towards it.
+        let adopted = core.adopt(
+            now_ms(),
+            &registered.containers_from_previous_attempts,
+            &earlier_executors,
+            &in_flight,
+        );
+        info!(
+            adopted,
+            handed_back = registered.containers_from_previous_attempts.len(),
+            "containers of earlier attempts"
+        );
+    }
+    // Executors of an earlier attempt find this one here (see `journal::publish_url`).
+    if let Some(staging) = &spec.staging {
+        journal::publish_url(staging, &url);
+    }
+
+    let mut sigterm = signal(SignalKind::terminate())?;
     core.start(now_ms(), spec.executor.initial);
     let mut session = Some(session);
     let mut inflight: Option<InFlight> = None;
     // The loop never waits on the RM: the allocate call is one more thing it selects on.
     let ending = loop {
-        for l in core.take_launches() {
+        let launches_now = core.take_launches();
+        if let Some(j) = journal.as_mut() {
+            // Before the executors start: their ids are in the journal before any of them
+            // can poll. Task starts and ends of the last input are written here too, right
+            // after the reply that carried them; a crash in between only reruns that task.
+            j.append(&core.take_journal(&launches_now));
+        }
+        for l in launches_now {
             launcher.launch(l.executor, l.container, l.nm_token);
         }
         if inflight.is_none() {

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tracing::{debug, info, warn};
-use yarn_am::allocator::matching::Container;
+use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, Event};
 use yarn_am::allocator::{Demand, HostName, RackName, Topology};
 use yarn_client::ask::{Capability, Priority};
@@ -150,6 +150,51 @@ impl Pool {
             }
         }
         (killed, unknown)
+    }
+
+    /// Takes over containers an earlier AM attempt ran executors in (YARN's
+    /// `containers_from_previous_attempts`), under the executor ids that attempt gave them
+    /// (`ids`, from the journal): they run on, nothing is launched. One whose id is not
+    /// known is released (its executor will be refused when it polls and stop).
+    /// Returns the adopted executors as (id, host, rack).
+    pub fn adopt(
+        &mut self,
+        containers: &[ContainerProto],
+        ids: &HashMap<String, u64>,
+    ) -> Vec<(String, String, String)> {
+        let mut adopted = Vec::new();
+        for c in containers {
+            let Some(cid) = c.id.as_ref().map(container_id_string) else {
+                continue;
+            };
+            let host = c
+                .node_id
+                .as_ref()
+                .and_then(|n| n.host.clone())
+                .unwrap_or_default();
+            let Some(&executor) = ids.get(&cid) else {
+                warn!(container = %cid, %host, "a container of an earlier attempt with no executor in the journal; releasing it");
+                if let Some(id) = to_table_id(&cid) {
+                    self.table.releases.release(id);
+                }
+                continue;
+            };
+            let rack = self.topology.rack_of(&host).to_string();
+            info!(executor, container = %cid, %host, "adopting an executor of an earlier attempt");
+            self.registry
+                .launching(executor, &cid, &host, &rack, Locality::Any);
+            self.registry.running(&cid);
+            self.allocator.adopt(
+                Container {
+                    id: Arc::from(cid.as_str()),
+                    host: host.as_str().into(),
+                    rack: rack.as_str().into(),
+                },
+                executor,
+            );
+            adopted.push((executor.to_string(), host, rack));
+        }
+        adopted
     }
 
     pub fn on_launch(&mut self, now_ms: u64, report: LaunchReport) {

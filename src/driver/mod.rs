@@ -18,6 +18,7 @@
 
 pub mod allocation;
 pub mod job;
+pub mod journal;
 pub mod report;
 pub mod scheduler;
 
@@ -39,6 +40,15 @@ pub enum DriverEvent {
         host: String,
         rack: String,
         cores: u32,
+    },
+    /// An executor a crashed AM attempt started registered with this one, still running
+    /// the attempts `running` (task id, attempt): they stay where they are and count.
+    ExecutorAdopted {
+        id: ExecutorId,
+        host: String,
+        rack: String,
+        cores: u32,
+        running: Vec<(String, u32)>,
     },
     /// An executor is gone (killed on request, node lost, crashed). Its running tasks are
     /// re-queued without counting a failure against them.
@@ -90,6 +100,8 @@ pub struct Driver {
     now_ms: u64,
     last_demand: Option<Demand>,
     summary: Option<JobSummary>,
+    /// Entries for the AM's journal, taken by [`Driver::take_journal`].
+    journal: Vec<journal::Entry>,
 }
 
 impl Driver {
@@ -119,6 +131,7 @@ impl Driver {
             now_ms: 0,
             last_demand: None,
             summary: None,
+            journal: Vec::new(),
         })
     }
 
@@ -138,6 +151,24 @@ impl Driver {
                 rack,
                 cores,
             } => self.scheduler.add_executor(id, host, rack, cores),
+            DriverEvent::ExecutorAdopted {
+                id,
+                host,
+                rack,
+                cores,
+                running,
+            } => {
+                self.scheduler.add_executor(id.clone(), host, rack, cores);
+                for (task_id, attempt) in running {
+                    if self.scheduler.adopt_running(&task_id, attempt, &id) {
+                        self.journal.push(journal::Entry::Launched {
+                            task_id,
+                            attempt,
+                            executor_id: id.clone(),
+                        });
+                    }
+                }
+            }
             DriverEvent::ExecutorRemoved { id, .. } => {
                 self.scheduler.remove_executor(&id);
             }
@@ -161,6 +192,10 @@ impl Driver {
                         duration_ms,
                         exit_code,
                     };
+                    self.journal.push(journal::Entry::Finished {
+                        attempt,
+                        record: record.clone(),
+                    });
                     self.report.record(self.index[&record.task_id], record);
                 }
             }
@@ -184,6 +219,11 @@ impl Driver {
         }
         for l in self.scheduler.offer(now) {
             let command = self.job.tasks[self.index[&l.task_id]].command.clone();
+            self.journal.push(journal::Entry::Launched {
+                task_id: l.task_id.clone(),
+                attempt: l.attempt,
+                executor_id: l.executor_id.clone(),
+            });
             out.push(DriverAction::LaunchTask {
                 task_id: l.task_id,
                 attempt: l.attempt,

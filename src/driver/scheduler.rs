@@ -339,6 +339,84 @@ impl Scheduler {
         })
     }
 
+    /// An attempt an earlier AM attempt started is still running on `executor_id` (an
+    /// executor the new attempt adopted): it runs on there and its result will count,
+    /// instead of the task being queued again. `false` for an unknown task, an unknown
+    /// executor, or a task no longer pending (already done, or running elsewhere).
+    pub fn adopt_running(&mut self, task_id: &str, attempt: u32, executor_id: &str) -> bool {
+        let Some(&i) = self.index.get(task_id) else {
+            return false;
+        };
+        let Some(e) = self.executors.get_mut(executor_id) else {
+            return false;
+        };
+        let task = &mut self.tasks[i];
+        if task.state != State::Pending {
+            return false;
+        }
+        e.free = e.free.saturating_sub(task.spec.cpus);
+        e.running.insert(i);
+        task.launches = task.launches.max(attempt + 1);
+        task.state = State::Running {
+            attempt,
+            executor: executor_id.to_string(),
+            host: e.host.clone(),
+            locality: Locality::Any,
+        };
+        self.dequeue(i);
+        true
+    }
+
+    /// Replays a launch an earlier AM attempt made: this task's later launches number past
+    /// it, so no two attempts of a task share a number across AM attempts.
+    pub fn restore_launch(&mut self, task_id: &str, attempt: u32) {
+        if let Some(&i) = self.index.get(task_id) {
+            let t = &mut self.tasks[i];
+            t.launches = t.launches.max(attempt + 1);
+        }
+    }
+
+    /// Replays a finished attempt from an earlier AM attempt's journal: a success takes the
+    /// task out of the queue for good, a failure counts against its retries (and may fail
+    /// the job, as it would have then). `false` when it changes nothing (an unknown task, a
+    /// task already over).
+    pub fn restore_finished(
+        &mut self,
+        task_id: &str,
+        attempt: u32,
+        executor_id: &str,
+        exit_code: i32,
+    ) -> bool {
+        let Some(&i) = self.index.get(task_id) else {
+            return false;
+        };
+        self.restore_launch(task_id, attempt);
+        let task = &mut self.tasks[i];
+        if task.state != State::Pending {
+            return false;
+        }
+        if exit_code == 0 {
+            task.state = State::Succeeded;
+            self.succeeded += 1;
+            self.dequeue(i);
+            return true;
+        }
+        task.excluded.insert(executor_id.to_string());
+        task.failures += 1;
+        if task.failures >= self.max_failures {
+            task.state = State::Failed;
+            if self.failure.is_none() {
+                self.failure = Some(format!(
+                    "task `{task_id}` failed {} times; last attempt {attempt} exited \
+                     {exit_code} on executor {executor_id} (before the AM restarted)",
+                    task.failures
+                ));
+            }
+            self.dequeue(i);
+        }
+        true
+    }
+
     /// One offer pass over every free slot (see the module doc for the exact rule).
     pub fn offer(&mut self, now: u64) -> Vec<Launch> {
         if self.pending.is_empty() || self.failure.is_some() {
@@ -545,6 +623,14 @@ impl Scheduler {
         self.pending_by_host
             .iter()
             .map(|(h, s)| (h.as_str(), s.len()))
+    }
+
+    /// Whether `attempt` of the task is the one running on `executor_id`.
+    pub fn runs_on(&self, task_id: &str, attempt: u32, executor_id: &str) -> bool {
+        self.index.get(task_id).is_some_and(|&i| {
+            matches!(&self.tasks[i].state,
+                State::Running { attempt: a, executor, .. } if *a == attempt && executor == executor_id)
+        })
     }
 
     pub fn pending_count(&self) -> usize {

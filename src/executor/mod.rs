@@ -65,6 +65,10 @@ const AM_LOST_AFTER: Duration = Duration::from_secs(120);
 /// out nothing; it is kept short so that executors of a dead AM go within 5 s (the AM's last
 /// reply plus one idle poll plus this plus stopping tasks).
 const AM_GONE_AFTER: Duration = Duration::from_secs(2);
+/// How long an executor whose AM's port refuses waits for a next AM attempt to publish its
+/// address in the staging folder (an AM restart: YARN starts the attempt, it registers and
+/// publishes within seconds; the RM's AM liveness checks take longer only for a hung AM).
+const AM_RESTART_WAIT: Duration = Duration::from_secs(60);
 /// Pause between polls while nothing finished.
 const IDLE_POLL: Duration = Duration::from_millis(300);
 /// One poll's HTTP deadline.
@@ -86,6 +90,10 @@ struct Config {
     log_dir: PathBuf,
     am_lost_after: Duration,
     am_gone_after: Duration,
+    /// The local staging folder where a next AM attempt publishes its URL
+    /// (`YARN_AM_STAGING_DIR`, set by AM attempts that are not the last).
+    staging_dir: Option<PathBuf>,
+    am_restart_wait: Duration,
     request_timeout: Duration,
     idle_poll: Duration,
 }
@@ -117,6 +125,8 @@ impl Config {
                 .context("LOG_DIRS is empty")?,
             am_lost_after: AM_LOST_AFTER,
             am_gone_after: AM_GONE_AFTER,
+            staging_dir: std::env::var_os("YARN_AM_STAGING_DIR").map(PathBuf::from),
+            am_restart_wait: AM_RESTART_WAIT,
             request_timeout: REQUEST_TIMEOUT,
             idle_poll: IDLE_POLL,
         })
@@ -245,7 +255,10 @@ pub fn run() -> ExitCode {
 /// What a task runner hands back: its result, or nothing when it was stopped.
 type Ran = (Option<TaskResult>, u32);
 
-async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyhow::Result<Exit> {
+async fn run_executor(
+    mut cfg: Config,
+    terminate: impl Future<Output = ()>,
+) -> anyhow::Result<Exit> {
     let http = reqwest::Client::builder()
         .timeout(cfg.request_timeout)
         .build()?;
@@ -337,10 +350,31 @@ async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyho
                 );
             }
             Err(PollError::Gone(e)) => {
-                // The seam for AM attempts: a later change asks the RM for the application's
-                // current AM here (a new attempt listens elsewhere) before giving up.
                 let since = *refused_since.get_or_insert_with(Instant::now);
-                if since.elapsed() >= cfg.am_gone_after {
+                // An AM attempt that died may have a successor: it publishes its address in
+                // the staging folder, which goes when the application ends.
+                let (limit, next) = match &cfg.staging_dir {
+                    None => (cfg.am_gone_after, NextAm::Unchanged),
+                    Some(dir) => (cfg.am_restart_wait, next_am(dir, &cfg.url)),
+                };
+                match next {
+                    NextAm::Moved(url) => {
+                        info!(old = %cfg.url, new = %url, "the AM moved (a new attempt); polling it");
+                        cfg.url = url;
+                        refused_since = None;
+                        continue;
+                    }
+                    NextAm::AppOver => {
+                        stop_tasks(&mut running, &stop, TERM_GRACE).await;
+                        anyhow::bail!(
+                            "the AM at {} is gone and the application is over (its staging \
+                             folder is gone): {e:#}",
+                            cfg.url
+                        );
+                    }
+                    NextAm::Unchanged => {}
+                }
+                if since.elapsed() >= limit {
                     stop_tasks(&mut running, &stop, TERM_GRACE).await;
                     anyhow::bail!(
                         "the AM at {} is gone (connection refused for {} ms): {e:#}",
@@ -372,6 +406,39 @@ async fn run_executor(cfg: Config, terminate: impl Future<Output = ()>) -> anyho
             Some(done) = running.join_next() => collect(done, &mut busy_cpus, &mut finished)?,
             _ = tokio::time::sleep(cfg.idle_poll) => {}
         }
+    }
+}
+
+/// Where to poll after the AM's port refused.
+#[derive(Debug, PartialEq, Eq)]
+enum NextAm {
+    /// A newer AM attempt published this address.
+    Moved(String),
+    /// Nothing new (yet): keep trying the same address for a while.
+    Unchanged,
+    /// The staging folder is gone: the application ended; no attempt will follow.
+    AppOver,
+}
+
+/// Reads the driver URL a next AM attempt publishes in `staging_dir` (see the AM's
+/// `journal::publish_url`). The staging folder rather than the RM: an executor holds no RM
+/// credentials (the AMRM token is the AM's alone, and RM REST needs SPNEGO on a secure
+/// cluster), the folder is already readable to every container of the app, and its removal
+/// at the app's end tells the executor at once that no attempt will follow.
+fn next_am(staging_dir: &Path, current: &str) -> NextAm {
+    if !staging_dir.is_dir() {
+        return NextAm::AppOver;
+    }
+    match std::fs::read_to_string(staging_dir.join("driver.url")) {
+        Ok(text) => {
+            let url = text.trim();
+            if url.starts_with("http") && url != current {
+                NextAm::Moved(url.to_string())
+            } else {
+                NextAm::Unchanged
+            }
+        }
+        Err(_) => NextAm::Unchanged,
     }
 }
 

@@ -56,6 +56,8 @@ fn config(url: &str, secret: &str, log_dir: &Path) -> Config {
         log_dir: log_dir.to_path_buf(),
         am_lost_after: Duration::from_secs(1),
         am_gone_after: Duration::from_secs(1),
+        staging_dir: None,
+        am_restart_wait: Duration::from_secs(1),
         request_timeout: Duration::from_secs(2),
         idle_poll: Duration::from_millis(20),
     }
@@ -574,4 +576,25 @@ async fn polls_name_the_attempts_it_runs_until_their_results_are_delivered() {
         polls[reported + 1..].iter().all(|p| p.running.is_empty()),
         "still named after its result was delivered: {polls:?}"
     );
+}
+
+#[test]
+fn a_new_am_attempt_is_found_in_the_staging_folder_and_a_removed_folder_ends_the_app() {
+    let dir = log_dir("next-am");
+    let old = "http://nm1:4000";
+    assert_eq!(
+        next_am(&dir, old),
+        NextAm::Unchanged,
+        "nothing published yet"
+    );
+    std::fs::write(dir.join("driver.url"), format!("{old}\n")).unwrap();
+    assert_eq!(
+        next_am(&dir, old),
+        NextAm::Unchanged,
+        "still the dead attempt's"
+    );
+    std::fs::write(dir.join("driver.url"), "http://nm2:5000\n").unwrap();
+    assert_eq!(next_am(&dir, old), NextAm::Moved("http://nm2:5000".into()));
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(next_am(&dir, old), NextAm::AppOver);
 }

@@ -176,6 +176,9 @@ pub struct Submission {
     pub application_type: String,
     pub tags: Vec<String>,
     pub max_app_attempts: u32,
+    /// The RM's `keep-containers-across-application-attempts`: a failed AM attempt's
+    /// containers keep running and the next attempt gets them back at registration.
+    pub keep_containers: bool,
     pub am_resource: Resource,
     pub am: AmContainerSpec,
 }
@@ -220,7 +223,7 @@ impl Submission {
             "application-tags": {"tag": self.tags},
             "max-app-attempts": self.max_app_attempts,
             "unmanaged-AM": false,
-            "keep-containers-across-application-attempts": false,
+            "keep-containers-across-application-attempts": self.keep_containers,
             "resource": {"memory": self.am_resource.memory, "vCores": self.am_resource.vcores},
             "am-container-spec": {
                 "local-resources": entries(&self.am.local_resources),
@@ -544,6 +547,7 @@ mod tests {
             application_type: "YARN-AM".into(),
             tags: vec!["x".into()],
             max_app_attempts: 1,
+            keep_containers: true,
             am_resource: Resource {
                 memory: 256,
                 vcores: 1,
@@ -551,6 +555,7 @@ mod tests {
             am,
         };
         let v = sub.to_json();
+        assert_eq!(v["keep-containers-across-application-attempts"], true);
         let env = &v["am-container-spec"]["environment"]["entry"][0];
         assert_eq!(env["key"], "A");
         assert_eq!(env["value"], "1");

@@ -91,6 +91,7 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
         application_type: "YARN-AM-IT".into(),
         tags: vec![tag.into()],
         max_app_attempts: 1,
+        keep_containers: false,
         am_resource: Resource {
             memory: 256,
             vcores: 1,
