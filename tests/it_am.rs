@@ -232,18 +232,7 @@ async fn failing_executors_are_replaced_until_the_limit_then_yarn_retries_the_at
     assert!(r.diagnostics.contains("exit code 1"), "{}", r.diagnostics);
     // The first attempt failed without unregistering, so YARN made the second; that one,
     // the last, unregistered FAILED.
-    let attempts: serde_json::Value = reqwest::Client::new()
-        .get(format!(
-            "{}/ws/v1/cluster/apps/{app}/appattempts",
-            rest(c).base_url()
-        ))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let attempts = am::app_attempts(c, &app).await;
     let attempts = attempts["appAttempts"]["appAttempt"].as_array().unwrap();
     assert_eq!(attempts.len(), 2, "{attempts:?}");
     let containers = c.container_log_dirs(&app);

@@ -343,3 +343,19 @@ pub fn one_task_job(name: &str, command: &str) -> serde_json::Value {
         "tasks": [{"id": "t0", "cpus": 1, "command": command}]
     })
 }
+
+/// The RM's `appattempts` answer for `app` (`{"appAttempts": {"appAttempt": [...]}}`).
+pub async fn app_attempts(c: &Cluster, app: &str) -> serde_json::Value {
+    reqwest::Client::new()
+        .get(format!(
+            "{}/ws/v1/cluster/apps/{app}/appattempts",
+            rest(c).base_url()
+        ))
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
