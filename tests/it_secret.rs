@@ -179,7 +179,7 @@ async fn search_everywhere(c: &cluster::Cluster, app: &str, user: &str, search: 
     }
     // The RM's answers about the app: REST and pages, every attempt and its containers.
     let rm = format!("http://{}", c.rm_web);
-    let attempts = am::app_attempts(c, &app).await;
+    let attempts = am::app_attempts(c, app).await;
     let mut urls = vec![
         format!("{rm}/ws/v1/cluster/apps/{app}"),
         format!("{rm}/ws/v1/cluster/apps/{app}/appattempts"),
