@@ -471,9 +471,9 @@ impl AmCore {
     }
 
     /// What the read endpoints show now.
-    pub fn view(&self) -> StateView {
+    pub fn view(&mut self) -> StateView {
         let mut v = self.pool.view();
-        v.job = self.job.as_ref().map(JobRun::report);
+        v.job = self.job.as_mut().map(JobRun::report);
         v
     }
 

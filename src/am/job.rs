@@ -7,6 +7,7 @@
 //! tasks run again elsewhere.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use tracing::{info, warn};
 use yarn_am::driver::report::JobSummary;
@@ -32,6 +33,9 @@ pub struct JobRun {
     /// Assignments sent, to find the ones lost on the way.
     deliveries: Deliveries,
     finished: Option<JobSummary>,
+    /// The report last built; `None` once the driver has seen something since (see
+    /// [`Self::report`]).
+    report: Option<Arc<serde_json::Value>>,
 }
 
 impl JobRun {
@@ -53,6 +57,7 @@ impl JobRun {
             retiring: HashSet::new(),
             deliveries: Deliveries::default(),
             finished: None,
+            report: None,
         }
     }
 
@@ -61,6 +66,7 @@ impl JobRun {
         &mut self,
         entries: &[yarn_am::driver::journal::Entry],
     ) -> yarn_am::driver::journal::Replayed {
+        self.report = None;
         self.driver.replay(entries)
     }
 
@@ -121,6 +127,8 @@ impl JobRun {
     }
 
     fn event(&mut self, now_ms: u64, event: DriverEvent, pool: &mut Pool) {
+        // Every driver change comes through here (or `replay`): the report is stale.
+        self.report = None;
         let actions = self.driver.on_event(now_ms, event);
         self.apply(now_ms, actions, pool);
     }
@@ -333,13 +341,21 @@ impl JobRun {
         self.finished.as_ref()
     }
 
-    /// The live report for `/v1/job` and the tracking page.
-    pub fn report(&self) -> serde_json::Value {
-        let summary = self
-            .finished
-            .clone()
-            .unwrap_or_else(|| self.driver.summary());
-        serde_json::to_value(summary).unwrap_or_default()
+    /// The live report for `/v1/job` and the tracking page. Building it walks every task
+    /// record, so it is built once per driver change and shared until the next one: the AM
+    /// loop publishes a view after every event, most of which (RM heartbeats, launches,
+    /// polls with nothing finished) leave the driver as it was.
+    pub fn report(&mut self) -> Arc<serde_json::Value> {
+        if let Some(r) = &self.report {
+            return Arc::clone(r);
+        }
+        let value = match &self.finished {
+            Some(s) => serde_json::to_value(s),
+            None => serde_json::to_value(self.driver.summary()),
+        };
+        let r = Arc::new(value.unwrap_or_default());
+        self.report = Some(Arc::clone(&r));
+        r
     }
 }
 

@@ -132,9 +132,11 @@ pub struct StateView {
     #[serde(default)]
     pub retention: Retention,
     pub recent_events: Vec<ExecutorEvent>,
-    /// The embedded driver's job report, when the AM runs a job.
+    /// The embedded driver's job report, when the AM runs a job. Shared, not copied: the
+    /// AM rebuilds it only when the driver saw an event, so a pass that changed nothing
+    /// in the job does not pay for every task record again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job: Option<serde_json::Value>,
+    pub job: Option<std::sync::Arc<serde_json::Value>>,
 }
 
 impl StateView {

@@ -429,14 +429,14 @@ mod tests {
             app_id: "application_1_0001".into(),
             running: (executors.len() / 2) as u32,
             executors,
-            job: Some(serde_json::json!({
+            job: Some(std::sync::Arc::new(serde_json::json!({
                 "name": "big", "succeeded": false, "failure": null,
                 "tasks_total": n, "tasks_succeeded": n, "tasks_failed": 0,
                 "by_locality": {"node_local": n, "no_pref": 0, "rack_local": 0, "any": 0},
                 "executors_over_time": (0..5000).map(|t| serde_json::json!({"t_ms": t * 1000, "executors": t})).collect::<Vec<_>>(),
                 "wall_time_ms": 60_000,
                 "tasks": tasks,
-            })),
+            }))),
             ..Default::default()
         }
     }
@@ -489,7 +489,9 @@ mod tests {
     #[test]
     fn a_report_that_is_not_a_job_summary_is_shown_raw_and_cut() {
         let mut s = big_state(1, 0);
-        s.job = Some(serde_json::json!({"odd": "x".repeat(100_000), "<b>": 1}));
+        s.job = Some(std::sync::Arc::new(
+            serde_json::json!({"odd": "x".repeat(100_000), "<b>": 1}),
+        ));
         let html = html(&s);
         assert!(html.contains("<h2>Job</h2><pre>"));
         assert!(html.contains("(cut: see GET /v1/job)"));

@@ -387,7 +387,7 @@ async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
     let r = start().await;
     let mut next = (**r.handle_state.borrow()).clone();
     next.executors[1].reason = Some("exit <b>1</b> & \"lost\"".into());
-    next.job = Some(serde_json::json!({
+    next.job = Some(std::sync::Arc::new(serde_json::json!({
         "name": "<job>",
         "succeeded": false,
         "failure": "task `<t2>` failed 4 times",
@@ -400,7 +400,7 @@ async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
         "tasks": [{"task_id": "<t1>", "executor_id": "1", "host": "nm<1>",
                    "locality": "NODE_LOCAL", "attempts": 1, "duration_ms": 1200,
                    "exit_code": 0}]
-    }));
+    })));
     r.handle_state.send(Arc::new(next)).unwrap();
     let html = r.get_text("/").await;
     assert!(html.contains("<h2>Job &lt;job&gt;</h2>"), "{html}");
