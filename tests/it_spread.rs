@@ -22,10 +22,32 @@ use std::time::Duration;
 use am::{executors_of, live, rest, submit, Driver};
 use serde_json::json;
 
+/// Waits until no node runs a container: the previous test binary's applications may still
+/// hold containers for a moment after they end (the NM reports them gone on its next
+/// heartbeats), and a node they fill takes fewer of ours.
+async fn wait_until_no_node_runs_containers(c: &cluster::Cluster) {
+    let url = format!("{}/ws/v1/cluster/nodes", rest(c).base_url());
+    let http = reqwest::Client::new();
+    am::wait_for(
+        "every node to run no container",
+        Duration::from_secs(60),
+        || async {
+            let nodes: serde_json::Value = http.get(&url).send().await.ok()?.json().await.ok()?;
+            let busy = nodes["nodes"]["node"]
+                .as_array()?
+                .iter()
+                .any(|n| n["numContainers"].as_i64() != Some(0));
+            (!busy).then_some(())
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn default_strategy_spreads_executors_over_the_preferred_hosts() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
+    wait_until_no_node_runs_containers(c).await;
     let app = submit(
         c,
         "it-spread",
