@@ -238,13 +238,13 @@ async fn killing_the_app_removes_the_hdfs_staging_folder() {
     .await;
     let r = rest(c).app(&app).await.unwrap();
     assert_eq!(r.state, "KILLED", "{}", r.diagnostics);
-    // Only the AM could have removed it (no --wait): on SIGTERM, before unregistering.
+    // Only the AM could have removed it (no --wait): on SIGTERM, before unregistering. Its
+    // "staging folder removed" line may be cut off: the NM's SIGKILL comes 250 ms after
+    // SIGTERM, and on a loaded machine it can land after the NameNode deleted the folder but
+    // before the AM logged the reply (seen once in CI), so the log must show the SIGTERM.
     let am_stderr = std::fs::read_to_string(am::am_log_dir(c, &app).unwrap().join("stderr"))
         .unwrap_or_default();
-    assert!(
-        am_stderr.contains("SIGTERM") && am_stderr.contains("staging folder removed from HDFS"),
-        "AM stderr: {am_stderr}"
-    );
+    assert!(am_stderr.contains("SIGTERM"), "AM stderr: {am_stderr}");
 }
 
 #[tokio::test]
