@@ -26,18 +26,13 @@ use serde_json::json;
 /// hold containers for a moment after they end (the NM reports them gone on its next
 /// heartbeats), and a node they fill takes fewer of ours.
 async fn wait_until_no_node_runs_containers(c: &cluster::Cluster) {
-    let url = format!("{}/ws/v1/cluster/nodes", rest(c).base_url());
-    let http = reqwest::Client::new();
+    let rm = rest(c);
     am::wait_for(
         "every node to run no container",
         Duration::from_secs(60),
         || async {
-            let nodes: serde_json::Value = http.get(&url).send().await.ok()?.json().await.ok()?;
-            let busy = nodes["nodes"]["node"]
-                .as_array()?
-                .iter()
-                .any(|n| n["numContainers"].as_i64() != Some(0));
-            (!busy).then_some(())
+            let nodes = rm.nodes(&[]).await.ok()?;
+            nodes.iter().all(|n| n.num_containers == 0).then_some(())
         },
     )
     .await;
