@@ -470,6 +470,9 @@ cmd_up() {
   for n in "${NMS[@]}"; do
     # NM recovery state of containers from an earlier run (or a killed NM) must not come back.
     alive "$n" || rm -rf "$R/$n/recovery"
+    # A starting NM renames old local and log folders to *_DEL_* and deletes them in the
+    # background; one stopped soon after never finishes, and they pile up (27 GB seen).
+    alive "$n" || rm -rf "$R/$n"/local/*_DEL_* "$R/$n"/logs/*_DEL_*
     start_nm "$n"
   done
   start_hdfs
