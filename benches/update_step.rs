@@ -8,8 +8,14 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use yarn_am::allocator::sim::{bench_snapshot, bench_topology};
-use yarn_am::allocator::{literal, update_requests, Cluster, Strategy};
+use yarn_am::allocator::{update_requests, Cluster, Strategy};
+
+#[path = "../tests/support/literal.rs"]
+mod literal;
+#[path = "../tests/support/sim.rs"]
+mod sim;
+
+use sim::{bench_snapshot, bench_topology};
 
 const CONTAINERS: u32 = 10_000;
 const TASKS: usize = 100_000;

@@ -11,7 +11,10 @@
 
 use std::time::Instant;
 
-use yarn_am::allocator::sim::{simulate, SimResult, Trace, TraceConfig};
+#[path = "../tests/support/sim.rs"]
+mod sim;
+
+use sim::{simulate, SimResult, Trace, TraceConfig};
 use yarn_am::allocator::Strategy;
 
 /// A trace family: its configuration for the k-th seed.

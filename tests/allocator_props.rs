@@ -2,6 +2,8 @@
 
 #[path = "support/allocator.rs"]
 mod allocator;
+#[path = "support/literal.rs"]
+mod literal;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -11,8 +13,8 @@ use proptest::prelude::*;
 use yarn_am::allocator::matching::{match_containers, Container, Locality};
 use yarn_am::allocator::tracker::{Action, Allocator, AllocatorConfig, Event};
 use yarn_am::allocator::{
-    literal, update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot,
-    Strategy, Topology, UpdatePlan,
+    update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot, Strategy,
+    Topology, UpdatePlan,
 };
 
 const HOSTS: usize = 8;

@@ -11,7 +11,10 @@
 //!
 //! Sizes are small so that `cargo test` (debug) runs this in a few seconds.
 
-use yarn_am::allocator::sim::{simulate, simulate_with, SimResult, Trace, TraceConfig};
+#[path = "support/sim.rs"]
+mod sim;
+
+use sim::{simulate, simulate_with, SimResult, Trace, TraceConfig};
 use yarn_am::allocator::tracker::AllocatorConfig;
 use yarn_am::allocator::Strategy;
 

@@ -5,13 +5,15 @@
 
 #[path = "support/allocator.rs"]
 mod allocator;
+#[path = "support/literal.rs"]
+mod literal;
 
 use std::collections::HashMap;
 
 use allocator::{counts, expanded_adds, snapshot, sorted, sorted_lists};
 use yarn_am::allocator::{
-    literal, update_requests, Cluster, HostName, PendingRequest, RackName, Snapshot, Strategy,
-    Topology, UpdatePlan,
+    update_requests, Cluster, HostName, PendingRequest, RackName, Snapshot, Strategy, Topology,
+    UpdatePlan,
 };
 
 fn spark_topology() -> Topology {

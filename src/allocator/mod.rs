@@ -11,15 +11,16 @@
 //! - [`update`]: the update step (split, cancel, place, fill or trade);
 //! - [`matching`]: granted containers against pending requests (node, rack, any);
 //! - [`exit_status`]: why a container ended, and whether it counts against the app;
-//! - [`tracker`]: the event-driven allocator the AM drives;
-//! - [`literal`]: a per-container port of Spark's step, kept as the benchmark baseline;
-//! - [`sim`]: a locality simulator comparing the strategies.
+//! - [`tracker`]: the event-driven allocator the AM drives.
+//!
+//! The evaluation tools are not part of the AM's build: the literal per-container port of
+//! Spark's step (the benchmark baseline and a test oracle) and the locality simulator live in
+//! `tests/support/{literal,sim}.rs`, shared by the tests, benches and the `sim` example
+//! through `#[path]`.
 
 pub mod exit_status;
-pub mod literal;
 pub mod matching;
 pub mod placement;
-pub mod sim;
 pub mod state;
 pub mod strategy;
 pub mod tracker;

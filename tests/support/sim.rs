@@ -57,13 +57,16 @@
 //! better), the number of container requests the allocator sent, how many containers the RM
 //! granted (off-switch among them), and how many node asks named hosts without a NodeManager.
 
+// Shared through `#[path]` by a test, a bench and an example, each using part of it.
+#![allow(dead_code)]
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::matching::Container;
-use super::state::{Cluster, Demand, HostName, RackName, Topology};
-use super::strategy::Strategy;
-use super::tracker::{Action, Allocator, AllocatorConfig, CompletedContainer, Event};
+use yarn_am::allocator::exit_status;
+use yarn_am::allocator::matching::Container;
+use yarn_am::allocator::tracker::{Action, Allocator, AllocatorConfig, CompletedContainer, Event};
+use yarn_am::allocator::{Cluster, Demand, HostName, RackName, Snapshot, Strategy, Topology};
 
 /// One round: every node heartbeats once, at YARN's default NodeManager heartbeat interval.
 pub const ROUND_MS: u64 = 1_000;
@@ -541,7 +544,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                         .into_iter()
                         .map(|id| CompletedContainer {
                             id,
-                            exit_status: super::exit_status::codes::PREEMPTED,
+                            exit_status: exit_status::codes::PREEMPTED,
                             diagnostics: String::new(),
                         })
                         .collect();
@@ -623,7 +626,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                     now,
                     Event::ContainersCompleted(vec![CompletedContainer {
                         id,
-                        exit_status: super::exit_status::codes::KILLED_BY_APPMASTER,
+                        exit_status: exit_status::codes::KILLED_BY_APPMASTER,
                         diagnostics: String::new(),
                     }]),
                 );
@@ -644,7 +647,7 @@ pub fn bench_snapshot(
     target: u32,
     tasks_per_executor: u32,
     seed: u64,
-) -> super::Snapshot {
+) -> Snapshot {
     let config = TraceConfig {
         name: "bench".into(),
         nodes: hosts,
@@ -670,14 +673,14 @@ pub fn bench_snapshot(
             *counts.entry(trace.hosts[h as usize].clone()).or_insert(0) += 1;
         }
     }
-    super::Snapshot {
+    Snapshot {
         demand: Demand {
             target_executors: target,
             tasks_per_executor,
             locality_aware_tasks: tasks as u32,
             host_to_local_task_count: counts,
         },
-        ..super::Snapshot::default()
+        ..Snapshot::default()
     }
 }
 

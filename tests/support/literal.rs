@@ -3,11 +3,11 @@
 //!
 //! It deliberately keeps Spark's shape: the placement returns one locality object per
 //! container, each with its own host and rack lists, and every container costs a pass over all
-//! hosts (O(containers x hosts)). Do not use it in the AM; use [`super::update_requests`].
+//! hosts (O(containers x hosts)). Do not use it in the AM; use `yarn_am::allocator::update_requests`.
 
 use std::collections::{HashMap, HashSet};
 
-use super::state::{HostName, PendingRequest, RackName, Snapshot, Topology};
+use yarn_am::allocator::{HostName, PendingRequest, RackName, Snapshot, Topology};
 
 /// One container's locality, as Spark's placement returns it: `None` means no preference.
 #[derive(Debug, Clone, PartialEq, Eq)]
