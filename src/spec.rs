@@ -6,12 +6,15 @@
 //! `launch_container.sh` without escaping quotes, so JSON there breaks the launch (seen on
 //! Hadoop 3.4.1). Unknown fields are rejected so a mismatched submitter/AM pair fails
 //! loudly rather than silently.
+//!
+//! Data flows one way: staging produces [`StagedFile`]s and a [`StagingDir`], the spec
+//! carries them; `staging` knows nothing of the spec.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::staging::StagingDir;
+use crate::staging::{StagedFile, StagingDir};
 
 /// Name of the spec file in the AM container's working directory.
 pub const SPEC_FILE: &str = "yarn-am-spec.json";
@@ -34,15 +37,6 @@ pub struct ExecutorSpec {
     /// `hdfs://` URLs, see [`crate::staging`]).
     #[serde(default)]
     pub files: BTreeMap<String, StagedFile>,
-}
-
-/// A file YARN copies into a container; size and mtime must match what is on disk.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StagedFile {
-    pub url: String,
-    pub size: u64,
-    pub timestamp_ms: u64,
 }
 
 /// With `submit --principal/--keytab` on a secure cluster staging on HDFS: how the AM logs

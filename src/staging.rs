@@ -40,7 +40,6 @@ use yarn_client::rest::LocalResource;
 use yarn_client::webhdfs::{Created, WebHdfs};
 
 use crate::private_fs;
-use crate::spec::StagedFile;
 
 /// Default staging root on the local back end.
 pub const DEFAULT_LOCAL_ROOT: &str = "/tmp/yarn-am-staging";
@@ -49,6 +48,15 @@ pub const HDFS_ROOT_NAME: &str = ".yarn-am-staging";
 /// How long removing the folder may take at the end of an app. Short: after SIGTERM the
 /// NodeManager kills the AM soon (`yarn.nodemanager.sleep-delay-before-sigkill.ms`).
 pub const REMOVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A file YARN copies into a container; size and mtime must match what is on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StagedFile {
+    pub url: String,
+    pub size: u64,
+    pub timestamp_ms: u64,
+}
 
 /// An application's staging folder as the AM (and `submit --wait`) needs to know it to
 /// remove it. Serialised into the spec file.

@@ -25,7 +25,8 @@ use yarn_client::token::Token;
 use yarn_client::webhdfs::WebHdfs;
 
 use crate::cli::RmArgs;
-use crate::spec::{StagedFile, TokenRefresh};
+use crate::spec::TokenRefresh;
+use crate::staging::StagedFile;
 use crate::staging::Stager;
 
 /// Kind of the NameNode's delegation tokens (what HDFS RPC clients, the NMs, accept).

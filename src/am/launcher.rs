@@ -22,7 +22,8 @@ use yarn_client::token::Token;
 use yarn_am::poll_auth;
 use yarn_client::credentials::Format;
 
-use crate::spec::{ExecutorSpec, StagedFile};
+use crate::spec::ExecutorSpec;
+use crate::staging::StagedFile;
 
 use super::token_refresh::SharedTokens;
 
