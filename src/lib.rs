@@ -4,3 +4,4 @@
 pub mod allocator;
 pub mod driver;
 pub mod poll_auth;
+pub mod topology;

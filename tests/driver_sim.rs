@@ -78,7 +78,11 @@ impl Sim {
             .iter()
             .map(|(h, r)| (h.to_string(), r.to_string()))
             .collect();
-        let driver = Driver::new(job.clone(), hosts.iter().cloned().collect()).unwrap();
+        let driver = Driver::new(
+            job.clone(),
+            hosts.iter().cloned().collect::<HashMap<String, String>>(),
+        )
+        .unwrap();
         Sim {
             driver,
             job,

@@ -7,13 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-/// A host name as YARN reports it (the NodeManager's host, without the port).
-pub type HostName = Arc<str>;
-/// A network-topology rack path such as `/rack1`.
-pub type RackName = Arc<str>;
-
-/// The rack YARN uses for a host its topology script does not know.
-pub const DEFAULT_RACK: &str = "/default-rack";
+pub use crate::topology::{HostName, RackName, Topology, DEFAULT_RACK};
 
 /// What the driver wants. The driver always sends a whole state, never a delta.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -114,39 +108,6 @@ impl Snapshot {
             - self.pending.len() as i64
             - i64::from(self.starting)
             - self.running_total() as i64
-    }
-}
-
-/// Host -> rack resolution. Hosts the topology does not know sit on [`DEFAULT_RACK`].
-#[derive(Debug, Clone)]
-pub struct Topology {
-    racks: HashMap<HostName, RackName>,
-    default_rack: RackName,
-}
-
-impl Default for Topology {
-    fn default() -> Self {
-        Topology {
-            racks: HashMap::new(),
-            default_rack: RackName::from(DEFAULT_RACK),
-        }
-    }
-}
-
-impl Topology {
-    pub fn new(racks: HashMap<HostName, RackName>) -> Self {
-        Topology {
-            racks,
-            ..Topology::default()
-        }
-    }
-
-    pub fn rack_of(&self, host: &str) -> &RackName {
-        self.racks.get(host).unwrap_or(&self.default_rack)
-    }
-
-    pub fn set_rack(&mut self, host: HostName, rack: RackName) {
-        self.racks.insert(host, rack);
     }
 }
 

@@ -16,9 +16,10 @@ use tracing::{debug, info, warn};
 
 use super::exit_status::{classify, ExitCause};
 use super::matching::{match_containers, Container, Locality};
-use super::state::{Cluster, Demand, HostName, PendingRequest, RackName, Snapshot, Topology};
+use super::state::{Cluster, Demand, HostName, PendingRequest, RackName, Snapshot};
 use super::strategy::Strategy;
 use super::update::update_requests;
+use crate::topology::SharedTopology;
 
 /// Our id for a container request (YARN has none: requests are counts in a table).
 pub type RequestId = u64;
@@ -165,7 +166,8 @@ struct Request {
 #[derive(Debug, Default)]
 pub struct Allocator {
     config: AllocatorConfig,
-    topology: Topology,
+    /// The AM's one topology; node reports are written into it here.
+    topology: SharedTopology,
     cluster: Cluster,
     demand: Demand,
     pending: Vec<Request>,
@@ -197,8 +199,10 @@ impl Allocator {
         self
     }
 
-    pub fn with_cluster(mut self, topology: Topology, cluster: Cluster) -> Self {
-        self.topology = topology;
+    /// The cluster to place requests on. `topology` may be a handle others read too: the
+    /// racks of node reports are recorded in it.
+    pub fn with_cluster(mut self, topology: impl Into<SharedTopology>, cluster: Cluster) -> Self {
+        self.topology = topology.into();
         self.cluster = cluster;
         self
     }
@@ -229,6 +233,11 @@ impl Allocator {
                 Vec::new()
             }
         }
+    }
+
+    /// The topology the allocator places requests on (a handle to the shared map).
+    pub fn topology(&self) -> &SharedTopology {
+        &self.topology
     }
 
     pub fn pending_requests(&self) -> usize {
@@ -290,7 +299,8 @@ impl Allocator {
             removed: Vec<RequestId>,
             added: Vec<RequestId>,
         }
-        let (cluster, running, topology) = (&self.cluster, &self.running_per_host, &self.topology);
+        let topology = self.topology.read();
+        let (cluster, running, topology) = (&self.cluster, &self.running_per_host, &*topology);
         let has_room = |h: &HostName| cluster.has_room(h, running.get(h).copied().unwrap_or(0));
         let mut relaxed: Vec<Relaxed> = Vec::new();
         for r in &mut self.pending {
@@ -374,7 +384,7 @@ impl Allocator {
         let plan = update_requests(
             &snapshot,
             self.config.strategy,
-            &self.topology,
+            &self.topology.read(),
             &self.cluster,
         );
         let mut actions = Vec::new();
@@ -436,7 +446,7 @@ impl Allocator {
             })
             .collect();
         let pending: Vec<PendingRequest> = self.pending.iter().map(|r| r.req.clone()).collect();
-        let outcome = match_containers(&containers, &pending, &self.topology);
+        let outcome = match_containers(&containers, &pending, &self.topology.read());
         let mut actions = Vec::new();
         let mut matched_requests: HashSet<usize> = HashSet::new();
         for &(c, r, locality) in &outcome.matched {

@@ -420,6 +420,17 @@ impl AmCore {
         [heartbeat, tick].into_iter().flatten().min()
     }
 
+    /// Whether the loop should fetch the RM's node list (a container on a host of unknown
+    /// rack); the answer goes to [`Self::nodes_listed`].
+    pub fn take_nodes_wanted(&mut self) -> bool {
+        self.pool.take_nodes_wanted()
+    }
+
+    /// The RM's node list, fetched again off the loop.
+    pub fn nodes_listed(&mut self, now_ms: u64, nodes: &[yarn_client::rest::NodeInfo]) {
+        self.pool.nodes_listed(now_ms, nodes);
+    }
+
     /// The NM-token and AMRM-token state, e.g. the newest AMRM token for a fresh session.
     pub fn table(&self) -> &yarn_client::request_table::AmrmState {
         &self.pool.table

@@ -181,7 +181,7 @@ impl JobRun {
             .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
             .collect();
         if self.registered.insert(id.clone()) {
-            let rack = pool.topology.rack_of(&host).to_string();
+            let rack = pool.rack_of(&host).to_string();
             let running = named.clone();
             let event = if running.is_empty() {
                 info!(executor = %id, %host, %rack, "executor registered");
@@ -214,7 +214,7 @@ impl JobRun {
                     DriverEvent::ExecutorAdopted {
                         id: id.clone(),
                         host: host.clone(),
-                        rack: pool.topology.rack_of(&host).to_string(),
+                        rack: pool.rack_of(&host).to_string(),
                         cores: self.cores,
                         running,
                     },

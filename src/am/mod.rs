@@ -34,7 +34,7 @@ use yarn_am::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAI
 use yarn_client::amrm::FinalStatus;
 use yarn_client::credentials::Credentials;
 use yarn_client::ids::node_id_string;
-use yarn_client::request_table::{AllocateBatch, AmrmState, MapRackResolver};
+use yarn_client::request_table::{AllocateBatch, AmrmState};
 use yarn_client::rest::RmRest;
 use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
@@ -181,19 +181,13 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .nodes(&[])
         .await
         .context("listing the cluster's nodes")?;
+    // The one topology: the allocator, the request table, the pool and the driver hold
+    // handles to the same map.
     let (topo, cluster) =
         topology::from_nodes(&nodes, spec.executor.memory_mb, spec.executor.vcores);
-    let racks = nodes
-        .iter()
-        .map(|n| (n.node_host_name.clone(), n.rack.clone()))
-        .collect();
     let job = match &spec.job {
         Some(j) => {
-            let host_to_rack = nodes
-                .iter()
-                .map(|n| (n.node_host_name.clone(), n.rack.clone()))
-                .collect();
-            let driver = yarn_am::driver::Driver::new(j.clone(), host_to_rack)
+            let driver = yarn_am::driver::Driver::new(j.clone(), topo.clone())
                 .context("the job in the spec is not valid")?;
             info!(job = %j.name, tasks = j.tasks.len(), "running a job with the embedded driver");
             Some(job::JobRun::new(driver))
@@ -233,7 +227,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
     })
     .with_first_executor_id(first_executor_id)
     .with_cluster(topo.clone(), cluster);
-    let mut table = AmrmState::new(MapRackResolver::new(racks), Some(amrm_token));
+    let mut table = AmrmState::new(topology::rack_resolver(&topo), Some(amrm_token));
     table.on_registered(
         registered
             .nm_tokens_from_previous_attempts
@@ -274,7 +268,6 @@ async fn run_am() -> anyhow::Result<Outcome> {
         allocator,
         table,
         registry,
-        topo,
         spec.executor.clone(),
         env.app_id.clone(),
     );
@@ -310,6 +303,10 @@ async fn run_am() -> anyhow::Result<Outcome> {
     core.start(now_ms(), spec.executor.initial);
     let mut session = Some(session);
     let mut inflight: Option<InFlight> = None;
+    // The node list fetched again when a container lands on a host of unknown rack: a
+    // task of its own, so the loop never waits on RM REST (bounded by the client's timeout).
+    let (listed_tx, mut listed) = tokio::sync::mpsc::channel(1);
+    let mut listing = false;
     // The loop never waits on the RM: the allocate call is one more thing it selects on.
     let ending = loop {
         let launches_now = core.take_launches();
@@ -328,6 +325,13 @@ async fn run_am() -> anyhow::Result<Outcome> {
                     inflight = Some(Box::pin(s.allocate(batch)));
                 }
             }
+        }
+        if !listing && core.take_nodes_wanted() {
+            listing = true;
+            let (rest, tx) = (rest.clone(), listed_tx.clone());
+            tokio::spawn(async move {
+                let _ = tx.send(rest.nodes(&[]).await).await;
+            });
         }
         handle.state.send_replace(Arc::new(core.view()));
         if let Some(ending) = core.ending() {
@@ -348,6 +352,13 @@ async fn run_am() -> anyhow::Result<Outcome> {
             _ = tokio::time::sleep_until(wake) => core.tick(now_ms()),
             Some(cmd) = handle.commands.recv() => core.command(now_ms(), cmd),
             Some(report) = launches.recv() => core.launched(now_ms(), report),
+            Some(nodes) = listed.recv() => {
+                listing = false;
+                match nodes {
+                    Ok(nodes) => core.nodes_listed(now_ms(), &nodes),
+                    Err(e) => warn!(%e, "fetching the node list for a new host's rack failed"),
+                }
+            }
             // The NodeManager's SIGKILL follows SIGTERM within 250 ms: no drain, no waiting
             // for a call in flight.
             _ = sigterm.recv() => {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tracing::{debug, info, warn};
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, Event};
-use yarn_am::allocator::{Demand, HostName, RackName, Topology};
+use yarn_am::allocator::{Demand, HostName, RackName};
 use yarn_client::ask::{Capability, Priority};
 use yarn_client::ids::{container_id_string, node_id_string, parse_container_id};
 use yarn_client::proto::yarn::{AllocateResponseProto, ContainerProto};
@@ -23,7 +23,7 @@ use yarn_client::token::Token;
 
 use super::executors::Registry;
 use super::launcher::LaunchReport;
-use super::topology::node_update;
+use super::topology::{listed_node_update, node_update};
 use crate::api::model::{self, PendingView, StateView};
 use crate::spec::ExecutorSpec;
 
@@ -44,7 +44,6 @@ pub struct Pool {
     allocator: Allocator,
     pub table: AmrmState,
     pub registry: Registry,
-    pub topology: Topology,
     spec: ExecutorSpec,
     capability: Capability,
     /// Allocator request id -> request-table id.
@@ -59,6 +58,10 @@ pub struct Pool {
     /// The demand changed or executors were killed since the last look: the RM should hear
     /// of it on the next heartbeat, not after a full interval.
     urgent: bool,
+    /// Hosts a container landed on that the topology did not know; one node-list fetch
+    /// each at most (see [`Pool::take_nodes_wanted`]).
+    unknown_hosts: HashSet<String>,
+    nodes_wanted: bool,
 }
 
 fn to_table_id(id: &str) -> Option<ContainerId> {
@@ -70,7 +73,6 @@ impl Pool {
         allocator: Allocator,
         table: AmrmState,
         registry: Registry,
-        topology: Topology,
         spec: ExecutorSpec,
         app_id: String,
     ) -> Self {
@@ -79,7 +81,6 @@ impl Pool {
             allocator,
             table,
             registry,
-            topology,
             spec,
             capability,
             requests: HashMap::new(),
@@ -89,7 +90,45 @@ impl Pool {
             app_id,
             launches: Vec::new(),
             urgent: false,
+            unknown_hosts: HashSet::new(),
+            nodes_wanted: false,
         }
+    }
+
+    /// The AM's one topology (a handle), for the driver to share.
+    pub fn topology(&self) -> &yarn_am::topology::SharedTopology {
+        self.allocator.topology()
+    }
+
+    /// The host's rack, from the AM's one topology.
+    pub fn rack_of(&self, host: &str) -> RackName {
+        self.topology().rack_of(host)
+    }
+
+    /// A container landed on a host the topology does not know (a NodeManager that joined
+    /// after the start and whose report did not come with an allocate response): the loop
+    /// should fetch the RM's node list, off the loop, and hand it to [`Pool::nodes_listed`].
+    pub fn take_nodes_wanted(&mut self) -> bool {
+        std::mem::take(&mut self.nodes_wanted)
+    }
+
+    fn note_host(&mut self, host: &str) {
+        if !host.is_empty()
+            && !self.topology().knows(host)
+            && self.unknown_hosts.insert(host.to_string())
+        {
+            info!(%host, "a container on a host of unknown rack; fetching the node list");
+            self.nodes_wanted = true;
+        }
+    }
+
+    /// The RM's node list, fetched again: racks and capacities of nodes that joined later.
+    pub fn nodes_listed(&mut self, now_ms: u64, nodes: &[yarn_client::rest::NodeInfo]) {
+        let updates = nodes
+            .iter()
+            .map(|n| listed_node_update(n, &self.excluded, self.spec.memory_mb, self.spec.vcores))
+            .collect();
+        self.event(now_ms, Event::NodesUpdated(updates));
     }
 
     fn event(&mut self, now_ms: u64, event: Event) {
@@ -179,7 +218,8 @@ impl Pool {
                 }
                 continue;
             };
-            let rack = self.topology.rack_of(&host).to_string();
+            self.note_host(&host);
+            let rack = self.rack_of(&host).to_string();
             info!(executor, container = %cid, %host, "adopting an executor of an earlier attempt");
             self.registry
                 .launching(executor, &cid, &host, &rack, Locality::Any);
@@ -336,9 +376,6 @@ impl Pool {
                     node_update(r, &self.excluded, self.spec.memory_mb, self.spec.vcores)
                 })
                 .collect();
-            for u in &updates {
-                self.topology.set_rack(u.host.clone(), u.rack.clone());
-            }
             self.event(now_ms, Event::NodesUpdated(updates));
         }
         if !resp.allocated_containers.is_empty() {
@@ -350,7 +387,8 @@ impl Pool {
                     .as_ref()
                     .and_then(|n| n.host.clone())
                     .unwrap_or_default();
-                let rack = self.topology.rack_of(&host).clone();
+                self.note_host(&host);
+                let rack = self.rack_of(&host);
                 info!(container = %id, %host, %rack, "container granted");
                 containers.push(Container {
                     id: Arc::from(id.as_str()),

@@ -1,12 +1,18 @@
 //! The cluster as the allocator needs it: which hosts run a NodeManager, their racks, and how
-//! many of our executors each can hold. Read once from the RM's node list at start; kept
-//! current afterwards from the node reports in allocate responses.
+//! many of our executors each can hold. Read from the RM's node list at start; kept current
+//! afterwards from the node reports in allocate responses, and from the node list fetched
+//! again (off the loop) when a container lands on a host nobody knew: a NodeManager that
+//! joined after the start gets its real rack, not `/default-rack`. The racks go into the
+//! AM's one [`SharedTopology`] (see [`yarn_am::topology`]), which the allocator, the request
+//! table ([`rack_resolver`]), the pool and the driver all read.
 
 use std::collections::{HashMap, HashSet};
 
 use yarn_am::allocator::tracker::NodeUpdate;
 use yarn_am::allocator::{Cluster, Topology};
+use yarn_am::topology::SharedTopology;
 use yarn_client::proto::yarn::{NodeReportProto, NodeStateProto};
+use yarn_client::request_table::RackResolver;
 use yarn_client::rest::NodeInfo;
 
 /// Executors of `memory_mb` x `vcores` that fit in a node of the given size.
@@ -16,27 +22,53 @@ pub fn executors_per_node(node_mb: i64, node_vcores: i64, memory_mb: i64, vcores
     by_mem.min(by_cpu).max(0) as u32
 }
 
+/// The request table's node -> rack lookups, answered from the one topology.
+pub fn rack_resolver(topology: &SharedTopology) -> impl RackResolver {
+    let topology = topology.clone();
+    move |host: &str| topology.rack_of(host).to_string()
+}
+
 /// Builds the allocator's view from the RM REST node list.
-pub fn from_nodes(nodes: &[NodeInfo], memory_mb: i64, vcores: i32) -> (Topology, Cluster) {
+pub fn from_nodes(nodes: &[NodeInfo], memory_mb: i64, vcores: i32) -> (SharedTopology, Cluster) {
     let mut racks = HashMap::new();
     let mut usable = HashSet::new();
     let mut capacity = HashMap::new();
+    let none_excluded = HashSet::new();
     for n in nodes {
-        racks.insert(n.node_host_name.as_str().into(), n.rack.as_str().into());
-        if n.state == "RUNNING" {
-            usable.insert(n.node_host_name.as_str().into());
+        let u = listed_node_update(n, &none_excluded, memory_mb, vcores);
+        racks.insert(u.host.clone(), u.rack);
+        if u.usable {
+            usable.insert(u.host.clone());
         }
-        capacity.insert(
-            n.node_host_name.as_str().into(),
-            executors_per_node(n.memory_mb(), n.vcores(), memory_mb, vcores),
-        );
+        capacity.insert(u.host, u.capacity.unwrap_or(0));
     }
     let cluster = Cluster {
         nodes: Some(usable),
         capacity,
         excluded: HashSet::new(),
     };
-    (Topology::new(racks), cluster)
+    (Topology::new(racks).into(), cluster)
+}
+
+/// A node of the RM REST node list (fetched again during the run) as an allocator update.
+/// Hosts the driver excluded stay unusable.
+pub fn listed_node_update(
+    n: &NodeInfo,
+    excluded: &HashSet<String>,
+    memory_mb: i64,
+    vcores: i32,
+) -> NodeUpdate {
+    NodeUpdate {
+        usable: n.state == "RUNNING" && !excluded.contains(&n.node_host_name),
+        rack: n.rack.as_str().into(),
+        host: n.node_host_name.as_str().into(),
+        capacity: Some(executors_per_node(
+            n.memory_mb(),
+            n.vcores(),
+            memory_mb,
+            vcores,
+        )),
+    }
 }
 
 /// A node report from an allocate response as an allocator update. Hosts the driver

@@ -31,6 +31,8 @@ pub use scheduler::{ExecutorId, Locality, Scheduler};
 
 use report::Report;
 
+use crate::topology::SharedTopology;
+
 /// Something the AM saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DriverEvent {
@@ -105,9 +107,10 @@ pub struct Driver {
 }
 
 impl Driver {
-    /// A driver for `job` (validated here). `host_to_rack` places the hosts tasks prefer;
-    /// executors' own racks are added as they register.
-    pub fn new(job: Job, host_to_rack: HashMap<String, String>) -> Result<Driver, JobError> {
+    /// A driver for `job` (validated here). `topology` places the hosts tasks prefer: the
+    /// AM passes a handle to its one topology, so racks it learns later reach the driver;
+    /// a host it does not know takes the rack its executor registers with.
+    pub fn new(job: Job, topology: impl Into<SharedTopology>) -> Result<Driver, JobError> {
         job.validate()?;
         let index = job
             .tasks
@@ -119,7 +122,7 @@ impl Driver {
             job.tasks.clone(),
             job.locality_wait_ms,
             job.task_retries,
-            host_to_rack,
+            topology,
         );
         Ok(Driver {
             allocation: Allocation::new(&job),

@@ -48,6 +48,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::job::{LocalityWait, TaskSpec};
+use crate::topology::SharedTopology;
 
 /// The id the AM knows an executor by.
 pub type ExecutorId = String;
@@ -140,7 +141,8 @@ pub struct Scheduler {
     /// Pending tasks naming at least one host.
     pending_with_hosts: usize,
     executors: BTreeMap<ExecutorId, Executor>,
-    host_to_rack: HashMap<String, String>,
+    /// The AM's one topology (a handle; see [`crate::topology`]).
+    topology: SharedTopology,
     waits: LocalityWait,
     max_failures: u32,
     level: Locality,
@@ -155,7 +157,7 @@ impl Scheduler {
         tasks: Vec<TaskSpec>,
         waits: LocalityWait,
         max_failures: u32,
-        host_to_rack: HashMap<String, String>,
+        topology: impl Into<SharedTopology>,
     ) -> Scheduler {
         let index = tasks
             .iter()
@@ -180,7 +182,7 @@ impl Scheduler {
             pending_no_pref: BTreeSet::new(),
             pending_with_hosts: 0,
             executors: BTreeMap::new(),
-            host_to_rack,
+            topology: topology.into(),
             waits,
             max_failures: max_failures.max(1),
             level: Locality::NodeLocal,
@@ -235,7 +237,7 @@ impl Scheduler {
         if self.executors.contains_key(&id) {
             return;
         }
-        self.host_to_rack.insert(host.clone(), rack.clone());
+        self.topology.learn(&host, &rack);
         self.executors.insert(
             id,
             Executor {
@@ -576,11 +578,13 @@ impl Scheduler {
     }
 
     fn in_rack(&self, task: &TaskSpec, rack: &str) -> bool {
-        task.preferred_racks.iter().any(|r| r == rack)
-            || task
-                .preferred_hosts
-                .iter()
-                .any(|h| self.host_to_rack.get(h).is_some_and(|r| r == rack))
+        if task.preferred_racks.iter().any(|r| r == rack) {
+            return true;
+        }
+        let topology = self.topology.read();
+        task.preferred_hosts
+            .iter()
+            .any(|h| topology.known_rack(h).is_some_and(|r| &**r == rack))
     }
 
     /// Excluded after a failure there, unless that would leave the task nowhere to go.
