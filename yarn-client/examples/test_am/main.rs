@@ -229,7 +229,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         for c in &fresh {
             let at = node_id_string(c.node_id.as_ref().unwrap());
-            let nm_token = rm
+            let nm_token = planner
                 .nm_token(&at)
                 .ok_or_else(|| format!("no NM token for {at}"))?
                 .clone();

@@ -7,27 +7,42 @@ use std::collections::HashMap;
 
 use yarn_client::amrm::AllocateInput;
 use yarn_client::ask::{Ask, Capability, Priority, ANY};
-use yarn_client::proto::yarn::{AllocateResponseProto, ContainerIdProto, ContainerProto};
+use yarn_client::proto::yarn::{AllocateResponseProto, ContainerProto};
 use yarn_client::request_table::{
     AllocateBatch, AllocateOutcome, AmrmState, ContainerRequest, MapRackResolver,
 };
+use yarn_client::token::Token;
 
-pub enum Planner {
+/// The heartbeat state (response id, NM tokens, releases, AMRM token) is always the
+/// request table's [`AmrmState`]: the AMRM client keeps none of it.
+pub struct Planner {
+    state: Box<AmrmState>,
+    mode: Mode,
+    in_flight: Option<AllocateBatch>,
+}
+
+enum Mode {
     /// Asks sent once with absolute counts; the RM decrements its copy as it allocates.
     Manual {
         asks: Vec<Ask>,
         want: usize,
         taken: usize,
-        releases: Vec<ContainerIdProto>,
     },
     /// The request table: one ContainerRequest per wanted container.
-    Table {
-        state: Box<AmrmState>,
-        in_flight: Option<AllocateBatch>,
-    },
+    Table,
 }
 
 impl Planner {
+    fn new(racks: HashMap<String, String>, mode: Mode) -> Self {
+        let mut state = AmrmState::new(MapRackResolver::new(racks), None);
+        state.on_registered(Vec::new());
+        Planner {
+            state: Box::new(state),
+            mode,
+            in_flight: None,
+        }
+    }
+
     pub fn manual(node: &str, rack: &str, mb: i64, want: usize, strict: bool) -> Self {
         let n = want as i32;
         // Like AMRMClient: the node line always relaxes; with strict locality the rack and
@@ -40,12 +55,14 @@ impl Planner {
         ];
         asks[1].relax_locality = !strict;
         asks[2].relax_locality = !strict;
-        Planner::Manual {
-            asks,
-            want,
-            taken: 0,
-            releases: Vec::new(),
-        }
+        Planner::new(
+            HashMap::new(),
+            Mode::Manual {
+                asks,
+                want,
+                taken: 0,
+            },
+        )
     }
 
     pub fn table(
@@ -55,10 +72,9 @@ impl Planner {
         want: usize,
         strict: bool,
     ) -> Result<Self, Box<dyn std::error::Error>> {
-        let mut state = AmrmState::new(MapRackResolver::new(racks), None);
-        state.on_registered(Vec::new());
+        let mut p = Planner::new(racks, Mode::Table);
         for _ in 0..want {
-            state.table.add(ContainerRequest {
+            p.state.table.add(ContainerRequest {
                 capability: Capability::new(mb, 1),
                 nodes: vec![node.to_string()],
                 racks: Vec::new(),
@@ -68,70 +84,49 @@ impl Planner {
                 allocation_request_id: 0,
             })?;
         }
-        Ok(Planner::Table {
-            state: Box::new(state),
-            in_flight: None,
-        })
+        Ok(p)
     }
 
     /// The next heartbeat's contents.
     pub fn next_input(&mut self, progress: f32) -> AllocateInput {
-        match self {
-            Planner::Manual { asks, releases, .. } => AllocateInput {
-                asks: std::mem::take(asks),
-                releases: std::mem::take(releases),
-                progress,
-                ..Default::default()
-            },
-            Planner::Table { state, in_flight } => {
-                let batch = state.take_batch();
-                let input = AllocateInput::from_batch(&batch, progress);
-                *in_flight = Some(batch);
-                input
-            }
+        let batch = self.state.take_batch();
+        let mut input = AllocateInput::from_batch(&batch, progress);
+        if let Mode::Manual { asks, .. } = &mut self.mode {
+            input.asks = std::mem::take(asks);
         }
+        self.in_flight = Some(batch);
+        input
     }
 
     /// The heartbeat failed: what it carried must go out again.
     pub fn on_failure(&mut self, input: AllocateInput) {
-        match self {
-            Planner::Manual { asks, releases, .. } => {
-                asks.extend(input.asks);
-                releases.extend(input.releases);
-            }
-            Planner::Table { state, in_flight } => {
-                if let Some(b) = in_flight.take() {
-                    state.restore_batch(b);
-                }
-            }
+        if let Mode::Manual { asks, .. } = &mut self.mode {
+            asks.extend(input.asks);
+        }
+        if let Some(b) = self.in_flight.take() {
+            self.state.restore_batch(b);
         }
     }
 
     pub fn on_success(&mut self, resp: &AllocateResponseProto) {
-        if let Planner::Table { state, in_flight } = self {
-            in_flight.take();
-            state.on_allocate_success(AllocateOutcome::from(resp));
-        }
+        self.in_flight.take();
+        self.state.on_allocate_success(AllocateOutcome::from(resp));
+    }
+
+    /// The NM token for `host:port`, if the RM has sent one.
+    pub fn nm_token(&self, node: &str) -> Option<&Token> {
+        self.state.nm_tokens.get(node)
     }
 
     /// Charges an allocated container to a request; `false` = surplus, released.
     pub fn charge(&mut self, c: &ContainerProto) -> bool {
-        match self {
-            Planner::Manual {
-                want,
-                taken,
-                releases,
-                ..
-            } => {
-                if *taken < *want {
-                    *taken += 1;
-                    true
-                } else {
-                    releases.push(c.id.unwrap());
-                    false
-                }
+        let fits = match &mut self.mode {
+            Mode::Manual { want, taken, .. } => {
+                let fits = *taken < *want;
+                *taken += usize::from(fits);
+                fits
             }
-            Planner::Table { state, .. } => {
+            Mode::Table => {
                 let r = c.resource.clone().unwrap_or_default();
                 let cap = Capability::new(r.memory(), r.virtual_cores());
                 let host = c
@@ -140,25 +135,26 @@ impl Planner {
                     .map(|n| n.host().to_string())
                     .unwrap_or_default();
                 let prio = Priority(c.priority.unwrap_or_default().priority());
-                match state.table.match_allocated(prio, &host, cap) {
+                match self.state.table.match_allocated(prio, &host, cap) {
                     Some(id) => {
                         // Satisfied: without this the next ask would re-inflate the count.
-                        let _ = state.table.remove(id);
+                        let _ = self.state.table.remove(id);
                         true
                     }
-                    None => {
-                        state.releases.release((&c.id.unwrap()).into());
-                        false
-                    }
+                    None => false,
                 }
             }
+        };
+        if !fits {
+            self.state.releases.release((&c.id.unwrap()).into());
         }
+        fits
     }
 
     pub fn name(&self) -> &'static str {
-        match self {
-            Planner::Manual { .. } => "manual",
-            Planner::Table { .. } => "request_table",
+        match self.mode {
+            Mode::Manual { .. } => "manual",
+            Mode::Table => "request_table",
         }
     }
 }

@@ -78,7 +78,7 @@ impl AllocateInput {
             blacklist_additions: batch.exclusions.additions.clone(),
             blacklist_removals: batch.exclusions.removals.clone(),
             progress,
-            response_id: Some(batch.response_id),
+            response_id: batch.response_id,
         }
     }
 }

@@ -2,16 +2,17 @@
 //!
 //! This is the wire-level client only; the AMRMClient-style request table (which turns
 //! container requests into absolute node/rack/ANY counts) lives elsewhere and hands us
-//! the asks to send. We keep the state the protocol itself needs: the last `response_id`,
-//! the NM tokens per node (the RM sends each only once) and the current AMRM token.
+//! the asks to send. The protocol's state has one owner, and it is not this client:
+//! the `response_id` to send and the NM tokens (the RM sends each only once) live in
+//! [`crate::request_table::AmrmState`] (its `response_id` and `nm_tokens`), which a caller
+//! feeds every reply. This client keeps only what its connections need: the current AMRM
+//! token, switched when a reply rolls it over.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
-use tracing::{debug, info};
+use tracing::info;
 
 use crate::ask::Ask;
-use crate::ids::node_id_string;
 use crate::proto::yarn::{
     AllocateRequestProto, AllocateResponseProto, ContainerIdProto, FinalApplicationStatusProto,
     FinishApplicationMasterRequestProto, FinishApplicationMasterResponseProto,
@@ -78,9 +79,9 @@ pub struct AllocateInput {
     pub blacklist_additions: Vec<String>,
     pub blacklist_removals: Vec<String>,
     pub progress: f32,
-    /// `response_id` to send; `None` = the one this client tracked from the last reply.
-    /// Set it when the caller keeps its own (e.g. `request_table::AmrmState`).
-    pub response_id: Option<i32>,
+    /// `response_id` to send: the last one the RM answered with, 0 after registering
+    /// (kept by `request_table::AmrmState`).
+    pub response_id: i32,
 }
 
 /// Final status reported by `finish`.
@@ -93,8 +94,6 @@ pub enum FinalStatus {
 
 pub struct AmRmClient {
     rpc: RpcClient,
-    last_response_id: i32,
-    nm_tokens: HashMap<String, Token>,
 }
 
 impl AmRmClient {
@@ -103,8 +102,6 @@ impl AmRmClient {
     pub fn new(scheduler_addr: &str, amrm_token: Token, cfg: RpcConfig) -> Self {
         Self {
             rpc: RpcClient::new(scheduler_addr, PROTOCOL, 1, Auth::Token(amrm_token), cfg),
-            last_response_id: 0,
-            nm_tokens: HashMap::new(),
         }
     }
 
@@ -121,19 +118,12 @@ impl AmRmClient {
         };
         let resp: RegisterApplicationMasterResponseProto =
             self.rpc.call("registerApplicationMaster", &req).await?;
-        self.last_response_id = 0;
-        for t in &resp.nm_tokens_from_previous_attempts {
-            if let (Some(node), Some(tok)) = (&t.node_id, &t.token) {
-                self.nm_tokens
-                    .insert(node_id_string(node), tok.clone().into());
-            }
-        }
         info!(queue = ?resp.queue, max = ?resp.maximum_capability, "registered with the RM");
         Ok(resp)
     }
 
-    /// One heartbeat. On success remembers the response id, caches NM tokens and switches
-    /// to a rolled-over AMRM token for future connections.
+    /// One heartbeat. On success switches to a rolled-over AMRM token for future
+    /// connections; the response id and NM tokens of the reply are the caller's to keep.
     pub async fn allocate(
         &mut self,
         input: &AllocateInput,
@@ -151,19 +141,11 @@ impl AmRmClient {
             ask: input.asks.iter().map(ResourceRequestProto::from).collect(),
             release: input.releases.clone(),
             blacklist_request: blacklist,
-            response_id: Some(input.response_id.unwrap_or(self.last_response_id)),
+            response_id: Some(input.response_id),
             progress: Some(input.progress),
             tracking_url: None,
         };
         let resp: AllocateResponseProto = self.rpc.call("allocate", &req).await?;
-        self.last_response_id = resp.response_id();
-        for t in &resp.nm_tokens {
-            if let (Some(node), Some(tok)) = (&t.node_id, &t.token) {
-                debug!(node = %node_id_string(node), "got NM token");
-                self.nm_tokens
-                    .insert(node_id_string(node), tok.clone().into());
-            }
-        }
         if let Some(t) = &resp.am_rm_token {
             info!("AMRM token rolled over; new connections use the new one");
             self.rpc.set_token(t.clone().into());
@@ -215,15 +197,6 @@ impl AmRmClient {
 
     pub async fn is_connected(&self) -> bool {
         self.rpc.is_connected().await
-    }
-
-    /// The NM token for `host:port`, if the RM has sent one.
-    pub fn nm_token(&self, node: &str) -> Option<&Token> {
-        self.nm_tokens.get(node)
-    }
-
-    pub fn last_response_id(&self) -> i32 {
-        self.last_response_id
     }
 }
 

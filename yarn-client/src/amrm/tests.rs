@@ -105,16 +105,20 @@ async fn rolled_over_token_is_used_for_the_next_connection() {
         ..RpcConfig::default()
     };
     let mut c = AmRmClient::new(&addr, tok(1), cfg);
-    c.allocate(&AllocateInput::default()).await.unwrap();
-    assert_eq!(c.last_response_id(), 1);
+    let r = c.allocate(&AllocateInput::default()).await.unwrap();
+    assert_eq!(r.response_id(), 1);
     assert_eq!(seen.recv().await, Some(1));
     // Let the client notice the hang-up, then heartbeat again on a new connection.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    c.allocate(&AllocateInput::default()).await.unwrap();
+    let input = AllocateInput {
+        response_id: 1,
+        ..AllocateInput::default()
+    };
+    let r = c.allocate(&input).await.unwrap();
     assert_eq!(
         seen.recv().await,
         Some(2),
         "second connection must use the rolled token"
     );
-    assert_eq!(c.last_response_id(), 2);
+    assert_eq!(r.response_id(), 2, "the caller's response id went out");
 }
