@@ -420,7 +420,7 @@ fn url_path(path: &str) -> String {
 }
 
 impl StagedFile {
-    /// The file as a YARN local resource of the AM container.
+    /// The file as a YARN local resource of a container (the AM's or an executor's).
     pub fn local_resource(&self) -> LocalResource {
         LocalResource {
             resource: self.url.clone(),

@@ -444,18 +444,8 @@ impl AmCore {
             .iter()
             .map(|l| Entry::Executor {
                 id: l.executor,
-                container: l
-                    .container
-                    .id
-                    .as_ref()
-                    .map(yarn_client::ids::container_id_string)
-                    .unwrap_or_default(),
-                host: l
-                    .container
-                    .node_id
-                    .as_ref()
-                    .and_then(|n| n.host.clone())
-                    .unwrap_or_default(),
+                container: l.container.id.clone(),
+                host: l.container.host.clone(),
             })
             .collect();
         if let Some(j) = self.job.as_mut() {
@@ -470,7 +460,7 @@ impl AmCore {
     pub fn adopt(
         &mut self,
         now_ms: u64,
-        containers: &[yarn_client::proto::yarn::ContainerProto],
+        containers: &[yarn_client::amrm::AllocatedContainer],
         ids: &std::collections::HashMap<String, u64>,
         in_flight: &[(String, u32, String)],
     ) -> usize {

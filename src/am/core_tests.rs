@@ -6,8 +6,7 @@ use std::collections::HashMap;
 use tokio::sync::{broadcast, oneshot};
 use yarn_am::allocator::tracker::{Allocator, AllocatorConfig};
 use yarn_am::driver::{Driver, Job};
-use yarn_client::ids::parse_container_id;
-use yarn_client::proto::yarn::{AllocateResponseProto, ContainerProto, NodeIdProto, ResourceProto};
+use yarn_client::amrm::{AllocatedContainer, Allocation};
 use yarn_client::request_table::AmrmState;
 use yarn_client::rest::NodeInfo;
 use yarn_client::token::Token;
@@ -76,33 +75,29 @@ fn core(job: Option<JobRun>) -> AmCore {
     AmCore::new(pool(), job, Duration::from_secs(3), 10)
 }
 
+/// A 256 MB x 1 container on `host`.
+fn container(id: &str, host: &str) -> AllocatedContainer {
+    AllocatedContainer {
+        id: id.into(),
+        host: host.into(),
+        node: format!("{host}:45454"),
+        memory_mb: 256,
+        vcores: 1,
+        token: None,
+    }
+}
+
 fn granted(ids: &[(&str, &str)]) -> RmReply {
-    let containers = ids
-        .iter()
-        .map(|(id, host)| ContainerProto {
-            id: parse_container_id(id),
-            node_id: Some(NodeIdProto {
-                host: Some(host.to_string()),
-                port: Some(45454),
-            }),
-            resource: Some(ResourceProto {
-                memory: Some(256),
-                virtual_cores: Some(1),
-                ..Default::default()
-            }),
-            ..Default::default()
-        })
-        .collect();
-    RmReply::Allocated(Box::new(AllocateResponseProto {
-        response_id: Some(1),
-        allocated_containers: containers,
+    RmReply::Allocated(Box::new(Allocation {
+        response_id: 1,
+        allocated: ids.iter().map(|(id, host)| container(id, host)).collect(),
         ..Default::default()
     }))
 }
 
 fn answered() -> RmReply {
-    RmReply::Allocated(Box::new(AllocateResponseProto {
-        response_id: Some(1),
+    RmReply::Allocated(Box::new(Allocation {
+        response_id: 1,
         ..Default::default()
     }))
 }
@@ -462,14 +457,7 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
     let mut c = core(Some(j));
     let adopted = c.adopt(
         0,
-        &[ContainerProto {
-            id: parse_container_id("container_1_0001_01_000002"),
-            node_id: Some(NodeIdProto {
-                host: Some("nm1".into()),
-                port: Some(45454),
-            }),
-            ..Default::default()
-        }],
+        &[container("container_1_0001_01_000002", "nm1")],
         &executors(&entries),
         &in_flight(&entries),
     );

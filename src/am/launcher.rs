@@ -11,11 +11,8 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, Semaphore};
 use tracing::{info, warn};
+use yarn_client::amrm::AllocatedContainer;
 use yarn_client::nm::{LaunchSpec, NmClient};
-use yarn_client::proto::yarn::{
-    ContainerProto, LocalResourceProto, LocalResourceTypeProto, LocalResourceVisibilityProto,
-    UrlProto,
-};
 use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
@@ -23,7 +20,6 @@ use yarn_am::poll_auth;
 use yarn_client::credentials::Format;
 
 use crate::spec::ExecutorSpec;
-use crate::staging::StagedFile;
 
 use super::token_refresh::SharedTokens;
 
@@ -67,39 +63,6 @@ pub struct Launcher {
     permits: Arc<Semaphore>,
     reports: mpsc::UnboundedSender<LaunchReport>,
     rpc: RpcConfig,
-}
-
-/// A staged file's URL as YARN's URL record: `file:///path` has no host and port -1;
-/// `hdfs://host:port/path` keeps both (the NM's HDFS client connects there).
-fn yarn_url(url: &str) -> UrlProto {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("file", url));
-    let (authority, file) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if p.parse::<i32>().is_ok() => (h, p.parse().unwrap_or(-1)),
-        _ => (authority, -1),
-    };
-    UrlProto {
-        scheme: Some(scheme.to_string()),
-        host: (!host.is_empty()).then(|| host.to_string()),
-        port: Some(port),
-        file: Some(file.to_string()),
-        user_info: None,
-    }
-}
-
-fn local_resource(f: &StagedFile) -> LocalResourceProto {
-    LocalResourceProto {
-        resource: Some(yarn_url(&f.url)),
-        size: Some(f.size as i64),
-        timestamp: Some(f.timestamp_ms as i64),
-        r#type: Some(LocalResourceTypeProto::File as i32),
-        visibility: Some(LocalResourceVisibilityProto::Application as i32),
-        pattern: None,
-        should_be_uploaded_to_shared_cache: None,
-    }
 }
 
 impl Launcher {
@@ -155,7 +118,7 @@ impl Launcher {
             .spec
             .files
             .iter()
-            .map(|(name, f)| (name.clone(), local_resource(f)))
+            .map(|(name, f)| (name.clone(), f.local_resource()))
             .collect();
         LaunchSpec {
             command: vec![format!(
@@ -183,12 +146,8 @@ impl Launcher {
     }
 
     /// Starts the executor in the background; the outcome arrives as a [`LaunchReport`].
-    pub fn launch(&self, executor_id: u64, container: ContainerProto, nm_token: Option<Token>) {
-        let container_id = container
-            .id
-            .as_ref()
-            .map(yarn_client::ids::container_id_string)
-            .unwrap_or_default();
+    pub fn launch(&self, executor_id: u64, container: AllocatedContainer, nm_token: Option<Token>) {
+        let container_id = container.id.clone();
         let spec = self.launch_spec(executor_id, &container_id);
         let permits = self.permits.clone();
         let reports = self.reports.clone();
@@ -216,31 +175,18 @@ impl Launcher {
 }
 
 async fn start(
-    container: &ContainerProto,
+    container: &AllocatedContainer,
     nm_token: Option<Token>,
     spec: LaunchSpec,
     rpc: RpcConfig,
 ) -> Result<(), String> {
-    let node = container
-        .node_id
-        .as_ref()
-        .map(yarn_client::ids::node_id_string)
-        .unwrap_or_default();
+    let node = &container.node;
     let token = nm_token.ok_or_else(|| format!("the RM sent no NM token for {node}"))?;
-    let nm = NmClient::for_container(container, token, rpc);
-    let resp = nm
-        .start(&[(container, spec)])
+    let nm = NmClient::new(node, token, rpc);
+    nm.start_allocated(container, spec)
         .await
-        .map_err(|e| format!("startContainers on {node}: {e}"))?;
-    if let Some(f) = resp.failed_requests.first() {
-        let msg = f
-            .exception
-            .as_ref()
-            .and_then(|e| e.message.clone())
-            .unwrap_or_else(|| "no message".into());
-        return Err(format!("{node} refused the container: {msg}"));
-    }
-    Ok(())
+        .map_err(|e| format!("startContainers on {node}: {e}"))?
+        .map_err(|msg| format!("{node} refused the container: {msg}"))
 }
 
 #[cfg(test)]
@@ -298,29 +244,5 @@ mod tests {
             assert!(!shown.contains(&needle), "{shown}");
         }
         assert!(!format!("{:?}", launcher.contact).contains("master-secret"));
-    }
-
-    #[test]
-    fn staged_urls_become_yarn_url_records() {
-        let f = yarn_url("file:///tmp/yarn-am-staging/app/yarn-am");
-        assert_eq!(f.scheme.as_deref(), Some("file"));
-        assert_eq!(f.host, None);
-        assert_eq!(f.port, Some(-1));
-        assert_eq!(f.file.as_deref(), Some("/tmp/yarn-am-staging/app/yarn-am"));
-
-        let h = yarn_url("hdfs://rm:8020/user/root/.yarn-am-staging/app/yarn-am");
-        assert_eq!(h.scheme.as_deref(), Some("hdfs"));
-        assert_eq!(h.host.as_deref(), Some("rm"));
-        assert_eq!(h.port, Some(8020));
-        assert_eq!(
-            h.file.as_deref(),
-            Some("/user/root/.yarn-am-staging/app/yarn-am")
-        );
-
-        // An HA nameservice has no port.
-        let ha = yarn_url("hdfs://mycluster/user/x/f");
-        assert_eq!(ha.host.as_deref(), Some("mycluster"));
-        assert_eq!(ha.port, Some(-1));
-        assert_eq!(ha.file.as_deref(), Some("/user/x/f"));
     }
 }

@@ -33,11 +33,9 @@ use tracing::{error, info, warn};
 use yarn_am::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAIT_MS};
 use yarn_client::amrm::FinalStatus;
 use yarn_client::credentials::Credentials;
-use yarn_client::ids::node_id_string;
 use yarn_client::request_table::{AllocateBatch, AmrmState};
 use yarn_client::rest::RmRest;
 use yarn_client::rpc::RpcConfig;
-use yarn_client::token::Token;
 
 use self::core::{AmCore, Ending, Outcome};
 use crate::api;
@@ -160,12 +158,11 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .register()
         .await
         .with_context(|| format!("registering with the RM at {scheduler}"))?;
-    if let Some(max) = registered.maximum_capability {
-        if spec.executor.memory_mb > max.memory.unwrap_or(i64::MAX) {
+    if let Some(max) = registered.max_memory_mb {
+        if spec.executor.memory_mb > max {
             bail!(
-                "executors want {} MB but the cluster's largest container is {} MB",
+                "executors want {} MB but the cluster's largest container is {max} MB",
                 spec.executor.memory_mb,
-                max.memory.unwrap_or(0)
             );
         }
     }
@@ -228,18 +225,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
     .with_first_executor_id(first_executor_id)
     .with_cluster(topo.clone(), cluster);
     let mut table = AmrmState::new(topology::rack_resolver(&topo), Some(amrm_token));
-    table.on_registered(
-        registered
-            .nm_tokens_from_previous_attempts
-            .iter()
-            .filter_map(|t| {
-                Some((
-                    node_id_string(t.node_id.as_ref()?),
-                    Token::from(t.token.clone()?),
-                ))
-            })
-            .collect(),
-    );
+    table.on_registered(registered.nm_tokens_from_previous_attempts.clone());
 
     let registry = Registry::new(handle.events.clone());
     let shared_tokens = SharedTokens::new(creds.clone());

@@ -13,9 +13,9 @@ use tracing::{debug, info, warn};
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, Event};
 use yarn_am::allocator::{Demand, HostName, RackName};
+use yarn_client::amrm::{AllocatedContainer, Allocation};
 use yarn_client::ask::{Capability, Priority};
-use yarn_client::ids::{container_id_string, node_id_string, parse_container_id};
-use yarn_client::proto::yarn::{AllocateResponseProto, ContainerProto};
+use yarn_client::ids::parse_container_id;
 use yarn_client::request_table::{
     AllocateBatch, AmrmState, ContainerId, ContainerRequest, RequestId,
 };
@@ -35,7 +35,7 @@ const EXECUTOR_PRIORITY: Priority = Priority(1);
 #[derive(Debug)]
 pub struct Launch {
     pub executor: u64,
-    pub container: ContainerProto,
+    pub container: AllocatedContainer,
     /// The NM token for the container's node (the RM sends each only once).
     pub nm_token: Option<Token>,
 }
@@ -49,7 +49,7 @@ pub struct Pool {
     /// Allocator request id -> request-table id.
     requests: HashMap<u64, RequestId>,
     /// Granted containers not yet launched or released, by id string.
-    granted: HashMap<String, ContainerProto>,
+    granted: HashMap<String, AllocatedContainer>,
     demand: model::Demand,
     excluded: HashSet<String>,
     app_id: String,
@@ -198,19 +198,12 @@ impl Pool {
     /// Returns the adopted executors as (id, host, rack).
     pub fn adopt(
         &mut self,
-        containers: &[ContainerProto],
+        containers: &[AllocatedContainer],
         ids: &HashMap<String, u64>,
     ) -> Vec<(String, String, String)> {
         let mut adopted = Vec::new();
         for c in containers {
-            let Some(cid) = c.id.as_ref().map(container_id_string) else {
-                continue;
-            };
-            let host = c
-                .node_id
-                .as_ref()
-                .and_then(|n| n.host.clone())
-                .unwrap_or_default();
+            let (cid, host) = (c.id.clone(), c.host.clone());
             let Some(&executor) = ids.get(&cid) else {
                 warn!(container = %cid, %host, "a container of an earlier attempt with no executor in the journal; releasing it");
                 if let Some(id) = to_table_id(&cid) {
@@ -329,11 +322,7 @@ impl Pool {
                         warn!(container = %container.id, "asked to launch on an unknown container");
                         continue;
                     };
-                    let node = proto
-                        .node_id
-                        .as_ref()
-                        .map(node_id_string)
-                        .unwrap_or_default();
+                    let node = proto.node.clone();
                     info!(executor, container = %container.id, host = %container.host, ?locality, "launching executor");
                     self.registry.launching(
                         executor,
@@ -362,12 +351,12 @@ impl Pool {
     }
 
     /// The RM answered an allocate call.
-    pub fn allocated(&mut self, now_ms: u64, resp: AllocateResponseProto) {
+    pub fn allocated(&mut self, now_ms: u64, resp: Allocation) {
         self.table.on_allocate_success((&resp).into());
         self.digest(now_ms, resp);
     }
 
-    fn digest(&mut self, now_ms: u64, resp: AllocateResponseProto) {
+    fn digest(&mut self, now_ms: u64, resp: Allocation) {
         if !resp.updated_nodes.is_empty() {
             let updates: Vec<_> = resp
                 .updated_nodes
@@ -378,15 +367,10 @@ impl Pool {
                 .collect();
             self.event(now_ms, Event::NodesUpdated(updates));
         }
-        if !resp.allocated_containers.is_empty() {
+        if !resp.allocated.is_empty() {
             let mut containers = Vec::new();
-            for c in resp.allocated_containers {
-                let id = c.id.as_ref().map(container_id_string).unwrap_or_default();
-                let host = c
-                    .node_id
-                    .as_ref()
-                    .and_then(|n| n.host.clone())
-                    .unwrap_or_default();
+            for c in resp.allocated {
+                let (id, host) = (c.id.clone(), c.host.clone());
                 self.note_host(&host);
                 let rack = self.rack_of(&host);
                 info!(container = %id, %host, %rack, "container granted");
@@ -401,16 +385,10 @@ impl Pool {
             }
             self.event(now_ms, Event::ContainersGranted(containers));
         }
-        if !resp.completed_container_statuses.is_empty() {
+        if !resp.completed.is_empty() {
             let mut done = Vec::new();
-            for s in resp.completed_container_statuses {
-                let id = s
-                    .container_id
-                    .as_ref()
-                    .map(container_id_string)
-                    .unwrap_or_default();
-                let status = s.exit_status();
-                let diagnostics = s.diagnostics().to_string();
+            for s in resp.completed {
+                let (id, status, diagnostics) = (s.id, s.exit_status, s.diagnostics);
                 info!(container = %id, exit_status = status, "container completed");
                 self.registry.completed(&id, status, &diagnostics);
                 done.push(CompletedContainer {

@@ -8,11 +8,14 @@
 //! clients nothing). An RM that lost our registration (it restarted) is registered with
 //! again inside the same future, so the core only learns that it must resend its whole
 //! state.
+//!
+//! The RM's answers reach the rest of the AM as yarn-client's plain records
+//! ([`Allocation`], [`Registered`]), never as wire types.
 
 use std::time::Duration;
 
-use yarn_client::amrm::{recovery, AllocateInput, AmRmClient, FinalStatus, Recovery};
-use yarn_client::proto::yarn::{AllocateResponseProto, RegisterApplicationMasterResponseProto};
+use yarn_client::amrm::Registration as Registered;
+use yarn_client::amrm::{recovery, AllocateInput, Allocation, AmRmClient, FinalStatus, Recovery};
 use yarn_client::request_table::AllocateBatch;
 use yarn_client::rpc::{RpcConfig, RpcError};
 use yarn_client::token::Token;
@@ -29,7 +32,7 @@ pub struct Registration {
 #[derive(Debug)]
 pub enum RmReply {
     /// The RM answered.
-    Allocated(Box<AllocateResponseProto>),
+    Allocated(Box<Allocation>),
     /// The call failed in a way a later call may not (network, RM busy). `answered`: the
     /// RM itself replied with an error, so it is there.
     Failed { error: String, answered: bool },
@@ -56,11 +59,13 @@ impl RmSession {
         }
     }
 
-    pub async fn register(&mut self) -> Result<RegisterApplicationMasterResponseProto, RpcError> {
+    pub async fn register(&mut self) -> Result<Registered, RpcError> {
         let r = &self.registration;
-        self.client
+        let resp = self
+            .client
             .register(&r.host, r.rpc_port, &r.tracking_url)
-            .await
+            .await?;
+        Ok(Registered::from(&resp))
     }
 
     /// One allocate call with `batch`; returns the session, the batch (the core restores or
@@ -68,7 +73,7 @@ impl RmSession {
     pub async fn allocate(mut self, batch: AllocateBatch) -> (Self, AllocateBatch, RmReply) {
         let input = AllocateInput::from_batch(&batch, 0.0);
         let reply = match self.client.allocate(&input).await {
-            Ok(resp) => RmReply::Allocated(Box::new(resp)),
+            Ok(resp) => RmReply::Allocated(Box::new(Allocation::from(&resp))),
             Err(e) => self.after_failure(e).await,
         };
         (self, batch, reply)
@@ -83,15 +88,8 @@ impl RmSession {
             Recovery::Reregister => {
                 tracing::warn!(%e, "the RM lost our registration; registering again");
                 match self.register().await {
-                    Ok(resp) => RmReply::Reregistered {
-                        nm_tokens: resp
-                            .nm_tokens_from_previous_attempts
-                            .iter()
-                            .filter_map(|t| {
-                                let node = yarn_client::ids::node_id_string(t.node_id.as_ref()?);
-                                Some((node, Token::from(t.token.clone()?)))
-                            })
-                            .collect(),
+                    Ok(r) => RmReply::Reregistered {
+                        nm_tokens: r.nm_tokens_from_previous_attempts,
                     },
                     // The RM is there but refuses us, or went away again: a refusal ends
                     // the AM, a network error is retried by the next allocate (which gets

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use yarn_am::allocator::tracker::NodeUpdate;
 use yarn_am::allocator::{Cluster, Topology};
 use yarn_am::topology::SharedTopology;
-use yarn_client::proto::yarn::{NodeReportProto, NodeStateProto};
+use yarn_client::amrm::NodeReport;
 use yarn_client::request_table::RackResolver;
 use yarn_client::rest::NodeInfo;
 
@@ -74,24 +74,23 @@ pub fn listed_node_update(
 /// A node report from an allocate response as an allocator update. Hosts the driver
 /// excluded are reported unusable whatever YARN says about them.
 pub fn node_update(
-    r: &NodeReportProto,
+    r: &NodeReport,
     excluded: &HashSet<String>,
     memory_mb: i64,
     vcores: i32,
 ) -> Option<NodeUpdate> {
-    let host = r.node_id.as_ref()?.host.clone()?;
-    let running = r.node_state() == NodeStateProto::NsRunning;
-    let capacity = r.capability.as_ref().map(|c| {
-        executors_per_node(
-            c.memory.unwrap_or(0),
-            i64::from(c.virtual_cores.unwrap_or(0)),
-            memory_mb,
-            vcores,
-        )
-    });
+    let host = Some(r.host.clone()).filter(|h| !h.is_empty())?;
+    let capacity = r
+        .memory_mb
+        .zip(r.vcores)
+        .map(|(mb, cores)| executors_per_node(mb, i64::from(cores), memory_mb, vcores));
     Some(NodeUpdate {
-        usable: running && !excluded.contains(&host),
-        rack: r.rack_name.as_deref().unwrap_or("/default-rack").into(),
+        usable: r.running && !excluded.contains(&host),
+        rack: r
+            .rack
+            .as_deref()
+            .unwrap_or(yarn_am::topology::DEFAULT_RACK)
+            .into(),
         host: host.as_str().into(),
         capacity,
     })

@@ -23,6 +23,9 @@ use crate::rpc::{Auth, RpcClient, RpcConfig, RpcError};
 use crate::token::Token;
 
 mod convert;
+mod records;
+
+pub use records::{AllocatedContainer, Allocation, CompletedContainer, NodeReport, Registration};
 
 pub const PROTOCOL: &str = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB";
 

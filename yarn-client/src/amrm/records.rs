@@ -1,0 +1,245 @@
+//! What register and allocate answer, as plain records: the AM reads these, never the wire
+//! types, so the protos stay inside this crate. Converted from the responses here.
+
+use crate::ids::{container_id_string, node_id_string};
+use crate::proto::yarn::{
+    AllocateResponseProto, ContainerProto, ContainerStatusProto, NmTokenProto, NodeReportProto,
+    NodeStateProto, RegisterApplicationMasterResponseProto,
+};
+use crate::request_table as table;
+use crate::token::Token;
+
+/// A container the RM granted (or handed back from an earlier attempt).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AllocatedContainer {
+    /// `container_...` (with an epoch after an RM restart: `container_e01_...`).
+    pub id: String,
+    /// The NodeManager's host.
+    pub host: String,
+    /// The NodeManager's NodeId, `host:port`: where it is started, and the NM token's key.
+    pub node: String,
+    pub memory_mb: i64,
+    pub vcores: i32,
+    /// The container token the NodeManager wants at start (opaque to the AM).
+    pub token: Option<Token>,
+}
+
+/// A container that ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompletedContainer {
+    pub id: String,
+    pub exit_status: i32,
+    pub diagnostics: String,
+}
+
+/// A NodeManager whose state changed, as an allocate response reports it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeReport {
+    pub host: String,
+    /// `None` when the RM left it out.
+    pub rack: Option<String>,
+    /// `RUNNING` (healthy); false for lost, unhealthy, decommissioned nodes.
+    pub running: bool,
+    /// Total size of the node, if reported.
+    pub memory_mb: Option<i64>,
+    pub vcores: Option<i32>,
+}
+
+/// One allocate answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Allocation {
+    pub response_id: i32,
+    pub allocated: Vec<AllocatedContainer>,
+    pub completed: Vec<CompletedContainer>,
+    pub updated_nodes: Vec<NodeReport>,
+    /// NM tokens by NodeId (`host:port`); the RM sends each only once.
+    pub nm_tokens: Vec<(String, Token)>,
+    /// A rolled-over AMRM token.
+    pub amrm_token: Option<Token>,
+}
+
+/// The register answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Registration {
+    /// The largest container the cluster gives, if reported.
+    pub max_memory_mb: Option<i64>,
+    pub containers_from_previous_attempts: Vec<AllocatedContainer>,
+    pub nm_tokens_from_previous_attempts: Vec<(String, Token)>,
+}
+
+impl From<&ContainerProto> for AllocatedContainer {
+    fn from(c: &ContainerProto) -> Self {
+        let r = c.resource.clone().unwrap_or_default();
+        AllocatedContainer {
+            id: c.id.as_ref().map(container_id_string).unwrap_or_default(),
+            host: c
+                .node_id
+                .as_ref()
+                .and_then(|n| n.host.clone())
+                .unwrap_or_default(),
+            node: c.node_id.as_ref().map(node_id_string).unwrap_or_default(),
+            memory_mb: r.memory(),
+            vcores: r.virtual_cores(),
+            token: c.container_token.clone().map(Token::from),
+        }
+    }
+}
+
+impl From<&ContainerStatusProto> for CompletedContainer {
+    fn from(s: &ContainerStatusProto) -> Self {
+        CompletedContainer {
+            id: s
+                .container_id
+                .as_ref()
+                .map(container_id_string)
+                .unwrap_or_default(),
+            exit_status: s.exit_status(),
+            diagnostics: s.diagnostics().to_string(),
+        }
+    }
+}
+
+impl From<&NodeReportProto> for NodeReport {
+    fn from(r: &NodeReportProto) -> Self {
+        NodeReport {
+            host: r
+                .node_id
+                .as_ref()
+                .and_then(|n| n.host.clone())
+                .unwrap_or_default(),
+            rack: r.rack_name.clone(),
+            running: r.node_state() == NodeStateProto::NsRunning,
+            memory_mb: r.capability.as_ref().map(|c| c.memory.unwrap_or(0)),
+            vcores: r.capability.as_ref().map(|c| c.virtual_cores.unwrap_or(0)),
+        }
+    }
+}
+
+fn nm_tokens(tokens: &[NmTokenProto]) -> Vec<(String, Token)> {
+    tokens
+        .iter()
+        .filter_map(|t| {
+            Some((
+                node_id_string(t.node_id.as_ref()?),
+                Token::from(t.token.clone()?),
+            ))
+        })
+        .collect()
+}
+
+impl From<&AllocateResponseProto> for Allocation {
+    fn from(r: &AllocateResponseProto) -> Self {
+        Allocation {
+            response_id: r.response_id(),
+            allocated: r.allocated_containers.iter().map(Into::into).collect(),
+            completed: r
+                .completed_container_statuses
+                .iter()
+                .map(Into::into)
+                .collect(),
+            updated_nodes: r.updated_nodes.iter().map(Into::into).collect(),
+            nm_tokens: nm_tokens(&r.nm_tokens),
+            amrm_token: r.am_rm_token.clone().map(Token::from),
+        }
+    }
+}
+
+impl From<&RegisterApplicationMasterResponseProto> for Registration {
+    fn from(r: &RegisterApplicationMasterResponseProto) -> Self {
+        Registration {
+            max_memory_mb: r.maximum_capability.as_ref().and_then(|c| c.memory),
+            containers_from_previous_attempts: r
+                .containers_from_previous_attempts
+                .iter()
+                .map(Into::into)
+                .collect(),
+            nm_tokens_from_previous_attempts: nm_tokens(&r.nm_tokens_from_previous_attempts),
+        }
+    }
+}
+
+impl From<&Allocation> for table::AllocateOutcome {
+    fn from(a: &Allocation) -> Self {
+        table::AllocateOutcome {
+            response_id: a.response_id,
+            completed: a
+                .completed
+                .iter()
+                .filter_map(|c| crate::ids::parse_container_id(&c.id))
+                .map(|p| table::ContainerId::from(&p))
+                .collect(),
+            nm_tokens: a.nm_tokens.clone(),
+            amrm_token: a.amrm_token.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::parse_container_id;
+    use crate::proto::common::TokenProto;
+    use crate::proto::yarn::{NodeIdProto, ResourceProto};
+
+    fn token(b: u8) -> TokenProto {
+        TokenProto::from(&Token {
+            identifier: vec![b],
+            password: vec![b],
+            kind: "k".into(),
+            service: "s".into(),
+        })
+    }
+
+    #[test]
+    fn an_allocate_answer_reads_the_same_as_the_table_sees_it() {
+        let id = "container_e01_1700000000000_0042_02_000017";
+        let node = NodeIdProto {
+            host: Some("nm1".into()),
+            port: Some(45454),
+        };
+        let r = AllocateResponseProto {
+            response_id: Some(7),
+            allocated_containers: vec![ContainerProto {
+                id: parse_container_id(id),
+                node_id: Some(node.clone()),
+                resource: Some(ResourceProto {
+                    memory: Some(512),
+                    virtual_cores: Some(2),
+                    ..Default::default()
+                }),
+                container_token: Some(token(1)),
+                ..Default::default()
+            }],
+            completed_container_statuses: vec![ContainerStatusProto {
+                container_id: parse_container_id(id),
+                exit_status: Some(-100),
+                diagnostics: Some("released".into()),
+                ..Default::default()
+            }],
+            nm_tokens: vec![NmTokenProto {
+                node_id: Some(node),
+                token: Some(token(2)),
+            }],
+            ..Default::default()
+        };
+        let a = Allocation::from(&r);
+        let c = &a.allocated[0];
+        assert_eq!(
+            (c.id.as_str(), c.host.as_str(), c.node.as_str()),
+            (id, "nm1", "nm1:45454")
+        );
+        assert_eq!((c.memory_mb, c.vcores), (512, 2));
+        assert_eq!(c.token.as_ref().unwrap().identifier, [1]);
+        assert_eq!(a.completed[0].exit_status, -100);
+        assert_eq!(a.completed[0].diagnostics, "released");
+        // The table's outcome from the record equals the one from the wire answer.
+        let (from_record, from_wire) = (
+            table::AllocateOutcome::from(&a),
+            table::AllocateOutcome::from(&r),
+        );
+        assert_eq!(from_record.response_id, 7);
+        assert_eq!(from_record.completed, from_wire.completed);
+        assert_eq!(from_record.nm_tokens, from_wire.nm_tokens);
+        assert_eq!(from_record.nm_tokens[0].0, "nm1:45454");
+    }
+}
