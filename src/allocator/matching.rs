@@ -26,8 +26,12 @@ pub struct Container {
     pub rack: RackName,
 }
 
-/// How well a container fits the request it satisfied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// How well a container fits the request it satisfied. Also what the driver API shows
+/// (`node`, `rack`, `any`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Locality {
     Node,
     Rack,

@@ -15,7 +15,7 @@ use yarn_am::driver::{Driver, DriverAction, DriverEvent};
 
 use super::deliveries::Deliveries;
 use super::pool::Pool;
-use crate::api::model::{self, PollReply, PollRequest, TaskAssignment};
+use crate::api::model::{PollReply, PollRequest, TaskAssignment};
 
 pub struct JobRun {
     driver: Driver,
@@ -315,15 +315,7 @@ impl JobRun {
                             cpus,
                         });
                 }
-                DriverAction::SetDemand(d) => pool.set_demand(
-                    now_ms,
-                    model::Demand {
-                        target_executors: d.target_executors,
-                        locality_aware_tasks: d.locality_aware_tasks,
-                        host_to_local_task_count: d.host_to_local_task_count,
-                        excluded_hosts: Vec::new(),
-                    },
-                ),
+                DriverAction::SetDemand(d) => pool.set_demand(now_ms, d),
                 DriverAction::KillExecutors(ids) => {
                     info!(?ids, "releasing idle executors");
                     self.retiring.extend(ids.iter().cloned());

@@ -1,22 +1,12 @@
 //! The driver API's JSON shapes. Requests deny unknown fields and use unsigned counts, so a
 //! typo or a negative number is a 400 naming the field, not a silently ignored value.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
-/// A driver's whole demand, as Spark's RequestExecutors: replaces the previous one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Demand {
-    pub target_executors: u32,
-    #[serde(default)]
-    pub locality_aware_tasks: u32,
-    #[serde(default)]
-    pub host_to_local_task_count: BTreeMap<String, u32>,
-    #[serde(default)]
-    pub excluded_hosts: Vec<String>,
-}
+/// Where a granted container matched the request it satisfied: the allocator's own type.
+pub use yarn_am::allocator::matching::Locality;
+/// A driver's whole demand: the embedded driver's own type (one `Demand` for both).
+pub use yarn_am::driver::Demand;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,15 +36,6 @@ pub struct FinishRequest {
 pub struct KillOutcome {
     pub killed: Vec<String>,
     pub unknown: Vec<String>,
-}
-
-/// Where a granted container matched the request it satisfied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Locality {
-    Node,
-    Rack,
-    Any,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

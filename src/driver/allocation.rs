@@ -31,15 +31,24 @@ use serde::{Deserialize, Serialize};
 use super::job::{Job, TaskSpec};
 use super::scheduler::ExecutorId;
 
-/// The demand the AM's `POST /v1/demand` takes (its `excluded_hosts` left to its default).
+/// A driver's whole demand, as Spark's RequestExecutors: replaces the previous one. One
+/// type for the embedded driver's output and the body of the AM's `POST /v1/demand` (the
+/// API's `model::Demand` is this type); the allocator's own input is derived from it by the
+/// AM's pool. Unknown fields are refused, so a typo is a 400 naming the field.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Demand {
     pub target_executors: u32,
     /// Pending tasks that name at least one preferred host (rack-only preferences cannot be
     /// expressed per host, so they are not counted).
+    #[serde(default)]
     pub locality_aware_tasks: u32,
     /// For each preferred host, the pending tasks naming it.
+    #[serde(default)]
     pub host_to_local_task_count: BTreeMap<String, u32>,
+    /// Hosts YARN must not place executors on (the embedded driver names none).
+    #[serde(default)]
+    pub excluded_hosts: Vec<String>,
 }
 
 impl Demand {
@@ -56,6 +65,7 @@ impl Demand {
                 .into_iter()
                 .map(|(h, n)| (h.to_string(), n as u32))
                 .collect(),
+            excluded_hosts: Vec::new(),
         }
     }
 

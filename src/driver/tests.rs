@@ -62,6 +62,7 @@ fn a_job_from_demand_to_summary() {
         target_executors: 0,
         locality_aware_tasks: 2,
         host_to_local_task_count: [("nm1".to_string(), 2), ("nm2".to_string(), 1)].into(),
+        excluded_hosts: Vec::new(),
     };
     assert_eq!(out, vec![DriverAction::SetDemand(want.clone())]);
     // Same demand: nothing to say.
@@ -96,6 +97,7 @@ fn a_job_from_demand_to_summary() {
         target_executors: 1,
         locality_aware_tasks: 0,
         host_to_local_task_count: Default::default(),
+        excluded_hosts: Vec::new(),
     })));
     let out = d.on_event(1300, finished("a", 0, "e1", 0));
     assert_eq!(launches(&out), vec![("c".into(), 0, "e1".into())]);
