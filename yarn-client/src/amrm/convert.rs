@@ -4,14 +4,12 @@
 
 use super::AllocateInput;
 use crate::ask::Ask;
-use crate::ids::node_id_string;
 use crate::proto::yarn::{
     AllocateResponseProto, ApplicationAttemptIdProto, ApplicationIdProto, ContainerIdProto,
     ExecutionTypeProto, ExecutionTypeRequestProto, PriorityProto, ResourceProto,
     ResourceRequestProto,
 };
 use crate::request_table as table;
-use crate::token::Token;
 
 impl From<&Ask> for ResourceRequestProto {
     fn from(a: &Ask) -> Self {
@@ -85,23 +83,7 @@ impl AllocateInput {
 
 impl From<&AllocateResponseProto> for table::AllocateOutcome {
     fn from(r: &AllocateResponseProto) -> Self {
-        table::AllocateOutcome {
-            response_id: r.response_id(),
-            completed: r
-                .completed_container_statuses
-                .iter()
-                .filter_map(|s| s.container_id.as_ref().map(table::ContainerId::from))
-                .collect(),
-            nm_tokens: r
-                .nm_tokens
-                .iter()
-                .filter_map(|t| {
-                    let node = node_id_string(t.node_id.as_ref()?);
-                    Some((node, Token::from(t.token.clone()?)))
-                })
-                .collect(),
-            amrm_token: r.am_rm_token.clone().map(Token::from),
-        }
+        table::AllocateOutcome::from(&super::Allocation::from(r))
     }
 }
 
