@@ -281,6 +281,69 @@ fn the_driver_timer_does_not_spin_the_loop() {
     }
 }
 
+/// NodeManagers that join after the start (nm3, nm4 on /rack2): the first container on one
+/// makes the AM fetch the node list (once), and from then on the pool, the request table
+/// and the driver all place them on /rack2. The rack resolver used to be built once at
+/// start, so they stayed on /default-rack.
+#[test]
+fn nodes_that_join_later_get_their_rack_everywhere() {
+    let job = Job::from_json(
+        &serde_json::json!({
+            "name": "j",
+            "executor": {"cores": 1, "memory_mb": 256, "initial_executors": 1},
+            "allocation": {"backlog_timeout_ms": 1},
+            // Rack-local is allowed at once, any-host never within the test.
+            "locality_wait_ms": {"node": 0, "rack": 3_600_000},
+            "tasks": [{"id": "t0", "command": "true", "preferred_hosts": ["nm4"]}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    // As in the AM: the driver holds a handle to the pool's one topology.
+    let pool = pool();
+    let driver = Driver::new(job, pool.topology().clone()).unwrap();
+    let mut c = AmCore::new(pool, Some(JobRun::new(driver)), Duration::from_secs(3), 10);
+    c.start(0, 0);
+    c.tick(1);
+    let b = c.heartbeat(1).unwrap();
+    c.allocated(1, b, answered());
+    let ids = executors(&mut c, 1_000, &[("container_1_0001_01_000002", "nm3")]);
+    assert!(
+        c.take_nodes_wanted(),
+        "a container on an unknown host asks for the node list"
+    );
+    assert!(!c.take_nodes_wanted(), "once");
+    assert_eq!(&*c.pool.rack_of("nm3"), "/default-rack");
+
+    let listed = [
+        ("nm1", "/rack1"),
+        ("nm2", "/rack1"),
+        ("nm3", "/rack2"),
+        ("nm4", "/rack2"),
+    ];
+    let nodes: Vec<NodeInfo> = listed.iter().map(|(h, r)| node(h, r)).collect();
+    c.nodes_listed(1_100, &nodes);
+    assert_eq!(&*c.pool.rack_of("nm3"), "/rack2");
+    // The request table's rack entries come from the same map.
+    let req = yarn_client::request_table::ContainerRequest::anywhere(
+        yarn_client::ask::Capability::new(256, 1),
+        yarn_client::ask::Priority(1),
+    )
+    .with_nodes(vec!["nm4".to_string()]);
+    c.pool.table.table.add(req).unwrap();
+    let b = c.pool.table.take_batch();
+    let locations: Vec<&str> = b.asks.iter().map(|a| a.resource_name.as_str()).collect();
+    assert!(locations.contains(&"/rack2"), "{locations:?}");
+    // The driver: nm3's executor is on nm4's rack, so t0 (preferring nm4) runs there
+    // rack-local instead of waiting an hour for any-host.
+    let r = poll(&mut c, 1_200, &ids[0], "nm3", &[]);
+    let tasks: Vec<&str> = r.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(tasks, ["t0"]);
+    poll(&mut c, 1_300, &ids[0], "nm3", &["t0"]);
+    let report = c.job.as_mut().unwrap().report();
+    assert_eq!(report["by_locality"]["rack_local"], 1, "{report}");
+}
+
 /// Executors for `containers` (id, host), granted in one answer, launched and started.
 fn executors(c: &mut AmCore, now: u64, containers: &[(&str, &str)]) -> Vec<String> {
     let b = c.heartbeat(now).expect("a heartbeat is due");
@@ -481,67 +544,4 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
     assert_eq!(tasks, ["t2"]);
     let report = c.view().job.unwrap();
     assert_eq!(report["tasks_succeeded"], 2);
-}
-
-/// NodeManagers that join after the start (nm3, nm4 on /rack2): the first container on one
-/// makes the AM fetch the node list (once), and from then on the pool, the request table
-/// and the driver all place them on /rack2. The rack resolver used to be built once at
-/// start, so they stayed on /default-rack.
-#[test]
-fn nodes_that_join_later_get_their_rack_everywhere() {
-    let job = Job::from_json(
-        &serde_json::json!({
-            "name": "j",
-            "executor": {"cores": 1, "memory_mb": 256, "initial_executors": 1},
-            "allocation": {"backlog_timeout_ms": 1},
-            // Rack-local is allowed at once, any-host never within the test.
-            "locality_wait_ms": {"node": 0, "rack": 3_600_000},
-            "tasks": [{"id": "t0", "command": "true", "preferred_hosts": ["nm4"]}],
-        })
-        .to_string(),
-    )
-    .unwrap();
-    // As in the AM: the driver holds a handle to the pool's one topology.
-    let pool = pool();
-    let driver = Driver::new(job, pool.topology().clone()).unwrap();
-    let mut c = AmCore::new(pool, Some(JobRun::new(driver)), Duration::from_secs(3), 10);
-    c.start(0, 0);
-    c.tick(1);
-    let b = c.heartbeat(1).unwrap();
-    c.allocated(1, b, answered());
-    let ids = executors(&mut c, 1_000, &[("container_1_0001_01_000002", "nm3")]);
-    assert!(
-        c.take_nodes_wanted(),
-        "a container on an unknown host asks for the node list"
-    );
-    assert!(!c.take_nodes_wanted(), "once");
-    assert_eq!(&*c.pool.rack_of("nm3"), "/default-rack");
-
-    let listed = [
-        ("nm1", "/rack1"),
-        ("nm2", "/rack1"),
-        ("nm3", "/rack2"),
-        ("nm4", "/rack2"),
-    ];
-    let nodes: Vec<NodeInfo> = listed.iter().map(|(h, r)| node(h, r)).collect();
-    c.nodes_listed(1_100, &nodes);
-    assert_eq!(&*c.pool.rack_of("nm3"), "/rack2");
-    // The request table's rack entries come from the same map.
-    let req = yarn_client::request_table::ContainerRequest::anywhere(
-        yarn_client::ask::Capability::new(256, 1),
-        yarn_client::ask::Priority(1),
-    )
-    .with_nodes(vec!["nm4".to_string()]);
-    c.pool.table.table.add(req).unwrap();
-    let b = c.pool.table.take_batch();
-    let locations: Vec<&str> = b.asks.iter().map(|a| a.resource_name.as_str()).collect();
-    assert!(locations.contains(&"/rack2"), "{locations:?}");
-    // The driver: nm3's executor is on nm4's rack, so t0 (preferring nm4) runs there
-    // rack-local instead of waiting an hour for any-host.
-    let r = poll(&mut c, 1_200, &ids[0], "nm3", &[]);
-    let tasks: Vec<&str> = r.tasks.iter().map(|t| t.task_id.as_str()).collect();
-    assert_eq!(tasks, ["t0"]);
-    poll(&mut c, 1_300, &ids[0], "nm3", &["t0"]);
-    let report = c.job.as_mut().unwrap().report();
-    assert_eq!(report["by_locality"]["rack_local"], 1, "{report}");
 }
