@@ -99,9 +99,11 @@ impl SharedTopology {
     }
 
     /// Records a rack only for a host not known yet: what others report second-hand (an
-    /// executor's registration) never overrides what the RM reported.
+    /// executor's registration) never overrides what the RM reported, and [`DEFAULT_RACK`]
+    /// (what a lookup answers for a host not known yet) is not recorded as a fact, so the
+    /// RM's answer can still come.
     pub fn learn(&self, host: &str, rack: &str) {
-        if !self.knows(host) {
+        if rack != DEFAULT_RACK && !self.knows(host) {
             self.set_rack(host.into(), rack.into());
         }
     }
@@ -142,9 +144,11 @@ mod tests {
     #[test]
     fn learning_never_overrides_a_known_rack() {
         let t = SharedTopology::from(HashMap::from([("nm1".to_string(), "/r1".to_string())]));
-        t.learn("nm1", DEFAULT_RACK);
+        t.learn("nm1", "/r9");
         t.learn("nm2", "/r2");
+        t.learn("nm3", DEFAULT_RACK);
         assert_eq!(&*t.rack_of("nm1"), "/r1");
         assert_eq!(&*t.rack_of("nm2"), "/r2");
+        assert!(!t.knows("nm3"), "the fallback rack is not a fact");
     }
 }

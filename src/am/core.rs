@@ -426,8 +426,8 @@ impl AmCore {
         self.pool.take_nodes_wanted()
     }
 
-    /// The RM's node list, fetched again off the loop.
-    pub fn nodes_listed(&mut self, now_ms: u64, nodes: &[yarn_client::rest::NodeInfo]) {
+    /// The RM's node list, fetched again off the loop (`None`: the fetch failed).
+    pub fn nodes_listed(&mut self, now_ms: u64, nodes: Option<&[yarn_client::rest::NodeInfo]>) {
         self.pool.nodes_listed(now_ms, nodes);
     }
 

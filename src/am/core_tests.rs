@@ -322,7 +322,7 @@ fn nodes_that_join_later_get_their_rack_everywhere() {
         ("nm4", "/rack2"),
     ];
     let nodes: Vec<NodeInfo> = listed.iter().map(|(h, r)| node(h, r)).collect();
-    c.nodes_listed(1_100, &nodes);
+    c.nodes_listed(1_100, Some(&nodes));
     assert_eq!(&*c.pool.rack_of("nm3"), "/rack2");
     // The request table's rack entries come from the same map.
     let req = yarn_client::request_table::ContainerRequest::anywhere(
@@ -342,6 +342,29 @@ fn nodes_that_join_later_get_their_rack_everywhere() {
     poll(&mut c, 1_300, &ids[0], "nm3", &["t0"]);
     let report = c.job.as_mut().unwrap().report();
     assert_eq!(report["by_locality"]["rack_local"], 1, "{report}");
+}
+
+/// A failed node-list fetch is not the end: the next container on a host still unknown
+/// asks again; one on a host known by then does not.
+#[test]
+fn a_failed_node_list_fetch_is_asked_again() {
+    let mut p = pool();
+    let grant = |id: &str, host: &str| Allocation {
+        response_id: 1,
+        allocated: vec![container(id, host)],
+        ..Default::default()
+    };
+    p.allocated(0, grant("container_1_0001_01_000002", "nm3"));
+    assert!(p.take_nodes_wanted());
+    p.allocated(10, grant("container_1_0001_01_000003", "nm3"));
+    assert!(!p.take_nodes_wanted(), "one fetch per host while it is out");
+    p.nodes_listed(20, None);
+    p.allocated(30, grant("container_1_0001_01_000004", "nm3"));
+    assert!(p.take_nodes_wanted(), "asked again after a failed fetch");
+    p.nodes_listed(40, Some(&[node("nm3", "/rack2")]));
+    p.allocated(50, grant("container_1_0001_01_000005", "nm3"));
+    assert!(!p.take_nodes_wanted(), "known now");
+    assert_eq!(&*p.rack_of("nm3"), "/rack2");
 }
 
 /// Executors for `containers` (id, host), granted in one answer, launched and started.

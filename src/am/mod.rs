@@ -341,8 +341,11 @@ async fn run_am() -> anyhow::Result<Outcome> {
             Some(nodes) = listed.recv() => {
                 listing = false;
                 match nodes {
-                    Ok(nodes) => core.nodes_listed(now_ms(), &nodes),
-                    Err(e) => warn!(%e, "fetching the node list for a new host's rack failed"),
+                    Ok(nodes) => core.nodes_listed(now_ms(), Some(&nodes)),
+                    Err(e) => {
+                        warn!(%e, "fetching the node list for a new host's rack failed");
+                        core.nodes_listed(now_ms(), None);
+                    }
                 }
             }
             // The NodeManager's SIGKILL follows SIGTERM within 250 ms: no drain, no waiting

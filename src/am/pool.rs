@@ -123,7 +123,13 @@ impl Pool {
     }
 
     /// The RM's node list, fetched again: racks and capacities of nodes that joined later.
-    pub fn nodes_listed(&mut self, now_ms: u64, nodes: &[yarn_client::rest::NodeInfo]) {
+    /// `None`: the fetch failed; a later container on a host still unknown asks again.
+    pub fn nodes_listed(&mut self, now_ms: u64, nodes: Option<&[yarn_client::rest::NodeInfo]>) {
+        let Some(nodes) = nodes else {
+            let topology = self.topology().clone();
+            self.unknown_hosts.retain(|h| topology.knows(h));
+            return;
+        };
         let updates = nodes
             .iter()
             .map(|n| listed_node_update(n, &self.excluded, self.spec.memory_mb, self.spec.vcores))
