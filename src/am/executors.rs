@@ -332,4 +332,75 @@ mod tests {
         r.completed("c2", 0, "");
         assert_eq!(r.views()[1].exit_status, Some(1));
     }
+
+    /// One step of a random executor history.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Launch,
+        Run(usize),
+        Release(usize),
+        Complete(usize, i32),
+        LaunchFailed(usize),
+        Publish,
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => Just(Step::Launch),
+            2 => any::<usize>().prop_map(Step::Run),
+            1 => any::<usize>().prop_map(Step::Release),
+            2 => (any::<usize>(), prop_oneof![Just(0), Just(1), Just(-105), Just(143)])
+                .prop_map(|(i, s)| Step::Complete(i, s)),
+            1 => any::<usize>().prop_map(Step::LaunchFailed),
+            2 => Just(Step::Publish),
+        ]
+    }
+
+    proptest::proptest! {
+        /// After any history, what the registry publishes equals a list built from scratch
+        /// from its records, the failure count kept on each exit equals a recount (every
+        /// exit that counted, forgotten or not), and a list published earlier still shows
+        /// the executors as they were then.
+        #[test]
+        fn published_lists_equal_a_rebuild(steps in proptest::collection::vec(step(), 0..300)) {
+            let (tx, _rx) = broadcast::channel(16);
+            let mut r = Registry::new(tx);
+            let mut launched = 0u64;
+            let mut earlier: Option<(Listed<ExecutorView>, Vec<ExecutorView>)> = None;
+            for s in steps {
+                let c = |i: usize| format!("c{}", i as u64 % launched.max(1) + 1);
+                match s {
+                    Step::Launch => {
+                        launched += 1;
+                        r.launching(launched, &format!("c{launched}"), "nm1", "/r", MatchLevel::Node);
+                    }
+                    Step::Run(i) => r.running(&c(i)),
+                    Step::Release(i) => r.released(&c(i), "surplus"),
+                    Step::Complete(i, status) => r.completed(&c(i), status, "diagnostics"),
+                    Step::LaunchFailed(i) => r.launch_failed(&c(i), "refused"),
+                    Step::Publish => {
+                        if let Some((list, was)) = &earlier {
+                            let now: Vec<ExecutorView> = list.iter().map(|e| (**e).clone()).collect();
+                            proptest::prop_assert_eq!(&now, was);
+                        }
+                        let list = r.views();
+                        let was = list.iter().map(|e| (**e).clone()).collect();
+                        earlier = Some((list, was));
+                    }
+                }
+                let rebuilt: Vec<ExecutorView> = r.executors.values().map(|e| (**e).clone()).collect();
+                let published: Vec<ExecutorView> = r.views().iter().map(|e| (**e).clone()).collect();
+                proptest::prop_assert_eq!(published, rebuilt);
+                let recent: Vec<ExecutorEvent> = r.recent.iter().map(|e| (**e).clone()).collect();
+                let published: Vec<ExecutorEvent> = r.recent().iter().map(|e| (**e).clone()).collect();
+                proptest::prop_assert_eq!(published, recent);
+                // Fewer than FINISHED_KEPT executors finish here, so none is forgotten and
+                // the recount is over the records (`ten_thousand_lifecycles...` covers
+                // forgetting).
+                let kept = r.executors.values().filter(|e| e.counts_against_app == Some(true)).count() as u32;
+                proptest::prop_assert_eq!(r.counts_against_app(), kept);
+            }
+        }
+    }
 }

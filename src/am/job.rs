@@ -342,8 +342,8 @@ impl JobRun {
     /// The live report for `/v1/job` and the tracking page (the final one once the job is
     /// over). The AM loop publishes a view after every event: the driver keeps the
     /// report's counts up to date as tasks finish and shares its task records with the
-    /// view (see `yarn_am::driver::report`), so taking one costs O(tasks / 64) pointer
-    /// copies after a driver change and a clone of the last one otherwise.
+    /// view (see `yarn_am::driver::report`), so taking one costs no copy of any record;
+    /// it is taken once per driver change and cloned (a pointer) otherwise.
     pub fn report(&mut self) -> ReportView {
         self.report
             .get_or_insert_with(|| self.driver.view())

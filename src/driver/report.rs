@@ -101,12 +101,12 @@ const CHUNK: usize = 64;
 
 type Chunk = Vec<Option<Arc<TaskRecord>>>;
 
-/// The task records in job order, in shared chunks: a view of them is a copy of the chunk
-/// pointers (one per [`CHUNK`] tasks), and changing a record copies only its chunk, and
-/// only while a view still holds it.
+/// The task records in job order, in shared chunks: a view of them is one pointer copy;
+/// the first change after a view copies the chunk pointers (one per [`CHUNK`] tasks), and
+/// changing a record copies its chunk's pointers, only while a view still holds it.
 #[derive(Debug, Clone, Default)]
 struct Records {
-    chunks: Vec<Arc<Chunk>>,
+    chunks: Arc<Vec<Arc<Chunk>>>,
     /// Records present (tasks that finished an attempt).
     present: usize,
 }
@@ -116,7 +116,10 @@ impl Records {
         let chunks = (0..tasks.div_ceil(CHUNK))
             .map(|c| Arc::new(vec![None; CHUNK.min(tasks - c * CHUNK)]))
             .collect();
-        Records { chunks, present: 0 }
+        Records {
+            chunks: Arc::new(chunks),
+            present: 0,
+        }
     }
 
     fn get(&self, index: usize) -> Option<&TaskRecord> {
@@ -128,7 +131,8 @@ impl Records {
 
     /// Sets the record at `index`; returns the one it replaces.
     fn set(&mut self, index: usize, record: TaskRecord) -> Option<Arc<TaskRecord>> {
-        let slot = &mut Arc::make_mut(&mut self.chunks[index / CHUNK])[index % CHUNK];
+        let chunk = &mut Arc::make_mut(&mut self.chunks)[index / CHUNK];
+        let slot = &mut Arc::make_mut(chunk)[index % CHUNK];
         let old = slot.replace(Arc::new(record));
         if old.is_none() {
             self.present += 1;
@@ -154,7 +158,10 @@ impl Records {
             }
             chunks.push(Arc::new(chunk));
         }
-        Records { chunks, present }
+        Records {
+            chunks: Arc::new(chunks),
+            present,
+        }
     }
 }
 
@@ -217,8 +224,7 @@ impl Report {
         }
     }
 
-    /// The report as it stands, to publish: shares the records instead of copying them
-    /// (O(tasks / 64) pointer copies).
+    /// The report as it stands, to publish: shares the records instead of copying them.
     pub fn view(
         &self,
         name: &str,
