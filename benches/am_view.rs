@@ -80,12 +80,15 @@ fn executor(i: usize, state: u8) -> ExecutorView {
     }
 }
 
+/// A published list, as `api::model::Listed`.
+type Listed = Arc<[Arc<ExecutorView>]>;
+
 /// The executor records as the registry keeps them, with the published lists.
 struct Executors {
     map: BTreeMap<u64, Arc<ExecutorView>>,
     recent: VecDeque<Arc<ExecutorView>>,
-    listed: Option<Arc<[Arc<ExecutorView>]>>,
-    listed_recent: Option<Arc<[Arc<ExecutorView>]>>,
+    listed: Option<Listed>,
+    listed_recent: Option<Listed>,
 }
 
 impl Executors {
@@ -122,7 +125,7 @@ impl Executors {
     }
 
     /// New: the lists rebuilt as pointer copies after a change, shared otherwise.
-    fn new_view(&mut self) -> (Arc<[Arc<ExecutorView>]>, Arc<[Arc<ExecutorView>]>) {
+    fn new_view(&mut self) -> (Listed, Listed) {
         let l = self
             .listed
             .get_or_insert_with(|| self.map.values().cloned().collect());
@@ -225,19 +228,6 @@ fn busy_driver() -> (Driver, VecDeque<(String, u32, String)>) {
     );
     let mut driver = Driver::new(Job::from_json(&text).expect("job"), HashMap::new()).unwrap();
     let mut running = VecDeque::new();
-    let take = |actions: Vec<DriverAction>, running: &mut VecDeque<_>| {
-        for a in actions {
-            if let DriverAction::LaunchTask {
-                task_id,
-                attempt,
-                executor_id,
-                ..
-            } = a
-            {
-                running.push_back((task_id, attempt, executor_id));
-            }
-        }
-    };
     for e in 1..=EXECUTORS {
         let out = driver.on_event(
             0,
@@ -248,9 +238,24 @@ fn busy_driver() -> (Driver, VecDeque<(String, u32, String)>) {
                 cores: 1,
             },
         );
-        take(out, &mut running);
+        take_launches(out, &mut running);
     }
     (driver, running)
+}
+
+/// The attempts a round launched, now running.
+fn take_launches(actions: Vec<DriverAction>, running: &mut VecDeque<(String, u32, String)>) {
+    for a in actions {
+        if let DriverAction::LaunchTask {
+            task_id,
+            attempt,
+            executor_id,
+            ..
+        } = a
+        {
+            running.push_back((task_id, attempt, executor_id));
+        }
+    }
 }
 
 fn finished((task_id, attempt, executor_id): (String, u32, String)) -> DriverEvent {
@@ -278,17 +283,7 @@ fn driver_passes(iters: u64, fresh: &(Driver, VecDeque<(String, u32, String)>)) 
         for _ in 0..TASK_ENDS {
             now += 1;
             let out = driver.on_event(now, finished(running.pop_front().expect("running")));
-            for a in out {
-                if let DriverAction::LaunchTask {
-                    task_id,
-                    attempt,
-                    executor_id,
-                    ..
-                } = a
-                {
-                    running.push_back((task_id, attempt, executor_id));
-                }
-            }
+            take_launches(out, &mut running);
         }
         black_box(driver.view());
         total += t.elapsed();
