@@ -8,14 +8,19 @@
 //! Bounded for long apps: live executors are always kept, finished ones only the last
 //! [`FINISHED_KEPT`] (older ones are forgotten, in the order they finished), and the recent
 //! events the last [`RECENT_EVENTS`]. The failure count stays exact across forgetting.
+//!
+//! Published cheaply: the AM loop publishes the executor list after every event, at 10,000
+//! executors too, so each executor's view is kept behind an `Arc` and the list
+//! ([`Listed`]) is rebuilt only after a change, as a copy of those pointers.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 use tokio::sync::broadcast;
 use yarn_am::allocator::exit_status::classify;
 use yarn_am::allocator::matching::Locality as MatchLevel;
 
-use crate::api::model::{ExecutorEvent, ExecutorState, ExecutorView, Locality, Retention};
+use crate::api::model::{ExecutorEvent, ExecutorState, ExecutorView, Listed, Locality, Retention};
 
 /// Events kept for the tracking page and `GET /v1/state`.
 const RECENT_EVENTS: usize = 50;
@@ -24,17 +29,21 @@ const RECENT_EVENTS: usize = 50;
 pub const FINISHED_KEPT: usize = 1000;
 
 pub struct Registry {
-    executors: BTreeMap<u64, ExecutorView>,
+    executors: BTreeMap<u64, Arc<ExecutorView>>,
     by_container: HashMap<String, u64>,
     /// Live executors whose containers we released (killed by the driver, or surplus).
     released: HashMap<u64, String>,
     /// Finished executors still kept, oldest first.
     finished: VecDeque<u64>,
-    recent: VecDeque<ExecutorEvent>,
+    recent: VecDeque<Arc<ExecutorEvent>>,
     events: broadcast::Sender<ExecutorEvent>,
     retention: Retention,
-    /// Forgotten executors that counted against the app.
-    forgotten_failures: u32,
+    /// Executors that counted against the app, forgotten ones included.
+    failures: u32,
+    /// The list last published; `None` after a change.
+    listed: Option<Listed<ExecutorView>>,
+    /// The recent events last published; `None` after a new one.
+    listed_recent: Option<Listed<ExecutorEvent>>,
 }
 
 fn level(l: MatchLevel) -> Locality {
@@ -58,12 +67,16 @@ impl Registry {
                 finished_kept: FINISHED_KEPT as u64,
                 ..Retention::default()
             },
-            forgotten_failures: 0,
+            failures: 0,
+            listed: None,
+            listed_recent: None,
         }
     }
 
     fn emit(&mut self, ev: ExecutorEvent) {
-        self.recent.push_back(ev.clone());
+        self.listed = None;
+        self.listed_recent = None;
+        self.recent.push_back(Arc::new(ev.clone()));
         if self.recent.len() > RECENT_EVENTS {
             self.recent.pop_front();
         }
@@ -84,7 +97,7 @@ impl Registry {
             counts_against_app: None,
         };
         self.by_container.insert(container.to_string(), id);
-        self.executors.insert(id, view.clone());
+        self.executors.insert(id, Arc::new(view.clone()));
         self.retention.last_id = self.retention.last_id.max(id);
         self.emit(ExecutorEvent::Added { executor: view });
     }
@@ -120,6 +133,7 @@ impl Registry {
         };
         if let Some(e) = self.executors.get_mut(&id) {
             if e.state == ExecutorState::Starting {
+                let e = Arc::make_mut(e);
                 e.state = ExecutorState::Running;
                 let executor = e.clone();
                 self.emit(ExecutorEvent::Updated { executor });
@@ -164,11 +178,15 @@ impl Registry {
         if e.state == ExecutorState::Exited {
             return;
         }
+        let e = Arc::make_mut(e);
         e.state = ExecutorState::Exited;
         e.exit_status = status;
         e.reason = Some(reason);
         e.counts_against_app = Some(counts);
         let executor = e.clone();
+        if counts {
+            self.failures = self.failures.saturating_add(1);
+        }
         self.released.remove(&id);
         self.finished.push_back(id);
         self.emit(ExecutorEvent::Removed { executor });
@@ -186,10 +204,8 @@ impl Registry {
             self.released.remove(&id);
             if let Some(e) = self.executors.remove(&id) {
                 self.by_container.remove(&e.container_id);
-                if e.counts_against_app == Some(true) {
-                    self.forgotten_failures = self.forgotten_failures.saturating_add(1);
-                }
                 self.retention.forgotten += 1;
+                self.listed = None;
             }
         }
     }
@@ -199,22 +215,32 @@ impl Registry {
         self.retention
     }
 
-    pub fn views(&self) -> Vec<ExecutorView> {
-        self.executors.values().cloned().collect()
+    /// Every executor kept, by id: the list last published when nothing changed since.
+    pub fn views(&mut self) -> Listed<ExecutorView> {
+        self.listed
+            .get_or_insert_with(|| self.executors.values().cloned().collect())
+            .clone()
     }
 
-    pub fn recent(&self) -> Vec<ExecutorEvent> {
-        self.recent.iter().cloned().collect()
+    /// One executor's view, if it is kept.
+    pub fn view(&self, id: u64) -> Option<&ExecutorView> {
+        self.executors.get(&id).map(|e| &**e)
+    }
+
+    /// The executors kept, by id.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &ExecutorView> {
+        self.executors.values().map(|e| &**e)
+    }
+
+    pub fn recent(&mut self) -> Listed<ExecutorEvent> {
+        self.listed_recent
+            .get_or_insert_with(|| self.recent.iter().cloned().collect())
+            .clone()
     }
 
     /// Every executor failure that counted against the app, forgotten ones included.
     pub fn counts_against_app(&self) -> u32 {
-        let kept = self
-            .executors
-            .values()
-            .filter(|e| e.counts_against_app == Some(true))
-            .count() as u32;
-        kept.saturating_add(self.forgotten_failures)
+        self.failures
     }
 }
 
@@ -305,5 +331,76 @@ mod tests {
         // A second completion report for the same container changes nothing.
         r.completed("c2", 0, "");
         assert_eq!(r.views()[1].exit_status, Some(1));
+    }
+
+    /// One step of a random executor history.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Launch,
+        Run(usize),
+        Release(usize),
+        Complete(usize, i32),
+        LaunchFailed(usize),
+        Publish,
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => Just(Step::Launch),
+            2 => any::<usize>().prop_map(Step::Run),
+            1 => any::<usize>().prop_map(Step::Release),
+            2 => (any::<usize>(), prop_oneof![Just(0), Just(1), Just(-105), Just(143)])
+                .prop_map(|(i, s)| Step::Complete(i, s)),
+            1 => any::<usize>().prop_map(Step::LaunchFailed),
+            2 => Just(Step::Publish),
+        ]
+    }
+
+    proptest::proptest! {
+        /// After any history, what the registry publishes equals a list built from scratch
+        /// from its records, the failure count kept on each exit equals a recount (every
+        /// exit that counted, forgotten or not), and a list published earlier still shows
+        /// the executors as they were then.
+        #[test]
+        fn published_lists_equal_a_rebuild(steps in proptest::collection::vec(step(), 0..300)) {
+            let (tx, _rx) = broadcast::channel(16);
+            let mut r = Registry::new(tx);
+            let mut launched = 0u64;
+            let mut earlier: Option<(Listed<ExecutorView>, Vec<ExecutorView>)> = None;
+            for s in steps {
+                let c = |i: usize| format!("c{}", i as u64 % launched.max(1) + 1);
+                match s {
+                    Step::Launch => {
+                        launched += 1;
+                        r.launching(launched, &format!("c{launched}"), "nm1", "/r", MatchLevel::Node);
+                    }
+                    Step::Run(i) => r.running(&c(i)),
+                    Step::Release(i) => r.released(&c(i), "surplus"),
+                    Step::Complete(i, status) => r.completed(&c(i), status, "diagnostics"),
+                    Step::LaunchFailed(i) => r.launch_failed(&c(i), "refused"),
+                    Step::Publish => {
+                        if let Some((list, was)) = &earlier {
+                            let now: Vec<ExecutorView> = list.iter().map(|e| (**e).clone()).collect();
+                            proptest::prop_assert_eq!(&now, was);
+                        }
+                        let list = r.views();
+                        let was = list.iter().map(|e| (**e).clone()).collect();
+                        earlier = Some((list, was));
+                    }
+                }
+                let rebuilt: Vec<ExecutorView> = r.executors.values().map(|e| (**e).clone()).collect();
+                let published: Vec<ExecutorView> = r.views().iter().map(|e| (**e).clone()).collect();
+                proptest::prop_assert_eq!(published, rebuilt);
+                let recent: Vec<ExecutorEvent> = r.recent.iter().map(|e| (**e).clone()).collect();
+                let published: Vec<ExecutorEvent> = r.recent().iter().map(|e| (**e).clone()).collect();
+                proptest::prop_assert_eq!(published, recent);
+                // Fewer than FINISHED_KEPT executors finish here, so none is forgotten and
+                // the recount is over the records (`ten_thousand_lifecycles...` covers
+                // forgetting).
+                let kept = r.executors.values().filter(|e| e.counts_against_app == Some(true)).count() as u32;
+                proptest::prop_assert_eq!(r.counts_against_app(), kept);
+            }
+        }
     }
 }

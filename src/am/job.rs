@@ -7,10 +7,9 @@
 //! tasks run again elsewhere.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 use tracing::{info, warn};
-use yarn_am::driver::report::JobSummary;
+use yarn_am::driver::report::{JobSummary, ReportView};
 use yarn_am::driver::{Driver, DriverAction, DriverEvent};
 
 use super::deliveries::Deliveries;
@@ -33,9 +32,9 @@ pub struct JobRun {
     /// Assignments sent, to find the ones lost on the way.
     deliveries: Deliveries,
     finished: Option<JobSummary>,
-    /// The report last built; `None` once the driver has seen something since (see
+    /// The report last published; `None` once the driver has seen something since (see
     /// [`Self::report`]).
-    report: Option<Arc<serde_json::Value>>,
+    report: Option<ReportView>,
 }
 
 impl JobRun {
@@ -281,12 +280,11 @@ impl JobRun {
             self.registered.remove(&id);
             self.outbox.remove(&id);
             self.deliveries.forget(&id);
-            let reason = pool
-                .registry
-                .views()
-                .into_iter()
-                .find(|e| e.id == id)
-                .and_then(|e| e.reason)
+            let reason = id
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| pool.registry.view(n))
+                .and_then(|e| e.reason.clone())
                 .unwrap_or_else(|| "container ended".into());
             info!(executor = %id, %reason, "executor lost");
             self.event(now_ms, DriverEvent::ExecutorRemoved { id, reason }, pool);
@@ -333,21 +331,15 @@ impl JobRun {
         self.finished.as_ref()
     }
 
-    /// The live report for `/v1/job` and the tracking page. Building it walks every task
-    /// record, so it is built once per driver change and shared until the next one: the AM
-    /// loop publishes a view after every event, most of which (RM heartbeats, launches,
-    /// polls with nothing finished) leave the driver as it was.
-    pub fn report(&mut self) -> Arc<serde_json::Value> {
-        if let Some(r) = &self.report {
-            return Arc::clone(r);
-        }
-        let value = match &self.finished {
-            Some(s) => serde_json::to_value(s),
-            None => serde_json::to_value(self.driver.summary()),
-        };
-        let r = Arc::new(value.unwrap_or_default());
-        self.report = Some(Arc::clone(&r));
-        r
+    /// The live report for `/v1/job` and the tracking page (the final one once the job is
+    /// over). The AM loop publishes a view after every event: the driver keeps the
+    /// report's counts up to date as tasks finish and shares its task records with the
+    /// view (see `yarn_am::driver::report`), so taking one costs no copy of any record;
+    /// it is taken once per driver change and cloned (a pointer) otherwise.
+    pub fn report(&mut self) -> ReportView {
+        self.report
+            .get_or_insert_with(|| self.driver.view())
+            .clone()
     }
 }
 

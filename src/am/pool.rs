@@ -418,7 +418,6 @@ impl Pool {
     /// The reason of the newest executor failure that counts against the app.
     pub fn last_failure(&self) -> String {
         self.registry
-            .views()
             .iter()
             .rev()
             .find(|e| e.counts_against_app == Some(true))
@@ -426,8 +425,9 @@ impl Pool {
             .unwrap_or_default()
     }
 
-    /// What the read endpoints show now.
-    pub fn view(&self) -> StateView {
+    /// What the read endpoints show now. Costs no copy of the executor list unless it
+    /// changed (see `executors::Registry::views`).
+    pub fn view(&mut self) -> StateView {
         let (locality, any_host) = self.allocator.pending().fold((0, 0), |(l, a), r| {
             if r.is_any_host() {
                 (l, a + 1)

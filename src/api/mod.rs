@@ -264,9 +264,22 @@ async fn post_finish(State(shared): State<Shared>, body: axum::body::Bytes) -> R
     }
 }
 
+/// Answers with `value` as JSON, encoded on a blocking thread: the job report lists every
+/// task (100,000 take tens of milliseconds), and the AM loop shares the runtime's workers.
+async fn json_off_runtime<T: serde::Serialize + Send + 'static>(value: T) -> Response {
+    match tokio::task::spawn_blocking(move || serde_json::to_vec(&value)).await {
+        Ok(Ok(body)) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        _ => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the reply could not be encoded",
+        )
+        .into_response(),
+    }
+}
+
 async fn get_job(State(shared): State<Shared>) -> Response {
     match &snapshot(&shared).job {
-        Some(job) => Json(job.clone()).into_response(),
+        Some(job) => json_off_runtime(job.clone()).await,
         None => error(
             StatusCode::NOT_FOUND,
             "this application runs no embedded job",
@@ -276,7 +289,7 @@ async fn get_job(State(shared): State<Shared>) -> Response {
 }
 
 async fn get_executors(State(shared): State<Shared>) -> Response {
-    Json(snapshot(&shared).executors.clone()).into_response()
+    json_off_runtime(snapshot(&shared).executors.clone()).await
 }
 
 async fn get_loss_reason(State(shared): State<Shared>, Path(id): Path<String>) -> Response {
@@ -303,7 +316,7 @@ async fn get_loss_reason(State(shared): State<Shared>, Path(id): Path<String>) -
 }
 
 async fn get_state(State(shared): State<Shared>) -> Response {
-    Json(snapshot(&shared).as_ref().clone()).into_response()
+    json_off_runtime(snapshot(&shared)).await
 }
 
 /// One server-sent event: its name and JSON data.

@@ -1,6 +1,8 @@
 //! The driver API's JSON shapes. Requests deny unknown fields and use unsigned counts, so a
 //! typo or a negative number is a 400 naming the field, not a silently ignored value.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Where a granted container matched the request it satisfied: the allocator's own type.
@@ -99,6 +101,56 @@ impl ExecutorEvent {
     }
 }
 
+/// A list the AM loop publishes after every event. Readers share it, and it shares each
+/// entry with the loop's own record, so a pass that changed one entry pays for a copy of
+/// the pointers, not of every entry; a pass that changed none pays nothing (see
+/// `am::executors`). Serialized as the plain list.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Listed<T>(Arc<[Arc<T>]>);
+
+impl<T> Clone for Listed<T> {
+    fn clone(&self) -> Self {
+        Listed(Arc::clone(&self.0))
+    }
+}
+
+impl<T> Default for Listed<T> {
+    fn default() -> Self {
+        Listed(Arc::from(Vec::new()))
+    }
+}
+
+impl<T> std::ops::Deref for Listed<T> {
+    type Target = [Arc<T>];
+    fn deref(&self) -> &[Arc<T>] {
+        &self.0
+    }
+}
+
+impl<T> FromIterator<Arc<T>> for Listed<T> {
+    fn from_iter<I: IntoIterator<Item = Arc<T>>>(iter: I) -> Self {
+        Listed(iter.into_iter().collect())
+    }
+}
+
+impl<T> From<Vec<T>> for Listed<T> {
+    fn from(v: Vec<T>) -> Self {
+        v.into_iter().map(Arc::new).collect()
+    }
+}
+
+impl<T: Serialize> Serialize for Listed<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|e| &**e))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Listed<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<T>::deserialize(d).map(Listed::from)
+    }
+}
+
 /// Everything the read endpoints show, published by the AM loop after each round.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StateView {
@@ -108,21 +160,21 @@ pub struct StateView {
     pub starting: u32,
     pub running: u32,
     pub executor_failures: u32,
-    pub executors: Vec<ExecutorView>,
+    pub executors: Listed<ExecutorView>,
     /// What `executors` leaves out: the AM keeps only the last finished ones.
     #[serde(default)]
     pub retention: Retention,
-    pub recent_events: Vec<ExecutorEvent>,
-    /// The embedded driver's job report, when the AM runs a job. Shared, not copied: the
-    /// AM rebuilds it only when the driver saw an event, so a pass that changed nothing
-    /// in the job does not pay for every task record again.
+    pub recent_events: Listed<ExecutorEvent>,
+    /// The embedded driver's job report, when the AM runs a job. It shares the task
+    /// records with the driver instead of copying them, and is turned into JSON by the
+    /// reader (`GET /v1/job`, `/v1/state`), never by the AM loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job: Option<std::sync::Arc<serde_json::Value>>,
+    pub job: Option<yarn_am::driver::report::ReportView>,
 }
 
 impl StateView {
     pub fn executor(&self, id: &str) -> Option<&ExecutorView> {
-        self.executors.iter().find(|e| e.id == id)
+        self.executors.iter().find(|e| e.id == id).map(|e| &**e)
     }
 }
 

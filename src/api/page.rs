@@ -11,8 +11,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use serde::Deserialize;
-use yarn_am::driver::report::{JobSummary, TaskRecord};
+use yarn_am::driver::report::ReportView;
 
 use super::model::{ExecutorState, Locality, StateView};
 
@@ -39,8 +38,6 @@ const PAGE_HOSTS: usize = 200;
 const PAGE_TASKS: usize = 200;
 /// Executor samples the page's summary JSON keeps (the latest ones).
 const PAGE_SAMPLES: usize = 100;
-/// Longest raw job JSON shown when the report is not a job summary.
-const PAGE_RAW_JOB: usize = 16 << 10;
 /// How often the page may be rebuilt at most: between rebuilds every request is served the
 /// same rendered bytes, so unauthenticated page loads cost the AM nothing that grows with
 /// the number of executors or tasks.
@@ -219,43 +216,13 @@ fn task_locality(l: yarn_am::driver::Locality) -> &'static str {
     }
 }
 
-/// The job summary without its task list (and with only the latest executor samples),
-/// read from the report without copying or parsing the tasks; and the task list.
-fn split_job(job: &serde_json::Value) -> Option<(JobSummary, &[serde_json::Value])> {
-    let obj = job.as_object()?;
-    let tasks = obj.get("tasks")?.as_array()?;
-    let mut brief: serde_json::Map<String, serde_json::Value> = obj
-        .iter()
-        .filter(|(k, _)| *k != "tasks" && *k != "executors_over_time")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    brief.insert("tasks".into(), serde_json::Value::Array(Vec::new()));
-    let samples = obj.get("executors_over_time")?.as_array()?;
-    let latest = &samples[samples.len().saturating_sub(PAGE_SAMPLES)..];
-    brief.insert(
-        "executors_over_time".into(),
-        serde_json::Value::Array(latest.to_vec()),
-    );
-    let summary = serde_json::from_value(serde_json::Value::Object(brief)).ok()?;
-    Some((summary, tasks))
-}
-
-/// The embedded driver's job: summary, its JSON, and the last finished attempt of the
-/// first tasks.
-fn job_html(out: &mut String, job: &serde_json::Value) {
-    let Some((summary, tasks)) = split_job(job) else {
-        let mut raw = serde_json::to_string_pretty(job).unwrap_or_default();
-        if raw.len() > PAGE_RAW_JOB {
-            let mut cut = PAGE_RAW_JOB;
-            while !raw.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            raw.truncate(cut);
-            raw.push_str("\n… (cut: see GET /v1/job)");
-        }
-        let _ = write!(out, "<h2>Job</h2><pre>{}</pre>", esc(&raw));
-        return;
-    };
+/// The embedded driver's job: summary (with only the latest executor samples), its JSON,
+/// and the last finished attempt of the first tasks. Reads the shared report: no task
+/// record is copied or turned into JSON.
+fn job_html(out: &mut String, job: &ReportView) {
+    let mut summary = job.brief();
+    let samples = &mut summary.executors_over_time;
+    samples.drain(..samples.len().saturating_sub(PAGE_SAMPLES));
     let state = match (&summary.failure, summary.succeeded) {
         (Some(_), _) => "failed",
         (None, true) => "succeeded",
@@ -289,11 +256,7 @@ fn job_html(out: &mut String, job: &serde_json::Value) {
         "<h3>Tasks</h3><table><tr><th>task</th><th>executor</th><th>host</th>\
          <th>locality</th><th>attempts</th><th>duration</th><th>exit</th></tr>",
     );
-    for t in tasks
-        .iter()
-        .take(PAGE_TASKS)
-        .filter_map(|t| TaskRecord::deserialize(t).ok())
-    {
+    for t in job.tasks().take(PAGE_TASKS) {
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} s</td><td>{}</td></tr>",
@@ -307,7 +270,7 @@ fn job_html(out: &mut String, job: &serde_json::Value) {
         );
     }
     out.push_str("</table>");
-    more(out, tasks.len(), PAGE_TASKS, "tasks", "GET /v1/job");
+    more(out, job.tasks_listed(), PAGE_TASKS, "tasks", "GET /v1/job");
 }
 
 pub fn metrics(s: &StateView) -> String {
@@ -391,6 +354,8 @@ fn resident_bytes() -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    use yarn_am::driver::report::{ExecutorSample, JobSummary, LocalityCounts, TaskRecord};
+
     use super::super::model::{ExecutorView, Locality};
     use super::*;
 
@@ -417,26 +382,42 @@ mod tests {
                 }
             })
             .collect();
-        let tasks: Vec<serde_json::Value> = (0..tasks)
-            .map(|i| {
-                serde_json::json!({"task_id": format!("task-{i}"), "executor_id": (i % 5000).to_string(),
-                "host": format!("host{:04}", i % 1000), "locality": "NODE_LOCAL",
-                "attempts": 1, "duration_ms": 1500, "exit_code": 0})
+        let tasks: Vec<TaskRecord> = (0..tasks)
+            .map(|i| TaskRecord {
+                task_id: format!("task-{i}"),
+                executor_id: (i % 5000).to_string(),
+                host: format!("host{:04}", i % 1000),
+                locality: yarn_am::driver::Locality::NodeLocal,
+                attempts: 1,
+                duration_ms: 1500,
+                exit_code: 0,
             })
             .collect();
         let n = tasks.len() as u32;
         StateView {
             app_id: "application_1_0001".into(),
             running: (executors.len() / 2) as u32,
-            executors,
-            job: Some(std::sync::Arc::new(serde_json::json!({
-                "name": "big", "succeeded": false, "failure": null,
-                "tasks_total": n, "tasks_succeeded": n, "tasks_failed": 0,
-                "by_locality": {"node_local": n, "no_pref": 0, "rack_local": 0, "any": 0},
-                "executors_over_time": (0..5000).map(|t| serde_json::json!({"t_ms": t * 1000, "executors": t})).collect::<Vec<_>>(),
-                "wall_time_ms": 60_000,
-                "tasks": tasks,
-            }))),
+            executors: executors.into(),
+            job: Some(ReportView::from(JobSummary {
+                name: "big".into(),
+                succeeded: false,
+                failure: None,
+                tasks_total: n,
+                tasks_succeeded: n,
+                tasks_failed: 0,
+                by_locality: LocalityCounts {
+                    node_local: n,
+                    ..Default::default()
+                },
+                executors_over_time: (0..5000)
+                    .map(|t| ExecutorSample {
+                        t_ms: t * 1000,
+                        executors: t as u32,
+                    })
+                    .collect(),
+                wall_time_ms: 60_000,
+                tasks,
+            })),
             ..Default::default()
         }
     }
@@ -484,19 +465,6 @@ mod tests {
             "{small} bytes at 1,000, {big} at 100,000"
         );
         assert!(big < 128 << 10, "{big} bytes");
-    }
-
-    #[test]
-    fn a_report_that_is_not_a_job_summary_is_shown_raw_and_cut() {
-        let mut s = big_state(1, 0);
-        s.job = Some(std::sync::Arc::new(
-            serde_json::json!({"odd": "x".repeat(100_000), "<b>": 1}),
-        ));
-        let html = html(&s);
-        assert!(html.contains("<h2>Job</h2><pre>"));
-        assert!(html.contains("(cut: see GET /v1/job)"));
-        assert!(html.contains("&quot;&lt;b&gt;&quot;: 1"), "{html}");
-        assert!(html.len() < PAGE_RAW_JOB + 4096);
     }
 
     #[test]

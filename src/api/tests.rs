@@ -36,7 +36,8 @@ async fn start() -> Running {
         executors: vec![
             executor("1", ExecutorState::Running),
             executor("2", ExecutorState::Exited),
-        ],
+        ]
+        .into(),
         running: 1,
         ..Default::default()
     };
@@ -261,11 +262,22 @@ async fn events_stream_as_server_sent_events() {
     assert!(text.contains("\"id\":\"5\""), "{text}");
 }
 
+/// The list with entry `i` changed by `edit`.
+fn edited(
+    list: &Listed<ExecutorView>,
+    i: usize,
+    edit: impl FnOnce(&mut ExecutorView),
+) -> Listed<ExecutorView> {
+    let mut v: Vec<ExecutorView> = list.iter().map(|e| (**e).clone()).collect();
+    edit(&mut v[i]);
+    v.into()
+}
+
 #[tokio::test]
 async fn tracking_page_is_html_and_escapes_names() {
     let r = start().await;
     let mut next = (**r.handle_state.borrow()).clone();
-    next.executors[0].host = "<script>".into();
+    next.executors = edited(&next.executors, 0, |e| e.host = "<script>".into());
     r.handle_state.send(Arc::new(next)).unwrap();
     let resp = r.http.get(format!("{}/", r.base)).send().await.unwrap();
     assert_eq!(resp.status(), 200);
@@ -386,8 +398,10 @@ async fn server_shutdown_is_not_held_up_by_an_open_event_stream() {
 async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
     let r = start().await;
     let mut next = (**r.handle_state.borrow()).clone();
-    next.executors[1].reason = Some("exit <b>1</b> & \"lost\"".into());
-    next.job = Some(std::sync::Arc::new(serde_json::json!({
+    next.executors = edited(&next.executors, 1, |e| {
+        e.reason = Some("exit <b>1</b> & \"lost\"".into())
+    });
+    let job = serde_json::json!({
         "name": "<job>",
         "succeeded": false,
         "failure": "task `<t2>` failed 4 times",
@@ -400,8 +414,14 @@ async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
         "tasks": [{"task_id": "<t1>", "executor_id": "1", "host": "nm<1>",
                    "locality": "NODE_LOCAL", "attempts": 1, "duration_ms": 1200,
                    "exit_code": 0}]
-    })));
+    });
+    next.job = Some(serde_json::from_value(job.clone()).unwrap());
     r.handle_state.send(Arc::new(next)).unwrap();
+    // The report reads back as it was given, on its own and inside the state.
+    let got: serde_json::Value = r.get_json("/v1/job").await;
+    assert_eq!(got, job);
+    let state: serde_json::Value = r.get_json("/v1/state").await;
+    assert_eq!(state["job"], job);
     let html = r.get_text("/").await;
     assert!(html.contains("<h2>Job &lt;job&gt;</h2>"), "{html}");
     assert!(

@@ -276,6 +276,19 @@ impl Driver {
         )
     }
 
+    /// What [`Self::summary`] says, without copying the task records: what the AM
+    /// publishes after every event. Once the job has finished, nothing moves any more (no
+    /// event is taken, time stands still), so this is the final summary.
+    pub fn view(&self) -> report::ReportView {
+        let failure = self.scheduler.failure();
+        self.report.view(
+            &self.job.name,
+            failure,
+            u32::from(failure.is_some()),
+            self.now_ms - self.start_ms.unwrap_or(self.now_ms),
+        )
+    }
+
     /// The summary so far, or the final one once the job has finished.
     pub fn summary(&self) -> JobSummary {
         self.summary

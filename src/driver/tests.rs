@@ -102,6 +102,9 @@ fn a_job_from_demand_to_summary() {
     let out = d.on_event(1300, finished("a", 0, "e1", 0));
     assert_eq!(launches(&out), vec![("c".into(), 0, "e1".into())]);
     d.on_event(1400, finished("b", 0, "e1", 0));
+    // The published view says what the summary says, mid-job too.
+    assert_eq!(d.view().summary(), d.summary());
+    assert_eq!(d.view().summary().wall_time_ms, 1400);
     let out = d.on_event(1500, finished("c", 0, "e1", 0));
     let [DriverAction::JobFinished { succeeded, summary }] = &out[..] else {
         panic!("{out:?}");
@@ -119,6 +122,8 @@ fn a_job_from_demand_to_summary() {
     assert_eq!(samples, vec![(0, 0), (1200, 1)]);
     assert!(d.is_finished());
     assert!(d.on_event(2000, DriverEvent::Tick).is_empty());
+    // After the end the view is the final summary, time standing still.
+    assert_eq!(d.view().summary(), **summary);
 }
 
 #[test]
