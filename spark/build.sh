@@ -9,6 +9,9 @@ SPARK_HOME=${SPARK_HOME:-$(bash "$here/../scripts/spark-env.sh")}
 out="$here/target"
 jar="$out/yarn-am-spark.jar"
 tests="$out/yarn-am-spark-tests.jar"
+mkdir -p "$out"
+exec 9>"$out/.build.lock"   # one build at a time (tests may call this in parallel)
+flock 9
 newest=$(find "$here/src" "$here/build.sh" -type f -newer "$tests" 2>/dev/null | head -1 || true)
 if [[ -f "$jar" && -f "$tests" && -z "$newest" ]]; then
   exit 0

@@ -73,6 +73,10 @@ public final class LocalityJob {
             .put("reason", e.reason()).put("ms", System.currentTimeMillis() - t0));
       }
     });
+    // Executors that registered before the listener (SparkContext waits for the first ones).
+    for (String id : CollectionConverters.asJava(sc.getExecutorIds())) {
+      live.put(id, true);
+    }
     List<Tuple2<Integer, scala.collection.immutable.Seq<String>>> data = new ArrayList<>();
     for (int i = 0; i < partitions; i++) {
       data.add(new Tuple2<>(i, CollectionConverters.asScala(List.of("nm" + (1 + i % 3))).toList()));
