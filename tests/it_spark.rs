@@ -318,8 +318,8 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
     // driver), leaving none.
     let added = events.iter().filter(|e| e["event"] == "added").count();
     assert!(
-        added >= 2,
-        "executors added by Spark's allocation manager: {r}"
+        added >= 3,
+        "executors added by Spark's allocation manager (1 initial, up to 3): {r}"
     );
     assert!(
         removed.values().any(|w| w.contains("killed by driver")),

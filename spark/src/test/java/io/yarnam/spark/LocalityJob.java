@@ -3,6 +3,7 @@ package io.yarnam.spark;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,51 +33,60 @@ import scala.reflect.ClassTag$;
  * <p>Args: [partitions] [task millis] [seconds to wait for executors to be removed after].
  */
 public final class LocalityJob {
+  /** Records tasks and executor events; times are epoch milliseconds. */
+  public static final class Recorder extends SparkListener {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static volatile Recorder instance;
+    final ConcurrentLinkedQueue<ObjectNode> tasks = new ConcurrentLinkedQueue<>();
+    final ConcurrentLinkedQueue<ObjectNode> execEvents = new ConcurrentLinkedQueue<>();
+    final Map<String, Boolean> live = new ConcurrentHashMap<>();
+    final AtomicInteger ended = new AtomicInteger();
+
+    public Recorder() {
+      instance = this;
+    }
+
+    @Override
+    public void onTaskEnd(SparkListenerTaskEnd e) {
+      ObjectNode t = JSON.createObjectNode();
+      t.put("partition", e.taskInfo().index());
+      t.put("attempt", e.taskInfo().attemptNumber());
+      t.put("locality", e.taskInfo().taskLocality().toString());
+      t.put("host", e.taskInfo().host());
+      t.put("executor", e.taskInfo().executorId());
+      t.put("successful", e.taskInfo().successful());
+      t.put("reason", e.reason().toString());
+      tasks.add(t);
+      System.out.println("TASK_END " + ended.incrementAndGet());
+    }
+
+    @Override
+    public void onExecutorAdded(SparkListenerExecutorAdded e) {
+      live.put(e.executorId(), true);
+      execEvents.add(JSON.createObjectNode().put("event", "added").put("executor", e.executorId())
+          .put("host", e.executorInfo().executorHost()).put("time", e.time()));
+    }
+
+    @Override
+    public void onExecutorRemoved(SparkListenerExecutorRemoved e) {
+      live.remove(e.executorId());
+      execEvents.add(JSON.createObjectNode().put("event", "removed").put("executor", e.executorId())
+          .put("reason", e.reason()).put("time", e.time()));
+    }
+  }
+
   public static void main(String[] args) throws Exception {
     int partitions = args.length > 0 ? Integer.parseInt(args[0]) : 60;
     long taskMs = args.length > 1 ? Long.parseLong(args[1]) : 1500;
     int idleWaitS = args.length > 2 ? Integer.parseInt(args[2]) : 30;
-    SparkContext sc = new SparkContext(new SparkConf().setAppName("yarn-am-locality-job"));
+    // The recorder is registered through spark.extraListeners, so it sees the executors that
+    // register while the SparkContext starts, too.
+    SparkContext sc = new SparkContext(new SparkConf().setAppName("yarn-am-locality-job")
+        .set("spark.extraListeners", Recorder.class.getName()));
+    long ctxReady = System.currentTimeMillis();
     System.out.println("APP_ID " + sc.applicationId());
-    ConcurrentLinkedQueue<ObjectNode> tasks = new ConcurrentLinkedQueue<>();
-    ConcurrentLinkedQueue<ObjectNode> execEvents = new ConcurrentLinkedQueue<>();
-    Map<String, Boolean> live = new ConcurrentHashMap<>();
-    AtomicInteger ended = new AtomicInteger();
-    ObjectMapper json = new ObjectMapper();
-    long t0 = System.currentTimeMillis();
-    sc.addSparkListener(new SparkListener() {
-      @Override
-      public void onTaskEnd(SparkListenerTaskEnd e) {
-        ObjectNode t = json.createObjectNode();
-        t.put("partition", e.taskInfo().index());
-        t.put("attempt", e.taskInfo().attemptNumber());
-        t.put("locality", e.taskInfo().taskLocality().toString());
-        t.put("host", e.taskInfo().host());
-        t.put("executor", e.taskInfo().executorId());
-        t.put("successful", e.taskInfo().successful());
-        t.put("reason", e.reason().toString());
-        tasks.add(t);
-        System.out.println("TASK_END " + ended.incrementAndGet());
-      }
-
-      @Override
-      public void onExecutorAdded(SparkListenerExecutorAdded e) {
-        live.put(e.executorId(), true);
-        execEvents.add(json.createObjectNode().put("event", "added").put("executor", e.executorId())
-            .put("host", e.executorInfo().executorHost()).put("ms", System.currentTimeMillis() - t0));
-      }
-
-      @Override
-      public void onExecutorRemoved(SparkListenerExecutorRemoved e) {
-        live.remove(e.executorId());
-        execEvents.add(json.createObjectNode().put("event", "removed").put("executor", e.executorId())
-            .put("reason", e.reason()).put("ms", System.currentTimeMillis() - t0));
-      }
-    });
-    // Executors that registered before the listener (SparkContext waits for the first ones).
-    for (String id : CollectionConverters.asJava(sc.getExecutorIds())) {
-      live.put(id, true);
-    }
+    Recorder rec = Recorder.instance;
+    ObjectMapper json = Recorder.JSON;
     List<Tuple2<Integer, scala.collection.immutable.Seq<String>>> data = new ArrayList<>();
     for (int i = 0; i < partitions; i++) {
       data.add(new Tuple2<>(i, CollectionConverters.asScala(List.of("nm" + (1 + i % 3))).toList()));
@@ -91,7 +101,7 @@ public final class LocalityJob {
     // Executors idle past spark.dynamicAllocation.executorIdleTimeout are removed by Spark's
     // ExecutorAllocationManager through yarn-am: wait for that to show.
     long deadline = System.currentTimeMillis() + idleWaitS * 1000L;
-    while (!live.isEmpty() && System.currentTimeMillis() < deadline) {
+    while (!rec.live.isEmpty() && System.currentTimeMillis() < deadline) {
       Thread.sleep(250);
     }
     Thread.sleep(500);
@@ -101,15 +111,17 @@ public final class LocalityJob {
     out.put("job_ms", jobMs);
     Map<String, Integer> byLocality = new TreeMap<>();
     ArrayNode ts = out.putArray("tasks");
-    for (ObjectNode t : tasks) {
+    for (ObjectNode t : rec.tasks) {
       ts.add(t);
       if (t.get("successful").asBoolean()) {
         byLocality.merge(t.get("locality").asText(), 1, Integer::sum);
       }
     }
     byLocality.forEach(out.putObject("by_locality")::put);
-    execEvents.forEach(out.putArray("executor_events")::add);
-    out.put("live_executors_at_end", live.size());
+    rec.execEvents.forEach(out.putArray("executor_events")::add);
+    out.put("live_executors_at_end", rec.live.size());
+    out.put("jvm_start_ms", ManagementFactory.getRuntimeMXBean().getStartTime());
+    out.put("context_ready_ms", ctxReady);
     System.out.println("RESULT " + json.writeValueAsString(out));
     sc.stop();
   }
