@@ -287,6 +287,7 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
     let why = removed
         .get(killed.as_str())
         .unwrap_or_else(|| panic!("executor {killed} removed: {r}"));
+    eprintln!("Spark's loss reason for executor {killed}: {why}");
     assert!(
         why.contains("yarn-am") && why.contains("exit status 137"),
         "loss reason of {killed}: {why}"

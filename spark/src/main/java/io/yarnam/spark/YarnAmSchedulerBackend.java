@@ -110,6 +110,10 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
       args.add("--executor-env");
       args.add(kv._1() + "=" + kv._2());
     }
+    for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.yarnam.am.env.")) {
+      args.add("--env");
+      args.add(kv._1() + "=" + kv._2());
+    }
     if (conf.contains("spark.yarnam.am.memory")) {
       args.add("--am-memory");
       args.add(Long.toString(SubmitPlan.sizeMb(settings, "spark.yarnam.am.memory", "256m")));
