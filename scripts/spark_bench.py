@@ -7,7 +7,8 @@ Each round runs spark/src/test/java/io/yarnam/spark/LocalityJob.java (60 partiti
 nm1..nm3, 1.5 s tasks, dynamic allocation 1 initial 0..3 executors of 512 MB heap and 2 cores)
 once with master yarn-am (spark/bin/spark-submit-yarn-am) and once with master yarn (client mode,
 spark.yarn.jars=local:$SPARK_HOME/jars/* so nothing is uploaded), each under the shared cluster
-lock (/tmp/yarn-am-it.lock), and reports per run: wall time of spark-submit, the job's time,
+lock (/tmp/yarn-am-it.lock), and reports per run: wall time from the driver JVM's start to
+spark-submit's exit, the job's time,
 time from the driver JVM's start to its first and to its third executor, the node-local share,
 the AM's peak RSS (processes whose working directory is the AM container's, sampled every
 0.5 s) and the RM's memory-seconds and vcore-seconds of the app. Needs the running test cluster
@@ -94,11 +95,11 @@ def run(mode, env, spark_home, tests_jar, rm_web):
     for line in p.stdout:
         if line.startswith("APP_ID "):
             holder["app"] = line.split()[1]
-            t0_app = time.time()
         elif line.startswith("RESULT "):
             result = json.loads(line[7:])
     rc = p.wait()
-    wall = time.time() - t0
+    # From the driver JVM's start (after the lock was taken) to spark-submit's exit.
+    wall = time.time() - result["jvm_start_ms"] / 1000 if result else time.time() - t0
     stop.set()
     if rc != 0 or result is None:
         sys.exit(f"{mode} run failed (exit {rc}); see /tmp/spark-bench-{mode}.log")
@@ -152,8 +153,11 @@ def main():
     lines = ["| master | runs | " + " | ".join(keys) + " |", "|---|---|" + "---|" * len(keys)]
     for mode in ("yarn-am", "yarn"):
         rs = [r for r in rows if r["mode"] == mode]
-        med = [statistics.median([r[k] for r in rs if r[k] is not None] or [0]) for k in keys]
-        lines.append(f"| {mode} | {len(rs)} | " + " | ".join(str(m) for m in med) + " |")
+        cells = []
+        for k in keys:
+            vals = sorted(r[k] for r in rs if r[k] is not None)
+            cells.append(f"{statistics.median(vals):g} ({vals[0]:g}-{vals[-1]:g})" if vals else "-")
+        lines.append(f"| {mode} | {len(rs)} | " + " | ".join(cells) + " |")
     table = "\n".join(lines)
     print("\nmedians:\n" + table)
     if a.out:
