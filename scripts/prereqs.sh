@@ -11,6 +11,8 @@ compgen -G "/usr/lib/jvm/java-17-openjdk*" >/dev/null || compgen -G "/usr/lib/jv
 command -v mvn >/dev/null || missing+=(maven)
 command -v curl >/dev/null || missing+=(curl)
 command -v python3 >/dev/null || missing+=(python3)
+# scripts/spark-env.sh installs Spark (pyspark from PyPI) into a venv.
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 command -v flock >/dev/null || missing+=(util-linux)
 command -v getent >/dev/null || missing+=(libc-bin)
 [[ -x /usr/sbin/krb5kdc ]] || missing+=(krb5-kdc)

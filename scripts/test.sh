@@ -11,6 +11,10 @@ export PATH
 t0=$SECONDS
 # Compile everything before the cluster takes memory and cores.
 cargo build --workspace --all-targets --locked
+# Spark for tests/it_spark.rs (pyspark from PyPI into ~/.cache/yarn-am/spark, once) and the
+# yarn-am Spark plugin built against it.
+SPARK_HOME=$(bash scripts/spark-env.sh)
+SPARK_HOME=$SPARK_HOME bash spark/build.sh
 
 started=0
 if ! bash tests/cluster/cluster.sh status >/dev/null 2>&1; then

@@ -1,0 +1,172 @@
+package io.yarnam.spark;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.spark.network.util.JavaUtils;
+
+/**
+ * What the backend asks {@code yarn-am submit} for, computed from Spark's settings alone (no
+ * I/O), so the mapping of Spark's executor sizes and counts onto yarn-am's flags is testable.
+ *
+ * <p>Sizes follow Spark's YARN mode: the container holds the executor heap
+ * ({@code spark.executor.memory}) plus the overhead ({@code spark.executor.memoryOverhead},
+ * else {@code max(spark.executor.minMemoryOverhead, factor x heap)} with factor
+ * {@code spark.executor.memoryOverheadFactor}, 0.1 and 384 MB by default), plus PySpark
+ * memory and off-heap memory when set; vcores are {@code spark.executor.cores} (1 by default,
+ * as on YARN).
+ */
+public final class SubmitPlan {
+  /** Spark's executor entry point; yarn-am runs it directly in each executor container. */
+  public static final String EXECUTOR_MAIN =
+      "org.apache.spark.executor.CoarseGrainedExecutorBackend";
+
+  /** An upper bound for yarn-am's pool when Spark's own maximum is "unbounded". */
+  public static final int UNBOUNDED_MAX = 10_000;
+
+  public final long heapMb;
+  public final long containerMb;
+  public final int cores;
+  public final int initial;
+  public final int min;
+  public final int max;
+
+  private SubmitPlan(long heapMb, long containerMb, int cores, int initial, int min, int max) {
+    this.heapMb = heapMb;
+    this.containerMb = containerMb;
+    this.cores = cores;
+    this.initial = initial;
+    this.min = min;
+    this.max = max;
+  }
+
+  /**
+   * The plan for these settings ({@code conf}: Spark's keys with their raw string values;
+   * {@code initial}: Spark's initial executor target, from
+   * {@code SchedulerBackendUtils.getInitialTargetExecutorNumber}).
+   */
+  public static SubmitPlan of(Map<String, String> conf, int initial) {
+    long heap = sizeMb(conf, "spark.executor.memory", "1g");
+    long overhead;
+    if (conf.containsKey("spark.executor.memoryOverhead")) {
+      overhead = sizeMb(conf, "spark.executor.memoryOverhead", "0");
+    } else {
+      double factor = Double.parseDouble(conf.getOrDefault("spark.executor.memoryOverheadFactor", "0.1"));
+      long floor = sizeMb(conf, "spark.executor.minMemoryOverhead", "384");
+      overhead = Math.max(floor, (long) (factor * heap));
+    }
+    long extra = 0;
+    if (conf.containsKey("spark.executor.pyspark.memory")) {
+      extra += sizeMb(conf, "spark.executor.pyspark.memory", "0");
+    }
+    if (Boolean.parseBoolean(conf.getOrDefault("spark.memory.offHeap.enabled", "false"))) {
+      extra += sizeMb(conf, "spark.memory.offHeap.size", "0");
+    }
+    int cores = Integer.parseInt(conf.getOrDefault("spark.executor.cores", "1"));
+    if (cores < 1) {
+      throw new IllegalArgumentException("spark.executor.cores must be at least 1, not " + cores);
+    }
+    int min;
+    int max;
+    if (Boolean.parseBoolean(conf.getOrDefault("spark.dynamicAllocation.enabled", "false"))) {
+      min = Integer.parseInt(conf.getOrDefault("spark.dynamicAllocation.minExecutors", "0"));
+      String m = conf.get("spark.dynamicAllocation.maxExecutors");
+      max = m == null ? UNBOUNDED_MAX : (int) Math.min(Long.parseLong(m), UNBOUNDED_MAX);
+    } else {
+      min = initial;
+      max = initial;
+    }
+    max = Math.max(max, Math.max(min, initial));
+    return new SubmitPlan(heap, heap + overhead + extra, cores, initial, min, max);
+  }
+
+  /**
+   * The shell command each executor container runs: Spark's executor backend, told the
+   * executor id and host that yarn-am and YARN give the container (so Spark's executor ids
+   * are yarn-am's and kills by id reach the right container). Expanded by the container's
+   * shell: {@code $YARN_AM_EXECUTOR_ID}, {@code $YARN_AM_APP_ID}, {@code $NM_HOST},
+   * {@code $JAVA_HOME} (unless {@code javaHome} is given).
+   *
+   * <p>YARN wraps the command in {@code bash -c "..."}, so it must not hold a double quote;
+   * options that do are refused with a message naming them.
+   */
+  public String executorCommand(
+      String driverUrl, String sparkJars, String javaHome, String moduleOptions, String extraJavaOptions,
+      String extraClassPath) {
+    String java = (javaHome == null || javaHome.isEmpty() ? "${JAVA_HOME}" : javaHome) + "/bin/java";
+    String cp = (extraClassPath == null || extraClassPath.isEmpty() ? "" : extraClassPath + ":")
+        + sparkJars + "/*";
+    List<String> parts = new ArrayList<>();
+    parts.add("exec");
+    parts.add(java);
+    parts.add("-server");
+    parts.add("-Xmx" + heapMb + "m");
+    parts.add(moduleOptions);
+    if (extraJavaOptions != null && !extraJavaOptions.isBlank()) {
+      parts.add(extraJavaOptions.trim());
+    }
+    parts.add("-cp");
+    parts.add("'" + cp + "'");
+    parts.add(EXECUTOR_MAIN);
+    parts.add("--driver-url");
+    parts.add(driverUrl);
+    parts.add("--executor-id");
+    parts.add("$YARN_AM_EXECUTOR_ID");
+    parts.add("--hostname");
+    parts.add("$NM_HOST");
+    parts.add("--cores");
+    parts.add(Integer.toString(cores));
+    parts.add("--app-id");
+    parts.add("$YARN_AM_APP_ID");
+    parts.add("--resourceProfileId");
+    parts.add("0");
+    String cmd = String.join(" ", parts);
+    if (cmd.contains("\"")) {
+      throw new IllegalArgumentException(
+          "the executor command may not contain a double quote (YARN runs it in bash -c \"...\"): "
+              + "check spark.executor.extraJavaOptions and spark.executor.extraClassPath");
+    }
+    if (cp.contains("'")) {
+      throw new IllegalArgumentException("the executor classpath may not contain a single quote: " + cp);
+    }
+    return cmd;
+  }
+
+  /** The arguments after {@code yarn-am} for {@code submit}. */
+  public List<String> submitArgs(String name, String queue, int maxAttempts, String executorCommand) {
+    List<String> a = new ArrayList<>();
+    a.add("submit");
+    a.add("--name");
+    a.add(name);
+    a.add("--queue");
+    a.add(queue);
+    a.add("--max-attempts");
+    a.add(Integer.toString(maxAttempts));
+    a.add("--tag");
+    a.add("spark");
+    a.add("--executor-command");
+    a.add(executorCommand);
+    a.add("--executor-memory");
+    a.add(Long.toString(containerMb));
+    a.add("--executor-vcores");
+    a.add(Integer.toString(cores));
+    a.add("--executors");
+    a.add(Integer.toString(initial));
+    a.add("--min-executors");
+    a.add(Integer.toString(min));
+    a.add("--max-executors");
+    a.add(Integer.toString(max));
+    return a;
+  }
+
+  /** A Spark size ("512m", "2g"; a bare number is MiB, as Spark reads these keys) in MiB. */
+  static long sizeMb(Map<String, String> conf, String key, String dflt) {
+    String v = conf.getOrDefault(key, dflt).trim();
+    try {
+      return JavaUtils.byteStringAsMb(v);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(key + " is not a size such as 512m or 2g: " + v, e);
+    }
+  }
+}

@@ -1,0 +1,405 @@
+package io.yarnam.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.apache.spark.launcher.JavaModuleOptions;
+import org.apache.spark.resource.ResourceProfile;
+import org.apache.spark.rpc.RpcAddress;
+import org.apache.spark.rpc.RpcEndpointAddress;
+import org.apache.spark.scheduler.ExecutorProcessLost;
+import org.apache.spark.scheduler.TaskSchedulerImpl;
+import org.apache.spark.scheduler.cluster.CoarseGrainedSchedulerBackend;
+import org.apache.spark.scheduler.cluster.SchedulerBackendUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Option;
+import scala.Tuple2;
+import scala.concurrent.Future;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Spark's scheduler backend for master {@code yarn-am}: Spark keeps its own scheduling
+ * (TaskSchedulerImpl, ExecutorAllocationManager, delay scheduling) and yarn-am is only its
+ * ApplicationMaster, driven through the driver API.
+ *
+ * <ul>
+ *   <li>start: {@code yarn-am submit} with executors that run Spark's
+ *       CoarseGrainedExecutorBackend (ids assigned by yarn-am, host from YARN's NM_HOST), then
+ *       waits for the AM to run and follows its executor events;
+ *   <li>{@link #doRequestTotalExecutors}: {@code POST /v1/demand} with Spark's whole demand for
+ *       the default resource profile;
+ *   <li>{@link #doKillExecutors}: {@code POST /v1/executors/kill};
+ *   <li>a lost executor is removed with the reason yarn-am gives ({@link LossReasons});
+ *   <li>stop: {@code POST /v1/finish} with SUCCEEDED for exit code 0, else FAILED.
+ * </ul>
+ */
+public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
+  private static final Logger LOG = LoggerFactory.getLogger(YarnAmSchedulerBackend.class);
+  /** How long a disconnected executor waits for yarn-am's verdict before Spark removes it. */
+  private static final long LOSS_REASON_WAIT_MS = 60_000;
+
+  private final SparkContext sc;
+  private final TaskSchedulerImpl scheduler;
+  private final Set<String> killedByDriver = ConcurrentHashMap.newKeySet();
+  private final Set<String> removed = ConcurrentHashMap.newKeySet();
+  private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "yarn-am-loss-reasons");
+    t.setDaemon(true);
+    return t;
+  });
+  private volatile YarnAmApp app;
+  private volatile AmClient am;
+  private volatile boolean stopping;
+  private volatile int exitCode;
+  private volatile int initialExecutors;
+  private final Object finishLock = new Object();
+  private boolean finished;
+
+  public YarnAmSchedulerBackend(TaskSchedulerImpl scheduler, SparkContext sc) {
+    super(scheduler, sc.env().rpcEnv());
+    this.sc = sc;
+    this.scheduler = scheduler;
+  }
+
+  @Override
+  public void start() {
+    super.start();
+    SparkConf conf = sc.conf();
+    Map<String, String> settings = new HashMap<>();
+    for (Tuple2<String, String> kv : conf.getAll()) {
+      settings.put(kv._1(), kv._2());
+    }
+    initialExecutors = SchedulerBackendUtils.getInitialTargetExecutorNumber(conf, 2);
+    SubmitPlan plan = SubmitPlan.of(settings, initialExecutors);
+    String driverUrl = RpcEndpointAddress.apply(
+        conf.get("spark.driver.host"), conf.getInt("spark.driver.port", 0),
+        CoarseGrainedSchedulerBackend.ENDPOINT_NAME()).toString();
+    String sparkHome = conf.get("spark.yarnam.sparkHome", System.getenv().getOrDefault("SPARK_HOME", ""));
+    if (sparkHome.isEmpty()) {
+      throw new IllegalStateException("SPARK_HOME is not set (nor spark.yarnam.sparkHome): executors run "
+          + "Spark's jars from <SPARK_HOME>/jars, a path every NodeManager host must have");
+    }
+    String command = plan.executorCommand(
+        driverUrl,
+        conf.get("spark.yarnam.executor.jars", sparkHome + "/jars"),
+        conf.get("spark.yarnam.executor.javaHome", ""),
+        JavaModuleOptions.defaultModuleOptions(),
+        conf.get("spark.executor.extraJavaOptions", ""),
+        conf.get("spark.executor.extraClassPath", ""));
+    List<String> args = plan.submitArgs(
+        sc.appName(),
+        conf.get("spark.yarn.queue", "default"),
+        conf.getInt("spark.yarn.maxAppAttempts", 1),
+        command);
+    for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.executorEnv.")) {
+      args.add("--executor-env");
+      args.add(kv._1() + "=" + kv._2());
+    }
+    for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.yarnam.am.env.")) {
+      args.add("--env");
+      args.add(kv._1() + "=" + kv._2());
+    }
+    if (conf.contains("spark.yarnam.am.memory")) {
+      args.add("--am-memory");
+      args.add(Long.toString(SubmitPlan.sizeMb(settings, "spark.yarnam.am.memory", "256m")));
+    }
+    String binary = conf.get("spark.yarnam.binary", System.getenv().getOrDefault("YARN_AM_BIN", "yarn-am"));
+    String rmWeb = rmWebAddress(conf, sc.hadoopConfiguration());
+    Duration timeout = Duration.ofSeconds(conf.getTimeAsSeconds("spark.yarnam.am.waitTimeout", "120s"));
+    try {
+      LOG.info("submitting to yarn-am: {} executors ({} to {}), {} MB / {} vcores each, RM web {}",
+          plan.initial, plan.min, plan.max, plan.containerMb, plan.cores, rmWeb);
+      app = YarnAmApp.submit(binary, args, rmWeb, timeout);
+      LOG.info("yarn-am application {} submitted; waiting for its AM", app.appId);
+      am = app.awaitAm(secretFile(conf, app.appId), timeout);
+      LOG.info("yarn-am AM of {} is running at {}", app.appId, am.url());
+    } catch (IOException e) {
+      throw new IllegalStateException("starting Spark on yarn-am failed: " + e.getMessage(), e);
+    }
+    Thread events = new Thread(this::followEvents, "yarn-am-events");
+    events.setDaemon(true);
+    events.start();
+  }
+
+  /** The RM web address: spark.yarnam.rmWeb, YARN_AM_RM_WEB, else yarn-site.xml's. */
+  static String rmWebAddress(SparkConf conf, Configuration hadoop) {
+    if (conf.contains("spark.yarnam.rmWeb")) {
+      return conf.get("spark.yarnam.rmWeb");
+    }
+    String env = System.getenv("YARN_AM_RM_WEB");
+    if (env != null && !env.isEmpty()) {
+      return env;
+    }
+    Configuration c = new Configuration(hadoop);
+    c.addResource("yarn-site.xml");
+    for (String dir : new String[] {System.getenv("YARN_CONF_DIR"), System.getenv("HADOOP_CONF_DIR")}) {
+      if (dir != null && Paths.get(dir, "yarn-site.xml").toFile().isFile()) {
+        c.addResource(new org.apache.hadoop.fs.Path(Paths.get(dir, "yarn-site.xml").toString()));
+      }
+    }
+    String addr = c.get("yarn.resourcemanager.webapp.address");
+    if (addr == null) {
+      addr = c.get("yarn.resourcemanager.hostname", "0.0.0.0") + ":8088";
+    }
+    return addr;
+  }
+
+  private static Path secretFile(SparkConf conf, String appId) {
+    String dir = conf.get("spark.yarnam.secretDir", System.getenv().getOrDefault("YARN_AM_SECRET_DIR", ""));
+    Path d = dir.isEmpty() ? Paths.get(System.getProperty("user.home"), ".yarn-am") : Paths.get(dir);
+    return d.resolve(appId + ".secret");
+  }
+
+  @Override
+  public String applicationId() {
+    YarnAmApp a = app;
+    return a != null ? a.appId : super.applicationId();
+  }
+
+  @Override
+  public boolean sufficientResourcesRegistered() {
+    double ratio = sc.conf().getDouble("spark.scheduler.minRegisteredResourcesRatio", 0.8);
+    return totalRegisteredExecutors().get() >= initialExecutors * ratio;
+  }
+
+  /**
+   * Spark's whole demand for the default profile goes to the AM as one {@code /v1/demand};
+   * executors of other resource profiles are not supported (yarn-am runs one executor size),
+   * so their targets are refused.
+   */
+  @Override
+  public Future<Object> doRequestTotalExecutors(scala.collection.immutable.Map<ResourceProfile, Object> totals) {
+    int defaultId = ResourceProfile.DEFAULT_RESOURCE_PROFILE_ID();
+    int target = 0;
+    for (Map.Entry<ResourceProfile, Object> e : CollectionConverters.asJava(totals).entrySet()) {
+      int n = (Integer) e.getValue();
+      if (e.getKey().id() == defaultId) {
+        target = n;
+      } else if (n > 0) {
+        LOG.warn("yarn-am runs only the default resource profile; ignoring {} executors of profile {}",
+            n, e.getKey().id());
+        return Future.successful(Boolean.FALSE);
+      }
+    }
+    Option<Object> aware = numLocalityAwareTasksPerResourceProfileId().get(defaultId);
+    int localityAware = aware.isDefined() ? (Integer) aware.get() : 0;
+    Map<String, Integer> hosts = new HashMap<>();
+    Option<scala.collection.immutable.Map<String, Object>> perHost = rpHostToLocalTaskCount().get(defaultId);
+    if (perHost.isDefined()) {
+      CollectionConverters.asJava(perHost.get()).forEach((h, n) -> hosts.put(h, (Integer) n));
+    }
+    List<String> excluded = new ArrayList<>(CollectionConverters.asJava(scheduler.excludedNodes()));
+    AmClient a = am;
+    if (a == null) {
+      return Future.successful(Boolean.FALSE);
+    }
+    try {
+      a.demand(target, localityAware, hosts, excluded);
+      LOG.debug("demand: {} executors, {} locality-aware tasks on {}", target, localityAware, hosts);
+      return Future.successful(Boolean.TRUE);
+    } catch (IOException e) {
+      LOG.warn("posting the demand to yarn-am failed: {}", e.getMessage());
+      return Future.successful(Boolean.FALSE);
+    }
+  }
+
+  @Override
+  public Future<Object> doKillExecutors(scala.collection.immutable.Seq<String> ids) {
+    List<String> list = new ArrayList<>(CollectionConverters.asJava(ids));
+    AmClient a = am;
+    if (a == null || list.isEmpty()) {
+      return Future.successful(Boolean.valueOf(list.isEmpty()));
+    }
+    killedByDriver.addAll(list);
+    try {
+      JsonNode r = a.kill(list);
+      LOG.info("asked yarn-am to kill executors {}: {}", list, r);
+      return Future.successful(Boolean.TRUE);
+    } catch (IOException e) {
+      LOG.warn("killing executors {} through yarn-am failed: {}", list, e.getMessage());
+      return Future.successful(Boolean.FALSE);
+    }
+  }
+
+  @Override
+  public CoarseGrainedSchedulerBackend.DriverEndpoint createDriverEndpoint() {
+    return new Endpoint();
+  }
+
+  /**
+   * Spark's driver endpoint, except that an executor whose connection drops is only disabled
+   * (no new tasks) until yarn-am says why its container ended, so the loss is reported with
+   * the right reason (a preempted executor's tasks do not count as failures). Without a
+   * verdict in {@link #LOSS_REASON_WAIT_MS} it is removed as a lost process.
+   */
+  private final class Endpoint extends CoarseGrainedSchedulerBackend.DriverEndpoint {
+    Endpoint() {
+      YarnAmSchedulerBackend.this.super();
+    }
+
+    @Override
+    public void onDisconnected(RpcAddress address) {
+      Option<String> id = addressToExecutorId().get(address);
+      if (id.isEmpty()) {
+        return;
+      }
+      String exec = id.get();
+      if (am == null || stopping) {
+        super.onDisconnected(address);
+        return;
+      }
+      if (disableExecutor(exec)) {
+        long deadline = System.currentTimeMillis() + LOSS_REASON_WAIT_MS;
+        timers.schedule(() -> awaitVerdict(exec, deadline), 500, TimeUnit.MILLISECONDS);
+      }
+    }
+  }
+
+  /** Polls the loss reason of a disconnected executor until the AM knows it, or gives up. */
+  private void awaitVerdict(String exec, long deadline) {
+    if (removed.contains(exec) || stopping) {
+      return;
+    }
+    try {
+      JsonNode r = am.lossReason(exec);
+      if (r != null && "exited".equals(r.path("state").asText())) {
+        onExited(exec, r);
+        return;
+      }
+    } catch (IOException e) {
+      LOG.debug("loss reason of executor {}: {}", exec, e.getMessage());
+    }
+    if (System.currentTimeMillis() < deadline) {
+      timers.schedule(() -> awaitVerdict(exec, deadline), 1, TimeUnit.SECONDS);
+    } else if (removed.add(exec)) {
+      removeExecutor(exec, new ExecutorProcessLost(
+          "disconnected; yarn-am gave no exit status within " + LOSS_REASON_WAIT_MS / 1000 + " s",
+          Option.empty(), true));
+    }
+  }
+
+  /** An executor yarn-am reports as ended: Spark removes it with the mapped reason, once. */
+  private void onExited(String exec, JsonNode view) {
+    if (!removed.add(exec)) {
+      return;
+    }
+    JsonNode status = view.path("exit_status");
+    JsonNode counts = view.path("counts_against_app");
+    Integer exit = status.isNumber() ? status.asInt() : null;
+    Boolean byApp = counts.isBoolean() ? counts.asBoolean() : null;
+    String reason = view.path("reason").isTextual() ? view.path("reason").asText() : null;
+    var loss = LossReasons.of(exit, reason, byApp, killedByDriver.remove(exec));
+    LOG.info("executor {} ended: {}", exec, loss);
+    removeExecutor(exec, loss);
+  }
+
+  /** Follows /v1/events; a stream that breaks is reopened and missed exits are read from /v1/state. */
+  private void followEvents() {
+    int failures = 0;
+    while (!stopping) {
+      try {
+        reconcile();
+        am.followEvents((name, data) -> {
+          if (name.equals("executor_removed")) {
+            JsonNode e = data.path("executor");
+            onExited(e.path("id").asText(), e);
+          } else if (name.equals("lagged")) {
+            try {
+              reconcile();
+            } catch (IOException ex) {
+              LOG.warn("re-reading yarn-am's state after lag: {}", ex.getMessage());
+            }
+          }
+        });
+        failures = 0;
+      } catch (IOException | RuntimeException e) {
+        if (stopping) {
+          return;
+        }
+        failures++;
+        LOG.warn("yarn-am event stream: {}", e.getMessage());
+        if (failures >= 30 && appEnded()) {
+          LOG.error("yarn-am application {} has ended; stopping the SparkContext", app.appId);
+          new Thread(sc::stop, "yarn-am-app-ended").start();
+          return;
+        }
+      }
+      try {
+        Thread.sleep(1_000);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  private boolean appEnded() {
+    try {
+      return YarnAmApp.ended(app.report());
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Removes every executor yarn-am lists as exited that Spark has not yet removed. */
+  private void reconcile() throws IOException {
+    for (JsonNode e : am.state().path("executors")) {
+      if ("exited".equals(e.path("state").asText()) && !removed.contains(e.path("id").asText())) {
+        onExited(e.path("id").asText(), e);
+      }
+    }
+  }
+
+  @Override
+  public void stop(int code) {
+    exitCode = code;
+    super.stop(code);
+    finish();
+  }
+
+  @Override
+  public void stop() {
+    stopping = true;
+    super.stop();
+    finish();
+  }
+
+  /** Ends the yarn-am application once, with Spark's outcome. */
+  private void finish() {
+    synchronized (finishLock) {
+      if (finished) {
+        return;
+      }
+      finished = true;
+    }
+    stopping = true;
+    timers.shutdownNow();
+    AmClient a = am;
+    if (a == null) {
+      return;
+    }
+    String status = exitCode == 0 ? "succeeded" : "failed";
+    String diagnostics = "Spark application '" + sc.appName() + "' (" + applicationId()
+        + ") stopped with exit code " + exitCode;
+    try {
+      a.finish(status, diagnostics);
+      LOG.info("yarn-am application {} finished: {}", app.appId, status);
+    } catch (IOException e) {
+      LOG.warn("telling yarn-am to finish {} failed: {}", app.appId, e.getMessage());
+    }
+  }
+}

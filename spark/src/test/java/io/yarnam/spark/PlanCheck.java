@@ -1,0 +1,76 @@
+package io.yarnam.spark;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.scheduler.ExecutorExited;
+import org.apache.spark.scheduler.ExecutorKilled$;
+import org.apache.spark.scheduler.ExecutorLossReason;
+
+/**
+ * Checks of the plugin's pure parts (no cluster): Spark settings to yarn-am submit flags and
+ * the executor command, and yarn-am's loss verdicts to Spark's loss reasons. Run by
+ * tests/it_spark.rs; prints "N passed, 0 failed" or exits 1 naming the first failure.
+ */
+public final class PlanCheck {
+  private static int passed;
+
+  private static void check(boolean ok, String what) {
+    if (!ok) {
+      System.err.println("FAILED: " + what);
+      System.exit(1);
+    }
+    passed++;
+  }
+
+  public static void main(String[] args) {
+    // Spark's YARN sizing: heap + max(384, 10% of heap).
+    SubmitPlan p = SubmitPlan.of(Map.of("spark.executor.memory", "512m", "spark.executor.cores", "2"), 2);
+    check(p.heapMb == 512 && p.containerMb == 896 && p.cores == 2, "512m heap -> 896 MB container, 2 cores");
+    check(p.initial == 2 && p.min == 2 && p.max == 2, "static allocation: min = max = initial");
+    SubmitPlan big = SubmitPlan.of(Map.of("spark.executor.memory", "8g"), 1);
+    check(big.containerMb == 8192 + 819, "8g heap -> 10% overhead");
+    SubmitPlan set = SubmitPlan.of(Map.of("spark.executor.memory", "1g", "spark.executor.memoryOverhead", "100m",
+        "spark.memory.offHeap.enabled", "true", "spark.memory.offHeap.size", "256m"), 1);
+    check(set.containerMb == 1024 + 100 + 256, "explicit overhead plus off-heap");
+    SubmitPlan dyn = SubmitPlan.of(Map.of("spark.dynamicAllocation.enabled", "true",
+        "spark.dynamicAllocation.minExecutors", "1", "spark.dynamicAllocation.maxExecutors", "5"), 1);
+    check(dyn.min == 1 && dyn.max == 5 && dyn.initial == 1, "dynamic allocation bounds");
+    SubmitPlan unbounded = SubmitPlan.of(Map.of("spark.dynamicAllocation.enabled", "true"), 0);
+    check(unbounded.max == SubmitPlan.UNBOUNDED_MAX, "no maxExecutors -> yarn-am's cap");
+    try {
+      SubmitPlan.of(Map.of("spark.executor.memory", "lots"), 1);
+      check(false, "a bad size is refused");
+    } catch (IllegalArgumentException e) {
+      check(e.getMessage().contains("spark.executor.memory"), "the error names the key: " + e.getMessage());
+    }
+
+    String cmd = p.executorCommand("spark://CoarseGrainedScheduler@drv:7077", "/opt/spark/jars", "",
+        "--add-opens=java.base/java.lang=ALL-UNNAMED", "-Dx=1", "");
+    check(cmd.startsWith("exec ${JAVA_HOME}/bin/java -server -Xmx512m "), "java and heap: " + cmd);
+    check(cmd.contains("-cp '/opt/spark/jars/*' " + SubmitPlan.EXECUTOR_MAIN), "classpath quoted: " + cmd);
+    check(cmd.contains("--executor-id $YARN_AM_EXECUTOR_ID --hostname $NM_HOST --cores 2 --app-id $YARN_AM_APP_ID"),
+        "ids and host from the container's environment: " + cmd);
+    check(cmd.contains("--driver-url spark://CoarseGrainedScheduler@drv:7077"), "driver URL");
+    try {
+      p.executorCommand("spark://x@h:1", "/j", "", "", "-Dname=\"a b\"", "");
+      check(false, "a double quote is refused");
+    } catch (IllegalArgumentException e) {
+      check(e.getMessage().contains("double quote"), "double quote named");
+    }
+    List<String> a = p.submitArgs("app", "q", 1, cmd);
+    check(a.get(0).equals("submit") && a.contains("--executor-memory") && a.contains("896")
+        && a.get(a.indexOf("--executor-command") + 1).equals(cmd) && a.get(a.indexOf("--queue") + 1).equals("q"),
+        "submit args: " + a);
+
+    ExecutorLossReason killed = LossReasons.of(-106, "released by the AM (killed by the driver)", false, true);
+    check(killed == ExecutorKilled$.MODULE$, "a kill the driver asked for is ExecutorKilled");
+    ExecutorExited pre = (ExecutorExited) LossReasons.of(-102, "preempted", false, false);
+    check(!pre.exitCausedByApp() && pre.exitCode() == -102 && pre.reason().contains("preempted"),
+        "preemption is not the app's fault");
+    ExecutorExited crash = (ExecutorExited) LossReasons.of(137, "exited with 137", true, false);
+    check(crash.exitCausedByApp() && crash.reason().contains("exit status 137"), "a crash is the app's fault");
+    ExecutorExited unknown = (ExecutorExited) LossReasons.of(null, null, null, false);
+    check(unknown.exitCausedByApp() && unknown.exitCode() == -1, "no verdict counts against the app");
+    System.out.println(passed + " passed, 0 failed");
+  }
+}

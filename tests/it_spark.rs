@@ -1,0 +1,362 @@
+//! Spark on yarn-am, end to end on the real cluster with a real Spark (pyspark 4.0.1 from
+//! PyPI, installed by `scripts/spark-env.sh`) and the plugin in `spark/`: a 60-partition job
+//! whose partitions prefer nm1..nm3, with dynamic allocation, survives the loss of one
+//! executor's JVM mid-job, and ends with the app FINISHED/SUCCEEDED on the RM with yarn-am as
+//! its AM. Spark itself missing is a skip outside CI (a message says so) and a failure in CI.
+
+#[path = "support/am.rs"]
+mod am;
+#[path = "support/cluster.rs"]
+mod cluster;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// SPARK_HOME of the pinned Spark, installed if needed; None (outside CI) when it cannot be.
+fn spark_home() -> Option<PathBuf> {
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/spark-env.sh"))
+        .output()
+        .expect("run scripts/spark-env.sh");
+    if out.status.success() {
+        return Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
+    }
+    let why = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must run the Spark test, but Spark could not be installed: {why}"
+    );
+    eprintln!("SKIP it_spark: Spark could not be installed (scripts/spark-env.sh): {why}");
+    None
+}
+
+/// Builds the plugin and the test job jars (`spark/build.sh`); returns them.
+fn build(home: &Path) -> (PathBuf, PathBuf) {
+    let out = Command::new("bash")
+        .arg(repo().join("spark/build.sh"))
+        .env("SPARK_HOME", home)
+        .env("JAVA_HOME", java_home())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "spark/build.sh: {}", am::text(&out));
+    let t = repo().join("spark/target");
+    (
+        t.join("yarn-am-spark.jar"),
+        t.join("yarn-am-spark-tests.jar"),
+    )
+}
+
+/// A Java 17 JDK (Spark 4 and the cluster's JVMs use 17), as cluster.sh finds it.
+fn java_home() -> PathBuf {
+    std::fs::read_dir("/usr/lib/jvm")
+        .expect("/usr/lib/jvm")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            (n.starts_with("java-17-openjdk") || n.starts_with("temurin-17"))
+                && p.join("bin/javac").exists()
+        })
+        .min()
+        .expect("a Java 17 JDK under /usr/lib/jvm (scripts/prereqs.sh installs one)")
+}
+
+/// The plugin's pure parts (sizes, executor command, loss reasons): no cluster needed.
+#[test]
+fn plugin_plan_and_loss_reasons() {
+    let Some(home) = spark_home() else { return };
+    let (plugin, tests) = build(&home);
+    let cp = format!(
+        "{}/jars/*:{}:{}",
+        home.display(),
+        plugin.display(),
+        tests.display()
+    );
+    let out = Command::new(java_home().join("bin/java"))
+        .args(["-cp", &cp, "io.yarnam.spark.PlanCheck"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", am::text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(" passed, 0 failed"),
+        "{}",
+        am::text(&out)
+    );
+}
+
+/// Executor JVMs of `app` on this host: (pid, Spark executor id).
+fn executor_jvms(app: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = raw
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).to_string())
+            .collect();
+        let after = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1).cloned())
+        };
+        if args
+            .iter()
+            .any(|a| a.ends_with("CoarseGrainedExecutorBackend"))
+            && after("--app-id").as_deref() == Some(app)
+        {
+            if let Some(id) = after("--executor-id") {
+                found.push((pid, id));
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kill() {
+    let Some(home) = spark_home() else { return };
+    let (_plugin, tests) = build(&home);
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let started = Instant::now();
+    let log_path = std::env::temp_dir().join(format!("it_spark-driver-{}.log", std::process::id()));
+    let mut child = Command::new(repo().join("spark/bin/spark-submit-yarn-am"))
+        .env("SPARK_HOME", &home)
+        .env("JAVA_HOME", java_home())
+        .env("HADOOP_CONF_DIR", &c.conf_dir)
+        .env("YARN_AM_BIN", env!("CARGO_BIN_EXE_yarn-am"))
+        .env("YARN_AM_RM_WEB", &c.rm_web)
+        .env_remove("YARN_CONF_DIR")
+        .env_remove("YARN_AM_WEBHDFS")
+        .env_remove("YARN_AM_STAGING_DIR")
+        .args([
+            "--driver-memory",
+            "512m",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+            "--conf",
+            "spark.yarn.maxAppAttempts=1",
+            "--conf",
+            "spark.executor.memory=512m",
+            "--conf",
+            "spark.executor.cores=2",
+            "--conf",
+            "spark.dynamicAllocation.enabled=true",
+            "--conf",
+            "spark.dynamicAllocation.shuffleTracking.enabled=true",
+            "--conf",
+            "spark.dynamicAllocation.initialExecutors=1",
+            "--conf",
+            "spark.dynamicAllocation.minExecutors=0",
+            "--conf",
+            "spark.dynamicAllocation.maxExecutors=3",
+            "--conf",
+            "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
+            "--conf",
+            "spark.dynamicAllocation.executorIdleTimeout=5s",
+            "--class",
+            "io.yarnam.spark.LocalityJob",
+        ])
+        .arg(&tests)
+        .args(["60", "1500", "60"])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .expect("run spark/bin/spark-submit-yarn-am");
+    let (tx, rx) = mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let driver_log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    let tail = |s: &str| {
+        s.lines()
+            .rev()
+            .take(80)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+
+    let deadline = Instant::now() + Duration::from_secs(420);
+    let mut app = None;
+    let mut killed: Option<String> = None;
+    let mut result: Option<Value> = None;
+    while result.is_none() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = match rx.recv_timeout(left) {
+            Ok(l) => l,
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "the Spark job gave no result within 420 s; driver log:\n{}",
+                    tail(&driver_log())
+                );
+            }
+        };
+        if let Some(id) = line.strip_prefix("APP_ID ") {
+            cluster::track_app(id.trim());
+            app = Some(id.trim().to_string());
+        } else if let Some(n) = line.strip_prefix("TASK_END ") {
+            // Mid-job (10 of 60 tasks done, a backlog left): kill one executor's JVM.
+            if killed.is_none() && n.trim().parse::<u32>().unwrap_or(0) >= 10 {
+                let jvms = executor_jvms(app.as_deref().unwrap());
+                let (pid, id) = jvms.first().cloned().expect("a running executor JVM");
+                assert!(Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status()
+                    .unwrap()
+                    .success());
+                eprintln!("killed executor {id} (pid {pid}) after {n} tasks");
+                killed = Some(id);
+            }
+        } else if let Some(j) = line.strip_prefix("RESULT ") {
+            result = Some(serde_json::from_str(j).unwrap());
+        }
+    }
+    let status = child.wait().unwrap();
+    let log = driver_log();
+    assert!(
+        status.success(),
+        "spark-submit exited {status}; driver log:\n{}",
+        tail(&log)
+    );
+    let app = app.expect("the job printed its application id");
+    let r = result.unwrap();
+    let killed = killed.expect("an executor was killed mid-job");
+    eprintln!(
+        "Spark job on yarn-am took {:?} in all; job {} ms; by locality {}",
+        started.elapsed(),
+        r["job_ms"],
+        r["by_locality"]
+    );
+
+    // Every partition's result came back, and every task's locality was recorded.
+    assert_eq!(r["results"], 60, "{r}");
+    let tasks = r["tasks"].as_array().unwrap();
+    let ok: BTreeSet<u64> = tasks
+        .iter()
+        .filter(|t| t["successful"] == true)
+        .map(|t| t["partition"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ok.len(), 60, "every partition succeeded once: {r}");
+    for t in tasks {
+        let l = t["locality"].as_str().unwrap();
+        assert!(
+            ["PROCESS_LOCAL", "NODE_LOCAL", "RACK_LOCAL", "ANY"].contains(&l),
+            "{t}"
+        );
+    }
+    assert!(
+        r["by_locality"]["NODE_LOCAL"].as_u64().unwrap_or(0) > 0,
+        "some tasks ran node-local: {r}"
+    );
+
+    // The kill: Spark lost the executor with yarn-am's reason (the container's exit status
+    // 137: a crash, counted against the app) and re-ran its tasks elsewhere.
+    let events = r["executor_events"].as_array().unwrap();
+    let removed: BTreeMap<&str, &str> = events
+        .iter()
+        .filter(|e| e["event"] == "removed")
+        .map(|e| {
+            (
+                e["executor"].as_str().unwrap(),
+                e["reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    let why = removed
+        .get(killed.as_str())
+        .unwrap_or_else(|| panic!("executor {killed} removed: {r}"));
+    eprintln!("Spark's loss reason for executor {killed}: {why}");
+    assert!(
+        why.contains("yarn-am") && why.contains("exit status 137"),
+        "loss reason of {killed}: {why}"
+    );
+    let lost: Vec<&Value> = tasks
+        .iter()
+        .filter(|t| t["successful"] == false && t["executor"] == killed.as_str())
+        .collect();
+    assert!(
+        !lost.is_empty(),
+        "the killed executor's running tasks failed: {r}"
+    );
+    for t in &lost {
+        assert!(
+            t["reason"]
+                .as_str()
+                .unwrap()
+                .contains("ExecutorLostFailure"),
+            "{t}"
+        );
+        assert!(
+            ok.contains(&t["partition"].as_u64().unwrap()),
+            "re-run: {t}"
+        );
+    }
+
+    // Dynamic allocation through yarn-am: Spark's ExecutorAllocationManager asked for more
+    // executors than the initial one, and removed the idle ones at the end (kills by the
+    // driver), leaving none.
+    let added = events.iter().filter(|e| e["event"] == "added").count();
+    assert!(
+        added >= 3,
+        "executors added by Spark's allocation manager (1 initial, up to 3): {r}"
+    );
+    assert!(
+        removed.values().any(|w| w.contains("killed by driver")),
+        "idle executors removed by Spark through yarn-am: {r}"
+    );
+    assert_eq!(r["live_executors_at_end"], 0, "{r}");
+
+    // The RM: a yarn-am AM, ended by the driver's /v1/finish as SUCCEEDED.
+    let report = am::rest(c)
+        .wait_final(&app, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.state.as_str(), report.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{report:?}"
+    );
+    assert!(
+        report.diagnostics.contains("stopped with exit code 0"),
+        "{report:?}"
+    );
+    let raw: Value = reqwest::get(format!("http://{}/ws/v1/cluster/apps/{app}", c.rm_web))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(raw["app"]["applicationType"], "YARN-AM", "{raw}");
+
+    // The driver-API secret is in no output of the driver.
+    let home_dir = std::env::var("HOME").unwrap();
+    let secret = std::fs::read_to_string(format!("{home_dir}/.yarn-am/{app}.secret")).unwrap();
+    assert!(!secret.trim().is_empty());
+    assert!(
+        !log.contains(secret.trim()),
+        "the secret leaked into the driver log"
+    );
+    let _ = std::fs::remove_file(&log_path);
+}
