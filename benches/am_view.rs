@@ -30,6 +30,7 @@ fn record(i: usize) -> TaskRecord {
         attempts: 1,
         duration_ms: 1_000 + i as u64 % 500,
         exit_code: 0,
+        last_failure: None,
     }
 }
 

@@ -15,7 +15,7 @@ use yarn_am::driver::{Driver, DriverAction, DriverEvent};
 
 use super::deliveries::Deliveries;
 use super::pool::Pool;
-use crate::api::model::{self, PollReply, PollRequest, TaskAssignment};
+use crate::api::model::{self, PollReply, PollRequest, TaskAssignment, TaskRef};
 
 pub struct JobRun {
     driver: Driver,
@@ -32,6 +32,8 @@ pub struct JobRun {
     retiring: HashSet<String>,
     /// Assignments sent, to find the ones lost on the way.
     deliveries: Deliveries,
+    /// Attempts each executor must kill on its next poll (timed out).
+    kills: HashMap<String, Vec<TaskRef>>,
     finished: Option<JobSummary>,
     /// The report last built; `None` once the driver has seen something since (see
     /// [`Self::report`]).
@@ -56,6 +58,7 @@ impl JobRun {
             awaiting_first_poll: HashSet::new(),
             retiring: HashSet::new(),
             deliveries: Deliveries::default(),
+            kills: HashMap::new(),
             finished: None,
             report: None,
         }
@@ -165,6 +168,7 @@ impl JobRun {
                 reason: Some(format!(
                     "executor {id:?} is not a live executor of this ApplicationMaster"
                 )),
+                kill: Vec::new(),
             };
         };
         if host != req.host {
@@ -247,9 +251,14 @@ impl JobRun {
         } else {
             self.hand_out(&id, resend)
         };
+        let kill = self.kills.remove(&id).unwrap_or_default();
+        if !kill.is_empty() {
+            info!(executor = %id, attempts = kill.len(), "telling the executor to kill timed-out attempts");
+        }
         PollReply {
             tasks,
             shutdown,
+            kill,
             reason: shutdown.then(|| {
                 if self.finished.is_some() {
                     "the job is over".to_string()
@@ -280,6 +289,7 @@ impl JobRun {
         for id in lost {
             self.registered.remove(&id);
             self.outbox.remove(&id);
+            self.kills.remove(&id);
             self.deliveries.forget(&id);
             let reason = pool
                 .registry
@@ -328,6 +338,28 @@ impl JobRun {
                     info!(?ids, "releasing idle executors");
                     self.retiring.extend(ids.iter().cloned());
                     pool.kill(now_ms, ids);
+                }
+                DriverAction::KillTask {
+                    task_id,
+                    attempt,
+                    executor_id,
+                } => {
+                    warn!(task = %task_id, attempt, executor = %executor_id, "task attempt timed out; killing it");
+                    self.deliveries.cancel(&executor_id, &task_id, attempt);
+                    let queued = self.outbox.get_mut(&executor_id);
+                    let unsent = queued.is_some_and(|q| {
+                        let before = q.len();
+                        q.retain(|t| !(t.task_id == task_id && t.attempt == attempt));
+                        q.len() < before
+                    });
+                    // An attempt still in the outbox never reached its executor: nothing
+                    // to kill there.
+                    if !unsent {
+                        self.kills
+                            .entry(executor_id)
+                            .or_default()
+                            .push(TaskRef { task_id, attempt });
+                    }
                 }
                 DriverAction::JobFinished { summary, .. } => {
                     info!(succeeded = summary.succeeded, "job finished");

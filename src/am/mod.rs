@@ -39,7 +39,7 @@ use yarn_client::rest::RmRest;
 use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
-use self::core::{AmCore, Ending, Outcome};
+use self::core::{AmCore, Ending, Outcome, DEFAULT_EXECUTOR_SILENCE};
 use crate::api;
 use crate::spec::{AppSpec, SPEC_FILE};
 use env::ContainerEnv;
@@ -283,6 +283,10 @@ async fn run_am() -> anyhow::Result<Outcome> {
         job,
         IDLE_HEARTBEAT,
         spec.max_executor_failures as usize,
+    )
+    .with_executor_silence(
+        spec.executor_silence_timeout_ms
+            .map_or(DEFAULT_EXECUTOR_SILENCE, Duration::from_millis),
     );
 
     let start = tokio::time::Instant::now();

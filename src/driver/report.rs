@@ -16,6 +16,10 @@ pub struct TaskRecord {
     pub attempts: u32,
     pub duration_ms: u64,
     pub exit_code: i32,
+    /// Why the task's latest failed attempt failed, if one did (e.g. "attempt 0 timed out
+    /// after 3000 ms (killed) on executor 2 (nm1)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
 }
 
 /// Succeeded tasks by the locality of their successful attempt.
@@ -175,6 +179,7 @@ mod tests {
             attempts: 1,
             duration_ms: 10,
             exit_code,
+            last_failure: None,
         }
     }
 

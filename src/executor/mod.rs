@@ -36,19 +36,22 @@
 //! - the NodeManager stops the container (SIGTERM to the executor's group, which no longer
 //!   holds the tasks; SIGKILL 250 ms later by default): SIGTERM to every group,
 //!   [`TERM_GRACE`], then SIGKILL, and exit 143;
-//! - the AM cannot be reached, or anything else ends the executor: SIGKILL.
+//! - the AM cannot be reached, or anything else ends the executor: SIGKILL;
+//! - the AM says kill one attempt (past its `timeout_ms`): SIGTERM to that task's group,
+//!   [`STOP_GRACE`], then SIGKILL; its exit is reported like any other (the AM, which
+//!   already counted the attempt failed, ignores it).
 //!
 //! A SIGKILL of the executor itself (the OOM killer) cannot be handled; its tasks then
 //! outlive it until the NodeManager or the node cleans up.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
@@ -274,6 +277,8 @@ async fn run_executor(
     // Attempts started whose result the AM has not received yet: each poll names them, so
     // the AM can tell an assignment that never arrived from one that runs.
     let mut active: HashSet<(String, u32)> = HashSet::new();
+    // How to kill each running attempt on its own (the AM's `kill`).
+    let mut killers: HashMap<(String, u32), oneshot::Sender<()>> = HashMap::new();
     let mut last_contact = Instant::now();
     // Since when the AM's port has refused every poll, if it does.
     let mut refused_since: Option<Instant> = None;
@@ -281,6 +286,9 @@ async fn run_executor(
     loop {
         while let Some(done) = running.try_join_next() {
             collect(done, &mut busy_cpus, &mut finished)?;
+        }
+        for r in &finished {
+            killers.remove(&(r.task_id.clone(), r.attempt));
         }
         let req = PollRequest {
             executor_id: cfg.id.clone(),
@@ -322,6 +330,15 @@ async fn run_executor(
                     stop_tasks(&mut running, &stop, STOP_GRACE).await;
                     return Ok(Exit::Done);
                 }
+                for k in reply.kill {
+                    match killers.remove(&(k.task_id.clone(), k.attempt)) {
+                        Some(kill) => {
+                            warn!(task = %k.task_id, attempt = k.attempt, "the AM says kill this attempt (timed out)");
+                            let _ = kill.send(());
+                        }
+                        None => info!(task = %k.task_id, attempt = k.attempt, "asked to kill an attempt not running here"),
+                    }
+                }
                 for t in reply.tasks {
                     if !started.insert((t.task_id.clone(), t.attempt)) {
                         warn!(task = %t.task_id, attempt = t.attempt, "assigned again; already started here");
@@ -331,9 +348,11 @@ async fn run_executor(
                     busy_cpus += t.cpus;
                     let log_dir = cfg.log_dir.clone();
                     let stopping = stopping.clone();
+                    let (kill, killed) = oneshot::channel();
+                    killers.insert((t.task_id.clone(), t.attempt), kill);
                     running.spawn(async move {
                         let cpus = t.cpus;
-                        (run_task(t, &log_dir, stopping).await, cpus)
+                        (run_task(t, &log_dir, stopping, killed).await, cpus)
                     });
                 }
             }
@@ -587,9 +606,10 @@ async fn run_task(
     t: TaskAssignment,
     log_dir: &Path,
     stopping: watch::Receiver<Option<Duration>>,
+    killed: oneshot::Receiver<()>,
 ) -> Option<TaskResult> {
     let start = Instant::now();
-    let exit_code = match spawn(&t, log_dir, stopping).await {
+    let exit_code = match spawn(&t, log_dir, stopping, killed).await {
         Ok(Some(code)) => code,
         Ok(None) => {
             info!(task = %t.task_id, attempt = t.attempt, "task stopped");
@@ -642,11 +662,13 @@ impl Drop for ProcessGroup {
     }
 }
 
-/// The task's exit code, or `None` when it was stopped.
+/// The task's exit code, or `None` when it was stopped (the executor is ending). A kill of
+/// this attempt alone (`killed`) ends its group too, and gives the exit code it caused.
 async fn spawn(
     t: &TaskAssignment,
     log_dir: &Path,
     mut stopping: watch::Receiver<Option<Duration>>,
+    mut killed: oneshot::Receiver<()>,
 ) -> anyhow::Result<Option<i32>> {
     use std::os::unix::process::ExitStatusExt;
     let name = output_name(&t.task_id, t.attempt);
@@ -667,7 +689,7 @@ async fn spawn(
         .kill_on_drop(true)
         .spawn()
         .context("starting bash")?;
-    let group = ProcessGroup::of(child.id());
+    let mut group = ProcessGroup::of(child.id());
     let status = tokio::select! {
         status = child.wait() => status.context("waiting for the task")?,
         grace = async { stopping.wait_for(Option::is_some).await.ok().and_then(|g| *g) } => {
@@ -678,6 +700,19 @@ async fn spawn(
             let _ = tokio::time::timeout(grace, child.wait()).await;
             // `group` drops here: SIGKILL for whatever is left.
             return Ok(None);
+        }
+        // A dropped sender (the executor is ending) is no kill: that is `stopping`'s.
+        Ok(()) = &mut killed => {
+            if let Some(g) = &group {
+                g.signal(libc::SIGTERM);
+            }
+            let ended = tokio::time::timeout(STOP_GRACE, child.wait()).await;
+            // SIGKILL for whatever is left.
+            drop(group.take());
+            match ended {
+                Ok(status) => status.context("waiting for the killed task")?,
+                Err(_) => child.wait().await.context("waiting for the killed task")?,
+            }
         }
     };
     drop(group);
