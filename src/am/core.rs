@@ -289,9 +289,7 @@ impl AmCore {
         if self.job.is_none() || self.ending.is_some() || now_ms < self.silence_check_ms {
             return;
         }
-        let (_, next) = self
-            .pool
-            .declare_silent_lost(now_ms, self.silence_limit_ms);
+        let (_, next) = self.pool.declare_silent_lost(now_ms, self.silence_limit_ms);
         // Every later "heard" is at `now_ms` or after, so this is never too late.
         self.silence_check_ms =
             next.unwrap_or_else(|| now_ms.saturating_add(self.silence_limit_ms));

@@ -550,11 +550,17 @@ fn a_silent_executor_is_declared_lost_and_its_task_runs_elsewhere() {
         ],
     );
     let (e1, e2) = (ids[0].clone(), ids[1].clone());
-    let t1 = poll(&mut c, 2_000, &e1, "nm1", &[]).tasks[0].task_id.clone();
-    let t2 = poll(&mut c, 2_000, &e2, "nm2", &[]).tasks[0].task_id.clone();
+    let t1 = poll(&mut c, 2_000, &e1, "nm1", &[]).tasks[0]
+        .task_id
+        .clone();
+    let t2 = poll(&mut c, 2_000, &e2, "nm2", &[]).tasks[0]
+        .task_id
+        .clone();
     // e1 finishes its task and keeps polling; e2 goes quiet after 2 s.
     let mut now = 3_000;
-    assert!(poll_results(&mut c, now, &e1, "nm1", &[(&t1, 0)]).tasks.is_empty());
+    assert!(poll_results(&mut c, now, &e1, "nm1", &[(&t1, 0)])
+        .tasks
+        .is_empty());
     let mut lost_at = None;
     let mut released = Vec::new();
     while now < 20_000 {

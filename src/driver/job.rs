@@ -599,7 +599,10 @@ mod tests {
                 "tasks":[{{"id":"a","command":"x"{task}}}]}}"#
             )
         };
-        let ok = Job::from_json(&text(r#","timeout_ms":1"#, &format!(r#","timeout_ms":{MAX_TIMEOUT_MS}"#)));
+        let ok = Job::from_json(&text(
+            r#","timeout_ms":1"#,
+            &format!(r#","timeout_ms":{MAX_TIMEOUT_MS}"#),
+        ));
         assert_eq!(ok.unwrap().timeout_ms, Some(1));
         for v in [0, MAX_TIMEOUT_MS + 1, u64::MAX] {
             let err = Job::from_json(&text(&format!(r#","timeout_ms":{v}"#), "")).unwrap_err();
@@ -609,7 +612,8 @@ mod tests {
             );
             let err = Job::from_json(&text("", &format!(r#","timeout_ms":{v}"#))).unwrap_err();
             assert!(
-                err.to_string().starts_with(&format!("task `a` timeout_ms is {v} ms;")),
+                err.to_string()
+                    .starts_with(&format!("task `a` timeout_ms is {v} ms;")),
                 "{err}"
             );
         }

@@ -234,8 +234,12 @@ impl Driver {
     fn set_deadline(&mut self, now: u64, task_id: &str, attempt: u32, executor_id: &str) {
         let i = self.index[task_id];
         if let Some(limit) = self.timeouts[i] {
-            self.deadlines
-                .insert((now.saturating_add(limit), i, attempt, executor_id.to_string()));
+            self.deadlines.insert((
+                now.saturating_add(limit),
+                i,
+                attempt,
+                executor_id.to_string(),
+            ));
         }
     }
 

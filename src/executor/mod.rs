@@ -336,7 +336,9 @@ async fn run_executor(
                             warn!(task = %k.task_id, attempt = k.attempt, "the AM says kill this attempt (timed out)");
                             let _ = kill.send(());
                         }
-                        None => info!(task = %k.task_id, attempt = k.attempt, "asked to kill an attempt not running here"),
+                        None => {
+                            info!(task = %k.task_id, attempt = k.attempt, "asked to kill an attempt not running here")
+                        }
                     }
                 }
                 for t in reply.tasks {
