@@ -57,6 +57,7 @@ use tracing::{info, warn};
 
 use yarn_am::poll_auth::{self, RequestAuth};
 use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
+use yarn_client::webhdfs::WebHdfs;
 
 use crate::api::model::{PollReply, PollRequest, TaskAssignment, TaskRef, TaskResult};
 
@@ -93,9 +94,9 @@ struct Config {
     log_dir: PathBuf,
     am_lost_after: Duration,
     am_gone_after: Duration,
-    /// The local staging folder where a next AM attempt publishes its URL
-    /// (`YARN_AM_STAGING_DIR`, set by AM attempts that are not the last).
-    staging_dir: Option<PathBuf>,
+    /// The staging folder where a next AM attempt publishes its URL (`YARN_AM_STAGING_DIR`,
+    /// on HDFS with `YARN_AM_STAGING_WEBHDFS`; set by AM attempts that are not the last).
+    staging_dir: Option<StagingFolder>,
     am_restart_wait: Duration,
     request_timeout: Duration,
     idle_poll: Duration,
@@ -128,7 +129,7 @@ impl Config {
                 .context("LOG_DIRS is empty")?,
             am_lost_after: AM_LOST_AFTER,
             am_gone_after: AM_GONE_AFTER,
-            staging_dir: std::env::var_os("YARN_AM_STAGING_DIR").map(PathBuf::from),
+            staging_dir: StagingFolder::from_env()?,
             am_restart_wait: AM_RESTART_WAIT,
             request_timeout: REQUEST_TIMEOUT,
             idle_poll: IDLE_POLL,
@@ -376,7 +377,7 @@ async fn run_executor(
                 // the staging folder, which goes when the application ends.
                 let (limit, next) = match &cfg.staging_dir {
                     None => (cfg.am_gone_after, NextAm::Unchanged),
-                    Some(dir) => (cfg.am_restart_wait, next_am(dir, &cfg.url)),
+                    Some(dir) => (cfg.am_restart_wait, dir.next_am(&cfg.url).await),
                 };
                 match next {
                     NextAm::Moved(url) => {
@@ -441,6 +442,73 @@ enum NextAm {
     AppOver,
 }
 
+/// The application's staging folder, as an executor reaches it.
+enum StagingFolder {
+    Local(PathBuf),
+    /// On HDFS, through WebHDFS with the container's HDFS delegation token (`user.name`
+    /// without security).
+    Webhdfs {
+        client: WebHdfs,
+        dir: String,
+    },
+}
+
+/// Any one WebHDFS call while looking for a next AM attempt.
+const WEBHDFS_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl StagingFolder {
+    fn from_env() -> anyhow::Result<Option<Self>> {
+        let Some(dir) = std::env::var_os("YARN_AM_STAGING_DIR") else {
+            return Ok(None);
+        };
+        let Ok(url) = std::env::var("YARN_AM_STAGING_WEBHDFS") else {
+            return Ok(Some(StagingFolder::Local(PathBuf::from(dir))));
+        };
+        let user = var("YARN_AM_STAGING_USER")?;
+        let client = WebHdfs::new(&url, &user, WEBHDFS_TIMEOUT)
+            .with_context(|| format!("YARN_AM_STAGING_WEBHDFS {url:?}"))?;
+        // Read after `take_key` rewrote the token file: it keeps the HDFS tokens.
+        let client = match crate::tokens::AmAuth::from_container().webhdfs {
+            Some(auth) => client.with_auth(auth),
+            None => client,
+        };
+        Ok(Some(StagingFolder::Webhdfs {
+            client,
+            dir: dir.to_string_lossy().trim_end_matches('/').to_string(),
+        }))
+    }
+
+    async fn next_am(&self, current: &str) -> NextAm {
+        match self {
+            StagingFolder::Local(dir) => next_am(dir, current),
+            StagingFolder::Webhdfs { client, dir } => {
+                match client.status(dir).await {
+                    Err(e) if e.is_not_found() => return NextAm::AppOver,
+                    Err(e) => {
+                        warn!("could not look at the staging folder {dir} on HDFS: {e}");
+                        return NextAm::Unchanged;
+                    }
+                    Ok(_) => {}
+                }
+                match client.read_to_string(&format!("{dir}/driver.url")).await {
+                    Ok(text) => moved(&text, current),
+                    Err(_) => NextAm::Unchanged,
+                }
+            }
+        }
+    }
+}
+
+/// What a `driver.url` reading says, against the URL polled now.
+fn moved(text: &str, current: &str) -> NextAm {
+    let url = text.trim();
+    if url.starts_with("http") && url != current {
+        NextAm::Moved(url.to_string())
+    } else {
+        NextAm::Unchanged
+    }
+}
+
 /// Reads the driver URL a next AM attempt publishes in `staging_dir` (see the AM's
 /// `journal::publish_url`). The staging folder rather than the RM: an executor holds no RM
 /// credentials (the AMRM token is the AM's alone, and RM REST needs SPNEGO on a secure
@@ -451,14 +519,7 @@ fn next_am(staging_dir: &Path, current: &str) -> NextAm {
         return NextAm::AppOver;
     }
     match std::fs::read_to_string(staging_dir.join("driver.url")) {
-        Ok(text) => {
-            let url = text.trim();
-            if url.starts_with("http") && url != current {
-                NextAm::Moved(url.to_string())
-            } else {
-                NextAm::Unchanged
-            }
-        }
+        Ok(text) => moved(&text, current),
         Err(_) => NextAm::Unchanged,
     }
 }
