@@ -121,24 +121,8 @@ fn asked(batch: &AllocateBatch) -> i32 {
 }
 
 fn poll(c: &mut AmCore, now: u64, id: &str, host: &str, finished: &[&str]) -> PollReply {
-    let (reply, mut rx) = oneshot::channel();
-    let request = PollRequest {
-        executor_id: id.into(),
-        host: host.into(),
-        free_cpus: 1,
-        finished: finished
-            .iter()
-            .map(|t| TaskResult {
-                task_id: t.to_string(),
-                attempt: 0,
-                exit_code: 0,
-                duration_ms: 1,
-            })
-            .collect(),
-        running: Vec::new(),
-    };
-    c.command(now, Command::ExecutorPoll { request, reply });
-    rx.try_recv().expect("a poll is answered at once")
+    let finished: Vec<(&str, u32)> = finished.iter().map(|t| (*t, 0)).collect();
+    poll_results(c, now, id, host, &finished)
 }
 
 #[test]
@@ -352,21 +336,26 @@ fn executors_are_told_to_stop_before_the_am_ends() {
     assert!(c.drained(5_200));
 }
 
-#[test]
-fn the_drain_is_bounded() {
-    let mut c = core(Some(job(2, 1, 2)));
-    c.start(0, 0);
+/// The job's first demand goes out and two executors (nm1, nm2) start at 1 s.
+fn two_executors(c: &mut AmCore) -> Vec<String> {
     c.tick(1);
     let b = c.heartbeat(1).unwrap();
     c.allocated(1, b, answered());
-    let ids = executors(
-        &mut c,
+    executors(
+        c,
         1_000,
         &[
             ("container_1_0001_01_000002", "nm1"),
             ("container_1_0001_01_000003", "nm2"),
         ],
-    );
+    )
+}
+
+#[test]
+fn the_drain_is_bounded() {
+    let mut c = core(Some(job(2, 1, 2)));
+    c.start(0, 0);
+    let ids = two_executors(&mut c);
     let e1 = &ids[0];
     // One executor runs both tasks; the other never polls.
     let t = poll(&mut c, 3_000, e1, "nm1", &[]).tasks[0].task_id.clone();
@@ -538,17 +527,7 @@ fn a_silent_executor_is_declared_lost_and_its_task_runs_elsewhere() {
     c.start(0, 0);
     // No executor yet: the first look is one limit from now.
     assert!(c.next_deadline_ms().unwrap() <= 10_000);
-    c.tick(1);
-    let b = c.heartbeat(1).unwrap();
-    c.allocated(1, b, answered());
-    let ids = executors(
-        &mut c,
-        1_000,
-        &[
-            ("container_1_0001_01_000002", "nm1"),
-            ("container_1_0001_01_000003", "nm2"),
-        ],
-    );
+    let ids = two_executors(&mut c);
     let (e1, e2) = (ids[0].clone(), ids[1].clone());
     let t1 = poll(&mut c, 2_000, &e1, "nm1", &[]).tasks[0]
         .task_id

@@ -24,6 +24,15 @@ fn added(id: &str, host: &str) -> DriverEvent {
 }
 
 fn launches(actions: &[DriverAction]) -> Vec<(String, u32, String)> {
+    attempts(actions, false)
+}
+
+fn kills(actions: &[DriverAction]) -> Vec<(String, u32, String)> {
+    attempts(actions, true)
+}
+
+/// (task, attempt, executor) of the launches, or of the kills.
+fn attempts(actions: &[DriverAction], kills: bool) -> Vec<(String, u32, String)> {
     actions
         .iter()
         .filter_map(|a| match a {
@@ -32,7 +41,12 @@ fn launches(actions: &[DriverAction]) -> Vec<(String, u32, String)> {
                 attempt,
                 executor_id,
                 ..
-            } => Some((task_id.clone(), *attempt, executor_id.clone())),
+            } if !kills => Some((task_id.clone(), *attempt, executor_id.clone())),
+            DriverAction::KillTask {
+                task_id,
+                attempt,
+                executor_id,
+            } if kills => Some((task_id.clone(), *attempt, executor_id.clone())),
             _ => None,
         })
         .collect()
@@ -191,20 +205,6 @@ fn invalid_jobs_are_refused() {
         Driver::new(j, HashMap::new()),
         Err(JobError::CpusAboveCores { .. })
     ));
-}
-
-fn kills(actions: &[DriverAction]) -> Vec<(String, u32, String)> {
-    actions
-        .iter()
-        .filter_map(|a| match a {
-            DriverAction::KillTask {
-                task_id,
-                attempt,
-                executor_id,
-            } => Some((task_id.clone(), *attempt, executor_id.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 /// An attempt past its task's `timeout_ms` fails with a reason naming the timeout, is

@@ -511,19 +511,9 @@ impl WebHdfs {
                 ("noredirect", "true"),
             ],
         )?;
-        let (status, reply, location) =
-            self.send("CREATE", path, self.http.put(&url), &url).await?;
-        let datanode_url = match (status, location) {
-            (307, Some(loc)) => loc,
-            (307, None) => {
-                return Err(WebHdfsError::BadReply {
-                    op: "CREATE",
-                    url,
-                    reason: "307 without a Location header".into(),
-                })
-            }
-            _ => Self::json::<String>("CREATE", &url, &reply, "Location")?,
-        };
+        let datanode_url = self
+            .datanode_url("CREATE", path, self.http.put(&url), url)
+            .await?;
         // The upload gets the base timeout plus time for its size at a slow but live rate.
         let upload_timeout = self.timeout + Duration::from_secs(len / MIN_UPLOAD_RATE);
         let req = self
