@@ -272,9 +272,12 @@ impl JobRun {
     /// The tasks for one poll reply: those lost on the way first (they have waited longest),
     /// then the new ones; all recorded as sent.
     fn hand_out(&mut self, executor_id: &str, resend: Vec<TaskAssignment>) -> Vec<TaskAssignment> {
+        // Resent ones are on record already: recording them again would double them on
+        // every poll that still does not name them.
+        let new = self.outbox.remove(executor_id).unwrap_or_default();
+        self.deliveries.sent(executor_id, &new);
         let mut tasks = resend;
-        tasks.extend(self.outbox.remove(executor_id).unwrap_or_default());
-        self.deliveries.sent(executor_id, &tasks);
+        tasks.extend(new);
         tasks
     }
 
@@ -428,6 +431,12 @@ mod tests {
             .map(|t| t.task_id)
             .collect();
         assert_eq!(ids, ["a", "b"]);
+        // Still not named (the executor ran it for an AM that died before recording it):
+        // sent once more, not twice.
+        let resend = j.deliveries.lost_on_the_way("1", &[], &[]);
+        assert_eq!(resend.len(), 2);
+        assert_eq!(j.hand_out("1", resend).len(), 2);
+        assert_eq!(j.deliveries.lost_on_the_way("1", &[], &[]).len(), 2);
         // An executor the driver no longer knows gets nothing resent (its tasks were
         // re-queued in the driver when it was lost).
         j.deliveries.forget("1");

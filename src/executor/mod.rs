@@ -275,6 +275,11 @@ async fn run_executor(
     let mut finished: Vec<TaskResult> = Vec::new();
     // Attempts started here: an assignment sent twice runs once.
     let mut started: HashSet<(String, u32)> = HashSet::new();
+    // Results the AM received. One assigned again was received by an AM attempt that died
+    // before it recorded it: the next attempt still thinks it runs here and sends it again,
+    // so it is reported again instead of run again (or never reported: a job that never
+    // ends).
+    let mut delivered: HashMap<(String, u32), TaskResult> = HashMap::new();
     // Attempts started whose result the AM has not received yet: each poll names them, so
     // the AM can tell an assignment that never arrived from one that runs.
     let mut active: HashSet<(String, u32)> = HashSet::new();
@@ -320,7 +325,9 @@ async fn run_executor(
             Ok(reply) => {
                 last_contact = Instant::now();
                 for r in finished.drain(..) {
-                    active.remove(&(r.task_id, r.attempt));
+                    let key = (r.task_id.clone(), r.attempt);
+                    active.remove(&key);
+                    delivered.insert(key, r);
                 }
                 if reply.shutdown {
                     info!(
@@ -344,7 +351,20 @@ async fn run_executor(
                 }
                 for t in reply.tasks {
                     if !started.insert((t.task_id.clone(), t.attempt)) {
-                        warn!(task = %t.task_id, attempt = t.attempt, "assigned again; already started here");
+                        let key = (t.task_id.clone(), t.attempt);
+                        match delivered.get(&key) {
+                            Some(r)
+                                if !finished
+                                    .iter()
+                                    .any(|f| (&f.task_id, f.attempt) == (&key.0, key.1)) =>
+                            {
+                                warn!(task = %t.task_id, attempt = t.attempt, "assigned again; it already ran here: reporting its result again");
+                                finished.push(r.clone());
+                            }
+                            _ => {
+                                warn!(task = %t.task_id, attempt = t.attempt, "assigned again; already started here")
+                            }
+                        }
                         continue;
                     }
                     active.insert((t.task_id.clone(), t.attempt));
