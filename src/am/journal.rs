@@ -169,10 +169,8 @@ impl Journal {
         if !entries.is_empty() {
             info!(staging = %dir, entries = entries.len(), "read the job journal of earlier attempts");
         }
+        // Created by the writer with the first batch: nothing on HDFS delays the start.
         let own = webhdfs_journal(dir, attempt);
-        c.create(&own, Vec::new(), true)
-            .await
-            .with_context(|| format!("creating the job journal {own}"))?;
         let (tx, rx) = mpsc::unbounded_channel();
         let (url, user) = (url.to_string(), user.to_string());
         tokio::spawn(write_webhdfs(rx, own, move || webhdfs(&url, &user, &auth)));
@@ -269,6 +267,7 @@ async fn write_webhdfs(
     file: String,
     client: impl Fn() -> anyhow::Result<WebHdfs>,
 ) {
+    let mut created = false;
     while let Some((mut text, done)) = rx.recv().await {
         let mut waiting: Vec<oneshot::Sender<()>> = done.into_iter().collect();
         while let Ok((more, done)) = rx.try_recv() {
@@ -276,6 +275,12 @@ async fn write_webhdfs(
             waiting.extend(done);
         }
         let r = match client() {
+            // Attempt numbers are not reused: no earlier file of this name to keep.
+            Ok(c) if !created => c
+                .create(&file, text.into_bytes(), true)
+                .await
+                .map(|_| created = true)
+                .map_err(anyhow::Error::from),
             Ok(c) => c
                 .append(&file, text.into_bytes())
                 .await

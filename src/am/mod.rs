@@ -307,8 +307,11 @@ async fn run_am() -> anyhow::Result<Outcome> {
         );
     }
     // Executors of an earlier attempt find this one here (see `journal::publish_url`).
-    if let Some(staging) = &spec.staging {
-        journal::publish_url(staging, &url, &webhdfs_auth).await;
+    // In the background: on HDFS it takes two calls, which must not hold up the first
+    // demand (those executors keep looking for a minute).
+    if let Some(staging) = spec.staging.clone() {
+        let (url, auth) = (url.clone(), webhdfs_auth.clone());
+        tokio::spawn(async move { journal::publish_url(&staging, &url, &auth).await });
     }
 
     let mut sigterm = signal(SignalKind::terminate())?;

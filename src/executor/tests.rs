@@ -703,8 +703,15 @@ async fn an_attempt_assigned_again_after_its_result_went_out_is_reported_again()
         .filter(|r| r.task_id == "a")
         .map(|r| r.exit_code)
         .collect();
-    assert!(reports.len() >= 2 && reports.iter().all(|c| *c == 0), "{reports:?}");
-    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "x\n", "ran twice");
+    assert!(
+        reports.len() >= 2 && reports.iter().all(|c| *c == 0),
+        "{reports:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        "x\n",
+        "ran twice"
+    );
 }
 
 async fn wait_until(mut ok: impl FnMut() -> bool) {
