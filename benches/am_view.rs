@@ -49,6 +49,7 @@ fn record(i: usize, attempts: u32) -> TaskRecord {
         attempts,
         duration_ms: 1_000 + i as u64 % 500,
         exit_code: 0,
+        last_failure: None,
     }
 }
 

@@ -187,4 +187,10 @@ pub struct SubmitArgs {
     /// With --wait: give up following after this many seconds.
     #[arg(long, default_value_t = 86400)]
     pub wait_timeout: u64,
+    /// With --job: seconds an executor may go without polling the AM (counted from its
+    /// launch until its first poll) before the AM declares it lost, releases its container
+    /// and runs its tasks elsewhere (Spark's spark.network.timeout). At most a week.
+    #[arg(long, default_value_t = 120, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub executor_silence_timeout: u64,
 }

@@ -84,6 +84,10 @@ pub struct AppSpec {
     /// Set when the AM may refresh its HDFS delegation token from a keytab.
     #[serde(default)]
     pub token_refresh: Option<TokenRefresh>,
+    /// `submit --executor-silence-timeout`: an embedded job's executor that has not polled
+    /// for this long is declared lost. `None`: the AM's default (120 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor_silence_timeout_ms: Option<u64>,
 }
 
 impl AppSpec {
@@ -124,6 +128,7 @@ mod tests {
             token_refresh: None,
             nm_heartbeat_ms: Some(500),
             fallback_to_simple_auth_allowed: false,
+            executor_silence_timeout_ms: Some(4000),
         }
     }
 

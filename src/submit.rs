@@ -274,6 +274,7 @@ async fn stage_and_submit(
         nm_heartbeat_ms: nm_heartbeat_ms(&conf),
         fallback_to_simple_auth_allowed: fallback_to_simple(&conf)?,
         token_refresh,
+        executor_silence_timeout_ms: Some(args.executor_silence_timeout.saturating_mul(1000)),
     };
     let staged_spec = stager
         .put_bytes(SPEC_FILE, spec.to_json().into_bytes())

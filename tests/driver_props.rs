@@ -54,6 +54,7 @@ fn arb_tasks() -> impl Strategy<Value = Vec<TaskSpec>> {
                     vec![]
                 },
                 cpus,
+                timeout_ms: None,
             })
             .collect()
     })

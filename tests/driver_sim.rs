@@ -223,6 +223,9 @@ impl Sim {
     fn apply(&mut self, actions: Vec<DriverAction>) {
         for a in actions {
             match a {
+                DriverAction::KillTask { task_id, .. } => {
+                    panic!("{task_id} timed out, but simulated jobs set no timeout")
+                }
                 DriverAction::LaunchTask {
                     task_id,
                     attempt,
@@ -427,6 +430,7 @@ fn arb_job() -> impl Strategy<Value = Job> {
                             vec![]
                         },
                         cpus: cpus.min(cores),
+                        timeout_ms: None,
                     })
                     .collect();
                 let text = serde_json::json!({

@@ -2,7 +2,9 @@
 //! job submitted with two attempts. The second attempt adopts the executors still running
 //! (YARN keeps them, `keep-containers-across-application-attempts`), they find it through
 //! the staging folder, and the job resumes from the journal: the app succeeds in attempt 2
-//! and no task that had succeeded before the kill runs again.
+//! and no task that had succeeded before the kill runs again. Twice: staged in a local
+//! folder, and on HDFS through WebHDFS (journal appended through WebHDFS, `driver.url` read
+//! by the executors through it).
 
 #[path = "support/am.rs"]
 mod am;
@@ -35,14 +37,49 @@ fn attempt_dir(c: &cluster::Cluster, app: &str, attempt: u32) -> Option<PathBuf>
         .find(|d| d.to_string_lossy().ends_with(&suffix))
 }
 
+/// The two tests share the cluster's capacity: one at a time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_am_is_replaced_and_the_job_resumes_with_its_executors() {
+    let _one = SERIAL.lock().await;
+    crash_and_resume("it-am-crash", &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_webhdfs_staging_a_killed_am_is_replaced_and_the_job_resumes() {
+    let _one = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let log = crash_and_resume(
+        "it-am-crash-webhdfs",
+        &["--webhdfs", &c.webhdfs, "--user", "yarn-am-it"],
+    )
+    .await;
+    assert!(
+        log.contains("read the job journal of earlier attempts"),
+        "attempt 2 read no journal from HDFS:\n{log}"
+    );
+    assert!(
+        log.contains("published the driver URL"),
+        "attempt 2 did not publish its URL on HDFS:\n{log}"
+    );
+    assert!(
+        !log.contains("could not append to the job journal"),
+        "{log}"
+    );
+}
+
+/// Submits the 60-task job as `name` with two attempts (and `extra` submit arguments),
+/// kills the AM with 20 tasks done, and checks that attempt 2 finishes the job with the
+/// same executors and no task run twice. Returns attempt 2's log.
+async fn crash_and_resume(name: &str, extra: &[&str]) -> String {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    let name = "it-am-crash";
     let path = am::write_job(c, name, &job(name));
     let out = am::yarn_am(c)
-        .args(["submit", "--name", name, "--max-attempts", "2", "--job"])
+        .args(["submit", "--name", name, "--max-attempts", "2"])
+        .args(extra)
+        .arg("--job")
         .arg(&path)
         .output()
         .unwrap();
@@ -142,7 +179,8 @@ async fn a_killed_am_is_replaced_and_the_job_resumes_with_its_executors() {
         })
         .count();
     eprintln!(
-        "attempt 2 finished the job: {} tasks done before the kill kept, {adopted_ran} tasks after it on adopted executors",
+        "{name}: attempt 2 finished the job: {} tasks done before the kill kept, {adopted_ran} tasks after it on adopted executors",
         done_before.len()
     );
+    log
 }

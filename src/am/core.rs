@@ -46,6 +46,10 @@ const RETRY_GAP_MS: u64 = 1_000;
 /// How long an ending AM waits for its executors to hear "shut down" (they poll every
 /// 300 ms when idle).
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(3);
+/// How long an executor of the embedded job may go without polling before the AM declares
+/// it lost, by default: Spark's `spark.network.timeout` (120 s), which bounds its executor
+/// heartbeats the same way. `submit --executor-silence-timeout` changes it.
+pub const DEFAULT_EXECUTOR_SILENCE: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -130,6 +134,10 @@ pub struct AmCore {
     drain_until_ms: u64,
     /// Executors answered "shut down".
     told_to_stop: HashSet<String>,
+    /// An executor of the embedded job silent this long is declared lost.
+    silence_limit_ms: u64,
+    /// No executor can have been silent for the limit before this; 0: look at once.
+    silence_check_ms: u64,
 }
 
 impl AmCore {
@@ -155,7 +163,16 @@ impl AmCore {
             ending: None,
             drain_until_ms: 0,
             told_to_stop: HashSet::new(),
+            silence_limit_ms: DEFAULT_EXECUTOR_SILENCE.as_millis() as u64,
+            silence_check_ms: 0,
         }
+    }
+
+    /// Declares executors of the embedded job lost after `limit` without a poll (counted
+    /// from their launch until the first one).
+    pub fn with_executor_silence(mut self, limit: Duration) -> Self {
+        self.silence_limit_ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX).max(1);
+        self
     }
 
     /// The first step: the job's first demand, or `initial` executors without a job.
@@ -219,6 +236,9 @@ impl AmCore {
 
     fn poll(&mut self, now_ms: u64, request: model::PollRequest) -> PollReply {
         let id = request.executor_id.clone();
+        if let Ok(n) = id.parse::<u64>() {
+            self.pool.registry.heard(n, now_ms);
+        }
         let job_over = self.job.as_ref().is_some_and(|j| j.finished().is_some());
         let reply = match self.job.as_mut() {
             // Only `yarn-am executor` processes poll, and only job runs start them.
@@ -247,7 +267,8 @@ impl AmCore {
         self.settle(now_ms);
     }
 
-    /// Time passed: ticks the driver when its deadline came.
+    /// Time passed: ticks the driver when its deadline came (silent executors are looked
+    /// for in `settle`).
     pub fn tick(&mut self, now_ms: u64) {
         if let Some(j) = self.job.as_mut() {
             if j.next_deadline_ms().is_some_and(|d| d <= now_ms) {
@@ -256,6 +277,22 @@ impl AmCore {
             }
         }
         self.settle(now_ms);
+    }
+
+    /// Executors of the embedded job that have not polled for the silence limit are lost:
+    /// their containers go back and their tasks run elsewhere (`settle` tells the driver).
+    /// Only the embedded job's executors poll the AM (an external driver's run its own
+    /// command and report to that driver, which judges their liveness itself and kills
+    /// through `POST /v1/executors/kill`), so without a job nothing is checked. Nor while
+    /// the AM is ending: silence then is the drain's business.
+    fn check_silence(&mut self, now_ms: u64) {
+        if self.job.is_none() || self.ending.is_some() || now_ms < self.silence_check_ms {
+            return;
+        }
+        let (_, next) = self.pool.declare_silent_lost(now_ms, self.silence_limit_ms);
+        // Every later "heard" is at `now_ms` or after, so this is never too late.
+        self.silence_check_ms =
+            next.unwrap_or_else(|| now_ms.saturating_add(self.silence_limit_ms));
     }
 
     /// The allocate call to make now, if one is due (none while another is in flight or
@@ -318,8 +355,9 @@ impl AmCore {
         self.settle(now_ms);
     }
 
-    /// After every input: the job learns of lost executors, and the AM's end is noticed.
+    /// After every input: silent executors are declared lost, the job learns of lost executors, and the AM's end is noticed.
     fn settle(&mut self, now_ms: u64) {
+        self.check_silence(now_ms);
         if let Some(j) = self.job.as_mut() {
             j.sync_lost(now_ms, &mut self.pool);
         }
@@ -417,7 +455,8 @@ impl AmCore {
             .as_ref()
             .and_then(JobRun::next_deadline_ms)
             .map(|d| d.max(self.last_tick_ms + MIN_TICK_GAP_MS));
-        [heartbeat, tick].into_iter().flatten().min()
+        let silence = self.job.is_some().then_some(self.silence_check_ms);
+        [heartbeat, tick, silence].into_iter().flatten().min()
     }
 
     /// Whether the loop should fetch the RM's node list (a container on a host of unknown
@@ -464,7 +503,7 @@ impl AmCore {
         ids: &std::collections::HashMap<String, u64>,
         in_flight: &[(String, u32, String)],
     ) -> usize {
-        let adopted = self.pool.adopt(containers, ids);
+        let adopted = self.pool.adopt(now_ms, containers, ids);
         if let Some(j) = self.job.as_mut() {
             j.adopt(now_ms, &adopted, in_flight, &mut self.pool);
         }

@@ -112,24 +112,8 @@ fn asked(batch: &AllocateBatch) -> i32 {
 }
 
 fn poll(c: &mut AmCore, now: u64, id: &str, host: &str, finished: &[&str]) -> PollReply {
-    let (reply, mut rx) = oneshot::channel();
-    let request = PollRequest {
-        executor_id: id.into(),
-        host: host.into(),
-        free_cpus: 1,
-        finished: finished
-            .iter()
-            .map(|t| TaskResult {
-                task_id: t.to_string(),
-                attempt: 0,
-                exit_code: 0,
-                duration_ms: 1,
-            })
-            .collect(),
-        running: Vec::new(),
-    };
-    c.command(now, Command::ExecutorPoll { request, reply });
-    rx.try_recv().expect("a poll is answered at once")
+    let finished: Vec<(&str, u32)> = finished.iter().map(|t| (*t, 0)).collect();
+    poll_results(c, now, id, host, &finished)
 }
 
 #[test]
@@ -429,21 +413,26 @@ fn executors_are_told_to_stop_before_the_am_ends() {
     assert!(c.drained(5_200));
 }
 
-#[test]
-fn the_drain_is_bounded() {
-    let mut c = core(Some(job(2, 1, 2)));
-    c.start(0, 0);
+/// The job's first demand goes out and two executors (nm1, nm2) start at 1 s.
+fn two_executors(c: &mut AmCore) -> Vec<String> {
     c.tick(1);
     let b = c.heartbeat(1).unwrap();
     c.allocated(1, b, answered());
-    let ids = executors(
-        &mut c,
+    executors(
+        c,
         1_000,
         &[
             ("container_1_0001_01_000002", "nm1"),
             ("container_1_0001_01_000003", "nm2"),
         ],
-    );
+    )
+}
+
+#[test]
+fn the_drain_is_bounded() {
+    let mut c = core(Some(job(2, 1, 2)));
+    c.start(0, 0);
+    let ids = two_executors(&mut c);
     let e1 = &ids[0];
     // One executor runs both tasks; the other never polls.
     let t = poll(&mut c, 3_000, e1, "nm1", &[]).tasks[0].task_id.clone();
@@ -529,6 +518,7 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
                 attempts: 1,
                 duration_ms: 1,
                 exit_code: 0,
+                last_failure: None,
             },
         },
         // In flight at the crash; the reply carrying it never reached the executor.
@@ -567,4 +557,176 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
     assert_eq!(tasks, ["t2"]);
     let report = c.view().job.unwrap();
     assert_eq!(serde_json::to_value(&report).unwrap()["tasks_succeeded"], 2);
+}
+
+/// One poll naming `finished` results (task, attempt), exit 0.
+fn poll_results(
+    c: &mut AmCore,
+    now: u64,
+    id: &str,
+    host: &str,
+    finished: &[(&str, u32)],
+) -> PollReply {
+    let (reply, mut rx) = oneshot::channel();
+    let request = PollRequest {
+        executor_id: id.into(),
+        host: host.into(),
+        free_cpus: 1,
+        finished: finished
+            .iter()
+            .map(|(t, a)| TaskResult {
+                task_id: t.to_string(),
+                attempt: *a,
+                exit_code: 0,
+                duration_ms: 1,
+            })
+            .collect(),
+        running: Vec::new(),
+    };
+    c.command(now, Command::ExecutorPoll { request, reply });
+    rx.try_recv().expect("a poll is answered at once")
+}
+
+/// An executor that stops polling is declared lost after the silence limit: its container
+/// is released in the next allocate call, its reason says why (not counted against the
+/// app), its task runs on the executor that still polls, and its own late poll is told to
+/// shut down. The silence check is a timer of its own, not a fixed round.
+#[test]
+fn a_silent_executor_is_declared_lost_and_its_task_runs_elsewhere() {
+    let mut c = core(Some(job(2, 1, 2))).with_executor_silence(Duration::from_secs(10));
+    c.start(0, 0);
+    // No executor yet: the first look is one limit from now.
+    assert!(c.next_deadline_ms().unwrap() <= 10_000);
+    let ids = two_executors(&mut c);
+    let (e1, e2) = (ids[0].clone(), ids[1].clone());
+    let t1 = poll(&mut c, 2_000, &e1, "nm1", &[]).tasks[0]
+        .task_id
+        .clone();
+    let t2 = poll(&mut c, 2_000, &e2, "nm2", &[]).tasks[0]
+        .task_id
+        .clone();
+    // e1 finishes its task and keeps polling; e2 goes quiet after 2 s.
+    let mut now = 3_000;
+    assert!(poll_results(&mut c, now, &e1, "nm1", &[(&t1, 0)])
+        .tasks
+        .is_empty());
+    let mut lost_at = None;
+    let mut released = Vec::new();
+    while now < 20_000 {
+        // The loop wakes at the core's deadline or for e1's next poll, whichever is first.
+        let next = c.next_deadline_ms().unwrap().min(now + 1_000).max(now + 1);
+        now = next;
+        c.tick(now);
+        if let Some(b) = c.heartbeat(now) {
+            released.extend(b.releases.iter().map(|r| format!("{r:?}")));
+            c.allocated(now, b, answered());
+        }
+        if lost_at.is_none() && c.pool.registry.live_host(e2.parse().unwrap()).is_none() {
+            lost_at = Some(now);
+        }
+        if now % 1_000 == 0 {
+            let r = poll(&mut c, now, &e1, "nm1", &[]);
+            if let Some(t) = r.tasks.first() {
+                assert_eq!((t.task_id.as_str(), t.attempt), (t2.as_str(), 1));
+                break;
+            }
+        }
+    }
+    // Silent from its last poll at 2 s: lost at 12 s, not before, and found at once.
+    assert_eq!(lost_at, Some(12_000));
+    assert_eq!(released.len(), 1, "{released:?}");
+    let v = c.view();
+    let gone = v.executors.iter().find(|e| e.id == e2).unwrap();
+    let why = gone.reason.as_deref().unwrap();
+    assert!(why.starts_with("lost: no poll for 10000 ms"), "{why}");
+    assert_eq!(gone.counts_against_app, Some(false));
+    assert_eq!(v.executor_failures, 0);
+    assert!(v
+        .recent_events
+        .iter()
+        .any(|e| e.name() == "executor_removed"));
+    // The stopped executor comes back: it is no longer one of ours.
+    let late = poll(&mut c, now + 10, &e2, "nm2", &[]);
+    assert!(late.shutdown && late.tasks.is_empty());
+    // e1 kept polling all along: never declared lost.
+    assert!(c.pool.registry.live_host(e1.parse().unwrap()).is_some());
+    assert!(c.ending().is_none());
+}
+
+/// An executor that never polls at all counts from its launch.
+#[test]
+fn an_executor_never_heard_from_counts_from_its_launch() {
+    let mut c = core(Some(job(1, 1, 1))).with_executor_silence(Duration::from_secs(5));
+    c.start(0, 0);
+    c.tick(1);
+    let b = c.heartbeat(1).unwrap();
+    c.allocated(1, b, answered());
+    let ids = executors(&mut c, 2_000, &[("container_1_0001_01_000002", "nm1")]);
+    let e: u64 = ids[0].parse().unwrap();
+    c.tick(5_000);
+    c.tick(6_999);
+    assert!(c.pool.registry.is_live(e));
+    assert!(c.next_deadline_ms().unwrap() <= 7_000);
+    c.tick(7_000);
+    assert!(!c.pool.registry.is_live(e));
+}
+
+/// Without an embedded job, executors run the driver's own command and never poll the AM:
+/// they are never declared silent (the external driver judges them).
+#[test]
+fn an_external_drivers_executors_are_not_judged_by_silence() {
+    let mut c = core(None).with_executor_silence(Duration::from_secs(5));
+    c.start(0, 1);
+    let b = c.heartbeat(0).unwrap();
+    c.allocated(0, b, granted(&[("container_1_0001_01_000002", "nm1")]));
+    let l = c.take_launches();
+    c.launched(
+        0,
+        LaunchReport::Started {
+            container: "container_1_0001_01_000002".into(),
+        },
+    );
+    c.tick(600_000);
+    assert!(c.pool.registry.is_live(l[0].executor));
+}
+
+/// A task past its `timeout_ms`: the executor running it hears "kill" on its next poll,
+/// and the retry goes out (here to the same executor, the only one).
+#[test]
+fn a_timed_out_attempt_is_killed_through_the_next_poll() {
+    let job = Job::from_json(
+        &serde_json::json!({
+            "name": "j",
+            "executor": {"cores": 1, "memory_mb": 256, "initial_executors": 1},
+            "tasks": [{"id": "hang", "command": "sleep 600", "timeout_ms": 2000}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut c = core(Some(JobRun::new(Driver::new(job, HashMap::new()).unwrap())));
+    c.start(0, 0);
+    c.tick(1);
+    let b = c.heartbeat(1).unwrap();
+    c.allocated(1, b, answered());
+    let ids = executors(&mut c, 500, &[("container_1_0001_01_000002", "nm1")]);
+    let r = poll(&mut c, 1_000, &ids[0], "nm1", &[]);
+    assert_eq!(r.tasks[0].attempt, 0);
+    assert!(r.kill.is_empty());
+    assert!(c.next_deadline_ms().unwrap() <= 3_000);
+    c.tick(3_000);
+    let r = poll(&mut c, 3_100, &ids[0], "nm1", &[]);
+    assert_eq!(
+        r.kill,
+        [crate::api::model::TaskRef {
+            task_id: "hang".into(),
+            attempt: 0
+        }]
+    );
+    assert_eq!(
+        r.tasks.iter().map(|t| t.attempt).collect::<Vec<_>>(),
+        [1],
+        "the retry"
+    );
+    // Told once.
+    assert!(poll(&mut c, 3_400, &ids[0], "nm1", &[]).kill.is_empty());
 }

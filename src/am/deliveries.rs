@@ -56,6 +56,14 @@ impl Deliveries {
             .collect()
     }
 
+    /// The AM gave up on an attempt (it timed out): never send it again, whether or not the
+    /// executor got it.
+    pub fn cancel(&mut self, executor: &str, task_id: &str, attempt: u32) {
+        if let Some(sent) = self.sent.get_mut(executor) {
+            sent.retain(|t| !(t.task_id == task_id && t.attempt == attempt));
+        }
+    }
+
     /// The executor is gone: the driver re-queues its attempts itself.
     pub fn forget(&mut self, executor: &str) {
         self.sent.remove(executor);

@@ -44,6 +44,9 @@ pub struct Registry {
     listed: Option<Listed<ExecutorView>>,
     /// The recent events last published; `None` after a new one.
     listed_recent: Option<Listed<ExecutorEvent>>,
+    /// Live executors: when the AM last heard from each (its launch until its first poll),
+    /// in the core's `now_ms`; what declares a silent executor lost (see `AmCore`).
+    last_heard: HashMap<u64, u64>,
 }
 
 fn level(l: MatchLevel) -> Locality {
@@ -70,6 +73,7 @@ impl Registry {
             failures: 0,
             listed: None,
             listed_recent: None,
+            last_heard: HashMap::new(),
         }
     }
 
@@ -148,6 +152,44 @@ impl Registry {
         }
     }
 
+    /// The AM heard from a live executor at `now_ms` (launched it, or got its poll).
+    pub fn heard(&mut self, id: u64, now_ms: u64) {
+        if self.is_live(id) {
+            let at = self.last_heard.entry(id).or_insert(now_ms);
+            *at = (*at).max(now_ms);
+        }
+    }
+
+    /// The live executors not heard from for `limit_ms`, with how long each has been silent
+    /// (those whose containers the AM is already giving back aside), and the earliest time
+    /// another one could become silent.
+    pub fn silent(&self, now_ms: u64, limit_ms: u64) -> (Vec<(u64, u64)>, Option<u64>) {
+        let mut silent = Vec::new();
+        let mut next: Option<u64> = None;
+        for (&id, &at) in &self.last_heard {
+            if self.released.contains_key(&id) {
+                continue;
+            }
+            let due = at.saturating_add(limit_ms);
+            if due <= now_ms {
+                silent.push((id, now_ms - at));
+            } else {
+                next = Some(next.map_or(due, |n| n.min(due)));
+            }
+        }
+        silent.sort_unstable();
+        (silent, next)
+    }
+
+    /// The AM gave up on a live executor (it went silent): it is gone now for the driver
+    /// and the API, with `reason`, not counted against the app; its container's completion,
+    /// when YARN reports it, changes nothing more.
+    pub fn declare_lost(&mut self, id: u64, reason: &str) {
+        if let Some(container) = self.executors.get(&id).map(|e| e.container_id.clone()) {
+            self.exited(&container, None, reason.to_string(), false);
+        }
+    }
+
     /// Launch failed before the container ran anything.
     pub fn launch_failed(&mut self, container: &str, error: &str) {
         self.exited(container, None, format!("launch failed: {error}"), true);
@@ -180,6 +222,7 @@ impl Registry {
         }
         let e = Arc::make_mut(e);
         e.state = ExecutorState::Exited;
+        self.last_heard.remove(&id);
         e.exit_status = status;
         e.reason = Some(reason);
         e.counts_against_app = Some(counts);

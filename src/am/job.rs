@@ -14,7 +14,7 @@ use yarn_am::driver::{Driver, DriverAction, DriverEvent};
 
 use super::deliveries::Deliveries;
 use super::pool::Pool;
-use crate::api::model::{PollReply, PollRequest, TaskAssignment};
+use crate::api::model::{PollReply, PollRequest, TaskAssignment, TaskRef};
 
 pub struct JobRun {
     driver: Driver,
@@ -31,6 +31,8 @@ pub struct JobRun {
     retiring: HashSet<String>,
     /// Assignments sent, to find the ones lost on the way.
     deliveries: Deliveries,
+    /// Attempts each executor must kill on its next poll (timed out).
+    kills: HashMap<String, Vec<TaskRef>>,
     finished: Option<JobSummary>,
     /// The report last published; `None` once the driver has seen something since (see
     /// [`Self::report`]).
@@ -55,6 +57,7 @@ impl JobRun {
             awaiting_first_poll: HashSet::new(),
             retiring: HashSet::new(),
             deliveries: Deliveries::default(),
+            kills: HashMap::new(),
             finished: None,
             report: None,
         }
@@ -164,6 +167,7 @@ impl JobRun {
                 reason: Some(format!(
                     "executor {id:?} is not a live executor of this ApplicationMaster"
                 )),
+                kill: Vec::new(),
             };
         };
         if host != req.host {
@@ -246,9 +250,14 @@ impl JobRun {
         } else {
             self.hand_out(&id, resend)
         };
+        let kill = self.kills.remove(&id).unwrap_or_default();
+        if !kill.is_empty() {
+            info!(executor = %id, attempts = kill.len(), "telling the executor to kill timed-out attempts");
+        }
         PollReply {
             tasks,
             shutdown,
+            kill,
             reason: shutdown.then(|| {
                 if self.finished.is_some() {
                     "the job is over".to_string()
@@ -262,9 +271,12 @@ impl JobRun {
     /// The tasks for one poll reply: those lost on the way first (they have waited longest),
     /// then the new ones; all recorded as sent.
     fn hand_out(&mut self, executor_id: &str, resend: Vec<TaskAssignment>) -> Vec<TaskAssignment> {
+        // Resent ones are on record already: recording them again would double them on
+        // every poll that still does not name them.
+        let new = self.outbox.remove(executor_id).unwrap_or_default();
+        self.deliveries.sent(executor_id, &new);
         let mut tasks = resend;
-        tasks.extend(self.outbox.remove(executor_id).unwrap_or_default());
-        self.deliveries.sent(executor_id, &tasks);
+        tasks.extend(new);
         tasks
     }
 
@@ -279,6 +291,7 @@ impl JobRun {
         for id in lost {
             self.registered.remove(&id);
             self.outbox.remove(&id);
+            self.kills.remove(&id);
             self.deliveries.forget(&id);
             let reason = id
                 .parse::<u64>()
@@ -318,6 +331,28 @@ impl JobRun {
                     info!(?ids, "releasing idle executors");
                     self.retiring.extend(ids.iter().cloned());
                     pool.kill(now_ms, ids);
+                }
+                DriverAction::KillTask {
+                    task_id,
+                    attempt,
+                    executor_id,
+                } => {
+                    warn!(task = %task_id, attempt, executor = %executor_id, "task attempt timed out; killing it");
+                    self.deliveries.cancel(&executor_id, &task_id, attempt);
+                    let queued = self.outbox.get_mut(&executor_id);
+                    let unsent = queued.is_some_and(|q| {
+                        let before = q.len();
+                        q.retain(|t| !(t.task_id == task_id && t.attempt == attempt));
+                        q.len() < before
+                    });
+                    // An attempt still in the outbox never reached its executor: nothing
+                    // to kill there.
+                    if !unsent {
+                        self.kills
+                            .entry(executor_id)
+                            .or_default()
+                            .push(TaskRef { task_id, attempt });
+                    }
                 }
                 DriverAction::JobFinished { summary, .. } => {
                     info!(succeeded = summary.succeeded, "job finished");
@@ -380,6 +415,12 @@ mod tests {
             .map(|t| t.task_id)
             .collect();
         assert_eq!(ids, ["a", "b"]);
+        // Still not named (the executor ran it for an AM that died before recording it):
+        // sent once more, not twice.
+        let resend = j.deliveries.lost_on_the_way("1", &[], &[]);
+        assert_eq!(resend.len(), 2);
+        assert_eq!(j.hand_out("1", resend).len(), 2);
+        assert_eq!(j.deliveries.lost_on_the_way("1", &[], &[]).len(), 2);
         // An executor the driver no longer knows gets nothing resent (its tasks were
         // re-queued in the driver when it was lost).
         j.deliveries.forget("1");

@@ -28,9 +28,10 @@ use super::token_refresh::SharedTokens;
 pub struct DriverContact {
     pub app_id: String,
     pub url: String,
-    /// The local staging folder, where a later AM attempt publishes its URL
-    /// (`YARN_AM_STAGING_DIR`); `None` on the last attempt or with WebHDFS staging.
-    pub staging_dir: Option<String>,
+    /// The staging folder, where a later AM attempt publishes its URL (`YARN_AM_STAGING_DIR`,
+    /// with `YARN_AM_STAGING_WEBHDFS` and `YARN_AM_STAGING_USER` on HDFS); `None` on the
+    /// last attempt.
+    pub staging_dir: Option<crate::staging::StagingDir>,
     /// The application's master secret: each executor's key is derived from it, and it
     /// never leaves the AM.
     pub master_secret: Arc<[u8]>,
@@ -111,8 +112,18 @@ impl Launcher {
                 self.spec.vcores.to_string(),
             ),
         ]);
-        if let Some(dir) = &self.contact.staging_dir {
-            environment.insert("YARN_AM_STAGING_DIR".to_string(), dir.clone());
+        match &self.contact.staging_dir {
+            Some(crate::staging::StagingDir::Local { path }) => {
+                environment.insert("YARN_AM_STAGING_DIR".to_string(), path.clone());
+            }
+            Some(crate::staging::StagingDir::Webhdfs { url, user, path }) => {
+                environment.extend([
+                    ("YARN_AM_STAGING_DIR".to_string(), path.clone()),
+                    ("YARN_AM_STAGING_WEBHDFS".to_string(), url.clone()),
+                    ("YARN_AM_STAGING_USER".to_string(), user.clone()),
+                ]);
+            }
+            None => {}
         }
         let local_resources: BTreeMap<_, _> = self
             .spec

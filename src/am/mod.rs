@@ -37,7 +37,7 @@ use yarn_client::request_table::{AllocateBatch, AmrmState};
 use yarn_client::rest::RmRest;
 use yarn_client::rpc::RpcConfig;
 
-use self::core::{AmCore, Ending, Outcome};
+use self::core::{AmCore, Ending, Outcome, DEFAULT_EXECUTOR_SILENCE};
 use crate::api;
 use crate::spec::{AppSpec, SPEC_FILE};
 use env::ContainerEnv;
@@ -193,8 +193,15 @@ async fn run_am() -> anyhow::Result<Outcome> {
     };
     // The journal of earlier attempts: the job resumes where a crashed attempt left it, and
     // executor ids continue past every id it used.
+    let shared_tokens = SharedTokens::new(creds.clone());
+    let webhdfs_auth: journal::HttpAuthSource = {
+        let t = shared_tokens.clone();
+        Arc::new(move || t.webhdfs_auth())
+    };
     let opened = match &spec.job {
-        Some(_) => journal::Journal::open(spec.staging.as_ref())?,
+        Some(_) => {
+            journal::Journal::open(spec.staging.as_ref(), env.attempt, webhdfs_auth.clone()).await?
+        }
         None => None,
     };
     let mut first_executor_id = 1;
@@ -228,7 +235,6 @@ async fn run_am() -> anyhow::Result<Outcome> {
     table.on_registered(registered.nm_tokens_from_previous_attempts.clone());
 
     let registry = Registry::new(handle.events.clone());
-    let shared_tokens = SharedTokens::new(creds.clone());
     // Runs until the AM's runtime ends.
     if let Some(r) = spec.token_refresh.clone() {
         token_refresh::spawn(r, shared_tokens.clone());
@@ -240,12 +246,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         tokens: shared_tokens.clone(),
         // Where an executor finds the next attempt's address if this one dies; the last
         // attempt has no next, and its executors go as soon as it is gone.
-        staging_dir: match &spec.staging {
-            Some(crate::staging::StagingDir::Local { path }) if !env.is_last_attempt() => {
-                Some(path.clone())
-            }
-            _ => None,
-        },
+        staging_dir: spec.staging.clone().filter(|_| !env.is_last_attempt()),
     };
     let (mut launcher, mut launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
@@ -262,6 +263,10 @@ async fn run_am() -> anyhow::Result<Outcome> {
         job,
         IDLE_HEARTBEAT,
         spec.max_executor_failures as usize,
+    )
+    .with_executor_silence(
+        spec.executor_silence_timeout_ms
+            .map_or(DEFAULT_EXECUTOR_SILENCE, Duration::from_millis),
     );
 
     let start = tokio::time::Instant::now();
@@ -281,8 +286,11 @@ async fn run_am() -> anyhow::Result<Outcome> {
         );
     }
     // Executors of an earlier attempt find this one here (see `journal::publish_url`).
-    if let Some(staging) = &spec.staging {
-        journal::publish_url(staging, &url);
+    // In the background: on HDFS it takes two calls, which must not hold up the first
+    // demand (those executors keep looking for a minute).
+    if let Some(staging) = spec.staging.clone() {
+        let (url, auth) = (url.clone(), webhdfs_auth.clone());
+        tokio::spawn(async move { journal::publish_url(&staging, &url, &auth).await });
     }
 
     let mut sigterm = signal(SignalKind::terminate())?;
@@ -300,7 +308,12 @@ async fn run_am() -> anyhow::Result<Outcome> {
             // Before the executors start: their ids are in the journal before any of them
             // can poll. Task starts and ends of the last input are written here too, right
             // after the reply that carried them; a crash in between only reruns that task.
-            j.append(&core.take_journal(&launches_now));
+            let entries = core.take_journal(&launches_now);
+            if launches_now.is_empty() {
+                j.append(&entries);
+            } else {
+                j.append_durable(&entries, journal::DURABLE_WAIT).await;
+            }
         }
         for l in launches_now {
             launcher.launch(l.executor, l.container, l.nm_token);

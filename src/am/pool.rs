@@ -139,7 +139,7 @@ impl Pool {
 
     fn event(&mut self, now_ms: u64, event: Event) {
         let actions = self.allocator.on_event(now_ms, event);
-        self.apply(actions);
+        self.apply(now_ms, actions);
     }
 
     /// Whether something the RM should hear of soon happened since the last call.
@@ -197,6 +197,25 @@ impl Pool {
         (killed, unknown)
     }
 
+    /// Declares the executors not heard from for `limit_ms` lost: each container goes back
+    /// to YARN (the allocator replaces it if the demand still wants it) and the executor is
+    /// gone at once, with a reason saying so, not counted against the app (see
+    /// [`Registry::declare_lost`]). Returns the ids declared lost and when to look again.
+    pub fn declare_silent_lost(&mut self, now_ms: u64, limit_ms: u64) -> (Vec<u64>, Option<u64>) {
+        let (silent, next) = self.registry.silent(now_ms, limit_ms);
+        for &(id, quiet_ms) in &silent {
+            let reason = format!(
+                "lost: no poll for {quiet_ms} ms (executor silence timeout {limit_ms} ms); \
+                 container released by the AM"
+            );
+            warn!(executor = id, %reason, "executor went silent");
+            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.urgent = true;
+            self.registry.declare_lost(id, &reason);
+        }
+        (silent.into_iter().map(|(id, _)| id).collect(), next)
+    }
+
     /// Takes over containers an earlier AM attempt ran executors in (YARN's
     /// `containers_from_previous_attempts`), under the executor ids that attempt gave them
     /// (`ids`, from the journal): they run on, nothing is launched. One whose id is not
@@ -204,6 +223,7 @@ impl Pool {
     /// Returns the adopted executors as (id, host, rack).
     pub fn adopt(
         &mut self,
+        now_ms: u64,
         containers: &[AllocatedContainer],
         ids: &HashMap<String, u64>,
     ) -> Vec<(String, String, String)> {
@@ -223,6 +243,7 @@ impl Pool {
             self.registry
                 .launching(executor, &cid, &host, &rack, Locality::Any);
             self.registry.running(&cid);
+            self.registry.heard(executor, now_ms);
             self.allocator.adopt(
                 Container {
                     id: Arc::from(cid.as_str()),
@@ -271,7 +292,7 @@ impl Pool {
             .with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>())
     }
 
-    fn apply(&mut self, actions: Vec<Action>) {
+    fn apply(&mut self, now_ms: u64, actions: Vec<Action>) {
         for action in actions {
             match action {
                 Action::AddRequests { ids, nodes, racks } => {
@@ -337,6 +358,8 @@ impl Pool {
                         &container.rack,
                         locality,
                     );
+                    // Silence counts from the launch until the first poll.
+                    self.registry.heard(executor, now_ms);
                     let nm_token = self.table.nm_tokens.get(&node).cloned();
                     self.launches.push(Launch {
                         executor,

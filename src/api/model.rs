@@ -247,6 +247,10 @@ pub struct PollReply {
     /// Why the executor should shut down, when the AM knows more than "work done".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Attempts to kill now (past their `timeout_ms`; the AM already counted them failed).
+    /// The executor ends each one's process group and reports its exit as usual.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kill: Vec<TaskRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

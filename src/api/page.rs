@@ -391,6 +391,7 @@ mod tests {
                 attempts: 1,
                 duration_ms: 1500,
                 exit_code: 0,
+                last_failure: None,
             })
             .collect();
         let n = tasks.len() as u32;

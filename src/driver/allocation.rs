@@ -397,6 +397,7 @@ mod tests {
             preferred_hosts: hosts.iter().map(|h| h.to_string()).collect(),
             preferred_racks: vec![],
             cpus: 1,
+            timeout_ms: None,
         };
         let tasks = [t("a", &["nm1", "nm2"]), t("b", &["nm1"]), t("c", &[])];
         let d = Demand::derive(4, &tasks);

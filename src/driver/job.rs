@@ -26,6 +26,10 @@ pub struct Job {
     pub locality_wait_ms: LocalityWait,
     #[serde(default)]
     pub allocation: AllocationSpec,
+    /// Default time limit of every task attempt (a task's own `timeout_ms` wins). An attempt
+    /// past it is killed and counts as failed. None: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
     pub tasks: Vec<TaskSpec>,
 }
 
@@ -106,6 +110,9 @@ pub struct TaskSpec {
     pub preferred_racks: Vec<String>,
     #[serde(default = "default_cpus")]
     pub cpus: u32,
+    /// Time limit of each attempt of this task (overrides the job's `timeout_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 impl TaskSpec {
@@ -195,6 +202,8 @@ pub enum JobError {
     CpusAboveCores { task: String, cpus: u32, cores: u32 },
     #[error("task `{0}` names an empty preferred host or rack")]
     EmptyPreference(String),
+    #[error("{field} is {value} ms; a timeout must be at least 1 ms and at most {MAX_TIMEOUT_MS} ms (one week)")]
+    BadTaskTimeout { field: String, value: u64 },
 }
 
 /// Longest task id: executors name output files `task-<id>.<attempt>.stdout`, and a file
@@ -317,6 +326,20 @@ impl Job {
                 return Err(JobError::TimeoutTooLong { field, value });
             }
         }
+        let task_timeouts = self.tasks.iter().filter_map(|t| {
+            t.timeout_ms
+                .map(|v| (format!("task `{}` timeout_ms", t.id), v))
+        });
+        for (field, value) in self
+            .timeout_ms
+            .map(|v| ("timeout_ms".to_string(), v))
+            .into_iter()
+            .chain(task_timeouts)
+        {
+            if value == 0 || value > MAX_TIMEOUT_MS {
+                return Err(JobError::BadTaskTimeout { field, value });
+            }
+        }
         if self.tasks.is_empty() {
             return Err(JobError::NoTasks);
         }
@@ -368,6 +391,11 @@ impl Job {
                 self.allocation.sustained_backlog_timeout_ms,
             ),
         ]
+    }
+
+    /// The time limit of each attempt of `task`: its own, else the job's.
+    pub fn task_timeout_ms(&self, task: &TaskSpec) -> Option<u64> {
+        task.timeout_ms.or(self.timeout_ms)
     }
 
     /// Tasks one executor runs at once: cores over the largest task's cpus, at least 1.
@@ -560,6 +588,34 @@ mod tests {
                     format!("{name} is {v} ms, above the limit of 604800000 ms (one week)")
                 );
             }
+        }
+    }
+
+    #[test]
+    fn task_timeouts_must_be_one_ms_to_a_week() {
+        let text = |job: &str, task: &str| {
+            format!(
+                r#"{{"name":"j","executor":{{"cores":1,"memory_mb":1}}{job},
+                "tasks":[{{"id":"a","command":"x"{task}}}]}}"#
+            )
+        };
+        let ok = Job::from_json(&text(
+            r#","timeout_ms":1"#,
+            &format!(r#","timeout_ms":{MAX_TIMEOUT_MS}"#),
+        ));
+        assert_eq!(ok.unwrap().timeout_ms, Some(1));
+        for v in [0, MAX_TIMEOUT_MS + 1, u64::MAX] {
+            let err = Job::from_json(&text(&format!(r#","timeout_ms":{v}"#), "")).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("timeout_ms is {v} ms; a timeout must be at least 1 ms and at most 604800000 ms (one week)")
+            );
+            let err = Job::from_json(&text("", &format!(r#","timeout_ms":{v}"#))).unwrap_err();
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("task `a` timeout_ms is {v} ms;")),
+                "{err}"
+            );
         }
     }
 

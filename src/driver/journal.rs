@@ -223,6 +223,7 @@ mod tests {
                 attempts: attempt + 1,
                 duration_ms: 5,
                 exit_code,
+                last_failure: None,
             },
         }
     }

@@ -22,7 +22,7 @@ pub mod journal;
 pub mod report;
 pub mod scheduler;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 pub use allocation::{Allocation, Demand};
 pub use job::{Job, JobError, TaskSpec};
@@ -83,6 +83,14 @@ pub enum DriverAction {
     SetDemand(Demand),
     /// Kill these executors (idle too long). They get no more tasks.
     KillExecutors(Vec<ExecutorId>),
+    /// Attempt `attempt` of the task passed its timeout on `executor_id`: kill it there. The
+    /// driver already counted it failed (and re-queued the task if it has retries left); a
+    /// result the executor still reports for it is ignored.
+    KillTask {
+        task_id: String,
+        attempt: u32,
+        executor_id: ExecutorId,
+    },
     /// The job is over; nothing more will be emitted.
     JobFinished {
         succeeded: bool,
@@ -104,6 +112,11 @@ pub struct Driver {
     summary: Option<JobSummary>,
     /// Entries for the AM's journal, taken by [`Driver::take_journal`].
     journal: Vec<journal::Entry>,
+    /// Each task's attempt time limit, by job index (see [`Job::task_timeout_ms`]).
+    timeouts: Vec<Option<u64>>,
+    /// Running attempts with a time limit: (deadline, task index, attempt, executor). An
+    /// entry whose attempt ended before its deadline is dropped when the deadline comes.
+    deadlines: BTreeSet<(u64, usize, u32, ExecutorId)>,
 }
 
 impl Driver {
@@ -124,7 +137,10 @@ impl Driver {
             job.task_retries,
             topology,
         );
+        let timeouts = job.tasks.iter().map(|t| job.task_timeout_ms(t)).collect();
         Ok(Driver {
+            timeouts,
+            deadlines: BTreeSet::new(),
             allocation: Allocation::new(&job),
             report: Report::new(job.tasks.len()),
             index,
@@ -147,6 +163,7 @@ impl Driver {
         let now = now_ms.max(self.now_ms);
         self.now_ms = now;
         self.start_ms.get_or_insert(now);
+        let mut out = self.expire_timeouts(now);
         match event {
             DriverEvent::ExecutorAdded {
                 id,
@@ -164,6 +181,8 @@ impl Driver {
                 self.scheduler.add_executor(id.clone(), host, rack, cores);
                 for (task_id, attempt) in running {
                     if self.scheduler.adopt_running(&task_id, attempt, &id) {
+                        // Its start is not known here: the limit counts from the adoption.
+                        self.set_deadline(now, &task_id, attempt, &id);
                         self.journal.push(journal::Entry::Launched {
                             task_id,
                             attempt,
@@ -186,25 +205,73 @@ impl Driver {
                     self.scheduler
                         .task_finished(&task_id, attempt, &executor_id, exit_code)
                 {
-                    let record = TaskRecord {
-                        task_id,
-                        executor_id: f.executor_id,
-                        host: f.host,
-                        locality: f.locality,
-                        attempts: f.attempts,
-                        duration_ms,
-                        exit_code,
-                    };
-                    self.journal.push(journal::Entry::Finished {
-                        attempt,
-                        record: record.clone(),
-                    });
-                    self.report.record(self.index[&record.task_id], record);
+                    self.record(f, duration_ms, exit_code);
                 }
             }
             DriverEvent::Tick => {}
         }
-        self.round(now)
+        out.extend(self.round(now));
+        out
+    }
+
+    /// A finished attempt goes into the report and the journal.
+    fn record(&mut self, f: scheduler::Finished, duration_ms: u64, exit_code: i32) {
+        let record = TaskRecord {
+            task_id: f.task_id,
+            executor_id: f.executor_id,
+            host: f.host,
+            locality: f.locality,
+            attempts: f.attempts,
+            duration_ms,
+            exit_code,
+            last_failure: f.last_failure,
+        };
+        self.journal.push(journal::Entry::Finished {
+            attempt: f.attempt,
+            record: record.clone(),
+        });
+        self.report.record(self.index[&record.task_id], record);
+    }
+
+    /// Starts the clock of an attempt's time limit, if its task has one.
+    fn set_deadline(&mut self, now: u64, task_id: &str, attempt: u32, executor_id: &str) {
+        let i = self.index[task_id];
+        if let Some(limit) = self.timeouts[i] {
+            self.deadlines.insert((
+                now.saturating_add(limit),
+                i,
+                attempt,
+                executor_id.to_string(),
+            ));
+        }
+    }
+
+    /// Attempts still running past their time limit fail (with retries as for any failure)
+    /// and are killed on their executors.
+    fn expire_timeouts(&mut self, now: u64) -> Vec<DriverAction> {
+        let mut out = Vec::new();
+        while self.deadlines.first().is_some_and(|d| d.0 <= now) {
+            let Some((deadline, i, attempt, executor_id)) = self.deadlines.pop_first() else {
+                break;
+            };
+            let task_id = self.job.tasks[i].id.clone();
+            let limit = self.timeouts[i].unwrap_or_default();
+            let Some(f) = self
+                .scheduler
+                .task_timed_out(&task_id, attempt, &executor_id, limit)
+            else {
+                // That attempt ended (or its executor went) in time.
+                continue;
+            };
+            let ran_ms = now.saturating_sub(deadline.saturating_sub(limit));
+            self.record(f, ran_ms, scheduler::TIMED_OUT_EXIT_CODE);
+            out.push(DriverAction::KillTask {
+                task_id,
+                attempt,
+                executor_id,
+            });
+        }
+        out
     }
 
     fn round(&mut self, now: u64) -> Vec<DriverAction> {
@@ -222,6 +289,7 @@ impl Driver {
         }
         for l in self.scheduler.offer(now) {
             let command = self.job.tasks[self.index[&l.task_id]].command.clone();
+            self.set_deadline(now, &l.task_id, l.attempt, &l.executor_id);
             self.journal.push(journal::Entry::Launched {
                 task_id: l.task_id.clone(),
                 attempt: l.attempt,
@@ -322,6 +390,7 @@ impl Driver {
         [
             self.scheduler.next_level_change_ms(),
             self.allocation.next_deadline_ms(),
+            self.deadlines.first().map(|d| d.0),
         ]
         .into_iter()
         .flatten()

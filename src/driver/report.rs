@@ -18,6 +18,10 @@ pub struct TaskRecord {
     pub attempts: u32,
     pub duration_ms: u64,
     pub exit_code: i32,
+    /// Why the task's latest failed attempt failed, if one did (e.g. "attempt 0 timed out
+    /// after 3000 ms (killed) on executor 2 (nm1)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
 }
 
 /// Succeeded tasks by the locality of their successful attempt.
@@ -412,6 +416,7 @@ mod tests {
             attempts: 1,
             duration_ms: 10,
             exit_code,
+            last_failure: None,
         }
     }
 
@@ -517,6 +522,7 @@ mod view_tests {
             attempts,
             duration_ms: task as u64 * 10,
             exit_code,
+            last_failure: (exit_code != 0).then(|| format!("exit {exit_code}")),
         }
     }
 

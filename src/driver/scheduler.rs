@@ -50,6 +50,9 @@ use serde::{Deserialize, Serialize};
 use super::job::{LocalityWait, TaskSpec};
 use crate::topology::SharedTopology;
 
+/// The exit code a timed-out attempt is recorded with: coreutils `timeout`'s.
+pub const TIMED_OUT_EXIT_CODE: i32 = 124;
+
 /// The id the AM knows an executor by.
 pub type ExecutorId = String;
 
@@ -94,6 +97,8 @@ pub struct Finished {
     /// Launches so far, this one included.
     pub attempts: u32,
     pub outcome: Outcome,
+    /// Why the task's latest failed attempt failed (this one, if it failed).
+    pub last_failure: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +121,8 @@ struct Task {
     launches: u32,
     failures: u32,
     excluded: BTreeSet<ExecutorId>,
+    /// Why the latest failed attempt failed.
+    last_failure: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -174,6 +181,7 @@ impl Scheduler {
                     launches: 0,
                     failures: 0,
                     excluded: BTreeSet::new(),
+                    last_failure: None,
                 })
                 .collect(),
             index,
@@ -282,6 +290,33 @@ impl Scheduler {
         executor_id: &str,
         exit_code: i32,
     ) -> Option<Finished> {
+        let what = format!("exited {exit_code}");
+        self.end_attempt(task_id, attempt, executor_id, exit_code, what)
+    }
+
+    /// The running attempt passed its timeout: it counts as failed with exit code
+    /// [`TIMED_OUT_EXIT_CODE`] and a reason naming the timeout, and is retried like any
+    /// failure (the caller has the executor kill it). `None` as for [`Self::task_finished`].
+    pub fn task_timed_out(
+        &mut self,
+        task_id: &str,
+        attempt: u32,
+        executor_id: &str,
+        timeout_ms: u64,
+    ) -> Option<Finished> {
+        let what = format!("timed out after {timeout_ms} ms (killed)");
+        self.end_attempt(task_id, attempt, executor_id, TIMED_OUT_EXIT_CODE, what)
+    }
+
+    /// `what`: how the attempt ended, for the failure reason ("exited 1").
+    fn end_attempt(
+        &mut self,
+        task_id: &str,
+        attempt: u32,
+        executor_id: &str,
+        exit_code: i32,
+        what: String,
+    ) -> Option<Finished> {
         let i = *self.index.get(task_id)?;
         let task = &mut self.tasks[i];
         let State::Running {
@@ -310,12 +345,15 @@ impl Scheduler {
         } else {
             task.failures += 1;
             task.excluded.insert(executor_id.to_string());
+            task.last_failure = Some(format!(
+                "attempt {attempt} {what} on executor {executor_id} ({host})"
+            ));
             if task.failures >= self.max_failures {
                 task.state = State::Failed;
                 if self.failure.is_none() {
                     self.failure = Some(format!(
-                        "task `{task_id}` failed {} times; last attempt {attempt} exited \
-                         {exit_code} on executor {executor_id} ({host})",
+                        "task `{task_id}` failed {} times; last attempt {attempt} {what} on \
+                         executor {executor_id} ({host})",
                         task.failures
                     ));
                 }
@@ -327,6 +365,7 @@ impl Scheduler {
             }
         };
         let attempts = task.launches;
+        let last_failure = task.last_failure.clone();
         if requeue {
             self.enqueue(i);
         }
@@ -338,6 +377,7 @@ impl Scheduler {
             locality,
             attempts,
             outcome,
+            last_failure,
         })
     }
 

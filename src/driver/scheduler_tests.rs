@@ -9,6 +9,7 @@ fn task(id: &str, hosts: &[&str]) -> TaskSpec {
         preferred_hosts: hosts.iter().map(|h| h.to_string()).collect(),
         preferred_racks: vec![],
         cpus: 1,
+        timeout_ms: None,
     }
 }
 

@@ -24,6 +24,15 @@ fn added(id: &str, host: &str) -> DriverEvent {
 }
 
 fn launches(actions: &[DriverAction]) -> Vec<(String, u32, String)> {
+    attempts(actions, false)
+}
+
+fn kills(actions: &[DriverAction]) -> Vec<(String, u32, String)> {
+    attempts(actions, true)
+}
+
+/// (task, attempt, executor) of the launches, or of the kills.
+fn attempts(actions: &[DriverAction], kills: bool) -> Vec<(String, u32, String)> {
     actions
         .iter()
         .filter_map(|a| match a {
@@ -32,7 +41,12 @@ fn launches(actions: &[DriverAction]) -> Vec<(String, u32, String)> {
                 attempt,
                 executor_id,
                 ..
-            } => Some((task_id.clone(), *attempt, executor_id.clone())),
+            } if !kills => Some((task_id.clone(), *attempt, executor_id.clone())),
+            DriverAction::KillTask {
+                task_id,
+                attempt,
+                executor_id,
+            } if kills => Some((task_id.clone(), *attempt, executor_id.clone())),
             _ => None,
         })
         .collect()
@@ -198,4 +212,115 @@ fn invalid_jobs_are_refused() {
         Driver::new(j, HashMap::new()),
         Err(JobError::CpusAboveCores { .. })
     ));
+}
+
+/// An attempt past its task's `timeout_ms` fails with a reason naming the timeout, is
+/// killed on its executor and retried; its late result changes nothing. A task without its
+/// own limit takes the job's.
+#[test]
+fn a_hung_attempt_times_out_is_killed_and_retried() {
+    let j = job(
+        r#"{"id":"hang","command":"sleep 600","timeout_ms":3000},
+           {"id":"quick","command":"true"}"#,
+        r#""timeout_ms": 60000,"#,
+    );
+    assert_eq!(j.task_timeout_ms(&j.tasks[0]), Some(3000));
+    assert_eq!(j.task_timeout_ms(&j.tasks[1]), Some(60_000));
+    let mut d = Driver::new(j, racks()).unwrap();
+    d.on_event(0, DriverEvent::Tick);
+    let out = d.on_event(10, added("e1", "nm1"));
+    let mut l = launches(&out);
+    l.sort();
+    assert_eq!(
+        l,
+        [
+            ("hang".to_string(), 0, "e1".to_string()),
+            ("quick".to_string(), 0, "e1".to_string())
+        ]
+    );
+    // The earliest limit sets the wake-up: 3 s after the launch.
+    assert_eq!(d.next_deadline_ms(), Some(3_010));
+    let out = d.on_event(100, finished("quick", 0, "e1", 0));
+    assert!(kills(&out).is_empty());
+    // Not yet at 3009; at 3010 the attempt times out.
+    assert!(kills(&d.on_event(3_009, DriverEvent::Tick)).is_empty());
+    let out = d.on_event(3_010, DriverEvent::Tick);
+    assert_eq!(kills(&out), [("hang".to_string(), 0, "e1".to_string())]);
+    // Retried at once (on the only executor there is), with a fresh limit.
+    assert_eq!(launches(&out), [("hang".to_string(), 1, "e1".to_string())]);
+    assert_eq!(d.scheduler().failures("hang"), Some(1));
+    assert_eq!(d.next_deadline_ms(), Some(6_010));
+    // The killed attempt's exit, reported late, is not the running attempt's.
+    let out = d.on_event(3_400, finished("hang", 0, "e1", 143));
+    assert!(launches(&out).is_empty() && !d.is_finished());
+    assert_eq!(d.scheduler().failures("hang"), Some(1));
+    let out = d.on_event(4_000, finished("hang", 1, "e1", 0));
+    let summary = match out.last() {
+        Some(DriverAction::JobFinished { succeeded, summary }) => {
+            assert!(succeeded);
+            summary.clone()
+        }
+        other => panic!("job should be over: {other:?}"),
+    };
+    let rec = summary.tasks.iter().find(|t| t.task_id == "hang").unwrap();
+    assert_eq!((rec.attempts, rec.exit_code), (2, 0));
+    let why = rec.last_failure.as_deref().unwrap();
+    assert!(
+        why.contains("attempt 0 timed out after 3000 ms") && why.contains("e1"),
+        "{why}"
+    );
+    // The journal has the timed-out attempt as a failure (a next AM attempt counts it).
+    let journal = d.take_journal();
+    assert!(journal.iter().any(|e| matches!(e,
+        journal::Entry::Finished { attempt: 0, record } if record.task_id == "hang"
+            && record.exit_code == scheduler::TIMED_OUT_EXIT_CODE)));
+}
+
+/// The last allowed attempt timing out fails the job, naming the timeout.
+#[test]
+fn a_task_that_always_hangs_fails_the_job_naming_the_timeout() {
+    let j = job(
+        r#"{"id":"hang","command":"sleep 600","timeout_ms":1000}"#,
+        r#""task_retries": 2,"#,
+    );
+    let mut d = Driver::new(j, racks()).unwrap();
+    d.on_event(0, added("e1", "nm1"));
+    let out = d.on_event(1_000, DriverEvent::Tick);
+    assert_eq!(kills(&out).len(), 1);
+    let out = d.on_event(2_000, DriverEvent::Tick);
+    assert_eq!(kills(&out), [("hang".to_string(), 1, "e1".to_string())]);
+    match out.last() {
+        Some(DriverAction::JobFinished { succeeded, summary }) => {
+            assert!(!succeeded);
+            let why = summary.failure.as_deref().unwrap();
+            assert!(
+                why.contains("failed 2 times") && why.contains("timed out after 1000 ms"),
+                "{why}"
+            );
+        }
+        other => panic!("job should have failed: {other:?}"),
+    }
+}
+
+/// An attempt that ends in time, or whose executor is lost, leaves no timer to fire.
+#[test]
+fn an_attempt_ending_in_time_is_not_timed_out() {
+    let j = job(r#"{"id":"a","command":"true","timeout_ms":1000}"#, "");
+    let mut d = Driver::new(j, racks()).unwrap();
+    d.on_event(0, added("e1", "nm1"));
+    let out = d.on_event(
+        1,
+        DriverEvent::ExecutorRemoved {
+            id: "e1".into(),
+            reason: "lost".into(),
+        },
+    );
+    assert!(kills(&out).is_empty());
+    let out = d.on_event(2, added("e2", "nm2"));
+    assert_eq!(launches(&out), [("a".to_string(), 1, "e2".to_string())]);
+    // Attempt 0's deadline (1000) passes harmlessly; attempt 1's is at 1002.
+    assert!(kills(&d.on_event(1_000, DriverEvent::Tick)).is_empty());
+    assert_eq!(d.scheduler().failures("a"), Some(0));
+    d.on_event(500, finished("a", 1, "e2", 0));
+    assert!(d.is_finished());
 }

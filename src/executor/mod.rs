@@ -36,24 +36,28 @@
 //! - the NodeManager stops the container (SIGTERM to the executor's group, which no longer
 //!   holds the tasks; SIGKILL 250 ms later by default): SIGTERM to every group,
 //!   [`TERM_GRACE`], then SIGKILL, and exit 143;
-//! - the AM cannot be reached, or anything else ends the executor: SIGKILL.
+//! - the AM cannot be reached, or anything else ends the executor: SIGKILL;
+//! - the AM says kill one attempt (past its `timeout_ms`): SIGTERM to that task's group,
+//!   [`STOP_GRACE`], then SIGKILL; its exit is reported like any other (the AM, which
+//!   already counted the attempt failed, ignores it).
 //!
 //! A SIGKILL of the executor itself (the OOM killer) cannot be handled; its tasks then
 //! outlive it until the NodeManager or the node cleans up.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
 use yarn_am::poll_auth::{self, RequestAuth};
 use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
+use yarn_client::webhdfs::WebHdfs;
 
 use crate::api::model::{PollReply, PollRequest, TaskAssignment, TaskRef, TaskResult};
 
@@ -90,9 +94,9 @@ struct Config {
     log_dir: PathBuf,
     am_lost_after: Duration,
     am_gone_after: Duration,
-    /// The local staging folder where a next AM attempt publishes its URL
-    /// (`YARN_AM_STAGING_DIR`, set by AM attempts that are not the last).
-    staging_dir: Option<PathBuf>,
+    /// The staging folder where a next AM attempt publishes its URL (`YARN_AM_STAGING_DIR`,
+    /// on HDFS with `YARN_AM_STAGING_WEBHDFS`; set by AM attempts that are not the last).
+    staging_dir: Option<StagingFolder>,
     am_restart_wait: Duration,
     request_timeout: Duration,
     idle_poll: Duration,
@@ -125,7 +129,7 @@ impl Config {
                 .context("LOG_DIRS is empty")?,
             am_lost_after: AM_LOST_AFTER,
             am_gone_after: AM_GONE_AFTER,
-            staging_dir: std::env::var_os("YARN_AM_STAGING_DIR").map(PathBuf::from),
+            staging_dir: StagingFolder::from_env()?,
             am_restart_wait: AM_RESTART_WAIT,
             request_timeout: REQUEST_TIMEOUT,
             idle_poll: IDLE_POLL,
@@ -271,9 +275,16 @@ async fn run_executor(
     let mut finished: Vec<TaskResult> = Vec::new();
     // Attempts started here: an assignment sent twice runs once.
     let mut started: HashSet<(String, u32)> = HashSet::new();
+    // Results the AM received. One assigned again was received by an AM attempt that died
+    // before it recorded it: the next attempt still thinks it runs here and sends it again,
+    // so it is reported again instead of run again (or never reported: a job that never
+    // ends).
+    let mut delivered: HashMap<(String, u32), TaskResult> = HashMap::new();
     // Attempts started whose result the AM has not received yet: each poll names them, so
     // the AM can tell an assignment that never arrived from one that runs.
     let mut active: HashSet<(String, u32)> = HashSet::new();
+    // How to kill each running attempt on its own (the AM's `kill`).
+    let mut killers: HashMap<(String, u32), oneshot::Sender<()>> = HashMap::new();
     let mut last_contact = Instant::now();
     // Since when the AM's port has refused every poll, if it does.
     let mut refused_since: Option<Instant> = None;
@@ -281,6 +292,9 @@ async fn run_executor(
     loop {
         while let Some(done) = running.try_join_next() {
             collect(done, &mut busy_cpus, &mut finished)?;
+        }
+        for r in &finished {
+            killers.remove(&(r.task_id.clone(), r.attempt));
         }
         let req = PollRequest {
             executor_id: cfg.id.clone(),
@@ -311,7 +325,9 @@ async fn run_executor(
             Ok(reply) => {
                 last_contact = Instant::now();
                 for r in finished.drain(..) {
-                    active.remove(&(r.task_id, r.attempt));
+                    let key = (r.task_id.clone(), r.attempt);
+                    active.remove(&key);
+                    delivered.insert(key, r);
                 }
                 if reply.shutdown {
                     info!(
@@ -322,18 +338,44 @@ async fn run_executor(
                     stop_tasks(&mut running, &stop, STOP_GRACE).await;
                     return Ok(Exit::Done);
                 }
+                for k in reply.kill {
+                    match killers.remove(&(k.task_id.clone(), k.attempt)) {
+                        Some(kill) => {
+                            warn!(task = %k.task_id, attempt = k.attempt, "the AM says kill this attempt (timed out)");
+                            let _ = kill.send(());
+                        }
+                        None => {
+                            info!(task = %k.task_id, attempt = k.attempt, "asked to kill an attempt not running here")
+                        }
+                    }
+                }
                 for t in reply.tasks {
                     if !started.insert((t.task_id.clone(), t.attempt)) {
-                        warn!(task = %t.task_id, attempt = t.attempt, "assigned again; already started here");
+                        let key = (t.task_id.clone(), t.attempt);
+                        match delivered.get(&key) {
+                            Some(r)
+                                if !finished
+                                    .iter()
+                                    .any(|f| (&f.task_id, f.attempt) == (&key.0, key.1)) =>
+                            {
+                                warn!(task = %t.task_id, attempt = t.attempt, "assigned again; it already ran here: reporting its result again");
+                                finished.push(r.clone());
+                            }
+                            _ => {
+                                warn!(task = %t.task_id, attempt = t.attempt, "assigned again; already started here")
+                            }
+                        }
                         continue;
                     }
                     active.insert((t.task_id.clone(), t.attempt));
                     busy_cpus += t.cpus;
                     let log_dir = cfg.log_dir.clone();
                     let stopping = stopping.clone();
+                    let (kill, killed) = oneshot::channel();
+                    killers.insert((t.task_id.clone(), t.attempt), kill);
                     running.spawn(async move {
                         let cpus = t.cpus;
-                        (run_task(t, &log_dir, stopping).await, cpus)
+                        (run_task(t, &log_dir, stopping, killed).await, cpus)
                     });
                 }
             }
@@ -355,7 +397,7 @@ async fn run_executor(
                 // the staging folder, which goes when the application ends.
                 let (limit, next) = match &cfg.staging_dir {
                     None => (cfg.am_gone_after, NextAm::Unchanged),
-                    Some(dir) => (cfg.am_restart_wait, next_am(dir, &cfg.url)),
+                    Some(dir) => (cfg.am_restart_wait, dir.next_am(&cfg.url).await),
                 };
                 match next {
                     NextAm::Moved(url) => {
@@ -420,6 +462,73 @@ enum NextAm {
     AppOver,
 }
 
+/// The application's staging folder, as an executor reaches it.
+enum StagingFolder {
+    Local(PathBuf),
+    /// On HDFS, through WebHDFS with the container's HDFS delegation token (`user.name`
+    /// without security).
+    Webhdfs {
+        client: WebHdfs,
+        dir: String,
+    },
+}
+
+/// Any one WebHDFS call while looking for a next AM attempt.
+const WEBHDFS_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl StagingFolder {
+    fn from_env() -> anyhow::Result<Option<Self>> {
+        let Some(dir) = std::env::var_os("YARN_AM_STAGING_DIR") else {
+            return Ok(None);
+        };
+        let Ok(url) = std::env::var("YARN_AM_STAGING_WEBHDFS") else {
+            return Ok(Some(StagingFolder::Local(PathBuf::from(dir))));
+        };
+        let user = var("YARN_AM_STAGING_USER")?;
+        let client = WebHdfs::new(&url, &user, WEBHDFS_TIMEOUT)
+            .with_context(|| format!("YARN_AM_STAGING_WEBHDFS {url:?}"))?;
+        // Read after `take_key` rewrote the token file: it keeps the HDFS tokens.
+        let client = match crate::tokens::AmAuth::from_container().webhdfs {
+            Some(auth) => client.with_auth(auth),
+            None => client,
+        };
+        Ok(Some(StagingFolder::Webhdfs {
+            client,
+            dir: dir.to_string_lossy().trim_end_matches('/').to_string(),
+        }))
+    }
+
+    async fn next_am(&self, current: &str) -> NextAm {
+        match self {
+            StagingFolder::Local(dir) => next_am(dir, current),
+            StagingFolder::Webhdfs { client, dir } => {
+                match client.status(dir).await {
+                    Err(e) if e.is_not_found() => return NextAm::AppOver,
+                    Err(e) => {
+                        warn!("could not look at the staging folder {dir} on HDFS: {e}");
+                        return NextAm::Unchanged;
+                    }
+                    Ok(_) => {}
+                }
+                match client.read_to_string(&format!("{dir}/driver.url")).await {
+                    Ok(text) => moved(&text, current),
+                    Err(_) => NextAm::Unchanged,
+                }
+            }
+        }
+    }
+}
+
+/// What a `driver.url` reading says, against the URL polled now.
+fn moved(text: &str, current: &str) -> NextAm {
+    let url = text.trim();
+    if url.starts_with("http") && url != current {
+        NextAm::Moved(url.to_string())
+    } else {
+        NextAm::Unchanged
+    }
+}
+
 /// Reads the driver URL a next AM attempt publishes in `staging_dir` (see the AM's
 /// `journal::publish_url`). The staging folder rather than the RM: an executor holds no RM
 /// credentials (the AMRM token is the AM's alone, and RM REST needs SPNEGO on a secure
@@ -430,14 +539,7 @@ fn next_am(staging_dir: &Path, current: &str) -> NextAm {
         return NextAm::AppOver;
     }
     match std::fs::read_to_string(staging_dir.join("driver.url")) {
-        Ok(text) => {
-            let url = text.trim();
-            if url.starts_with("http") && url != current {
-                NextAm::Moved(url.to_string())
-            } else {
-                NextAm::Unchanged
-            }
-        }
+        Ok(text) => moved(&text, current),
         Err(_) => NextAm::Unchanged,
     }
 }
@@ -587,9 +689,10 @@ async fn run_task(
     t: TaskAssignment,
     log_dir: &Path,
     stopping: watch::Receiver<Option<Duration>>,
+    killed: oneshot::Receiver<()>,
 ) -> Option<TaskResult> {
     let start = Instant::now();
-    let exit_code = match spawn(&t, log_dir, stopping).await {
+    let exit_code = match spawn(&t, log_dir, stopping, killed).await {
         Ok(Some(code)) => code,
         Ok(None) => {
             info!(task = %t.task_id, attempt = t.attempt, "task stopped");
@@ -642,11 +745,13 @@ impl Drop for ProcessGroup {
     }
 }
 
-/// The task's exit code, or `None` when it was stopped.
+/// The task's exit code, or `None` when it was stopped (the executor is ending). A kill of
+/// this attempt alone (`killed`) ends its group too, and gives the exit code it caused.
 async fn spawn(
     t: &TaskAssignment,
     log_dir: &Path,
     mut stopping: watch::Receiver<Option<Duration>>,
+    mut killed: oneshot::Receiver<()>,
 ) -> anyhow::Result<Option<i32>> {
     use std::os::unix::process::ExitStatusExt;
     let name = output_name(&t.task_id, t.attempt);
@@ -667,7 +772,7 @@ async fn spawn(
         .kill_on_drop(true)
         .spawn()
         .context("starting bash")?;
-    let group = ProcessGroup::of(child.id());
+    let mut group = ProcessGroup::of(child.id());
     let status = tokio::select! {
         status = child.wait() => status.context("waiting for the task")?,
         grace = async { stopping.wait_for(Option::is_some).await.ok().and_then(|g| *g) } => {
@@ -678,6 +783,19 @@ async fn spawn(
             let _ = tokio::time::timeout(grace, child.wait()).await;
             // `group` drops here: SIGKILL for whatever is left.
             return Ok(None);
+        }
+        // A dropped sender (the executor is ending) is no kill: that is `stopping`'s.
+        Ok(()) = &mut killed => {
+            if let Some(g) = &group {
+                g.signal(libc::SIGTERM);
+            }
+            let ended = tokio::time::timeout(STOP_GRACE, child.wait()).await;
+            // SIGKILL for whatever is left.
+            drop(group.take());
+            match ended {
+                Ok(status) => status.context("waiting for the killed task")?,
+                Err(_) => child.wait().await.context("waiting for the killed task")?,
+            }
         }
     };
     drop(group);

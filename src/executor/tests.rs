@@ -598,3 +598,128 @@ fn a_new_am_attempt_is_found_in_the_staging_folder_and_a_removed_folder_ends_the
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(next_am(&dir, old), NextAm::AppOver);
 }
+
+/// The AM says kill one attempt (timed out): that task's whole group ends (its forked
+/// grandchild too), its exit is reported, and the other task runs on untouched.
+#[tokio::test]
+async fn a_kill_ends_one_attempts_group_and_reports_its_exit() {
+    let dir = log_dir("kill-one");
+    let pid_file = dir.join("grandchild.pid");
+    let hang = forking_task(&pid_file);
+    let seen_pid = pid_file.clone();
+    let (mut sent, mut killed) = (false, false);
+    let am = am(Box::new(move |req: &PollRequest| {
+        if !sent {
+            sent = true;
+            return PollReply {
+                tasks: vec![task("hang", &hang), task("other", "sleep 1; exit 3")],
+                ..Default::default()
+            };
+        }
+        // Once the hung task runs (its grandchild is up), kill it, once.
+        if !killed && seen_pid.exists() {
+            killed = true;
+            return PollReply {
+                kill: vec![TaskRef {
+                    task_id: "hang".into(),
+                    attempt: 0,
+                }],
+                ..Default::default()
+            };
+        }
+        if req.finished.iter().any(|r| r.task_id == "other") {
+            shutdown()
+        } else {
+            PollReply::default()
+        }
+    }))
+    .await;
+    let grandchild = {
+        let cfg = config(&am.url, &am.secret, &dir);
+        let run = tokio::spawn(run_executor(cfg, never()));
+        let pid = read_pid(&pid_file).await;
+        let exit = tokio::time::timeout(Duration::from_secs(20), run)
+            .await
+            .expect("the executor ends once both tasks reported")
+            .unwrap()
+            .unwrap();
+        assert_eq!(exit, Exit::Done);
+        pid
+    };
+    assert!(!alive(grandchild), "the killed task's group outlived it");
+    let polls = am.polls.lock().unwrap();
+    let results: Vec<(String, i32)> = polls
+        .iter()
+        .flat_map(|p| p.finished.iter())
+        .map(|r| (r.task_id.clone(), r.exit_code))
+        .collect();
+    // bash ends on the SIGTERM: 128 + 15; the other task's own exit stands.
+    assert!(results.contains(&("hang".to_string(), 143)), "{results:?}");
+    assert!(results.contains(&("other".to_string(), 3)), "{results:?}");
+}
+
+/// An attempt assigned again after its result was delivered (the AM attempt that got it
+/// died before recording it) is not run again: its result is reported again.
+#[tokio::test]
+async fn an_attempt_assigned_again_after_its_result_went_out_is_reported_again() {
+    let dir = log_dir("report-again");
+    let marker = dir.join("runs");
+    let command = format!("echo x >> {}", marker.display());
+    let mut step = 0;
+    let am = am(Box::new(move |req: &PollRequest| {
+        let reported = req.finished.iter().any(|r| r.task_id == "a");
+        step += 1;
+        match step {
+            1 => PollReply {
+                tasks: vec![task("a", &command)],
+                ..Default::default()
+            },
+            // The result arrives; "the next AM attempt" hands the attempt out again.
+            _ if reported && step < 50 => PollReply {
+                tasks: vec![task("a", &command)],
+                ..Default::default()
+            },
+            _ => PollReply::default(),
+        }
+    }))
+    .await;
+    let cfg = config(&am.url, &am.secret, &dir);
+    let run = tokio::spawn(run_executor(cfg, never()));
+    wait_until(|| {
+        am.polls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|p| p.finished.iter().any(|r| r.task_id == "a"))
+            .count()
+            >= 2
+    })
+    .await;
+    run.abort();
+    let polls = am.polls.lock().unwrap();
+    let reports: Vec<i32> = polls
+        .iter()
+        .flat_map(|p| p.finished.iter())
+        .filter(|r| r.task_id == "a")
+        .map(|r| r.exit_code)
+        .collect();
+    assert!(
+        reports.len() >= 2 && reports.iter().all(|c| *c == 0),
+        "{reports:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        "x\n",
+        "ran twice"
+    );
+}
+
+async fn wait_until(mut ok: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("condition not met in 10 s");
+}

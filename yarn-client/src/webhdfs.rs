@@ -511,19 +511,9 @@ impl WebHdfs {
                 ("noredirect", "true"),
             ],
         )?;
-        let (status, reply, location) =
-            self.send("CREATE", path, self.http.put(&url), &url).await?;
-        let datanode_url = match (status, location) {
-            (307, Some(loc)) => loc,
-            (307, None) => {
-                return Err(WebHdfsError::BadReply {
-                    op: "CREATE",
-                    url,
-                    reason: "307 without a Location header".into(),
-                })
-            }
-            _ => Self::json::<String>("CREATE", &url, &reply, "Location")?,
-        };
+        let datanode_url = self
+            .datanode_url("CREATE", path, self.http.put(&url), url)
+            .await?;
         // The upload gets the base timeout plus time for its size at a slow but live rate.
         let upload_timeout = self.timeout + Duration::from_secs(len / MIN_UPLOAD_RATE);
         let req = self
@@ -576,6 +566,82 @@ impl WebHdfs {
             .send("DELETE", path, self.http.delete(&url), &url)
             .await?;
         Self::json("DELETE", &url, &body, "boolean")
+    }
+
+    /// Where the NameNode sends the data of `op` on `path` (asked with `noredirect`, so the
+    /// answer is a JSON `Location` or a 307 with the header).
+    async fn datanode_url(
+        &self,
+        op: &'static str,
+        path: &str,
+        req: reqwest::RequestBuilder,
+        url: String,
+    ) -> Result<String> {
+        let (status, reply, location) = self.send(op, path, req, &url).await?;
+        match (status, location) {
+            (307, Some(loc)) => Ok(loc),
+            (307, None) => Err(WebHdfsError::BadReply {
+                op,
+                url,
+                reason: "307 without a Location header".into(),
+            }),
+            _ => Self::json::<String>(op, &url, &reply, "Location"),
+        }
+    }
+
+    /// Appends `data` to the existing file `path` (`op=APPEND`, then the bytes to the
+    /// DataNode the NameNode names). Returned once the DataNode closed the file: the bytes
+    /// are then on every DataNode of the pipeline (acknowledged, not fsynced to disk).
+    pub async fn append(&self, path: &str, data: Vec<u8>) -> Result<()> {
+        let url = self.op_url(path, "APPEND", &[("noredirect", "true")])?;
+        let dn = self
+            .datanode_url("APPEND", path, self.http.post(&url), url)
+            .await?;
+        let len = data.len() as u64;
+        let req = self
+            .http
+            .post(&dn)
+            .timeout(self.timeout + Duration::from_secs(len / MIN_UPLOAD_RATE))
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+            .header(reqwest::header::CONTENT_LENGTH, len)
+            .body(data);
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| unreachable("APPEND", &dn, e))?;
+        Self::read_reply("APPEND", path, &dn, resp).await?;
+        Ok(())
+    }
+
+    /// The whole content of the file `path` (`op=OPEN`, read from the DataNode the NameNode
+    /// names), as text (invalid UTF-8 replaced). For small files: it is held in memory.
+    pub async fn read_to_string(&self, path: &str) -> Result<String> {
+        let url = self.op_url(path, "OPEN", &[("noredirect", "true")])?;
+        let dn = self
+            .datanode_url("OPEN", path, self.http.get(&url), url)
+            .await?;
+        let resp = self
+            .http
+            .get(&dn)
+            .send()
+            .await
+            .map_err(|e| unreachable("OPEN", &dn, e))?;
+        let (_, body, _) = Self::read_reply("OPEN", path, &dn, resp).await?;
+        Ok(body)
+    }
+
+    /// Renames `from` to `to`, replacing a file at `to` (`op=RENAME` with
+    /// `renameoptions=OVERWRITE`, HDFS's atomic rename2): readers see the old file or the
+    /// new one, never a half-written one.
+    pub async fn rename_over(&self, from: &str, to: &str) -> Result<()> {
+        check_path(to)?;
+        let url = self.op_url(
+            from,
+            "RENAME",
+            &[("destination", to), ("renameoptions", "OVERWRITE")],
+        )?;
+        self.send("RENAME", from, self.http.put(&url), &url).await?;
+        Ok(())
     }
 
     /// The user's home folder (`op=GETHOMEDIRECTORY`), e.g. `/user/alice`.

@@ -158,3 +158,43 @@ async fn nothing_listening_is_a_fast_typed_error_naming_the_url() {
     assert!(matches!(err, WebHdfsError::Unreachable { .. }), "{err:?}");
     assert!(err.to_string().contains("http://rm:9/webhdfs/v1/"), "{err}");
 }
+
+/// APPEND adds to a file in order, OPEN reads it back whole, and RENAME with OVERWRITE
+/// replaces a file at once (what the AM's job journal and `driver.url` rely on).
+#[tokio::test]
+async fn append_read_and_rename_over() {
+    let c = cluster();
+    let _logs = LogsOnFailure(c);
+    let hdfs = client();
+    let dir = scratch("append");
+    let file = format!("{dir}/journal.jsonl");
+    hdfs.create(&file, Vec::new(), false).await.unwrap();
+    for line in ["one\n", "two\n", "three\n"] {
+        hdfs.append(&file, line.as_bytes().to_vec()).await.unwrap();
+    }
+    assert_eq!(
+        hdfs.read_to_string(&file).await.unwrap(),
+        "one\ntwo\nthree\n"
+    );
+    let missing = hdfs
+        .append(&format!("{dir}/nope"), b"x".to_vec())
+        .await
+        .unwrap_err();
+    assert!(missing.is_not_found(), "{missing}");
+    let err = hdfs
+        .read_to_string(&format!("{dir}/nope"))
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+
+    let (url, tmp) = (format!("{dir}/driver.url"), format!("{dir}/driver.url.tmp"));
+    for text in ["http://nm1:1\n", "http://nm2:2\n"] {
+        hdfs.create(&tmp, text.as_bytes().to_vec(), true)
+            .await
+            .unwrap();
+        hdfs.rename_over(&tmp, &url).await.unwrap();
+        assert_eq!(hdfs.read_to_string(&url).await.unwrap(), text);
+    }
+    assert!(hdfs.status(&tmp).await.unwrap_err().is_not_found());
+    assert!(hdfs.delete(&dir, true).await.unwrap());
+}
