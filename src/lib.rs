@@ -3,4 +3,5 @@
 
 pub mod allocator;
 pub mod driver;
+pub mod inputs;
 pub mod poll_auth;

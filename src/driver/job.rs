@@ -26,7 +26,12 @@ pub struct Job {
     pub locality_wait_ms: LocalityWait,
     #[serde(default)]
     pub allocation: AllocationSpec,
+    #[serde(default)]
     pub tasks: Vec<TaskSpec>,
+    /// HDFS inputs, one task per split; `submit` lists them and adds those tasks to `tasks`
+    /// (and drops this section) before anything is submitted. See [`crate::inputs`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<crate::inputs::InputsSpec>,
 }
 
 /// The executors the job asks for, and how many of them.
@@ -159,8 +164,10 @@ pub enum JobError {
     Parse { path: String, message: String },
     #[error("job name is empty")]
     EmptyName,
-    #[error("job has no tasks")]
+    #[error("job has no tasks and no inputs")]
     NoTasks,
+    #[error(transparent)]
+    Inputs(#[from] crate::inputs::InputsError),
     #[error("executor.cores must be at least 1")]
     ZeroCores,
     #[error("executor.cores is {0}, above YARN's limit of {MAX_CORES}")]
@@ -317,7 +324,16 @@ impl Job {
                 return Err(JobError::TimeoutTooLong { field, value });
             }
         }
-        if self.tasks.is_empty() {
+        if let Some(inputs) = &self.inputs {
+            inputs.validate()?;
+            if inputs.cpus > e.cores {
+                return Err(JobError::CpusAboveCores {
+                    task: format!("{}-*", inputs.id_prefix),
+                    cpus: inputs.cpus,
+                    cores: e.cores,
+                });
+            }
+        } else if self.tasks.is_empty() {
             return Err(JobError::NoTasks);
         }
         let mut seen = HashSet::new();
