@@ -680,5 +680,5 @@ case "${1:-}" in
   restart-rm) cmd_restart_rm ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
