@@ -3,5 +3,6 @@
 
 pub mod allocator;
 pub mod driver;
+pub mod inputs;
 pub mod poll_auth;
 pub mod topology;

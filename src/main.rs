@@ -7,6 +7,7 @@ mod am;
 mod api;
 mod cli;
 mod executor;
+mod input_listing;
 mod login;
 mod nodes;
 mod plan;

@@ -220,6 +220,15 @@ impl StagingRoot {
         })
     }
 
+    /// The WebHDFS client when staging on HDFS (input listing uses the same client and
+    /// authentication).
+    pub fn webhdfs(&self) -> Option<&WebHdfs> {
+        match self {
+            StagingRoot::Webhdfs { client, .. } => Some(client),
+            StagingRoot::Local(_) => None,
+        }
+    }
+
     /// Creates `<root>/<app_id>`.
     pub async fn app_folder(self, app_id: &str) -> anyhow::Result<Stager> {
         match self {

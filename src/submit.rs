@@ -105,7 +105,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         bail!("--max-executors is below --min-executors");
     }
     let am_env = parse_env(&args.env, "--env")?;
-    let job = match &args.job {
+    let mut job = match &args.job {
         Some(path) => {
             let job = yarn_am::driver::job::Job::from_file(path)
                 .with_context(|| format!("job file {}", path.display()))?;
@@ -131,6 +131,13 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         timeout: Duration::from_secs(args.webhdfs_timeout),
     })
     .await?;
+    // HDFS inputs become tasks here, before the RM hands out an id: a bad input (no match,
+    // missing, empty, unreadable) fails with nothing submitted.
+    if let Some(j) = job.as_mut() {
+        crate::input_listing::expand(j, root.webhdfs(), &rest)
+            .await
+            .context("listing the job's HDFS inputs")?;
+    }
 
     let new_app = rest
         .new_application()

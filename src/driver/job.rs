@@ -30,7 +30,12 @@ pub struct Job {
     /// past it is killed and counts as failed. None: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    #[serde(default)]
     pub tasks: Vec<TaskSpec>,
+    /// HDFS inputs, one task per split; `submit` lists them and adds those tasks to `tasks`
+    /// (and drops this section) before anything is submitted. See [`crate::inputs`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<crate::inputs::InputsSpec>,
 }
 
 /// The executors the job asks for, and how many of them.
@@ -166,8 +171,10 @@ pub enum JobError {
     Parse { path: String, message: String },
     #[error("job name is empty")]
     EmptyName,
-    #[error("job has no tasks")]
+    #[error("job has no tasks and no inputs")]
     NoTasks,
+    #[error(transparent)]
+    Inputs(#[from] crate::inputs::InputsError),
     #[error("executor.cores must be at least 1")]
     ZeroCores,
     #[error("executor.cores is {0}, above YARN's limit of {MAX_CORES}")]
@@ -340,7 +347,16 @@ impl Job {
                 return Err(JobError::BadTaskTimeout { field, value });
             }
         }
-        if self.tasks.is_empty() {
+        if let Some(inputs) = &self.inputs {
+            inputs.validate()?;
+            if inputs.cpus > e.cores {
+                return Err(JobError::CpusAboveCores {
+                    task: format!("{}-*", inputs.id_prefix),
+                    cpus: inputs.cpus,
+                    cores: e.cores,
+                });
+            }
+        } else if self.tasks.is_empty() {
             return Err(JobError::NoTasks);
         }
         let mut seen = HashSet::new();

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A real Hadoop cluster on this machine: one ResourceManager and three NodeManagers as
 # separate JVMs, from Maven Central jars, each NM with its own host name (nm1..nm3 on
-# 127.0.0.11-13) and rack (/rack1 = nm1, nm2; /rack2 = nm3); plus a one-DataNode HDFS
-# (NameNode and DataNode on rm, 127.0.0.10; WebHDFS at http://rm:9870) for staging.
+# 127.0.0.11-13) and rack (/rack1 = nm1, nm2; /rack2 = nm3); plus HDFS for staging and
+# data locality: the NameNode on rm (127.0.0.10; WebHDFS at http://rm:9870) and a DataNode on
+# each of nm1..nm3 (daemons dn1..dn3, their own ports, see dn_ports), replication 2.
 #
 #   cluster.sh up [--rpc-protection authentication|integrity|privacy] [--secure]
 #                       fetch jars if needed, format HDFS on first use, start, wait until
-#                       3 nodes are RUNNING and HDFS has 1 live DataNode (idempotent). The
+#                       3 nodes are RUNNING and HDFS has 3 live DataNodes (idempotent). The
 #                       options choose a profile; a cluster running another profile is
 #                       stopped and started again in this one. --secure: Kerberos (an MIT
 #                       KDC on 127.0.0.1:60088, realm YARN.TEST, state in <runtime>/kdc),
@@ -41,7 +42,8 @@ NN_WEB=rm:9870
 NMS=(nm1 nm2 nm3)
 # YARN_AM_CLUSTER_HDFS=0 leaves HDFS out (saves ~400 MB of RSS when nothing stages to it).
 WITH_HDFS=${YARN_AM_CLUSTER_HDFS:-1}
-if [[ "$WITH_HDFS" == 0 ]]; then HDFS=(); else HDFS=(nn dn); fi
+DNS=(dn1 dn2 dn3)
+if [[ "$WITH_HDFS" == 0 ]]; then HDFS=(); else HDFS=(nn "${DNS[@]}"); fi
 declare -A RACK=([nm1]=/rack1 [nm2]=/rack1 [nm3]=/rack2)
 
 say() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -169,13 +171,13 @@ JPMS_OPTS=(-XX:+IgnoreUnrecognizedVMOptions
 # ---- Secure profile: an MIT KDC on loopback with every principal the cluster needs. -------
 # All Kerberos state lives in $K (nothing in /etc is read: KRB5_CONFIG / KRB5_KDC_PROFILE).
 # The database and keytabs survive `down` (keys stay valid across restarts); only the KDC
-# process stops. Principals: rm/rm, nm/nm1..3, nn/rm, dn/rm, HTTP/{rm,nm1..3} in one service
+# process stops. Principals: rm/rm, nm/nm1..3, nn/rm, dn/nm1..3, HTTP/{rm,nm1..3} in one service
 # keytab; the user alice (alice.keytab, and alice-stale.keytab: an older key of hers, for
 # "wrong keytab" tests); probe (cluster.sh's own readiness checks, probe.keytab).
 K="$R/kdc"
 REALM=YARN.TEST
 KDC_PORT=${YARN_AM_KDC_PORT:-60088}
-SERVICE_PRINCIPALS=(rm/rm nm/nm1 nm/nm2 nm/nm3 nn/rm dn/rm HTTP/rm HTTP/nm1 HTTP/nm2 HTTP/nm3)
+SERVICE_PRINCIPALS=(rm/rm nm/nm1 nm/nm2 nm/nm3 nn/rm dn/nm1 dn/nm2 dn/nm3 HTTP/rm HTTP/nm1 HTTP/nm2 HTTP/nm3)
 KRB_OPTS=()
 
 krb_env() { export KRB5_CONFIG="$K/krb5.conf" KRB5_KDC_PROFILE="$K/kdc.conf"; }
@@ -247,8 +249,23 @@ krb_create_realm() {
   kadmin_q "ktadd -k $K/keytabs/alice.keytab alice@$REALM"
   kadmin_q "ktadd -k $K/keytabs/probe.keytab probe@$REALM"
   chmod 600 "$K"/keytabs/*.keytab
+  krb_add_missing_services
   # The web apps sign their hadoop.auth cookies with this; one secret for all of them.
   (umask 077; head -c 32 /dev/urandom | base64 >"$K/http-secret")
+}
+
+# A realm made by an older cluster.sh lacks later service principals (dn/nm1..3 came with a
+# DataNode per node): add those, appending their keys to the service keytab. Needs kadmin.local
+# only, so it runs before the KDC starts.
+krb_add_missing_services() {
+  local have p
+  have=$(klist -kt "$K/keytabs/service.keytab" 2>/dev/null || true)
+  for p in "${SERVICE_PRINCIPALS[@]}"; do
+    [[ "$have" == *" $p@$REALM"* ]] && continue
+    say "adding the principal $p@$REALM to the service keytab"
+    kadmin_q "addprinc -randkey $p@$REALM"
+    kadmin_q "ktadd -k $K/keytabs/service.keytab $p@$REALM"
+  done
 }
 
 kdc_start() {
@@ -280,6 +297,7 @@ secure_start() {
   krb_write_conf
   krb_env
   krb_create_realm
+  krb_add_missing_services
   kdc_start
   krb_tickets
   KRB_OPTS=(-Djava.security.krb5.conf="$K/krb5.conf")
@@ -333,6 +351,11 @@ close_inherited_fds() {
   return 0
 }
 
+# Extra -D options for the next start_daemon (the DataNodes' ports). Every other JVM reading
+# hdfs-site.xml (the NameNode checks dfs.datanode.address) gets DN_DEFAULTS, unused ports.
+DAEMON_OPTS=()
+DN_DEFAULTS=(-Dit.dn.xfer=9866 -Dit.dn.http=9864 -Dit.dn.ipc=9867)
+
 start_daemon() { # name host heap main-class [args...]
   local name=$1 host=$2 heap=$3 cls=$4
   shift 4
@@ -342,7 +365,7 @@ start_daemon() { # name host heap main-class [args...]
     close_inherited_fds
     HADOOP_CONF_DIR="$R/conf" YARN_CONF_DIR="$R/conf" JAVA_HOME="$JAVA_HOME" \
     PATH="$JAVA_HOME/bin:$PATH" \
-      exec nohup setsid "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" "${KRB_OPTS[@]}" -Xmx"$heap" -XX:+UseSerialGC \
+      exec nohup setsid "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" "${KRB_OPTS[@]}" "${DN_DEFAULTS[@]}" "${DAEMON_OPTS[@]}" -Xmx"$heap" -XX:+UseSerialGC \
         -XX:TieredStopAtLevel=1 -Xss512k -Djava.net.preferIPv4Stack=true \
         -Dit.host="$host" -Dit.dir="$R/$name" -Dhadoop.home.dir="$R" -Dhadoop.id.str="$(id -un)" \
         -Dhadoop.log.dir="$R/$name/log" -Dyarn.log.dir="$R/$name/log" \
@@ -367,9 +390,9 @@ print(len(got), "ok" if got == want else "wrong")' 2>/dev/null || echo "0 down"
 }
 
 # Prints "<live DataNodes> ok|wrong" for HDFS: ok when WebHDFS answers for /, the NameNode
-# is out of safe mode and exactly one DataNode is live.
+# is out of safe mode and exactly the three DataNodes are live.
 hdfs_state() {
-  [[ "$WITH_HDFS" == 0 ]] && { echo "1 ok"; return; }
+  [[ "$WITH_HDFS" == 0 ]] && { echo "3 ok"; return; }
   web_get "http://$NN_WEB/webhdfs/v1/?op=GETFILESTATUS$(user_param)" >/dev/null 2>&1 \
     || { echo "0 down"; return; }
   web_get "http://$NN_WEB/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo" 2>/dev/null | python3 -c '
@@ -379,13 +402,13 @@ try:
     live = len(json.loads(b.get("LiveNodes") or "{}"))
 except Exception:
     print("0 wrong"); sys.exit()
-print(live, "ok" if live == 1 and not b.get("Safemode") else "wrong")' 2>/dev/null || echo "0 down"
+print(live, "ok" if live == 3 and not b.get("Safemode") else "wrong")' 2>/dev/null || echo "0 down"
 }
 
 # Whether any daemon of ours runs (a half-started cluster counts).
 all_alive_any() {
   local d
-  for d in rm "${NMS[@]}" nn dn; do alive "$d" && return 0; done
+  for d in rm "${NMS[@]}" nn dn "${DNS[@]}"; do alive "$d" && return 0; done
   return 1
 }
 
@@ -397,7 +420,7 @@ all_alive() {
 
 # Ready: every daemon we started is alive (the RM lists a killed NM as RUNNING until its
 # liveness expiry), the RM shows nm1..nm3 RUNNING with their racks, and HDFS takes writes.
-is_ready() { all_alive && [[ "$(nodes_state)" == "3 ok" && "$(hdfs_state)" == "1 ok" ]]; }
+is_ready() { all_alive && [[ "$(nodes_state)" == "3 ok" && "$(hdfs_state)" == "3 ok" ]]; }
 
 wait_ready() {
   local start=$SECONDS last="" yarn_at="" hdfs_at=""
@@ -410,9 +433,9 @@ wait_ready() {
     h=$(hdfs_state)
     # When each half got ready, so the cost of HDFS in start-up time stays visible.
     [[ "$s" == "3 ok" && -z "${yarn_at:-}" ]] && { yarn_at=$((SECONDS - start)); say "YARN ready after ${yarn_at}s"; }
-    [[ "$h" == "1 ok" && -z "${hdfs_at:-}" ]] && { hdfs_at=$((SECONDS - start)); say "HDFS ready after ${hdfs_at}s"; }
-    [[ "$s" == "3 ok" && "$h" == "1 ok" ]] && return 0
-    [[ "$s $h" != "$last" ]] && say "waiting for 3 RUNNING nodes with racks and 1 live DataNode: now $s, HDFS $h"
+    [[ "$h" == "3 ok" && -z "${hdfs_at:-}" ]] && { hdfs_at=$((SECONDS - start)); say "HDFS ready after ${hdfs_at}s"; }
+    [[ "$s" == "3 ok" && "$h" == "3 ok" ]] && return 0
+    [[ "$s $h" != "$last" ]] && say "waiting for 3 RUNNING nodes with racks and 3 live DataNodes: now $s, HDFS $h"
     last="$s $h"
     sleep 1
   done
@@ -421,26 +444,50 @@ wait_ready() {
 }
 
 # HDFS is formatted once and keeps its files across down/up (staging folders are removed by
-# the apps). A fresh name dir also needs a fresh DataNode dir: the old one names the old
-# cluster id and the DataNode would refuse to register.
+# the apps). A fresh name dir also needs fresh DataNode dirs: an old one names the old
+# cluster id and the DataNode would refuse to register. The layout file marks a name dir made
+# for the DataNode-per-node layout; one from the single-DataNode layout (whose blocks lived on
+# `rm`) is formatted again.
+HDFS_LAYOUT="dn-per-nm 1"
+# The layout and the name dir's cluster id: a cluster.sh of the old layout (another worktree)
+# formats again without knowing of the layout file, and the cluster id then differs.
+hdfs_layout() { echo "$HDFS_LAYOUT $(grep -s '^clusterID=' "$R/nn/name/current/VERSION")"; }
 format_hdfs() {
-  [[ -f "$R/nn/name/current/VERSION" ]] && return
-  say "formatting HDFS (first start)"
-  rm -rf "$R/nn/name" "$R/dn/data"
+  [[ -f "$R/nn/name/current/VERSION" && "$(cat "$R/nn/layout" 2>/dev/null)" == "$(hdfs_layout)" ]] && return
+  say "formatting HDFS (first start of this layout)"
+  stop_daemons dn "${DNS[@]}" nn   # a NameNode of the old layout may still run
+  rm -rf "$R/nn/name" "$R/dn" "$R"/dn?/data
   mkdir -p "$R/nn" "$R/logs"
-  HADOOP_CONF_DIR="$R/conf" "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" "${KRB_OPTS[@]}" -Xmx256m -XX:+UseSerialGC \
+  HADOOP_CONF_DIR="$R/conf" "$JAVA_HOME/bin/java" "${JPMS_OPTS[@]}" "${KRB_OPTS[@]}" "${DN_DEFAULTS[@]}" -Xmx256m -XX:+UseSerialGC \
     -Djava.net.preferIPv4Stack=true -Dit.host=rm -Dit.dir="$R/nn" -Dhadoop.home.dir="$R" \
     -Dhadoop.log.dir="$R/nn/log" -cp "$R/conf:$R/hdfs-web:$R/lib/*" \
     org.apache.hadoop.hdfs.server.namenode.NameNode -format -force -nonInteractive \
     >"$R/logs/nn-format.log" 2>&1 </dev/null 9>&- \
     || { tail -30 "$R/logs/nn-format.log" >&2; die "formatting the NameNode failed (log: $R/logs/nn-format.log)"; }
+  hdfs_layout >"$R/nn/layout"
 }
+
+# A DataNode's data transfer, HTTP and IPC ports: distinct per node, because the NameNode
+# sees every DataNode's RPC come from 127.0.0.1 (the kernel's source address for any 127.x
+# destination) and tells DataNodes apart by that address and the transfer port. dnN on nmN:
+# 98N6 transfer, 98N4 HTTP (WebHDFS redirects), 98N7 IPC.
+dn_ports() { local i=${1#dn}; echo "98${i}6 98${i}4 98${i}7"; }
+
 
 start_hdfs() {
   [[ "$WITH_HDFS" == 0 ]] && return
+  # A NameNode started by an old-layout cluster.sh (one DataNode `dn` on rm) has the old
+  # replication and must start again with this conf.
+  alive dn && stop_daemons dn nn
   format_hdfs
   start_daemon nn rm 256m org.apache.hadoop.hdfs.server.namenode.NameNode
-  start_daemon dn rm 256m org.apache.hadoop.hdfs.server.datanode.DataNode
+  local dn xfer http ipc
+  for dn in "${DNS[@]}"; do
+    read -r xfer http ipc < <(dn_ports "$dn")
+    DAEMON_OPTS=(-Dit.dn.xfer="$xfer" -Dit.dn.http="$http" -Dit.dn.ipc="$ipc")
+    start_daemon "$dn" "nm${dn#dn}" 192m org.apache.hadoop.hdfs.server.datanode.DataNode
+  done
+  DAEMON_OPTS=()
 }
 
 cmd_up() {
@@ -571,7 +618,7 @@ cmd_down() {
   # NMs first: an NM whose RM is gone retries its unregistration instead of exiting.
   stop_daemons "${NMS[@]}"
   stop_daemons rm
-  stop_daemons dn nn
+  stop_daemons dn "${DNS[@]}" nn
   kill_containers
   stop_daemons kdc
   say "cluster down"
@@ -599,7 +646,7 @@ cmd_status() {
   h=$(hdfs_state)
   echo "RM nodes: $s"
   echo "HDFS live DataNodes: $h"
-  [[ "$s" == "3 ok" && "$h" == "1 ok" ]]
+  [[ "$s" == "3 ok" && "$h" == "3 ok" ]]
 }
 
 cmd_logs() {
@@ -633,5 +680,5 @@ case "${1:-}" in
   restart-rm) cmd_restart_rm ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

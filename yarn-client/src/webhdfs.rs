@@ -146,6 +146,44 @@ pub struct FileStatus {
     pub permission: String,
     #[serde(default)]
     pub replication: u32,
+    #[serde(default)]
+    pub block_size: u64,
+}
+
+/// One entry of a folder listing (`LISTSTATUS_BATCH`), the fields input listing uses.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DirEntry {
+    /// The entry's name in its folder (empty when the listed path is a file).
+    pub path_suffix: String,
+    pub length: u64,
+    #[serde(rename = "type")]
+    pub kind: FileType,
+    #[serde(default)]
+    pub block_size: u64,
+}
+
+/// One page of a folder listing and how many entries follow it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListingPage {
+    pub entries: Vec<DirEntry>,
+    pub remaining: u64,
+}
+
+/// One block of a file (`GETFILEBLOCKLOCATIONS`): its byte range and where its replicas are.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockLocation {
+    pub offset: u64,
+    pub length: u64,
+    /// DataNode host names, one per replica.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// DataNode `ip:port` transfer addresses, in the order of `hosts`.
+    #[serde(default)]
+    pub names: Vec<String>,
+    #[serde(default)]
+    pub corrupt: bool,
 }
 
 /// Where a CREATE's bytes went, as the NameNode named it.
@@ -642,6 +680,70 @@ impl WebHdfs {
         )?;
         self.send("RENAME", from, self.http.put(&url), &url).await?;
         Ok(())
+    }
+
+    /// One page of the listing of `path` (`op=LISTSTATUS_BATCH`): the entries after
+    /// `start_after` (a name from the previous page), as many as the NameNode's
+    /// `dfs.ls.limit` (1000 by default). Paging keeps a huge folder's listing out of one reply.
+    pub async fn list_page(&self, path: &str, start_after: Option<&str>) -> Result<ListingPage> {
+        let params: Vec<(&str, &str)> =
+            start_after.map(|s| ("startAfter", s)).into_iter().collect();
+        let url = self.op_url(path, "LISTSTATUS_BATCH", &params)?;
+        let (_, body, _) = self
+            .send("LISTSTATUS_BATCH", path, self.http.get(&url), &url)
+            .await?;
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Listing {
+            partial_listing: Partial,
+            #[serde(default)]
+            remaining_entries: u64,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "PascalCase")]
+        struct Partial {
+            file_statuses: Statuses,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "PascalCase")]
+        struct Statuses {
+            #[serde(default)]
+            file_status: Vec<DirEntry>,
+        }
+        let l: Listing = Self::json("LISTSTATUS_BATCH", &url, &body, "DirectoryListing")?;
+        Ok(ListingPage {
+            entries: l.partial_listing.file_statuses.file_status,
+            remaining: l.remaining_entries,
+        })
+    }
+
+    /// The blocks of `path` overlapping `[offset, offset + length)`
+    /// (`op=GETFILEBLOCKLOCATIONS`), with their replicas' DataNodes.
+    pub async fn block_locations(
+        &self,
+        path: &str,
+        offset: u64,
+        length: u64,
+    ) -> Result<Vec<BlockLocation>> {
+        let (o, l) = (offset.to_string(), length.to_string());
+        let url = self.op_url(
+            path,
+            "GETFILEBLOCKLOCATIONS",
+            &[("offset", &o), ("length", &l)],
+        )?;
+        let (_, body, _) = self
+            .send("GETFILEBLOCKLOCATIONS", path, self.http.get(&url), &url)
+            .await?;
+        #[derive(Deserialize)]
+        #[serde(rename_all = "PascalCase")]
+        struct Locations {
+            #[serde(default)]
+            block_location: Vec<BlockLocation>,
+        }
+        // An empty file has `"BlockLocations": null` on some versions.
+        let l: Option<Locations> =
+            Self::json("GETFILEBLOCKLOCATIONS", &url, &body, "BlockLocations")?;
+        Ok(l.map(|l| l.block_location).unwrap_or_default())
     }
 
     /// The user's home folder (`op=GETHOMEDIRECTORY`), e.g. `/user/alice`.

@@ -1,0 +1,204 @@
+//! A job over HDFS inputs on the real cluster (three DataNodes, replication 2): generated text
+//! files in 1 MB blocks, one task per block, each counting the lines of its own split through
+//! WebHDFS. Checked against HDFS itself, not the job file: at least 90% of the tasks ran on a
+//! host holding a replica of their block (as GETFILEBLOCKLOCATIONS reports it), and every
+//! count matches a count over the local copy of the generated data. Bad inputs (a glob
+//! matching nothing, a missing path, an empty file, a bad glob, no WebHDFS address) exit 2
+//! with a message naming the input, and no application id is even asked for.
+
+#[path = "support/am.rs"]
+mod am;
+#[path = "support/cluster.rs"]
+mod cluster;
+
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use am::{job_report, rest, submitted_app, text, write_job, yarn_am};
+use yarn_client::webhdfs::WebHdfs;
+
+const USER: &str = "yarn-am-it";
+const DATA_DIR: &str = "/user/yarn-am-it/it-hdfs-input";
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn hdfs(c: &cluster::Cluster) -> WebHdfs {
+    WebHdfs::new(&c.webhdfs, USER, Duration::from_secs(20)).unwrap()
+}
+
+/// The example job with `paths` as its inputs.
+fn job(paths: &[&str]) -> serde_json::Value {
+    let mut job: serde_json::Value =
+        serde_json::from_str(include_str!("../conf/examples/hdfs-job.json")).unwrap();
+    job["inputs"]["paths"] = serde_json::json!(paths);
+    job["executor"]["max_executors"] = serde_json::json!(3);
+    job
+}
+
+fn submit_job(c: &cluster::Cluster, name: &str, job: &serde_json::Value, webhdfs: bool) -> Output {
+    let path = write_job(c, name, job);
+    let mut cmd = yarn_am(c);
+    cmd.args([
+        "submit",
+        "--name",
+        name,
+        "--max-attempts",
+        "1",
+        "--user",
+        USER,
+    ]);
+    if webhdfs {
+        cmd.args(["--webhdfs", &c.webhdfs]);
+    }
+    cmd.args([
+        "--job",
+        path.to_str().unwrap(),
+        "--wait",
+        "--wait-timeout",
+        "300",
+    ]);
+    cmd.output().unwrap()
+}
+
+#[tokio::test]
+async fn block_tasks_run_beside_a_replica_and_count_their_lines() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let local = c.path("it-hdfs-input-local");
+    let _ = std::fs::remove_dir_all(&local);
+    let gen = Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/hdfs-gen-text.sh"
+    ))
+    .args(["--webhdfs", &c.webhdfs, "--user", USER, "--dir", DATA_DIR])
+    .args(["--files", "4", "--mb", "5", "--block-mb", "1"])
+    .arg("--local-copy")
+    .arg(&local)
+    .output()
+    .unwrap();
+    assert!(gen.status.success(), "generator: {}", text(&gen));
+
+    let out = submit_job(
+        c,
+        "it-hdfs-input",
+        &job(&[&format!("{DATA_DIR}/part-*.txt")]),
+        true,
+    );
+    let app = submitted_app(&out);
+    assert!(out.status.success(), "{}", text(&out));
+    // 4 files of 5 MB and a few bytes in 1 MB blocks: 6 blocks each.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("inputs: 24 splits (24 with a replica"),
+        "{}",
+        text(&out)
+    );
+    let report = job_report(c, &app);
+    assert_eq!(report.tasks.len(), 24);
+    let client = hdfs(c);
+    let mut beside_replica = 0;
+    for t in &report.tasks {
+        assert_eq!(t.exit_code, 0, "{t:?}");
+        let out_file = c
+            .container_log_dirs(&app)
+            .into_iter()
+            .map(|d| d.join(format!("task-{}.{}.stdout", t.task_id, t.attempts - 1)))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| panic!("no stdout of {t:?}"));
+        let line = std::fs::read_to_string(&out_file).unwrap();
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f.len(), 4, "{line:?}");
+        let (path, offset, length, count): (&str, u64, u64, usize) = (
+            f[0],
+            f[1].parse().unwrap(),
+            f[2].parse().unwrap(),
+            f[3].parse().unwrap(),
+        );
+        let name = path.rsplit('/').next().unwrap();
+        let bytes = std::fs::read(local.join(name)).unwrap();
+        let want = bytes[offset as usize..(offset + length) as usize]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        assert_eq!(count, want, "{t:?}: {line}");
+        // Where HDFS says the block's replicas are.
+        let blocks = client.block_locations(path, offset, length).await.unwrap();
+        let block = blocks
+            .iter()
+            .find(|b| b.offset == offset && b.length == length)
+            .unwrap_or_else(|| panic!("no block at {offset}+{length} of {path}: {blocks:?}"));
+        assert_eq!(block.hosts.len(), 2, "replication 2: {block:?}");
+        if block.hosts.contains(&t.host) {
+            beside_replica += 1;
+        }
+    }
+    eprintln!("{beside_replica} of 24 tasks ran on a host holding a replica of their block");
+    assert!(beside_replica * 10 >= 24 * 9, "{beside_replica} of 24");
+    // Every byte counted once: the tasks' counts add up to the files' lines.
+    let total: usize = (0..4)
+        .map(|i| {
+            std::fs::read(local.join(format!("part-{i:05}.txt")))
+                .unwrap()
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+        })
+        .sum();
+    assert!(total > 0);
+}
+
+/// The id sequence number of the next application the RM hands out.
+async fn next_app_seq(c: &cluster::Cluster) -> u64 {
+    let id = rest(c).new_application().await.unwrap().application_id;
+    id.rsplit('_').next().unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn bad_inputs_exit_2_before_anything_is_submitted() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let dir = "/user/yarn-am-it/it-hdfs-bad";
+    let client = hdfs(c);
+    client.mkdirs(dir, None).await.unwrap();
+    client
+        .create(&format!("{dir}/empty.txt"), Vec::new(), true)
+        .await
+        .unwrap();
+    client
+        .create(&format!("{dir}/some.txt"), b"a\nb\n".to_vec(), true)
+        .await
+        .unwrap();
+    let nothing = format!("{dir}/nothing-*");
+    let missing = format!("{dir}/missing.txt");
+    let empty = format!("{dir}/empty.txt");
+    let bad_glob = format!("{dir}/part-[ab");
+    let some = format!("{dir}/some.txt");
+    let cases: [(&str, bool, &str); 5] = [
+        (&nothing, true, "matches no file"),
+        (&missing, true, "does not exist"),
+        (&empty, true, "is empty"),
+        (&bad_glob, true, "without its `]`"),
+        (&some, false, "no WebHDFS address"),
+    ];
+    for (path, webhdfs, why) in cases {
+        let before = next_app_seq(c).await;
+        let out = submit_job(c, "it-hdfs-bad", &job(&[path]), webhdfs);
+        assert_eq!(out.status.code(), Some(2), "{path}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(why),
+            "{path}: wanted {why:?} in {}",
+            text(&out)
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("submitted"),
+            "{path}: {}",
+            text(&out)
+        );
+        assert_eq!(
+            next_app_seq(c).await,
+            before + 1,
+            "{path}: an application id was asked for"
+        );
+    }
+}
