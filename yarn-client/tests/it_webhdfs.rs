@@ -55,10 +55,13 @@ async fn folders_files_status_overwrite_and_recursive_delete() {
         .create(&file, b"hello, hdfs\n".to_vec(), false)
         .await
         .unwrap();
+    // The test cluster runs a DataNode on each of nm1..nm3, with WebHDFS at nmN:98N4.
     assert!(
-        created
-            .datanode_url
-            .starts_with("http://rm:9864/webhdfs/v1/"),
+        ["http://nm1:9814/", "http://nm2:9824/", "http://nm3:9834/"]
+            .iter()
+            .any(|dn| created
+                .datanode_url
+                .starts_with(&format!("{dn}webhdfs/v1/"))),
         "{created:?}"
     );
     assert_eq!(created.namenode_rpc_address.as_deref(), Some("rm:8020"));
@@ -66,7 +69,7 @@ async fn folders_files_status_overwrite_and_recursive_delete() {
     let st = hdfs.status(&file).await.unwrap();
     assert_eq!(st.kind, FileType::File);
     assert_eq!(st.length, 12);
-    assert_eq!(st.replication, 1);
+    assert_eq!(st.replication, 2, "the test cluster's dfs.replication");
     assert!(
         st.modification_time + 5_000 >= before,
         "mtime {} vs {before}",
