@@ -552,21 +552,15 @@ impl WebHdfs {
         let datanode_url = self
             .datanode_url("CREATE", path, self.http.put(&url), url)
             .await?;
-        // The upload gets the base timeout plus time for its size at a slow but live rate.
-        let upload_timeout = self.timeout + Duration::from_secs(len / MIN_UPLOAD_RATE);
-        let req = self
-            .http
-            .put(&datanode_url)
-            .timeout(upload_timeout)
-            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
-            // A streamed body would otherwise go out chunked; the length is known.
-            .header(reqwest::header::CONTENT_LENGTH, len)
-            .body(body);
-        // As the NameNode wrote the URL: it carries the token the DataNode checks.
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| unreachable("CREATE", &datanode_url, e))?;
+        let resp = self
+            .upload(
+                "CREATE",
+                self.http.put(&datanode_url),
+                &datanode_url,
+                body,
+                len,
+            )
+            .await?;
         let (status, reply, _) = Self::read_reply("CREATE", path, &datanode_url, resp).await?;
         if status != 201 && status != 200 {
             return Err(WebHdfsError::BadReply {
@@ -606,6 +600,28 @@ impl WebHdfs {
         Self::json("DELETE", &url, &body, "boolean")
     }
 
+    /// Sends `len` bytes to the DataNode URL the NameNode named (CREATE's PUT, APPEND's
+    /// POST). The upload gets the base timeout plus time for its size at a slow but live
+    /// rate; the URL is used as the NameNode wrote it, since it carries the token the
+    /// DataNode checks.
+    async fn upload(
+        &self,
+        op: &'static str,
+        req: reqwest::RequestBuilder,
+        datanode_url: &str,
+        body: reqwest::Body,
+        len: u64,
+    ) -> Result<reqwest::Response> {
+        req.timeout(self.timeout + Duration::from_secs(len / MIN_UPLOAD_RATE))
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+            // A streamed body would otherwise go out chunked; the length is known.
+            .header(reqwest::header::CONTENT_LENGTH, len)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| unreachable(op, datanode_url, e))
+    }
+
     /// Where the NameNode sends the data of `op` on `path` (asked with `noredirect`, so the
     /// answer is a JSON `Location` or a 307 with the header).
     async fn datanode_url(
@@ -636,17 +652,9 @@ impl WebHdfs {
             .datanode_url("APPEND", path, self.http.post(&url), url)
             .await?;
         let len = data.len() as u64;
-        let req = self
-            .http
-            .post(&dn)
-            .timeout(self.timeout + Duration::from_secs(len / MIN_UPLOAD_RATE))
-            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
-            .header(reqwest::header::CONTENT_LENGTH, len)
-            .body(data);
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| unreachable("APPEND", &dn, e))?;
+        let resp = self
+            .upload("APPEND", self.http.post(&dn), &dn, data.into(), len)
+            .await?;
         Self::read_reply("APPEND", path, &dn, resp).await?;
         Ok(())
     }
