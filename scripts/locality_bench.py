@@ -227,7 +227,7 @@ def report(args):
                                       "--racks", str(r["racks"]), "--seed", str(r["seed"])))
         r["sim"] = sims[key]["base"][r["strategy"]]
         r["sim_cal"] = sims[key]["calibrated"][r["strategy"]]
-    print("| trace | strategy | runs | node-local: real | sim base | sim calibrated | "
+    print("| trace | strategy | runs | node-local: real (±sd) | sim base | sim calibrated | "
           "rack-or-better: real | sim base | sim calibrated | submit to end s | driver wall s | "
           "sim rounds (calibrated) | requests sent | granted | RM: executors node / rack / off-switch | "
           "sim calibrated: off-switch |")
@@ -248,7 +248,9 @@ def report(args):
                 rm_cell = " / ".join(f"{mean([sum(x[k]) - (k == 'off_switch') for x in rm]):.1f}"
                                      for k in ("node", "rack", "off_switch"))
             pct = lambda xs: f"{100 * mean(xs):.0f}%"
-            print(f"| {family} | {strategy} | {len(rs)} | {pct([share(r, False) for r in rs])} | "
+            real = [share(r, False) for r in rs]
+            sd = f" ±{100 * statistics.stdev(real):.0f}" if len(real) > 1 else ""
+            print(f"| {family} | {strategy} | {len(rs)} | {pct(real)}{sd} | "
                   f"{pct([r['sim']['node_local'] for r in rs])} | {pct([r['sim_cal']['node_local'] for r in rs])} | "
                   f"{pct([share(r, True) for r in rs])} | "
                   f"{pct([r['sim']['rack_local'] for r in rs])} | {pct([r['sim_cal']['rack_local'] for r in rs])} | "

@@ -52,6 +52,14 @@
 //! Consequence for the strategies: the more distinct hosts an application names, the longer
 //! YARN holds out for locality, whether or not YARN could ever place a container on them.
 //!
+//! Calibration knobs, off by default (the big tables in BENCHMARKS.md run without them;
+//! `examples/locality_trace.rs` sets them to match the real 12-node test cluster):
+//! `offers_per_round` (NodeManager heartbeats per one-second round: 2 at the test cluster's
+//! 500 ms), `locality_wait_rounds` (the driver's delay scheduling, Spark 3.1's reset rule),
+//! `ramp_up` (Spark's executor target growing 1, 2, 4, ... a round) and `launch_rounds` (grant
+//! to first task). With delay scheduling the shares are of launched tasks, as the real job
+//! report counts them.
+//!
 //! Reported: over every round, the share of pending locality-aware tasks that had an executor
 //! on one of their hosts (could run node-local) or on one of their hosts' racks (rack-local or
 //! better), the number of container requests the allocator sent, how many containers the RM
