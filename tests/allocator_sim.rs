@@ -129,3 +129,49 @@ fn simulation_is_deterministic() {
         simulate(&trace, Strategy::Default)
     );
 }
+
+/// The knobs that bring the model closer to a real run (BENCHMARKS.md, "Simulator against
+/// the real scheduler") act as they should: a target ramped up 1, 2, 4, ... takes longer to
+/// finish, and while executors keep arriving a driver that holds tasks for their hosts runs
+/// more of them node-local (with every executor there from the start, waiting cannot help:
+/// each round already runs every task that has an executor on one of its hosts).
+#[test]
+fn delay_scheduling_and_ramp_up_are_modelled() {
+    // The shape of the real-cluster A/B (examples/locality_trace.rs, uniform).
+    let base = TraceConfig {
+        racks: 4,
+        capacity: 2,
+        stages: vec![96],
+        node_locality_delay: 3,
+        max_executors: 8,
+        datanode_only: 0,
+        ..TraceConfig::standard("calibration", 12, 0.0, 1)
+    };
+    let ramped = TraceConfig {
+        ramp_up: true,
+        ..base.clone()
+    };
+    let waiting = TraceConfig {
+        locality_wait_rounds: 3,
+        ..ramped.clone()
+    };
+    for strategy in [Strategy::Spark, Strategy::Default] {
+        let b = simulate(&Trace::generate(base.clone()), strategy);
+        let r = simulate(&Trace::generate(ramped.clone()), strategy);
+        assert!(
+            r.rounds > b.rounds,
+            "{strategy}: ramped {r:?} against {b:?}"
+        );
+        let w = simulate(&Trace::generate(waiting.clone()), strategy);
+        assert!(
+            w.node_local > r.node_local,
+            "{strategy}: waiting {w:?} against {r:?}"
+        );
+        let twice = TraceConfig {
+            offers_per_round: 2,
+            ..base.clone()
+        };
+        let t = simulate(&Trace::generate(twice), strategy);
+        assert!(t.granted > 0, "{strategy}: {t:?}");
+    }
+}

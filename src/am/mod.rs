@@ -225,7 +225,13 @@ async fn run_am() -> anyhow::Result<Outcome> {
             attempt: env.attempt,
         }]);
     }
+    let strategy = match spec.strategy.as_deref() {
+        Some(s) => s.parse().context("the spec's allocation strategy")?,
+        None => yarn_am::allocator::Strategy::default(),
+    };
+    info!(%strategy, "allocation strategy");
     let allocator = Allocator::new(AllocatorConfig {
+        strategy,
         spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
         ..AllocatorConfig::default()
     })

@@ -6,14 +6,18 @@
 # each of nm1..nm3 (daemons dn1..dn3, their own ports, see dn_ports), replication 2.
 #
 #   cluster.sh up [--rpc-protection authentication|integrity|privacy] [--secure]
+#                 [--nodes N --racks R]
 #                       fetch jars if needed, format HDFS on first use, start, wait until
-#                       3 nodes are RUNNING and HDFS has 3 live DataNodes (idempotent). The
+#                       N nodes are RUNNING and HDFS has 3 live DataNodes (idempotent). The
 #                       options choose a profile; a cluster running another profile is
 #                       stopped and started again in this one. --secure: Kerberos (an MIT
 #                       KDC on 127.0.0.1:60088, realm YARN.TEST, state in <runtime>/kdc),
 #                       SPNEGO on the RM web app and WebHDFS, HDFS block tokens.
+#                       --nodes N --racks R (benchmarks): N NodeManagers nm1..nmN on
+#                       127.0.0.11.. in R racks of ceil(N/R) consecutive nodes, heaps trimmed;
+#                       DataNodes stay on nm1..nm3 (default: 3 nodes on 2 racks, as above).
 #   cluster.sh profile  print the running (or last started) profile, e.g. `plain`,
-#                       `rpc-privacy`, `secure`, `secure rpc-privacy`
+#                       `rpc-privacy`, `secure`, `secure rpc-privacy`, `nodes12-racks4`
 #   cluster.sh down     stop every daemon we started (and containers they left behind)
 #   cluster.sh status   exit 0 when the cluster is up and ready, 1 otherwise
 #   cluster.sh logs [N] tail the last N lines (default 40) of every daemon log
@@ -29,7 +33,8 @@
 #
 # Environment: YARN_AM_CLUSTER_DIR (runtime dir, default /tmp/yarn-am-cluster),
 # HADOOP_VERSION (default 3.4.1), JAVA_HOME (default: the Java 17 JDK; Hadoop 3.4 breaks on 23+),
-# YARN_AM_READY_TIMEOUT (seconds, default 240), YARN_AM_CLUSTER_HDFS (0: no NameNode/DataNode).
+# YARN_AM_READY_TIMEOUT (seconds, default 240), YARN_AM_CLUSTER_HDFS (0: no NameNode/DataNode),
+# YARN_AM_NM_HEAP (NM heap under --nodes other than the default layout, default 256m).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -68,17 +73,17 @@ ensure_hosts() {
   local ok=1
   for n in rm "${NMS[@]}"; do
     local want
-    want=$(awk -v n="$n" '$2==n {print $1}' "$REPO/conf/cluster/hosts")
+    want=$(layout_hosts | awk -v n="$n" '$2==n {print $1}')
     [[ "$(getent hosts "$n" | awk '{print $1}' | head -1)" == "$want" ]] || ok=0
   done
   ((ok)) && return
-  [[ -w /etc/hosts ]] || die "/etc/hosts lacks the rm/nm1..nm3 entries and is not writable; add these lines as root:
-$(cat "$REPO/conf/cluster/hosts")"
-  say "adding rm, nm1..nm3 to /etc/hosts"
+  [[ -w /etc/hosts ]] || die "/etc/hosts lacks the rm/${NMS[0]}..${NMS[-1]} entries and is not writable; add these lines as root:
+$(layout_hosts)"
+  say "adding rm, ${NMS[0]}..${NMS[-1]} to /etc/hosts"
   local tmp
   tmp=$(mktemp)
   sed '/# yarn-am test cluster begin/,/# yarn-am test cluster end/d' /etc/hosts >"$tmp"
-  { echo "# yarn-am test cluster begin"; cat "$REPO/conf/cluster/hosts"; echo "# yarn-am test cluster end"; } >>"$tmp"
+  { echo "# yarn-am test cluster begin"; layout_hosts; echo "# yarn-am test cluster end"; } >>"$tmp"
   cat "$tmp" >/etc/hosts   # in place: /etc/hosts may be a bind mount that cannot be replaced
   rm -f "$tmp"
 }
@@ -106,6 +111,96 @@ fetch_jars() {
   say "jars: $(ls "$R/lib" | wc -l) files, $(du -sh "$R/lib" | cut -f1)"
 }
 
+# ---- Node layout (`up --nodes N --racks R`): more NodeManagers, for benchmarks. -----------
+# nmI listens on 127.0.0.(10+I); racks hold ceil(N/R) consecutive nodes each (3 on 2 racks is
+# the default: nm1 nm2 /rack1, nm3 /rack2). `up` records the layout in $R/layout so that the
+# other commands (status, kill-nm, restart-nm) know every NM; `down` stops every NM with a
+# pid file, whatever layout started it.
+NODES=3
+RACKS=2
+MAX_NODES=40 # 127.0.0.11..50
+
+parse_layout() { # --nodes|--racks value
+  [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 wants a positive number (got '$2')"
+  if [[ "$1" == --nodes ]]; then NODES=$2; else RACKS=$2; fi
+}
+
+# Validates the parsed layout and names its NMs and racks (NMS, RACK).
+check_layout() {
+  ((NODES <= MAX_NODES)) || die "--nodes: at most $MAX_NODES NodeManagers (127.0.0.11..$((10 + MAX_NODES))), got $NODES"
+  ((RACKS <= NODES)) || die "--racks $RACKS: more racks than the $NODES nodes"
+  ((NODES >= 3)) || die "--nodes $NODES: at least 3 (the DataNodes live on nm1..nm3)"
+  ((SECURE == 0 || NODES == 3)) || die "--secure runs the default 3-node layout only (principals exist for nm1..nm3)"
+  local per=$(((NODES + RACKS - 1) / RACKS)) i
+  NMS=()
+  RACK=()
+  for ((i = 1; i <= NODES; i++)); do
+    NMS+=("nm$i")
+    RACK[nm$i]=/rack$(((i - 1) / per + 1))
+  done
+}
+
+# The layout `up` last started (for commands other than up).
+load_layout() {
+  local n r
+  [[ -f "$R/layout" ]] || return 0
+  read -r n r <"$R/layout" || return 0
+  [[ "$n" =~ ^[0-9]+$ && "$r" =~ ^[0-9]+$ ]] || return 0
+  NODES=$n RACKS=$r
+  check_layout
+}
+
+default_layout() { ((NODES == 3 && RACKS == 2)); }
+
+# The profile word of a non-default layout, empty for the default.
+layout_word() { default_layout || echo "nodes$NODES-racks$RACKS"; }
+
+# NodeManagers started by any layout: those with a pid file.
+started_nms() {
+  local f
+  for f in "$R"/nm[0-9]*.pid; do [[ -f "$f" ]] && basename "$f" .pid; done
+  return 0
+}
+
+# /etc/hosts lines: rm and nm1..nm3 from conf/cluster/hosts, then any further NMs.
+layout_hosts() {
+  cat "$REPO/conf/cluster/hosts"
+  local i
+  for ((i = 4; i <= NODES; i++)); do echo "127.0.0.$((10 + i)) nm$i"; done
+}
+
+# A non-default layout gets its own rack table (TableMapping looks nodes up by address).
+layout_topology() {
+  default_layout && return
+  local n
+  {
+    echo "# generated by cluster.sh for --nodes $NODES --racks $RACKS"
+    for n in "${NMS[@]}"; do echo "127.0.0.$((10 + ${n#nm})) ${RACK[$n]}"; done
+    for n in "${NMS[@]}"; do echo "$n ${RACK[$n]}"; done
+  } >"$R/conf/topology.table"
+}
+
+# "nm1=/rack1 nm2=/rack1 ..." for nodes_state.
+layout_want() {
+  local n w=()
+  for n in "${NMS[@]}"; do w+=("$n=${RACK[$n]}"); done
+  echo "${w[*]}"
+}
+
+layout_summary() {
+  local n out="" last=""
+  for n in "${NMS[@]}"; do
+    [[ -n "$last" && "${RACK[$n]}" != "$last" ]] && out+=" ($last)"
+    out+=" $n"
+    last=${RACK[$n]}
+  done
+  echo "${out# } ($last)"
+}
+
+# NM heap: 384 MB on the default layout; trimmed (YARN_AM_NM_HEAP, default 256m) on bigger
+# ones so that a dozen NMs fit beside the other JVMs.
+nm_heap() { if default_layout; then echo 384m; else echo "${YARN_AM_NM_HEAP:-256m}"; fi; }
+
 # Profile options of `up`, parsed by parse_profile.
 RPC_PROTECTION=authentication
 SECURE=0
@@ -119,9 +214,11 @@ parse_profile() {
           || die "--rpc-protection wants authentication, integrity or privacy (got '${2:-}')"
         shift 2 ;;
       --secure) SECURE=1; shift ;;
+      --nodes | --racks) parse_layout "$1" "${2:-}"; shift 2 ;;
       *) die "unknown option for up: $1" ;;
     esac
   done
+  check_layout
 }
 
 # One word per non-default setting, so `plain` means exactly the stock test cluster.
@@ -129,6 +226,7 @@ profile_name() {
   local p=()
   ((SECURE)) && p+=(secure)
   [[ "$RPC_PROTECTION" != authentication ]] && p+=("rpc-$RPC_PROTECTION")
+  [[ -n "$(layout_word)" ]] && p+=("$(layout_word)")
   ((${#p[@]})) || p=(plain)
   echo "${p[*]}"
 }
@@ -150,6 +248,7 @@ write_conf() {
   # included: the AMRM and NM connections of an AM are wrapped too.
   [[ "$RPC_PROTECTION" == authentication ]] || add_property core-site.xml hadoop.rpc.protection "$RPC_PROTECTION"
   ((SECURE)) && secure_conf
+  layout_topology
   # The NameNode and DataNode web servers look for webapps/<name> on the classpath. The Maven
   # Central hadoop-hdfs jar leaves the web UI out (the tarball ships it beside the jars);
   # WebHDFS needs none of it, only the folders to exist.
@@ -375,18 +474,18 @@ start_daemon() { # name host heap main-class [args...]
   say "started $name (pid $!)"
 }
 
-# Prints "RUNNING-count ok|wrong" from the RM's node list; ok only when nm1..nm3 are RUNNING
-# with the racks of the topology table.
+# Prints "RUNNING-count ok|wrong" from the RM's node list; ok only when exactly the layout's
+# NMs (nm1..nm3 by default) are RUNNING with the racks of the topology table.
 nodes_state() {
   web_get "http://$RM_WEB/ws/v1/cluster/nodes" 2>/dev/null | python3 -c '
 import json, sys
-want = {"nm1": "/rack1", "nm2": "/rack1", "nm3": "/rack2"}
+want = dict(w.split("=") for w in sys.argv[1].split())
 try:
     nodes = ((json.load(sys.stdin).get("nodes") or {}).get("node")) or []
 except Exception:
     print("0 wrong"); sys.exit()
 got = {n["nodeHostName"]: n["rack"] for n in nodes if n.get("state") == "RUNNING"}
-print(len(got), "ok" if got == want else "wrong")' 2>/dev/null || echo "0 down"
+print(len(got), "ok" if got == want else "wrong")' "$(layout_want)" 2>/dev/null || echo "0 down"
 }
 
 # Prints "<live DataNodes> ok|wrong" for HDFS: ok when WebHDFS answers for /, the NameNode
@@ -408,7 +507,7 @@ print(live, "ok" if live == 3 and not b.get("Safemode") else "wrong")' 2>/dev/nu
 # Whether any daemon of ours runs (a half-started cluster counts).
 all_alive_any() {
   local d
-  for d in rm "${NMS[@]}" nn dn "${DNS[@]}"; do alive "$d" && return 0; done
+  for d in rm $(started_nms) nn dn "${DNS[@]}"; do alive "$d" && return 0; done
   return 1
 }
 
@@ -420,7 +519,7 @@ all_alive() {
 
 # Ready: every daemon we started is alive (the RM lists a killed NM as RUNNING until its
 # liveness expiry), the RM shows nm1..nm3 RUNNING with their racks, and HDFS takes writes.
-is_ready() { all_alive && [[ "$(nodes_state)" == "3 ok" && "$(hdfs_state)" == "3 ok" ]]; }
+is_ready() { all_alive && [[ "$(nodes_state)" == "$NODES ok" && "$(hdfs_state)" == "3 ok" ]]; }
 
 wait_ready() {
   local start=$SECONDS last="" yarn_at="" hdfs_at=""
@@ -432,10 +531,10 @@ wait_ready() {
     s=$(nodes_state)
     h=$(hdfs_state)
     # When each half got ready, so the cost of HDFS in start-up time stays visible.
-    [[ "$s" == "3 ok" && -z "${yarn_at:-}" ]] && { yarn_at=$((SECONDS - start)); say "YARN ready after ${yarn_at}s"; }
+    [[ "$s" == "$NODES ok" && -z "${yarn_at:-}" ]] && { yarn_at=$((SECONDS - start)); say "YARN ready after ${yarn_at}s"; }
     [[ "$h" == "3 ok" && -z "${hdfs_at:-}" ]] && { hdfs_at=$((SECONDS - start)); say "HDFS ready after ${hdfs_at}s"; }
-    [[ "$s" == "3 ok" && "$h" == "3 ok" ]] && return 0
-    [[ "$s $h" != "$last" ]] && say "waiting for 3 RUNNING nodes with racks and 3 live DataNodes: now $s, HDFS $h"
+    [[ "$s" == "$NODES ok" && "$h" == "3 ok" ]] && return 0
+    [[ "$s $h" != "$last" ]] && say "waiting for $NODES RUNNING nodes with racks and 3 live DataNodes: now $s, HDFS $h"
     last="$s $h"
     sleep 1
   done
@@ -524,10 +623,11 @@ cmd_up() {
   done
   start_hdfs
   echo "$want" >"$R/profile"
+  echo "$NODES $RACKS" >"$R/layout"
   wait_ready
   local hdfs_note=""
   [[ "$WITH_HDFS" == 0 ]] || hdfs_note=", WebHDFS http://$NN_WEB"
-  say "cluster ready after $((SECONDS - t0))s: $RM_WEB, nodes nm1 nm2 (/rack1) nm3 (/rack2)$hdfs_note"
+  say "cluster ready after $((SECONDS - t0))s: $RM_WEB, nodes $(layout_summary)$hdfs_note"
   if grep -l 'InaccessibleObjectException' "$R"/logs/*.log >/dev/null 2>&1; then
     say "WARNING: InaccessibleObjectException in $(grep -l InaccessibleObjectException "$R"/logs/*.log | xargs)"
   fi
@@ -561,7 +661,7 @@ cmd_kill_nm() {
   say "$n killed with its containers"
 }
 
-start_nm() { start_daemon "$1" "$1" 384m org.apache.hadoop.yarn.server.nodemanager.NodeManager; }
+start_nm() { start_daemon "$1" "$1" "$(nm_heap)" org.apache.hadoop.yarn.server.nodemanager.NodeManager; }
 
 # Waits until the RM's web service says STARTED.
 wait_rm_started() {
@@ -615,8 +715,9 @@ cmd_restart_nm() {
 
 cmd_down() {
   [[ -d "$R" ]] || return 0
-  # NMs first: an NM whose RM is gone retries its unregistration instead of exiting.
-  stop_daemons "${NMS[@]}"
+  # NMs first: an NM whose RM is gone retries its unregistration instead of exiting. Every NM
+  # with a pid file, whatever layout started it.
+  stop_daemons $(started_nms)
   stop_daemons rm
   stop_daemons dn "${DNS[@]}" nn
   kill_containers
@@ -646,7 +747,7 @@ cmd_status() {
   h=$(hdfs_state)
   echo "RM nodes: $s"
   echo "HDFS live DataNodes: $h"
-  [[ "$s" == "3 ok" && "$h" == "3 ok" ]]
+  [[ "$s" == "$NODES ok" && "$h" == "3 ok" ]]
 }
 
 cmd_logs() {
@@ -667,8 +768,10 @@ cmd_env() {
   ((SECURE == 0)) || secure_env
 }
 
-# Commands other than `up` act on the running profile (its probes need SPNEGO when secure).
+# Commands other than `up` act on the running profile (its probes need SPNEGO when secure)
+# and layout.
 [[ "${1:-}" == up || "$(running_profile)" != *secure* ]] || SECURE=1
+[[ "${1:-}" == up ]] || load_layout
 
 case "${1:-}" in
   up) shift; cmd_up "$@" ;;
@@ -680,5 +783,5 @@ case "${1:-}" in
   restart-rm) cmd_restart_rm ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -118,6 +118,18 @@ fn profile_name(up_args: &[&str]) -> String {
             Some(p) => words.push(format!("rpc-{p}")),
         }
     }
+    // `--nodes N --racks R` other than the default 3 on 2 (cluster.sh's `layout_word`).
+    let value = |flag: &str, default: &str| {
+        up_args
+            .iter()
+            .position(|a| *a == flag)
+            .and_then(|i| up_args.get(i + 1))
+            .map_or(default.to_string(), |v| v.to_string())
+    };
+    let (nodes, racks) = (value("--nodes", "3"), value("--racks", "2"));
+    if (nodes.as_str(), racks.as_str()) != ("3", "2") {
+        words.push(format!("nodes{nodes}-racks{racks}"));
+    }
     if words.is_empty() {
         "plain".into()
     } else {

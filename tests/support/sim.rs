@@ -52,6 +52,14 @@
 //! Consequence for the strategies: the more distinct hosts an application names, the longer
 //! YARN holds out for locality, whether or not YARN could ever place a container on them.
 //!
+//! Calibration knobs, off by default (the big tables in BENCHMARKS.md run without them;
+//! `examples/locality_trace.rs` sets them to match the real 12-node test cluster):
+//! `offers_per_round` (NodeManager heartbeats per one-second round: 2 at the test cluster's
+//! 500 ms), `locality_wait_rounds` (the driver's delay scheduling, Spark 3.1's reset rule),
+//! `ramp_up` (Spark's executor target growing 1, 2, 4, ... a round) and `launch_rounds` (grant
+//! to first task). With delay scheduling the shares are of launched tasks, as the real job
+//! report counts them.
+//!
 //! Reported: over every round, the share of pending locality-aware tasks that had an executor
 //! on one of their hosts (could run node-local) or on one of their hosts' racks (rack-local or
 //! better), the number of container requests the allocator sent, how many containers the RM
@@ -135,6 +143,21 @@ pub struct TraceConfig {
     /// Chance per round that an executor is preempted (exit -102) and must be replaced.
     pub preemption: f64,
     pub seed: u64,
+    /// NodeManager heartbeats per round: each is one scheduling opportunity per node (the
+    /// test cluster's NMs beat every 500 ms, twice per one-second round).
+    pub offers_per_round: u32,
+    /// The driver's delay scheduling in rounds (`spark.locality.wait` / round): a task set that
+    /// launched nothing node-local for this many rounds may launch rack-local, after as many
+    /// again anywhere; a node-local launch starts the wait again. 0: every free slot runs a
+    /// task at once (the best placement the round's executors allow).
+    pub locality_wait_rounds: u32,
+    /// The driver's executor ramp-up (Spark's ExecutorAllocationManager with 1 s backlog
+    /// timeouts): the target grows by 1, 2, 4, ... a round up to the need. False: the whole
+    /// need at once.
+    pub ramp_up: bool,
+    /// Rounds from a grant until the executor takes tasks (container launch, binary
+    /// localisation, registration with the driver). 0: at once.
+    pub launch_rounds: u64,
 }
 
 impl TraceConfig {
@@ -158,6 +181,10 @@ impl TraceConfig {
             pipelined: false,
             preemption: 0.0,
             seed,
+            offers_per_round: 1,
+            locality_wait_rounds: 0,
+            ramp_up: false,
+            launch_rounds: 0,
         }
     }
 
@@ -331,6 +358,8 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
         .collect();
     let mut used = vec![0u32; cfg.nodes];
     let mut executors: HashMap<Arc<str>, usize> = HashMap::new();
+    // The round from which each executor takes tasks (`launch_rounds` after its grant).
+    let mut ready_at: HashMap<Arc<str>, u64> = HashMap::new();
     let mut launched_ids: Vec<(u64, Arc<str>)> = Vec::new();
     let mut next_container = 0u64;
     let mut missed = 0u64;
@@ -350,6 +379,11 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
         rounds: 0,
     };
 
+    // Ramp-up: (target, next increase).
+    let mut ramp = (0u32, 1u32);
+    // Delay scheduling: the task set's allowed level (0 node, 1 rack, 2 any) and the rounds
+    // since its last launch at that level.
+    let (mut level, mut since) = (0u8, 0u32);
     let mut pending: Vec<[u32; 3]> = Vec::new();
     for (k, stage) in trace.stages.iter().enumerate() {
         pending.extend_from_slice(stage);
@@ -371,9 +405,19 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                     *counts.entry(trace.hosts[h as usize].clone()).or_insert(0) += 1;
                 }
             }
-            let target = (pending.len() as u32)
+            let need = (pending.len() as u32)
                 .div_ceil(cfg.tasks_per_executor)
                 .min(cfg.max_executors);
+            let target = if cfg.ramp_up {
+                if need > ramp.0 {
+                    ramp = ((ramp.0 + ramp.1).min(need), ramp.1 * 2);
+                } else {
+                    ramp = (need, 1);
+                }
+                ramp.0
+            } else {
+                need
+            };
             let demand = Demand {
                 target_executors: target,
                 tasks_per_executor: cfg.tasks_per_executor,
@@ -441,61 +485,63 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 + rack_entry.iter().filter(|&&e| e).count();
             let delay = u64::from(cfg.node_locality_delay).min(cfg.nodes as u64);
 
-            let mut offers: Vec<usize> = (0..cfg.nodes).collect();
-            rng.shuffle(&mut offers);
-            // Draw every node's coin whatever happens, so both strategies see the same offers.
-            let busy: Vec<bool> = (0..cfg.nodes)
-                .map(|_| {
-                    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 >= cfg.offer_probability
-                })
-                .collect();
             let mut granted = Vec::new();
-            for n in offers {
-                if busy[n] {
-                    continue;
-                }
-                let r = trace.host_rack[n];
-                // One heartbeat: the node takes containers while it has room and the app asks,
-                // and stops after its first off-switch container.
-                while any_asks > 0 && used[n] < cfg.capacity {
-                    missed += 1;
-                    let wait_factor = (locations as f64 / cfg.nodes as f64).min(1.0);
-                    let off_switch_wait = (cfg.nodes as f64).min(any_asks as f64 * wait_factor);
-                    // An entry the allocation brings to 0 leaves the RM's map until the AM's next
-                    // call sends it again.
-                    let mut take = |count: &mut u64| {
-                        *count -= 1;
-                        if *count == 0 {
-                            locations -= 1;
+            for _ in 0..cfg.offers_per_round.max(1) {
+                let mut offers: Vec<usize> = (0..cfg.nodes).collect();
+                rng.shuffle(&mut offers);
+                // Draw every node's coin whatever happens, so both strategies see the same offers.
+                let busy: Vec<bool> = (0..cfg.nodes)
+                    .map(|_| {
+                        (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 >= cfg.offer_probability
+                    })
+                    .collect();
+                for n in offers {
+                    if busy[n] {
+                        continue;
+                    }
+                    let r = trace.host_rack[n];
+                    // One heartbeat: the node takes containers while it has room and the app asks,
+                    // and stops after its first off-switch container.
+                    while any_asks > 0 && used[n] < cfg.capacity {
+                        missed += 1;
+                        let wait_factor = (locations as f64 / cfg.nodes as f64).min(1.0);
+                        let off_switch_wait = (cfg.nodes as f64).min(any_asks as f64 * wait_factor);
+                        // An entry the allocation brings to 0 leaves the RM's map until the AM's next
+                        // call sends it again.
+                        let mut take = |count: &mut u64| {
+                            *count -= 1;
+                            if *count == 0 {
+                                locations -= 1;
+                            }
+                        };
+                        // A node-local container also needs the rack's count above 0 (the
+                        // scheduler checks the rack first); other nodes' grants may have used it up.
+                        let off_switch = if host_asks[n] > 0 && rack_asks[r] > 0 {
+                            take(&mut host_asks[n]);
+                            take(&mut rack_asks[r]);
+                            missed = 0;
+                            false
+                        } else if rack_asks[r] > 0 && missed > delay {
+                            take(&mut rack_asks[r]);
+                            missed = 0;
+                            false
+                        } else if (missed as f64) > off_switch_wait {
+                            true
+                        } else {
+                            break;
+                        };
+                        any_asks -= 1;
+                        used[n] += 1;
+                        next_container += 1;
+                        granted.push(Container {
+                            id: Arc::from(format!("c{next_container}")),
+                            host: trace.hosts[n].clone(),
+                            rack: trace.racks[r].clone(),
+                        });
+                        if off_switch {
+                            out.off_switch += 1;
+                            break;
                         }
-                    };
-                    // A node-local container also needs the rack's count above 0 (the
-                    // scheduler checks the rack first); other nodes' grants may have used it up.
-                    let off_switch = if host_asks[n] > 0 && rack_asks[r] > 0 {
-                        take(&mut host_asks[n]);
-                        take(&mut rack_asks[r]);
-                        missed = 0;
-                        false
-                    } else if rack_asks[r] > 0 && missed > delay {
-                        take(&mut rack_asks[r]);
-                        missed = 0;
-                        false
-                    } else if (missed as f64) > off_switch_wait {
-                        true
-                    } else {
-                        break;
-                    };
-                    any_asks -= 1;
-                    used[n] += 1;
-                    next_container += 1;
-                    granted.push(Container {
-                        id: Arc::from(format!("c{next_container}")),
-                        host: trace.hosts[n].clone(),
-                        rack: trace.racks[r].clone(),
-                    });
-                    if off_switch {
-                        out.off_switch += 1;
-                        break;
                     }
                 }
             }
@@ -509,6 +555,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 {
                     let n = host_index[&container.host];
                     executors.insert(container.id.clone(), n);
+                    ready_at.insert(container.id.clone(), out.rounds + cfg.launch_rounds);
                     launched_ids.push((executor, container.id.clone()));
                     alloc.on_event(
                         now,
@@ -558,11 +605,50 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             // Measure: place this round's tasks on executor slots, node-local first, then
             // rack-local, then anywhere (what the driver's delay scheduling aims for).
             let mut host_slots = vec![0usize; trace.hosts.len()];
-            for &n in executors.values() {
-                host_slots[n] += cfg.tasks_per_executor as usize;
+            for (id, &n) in &executors {
+                if ready_at.get(id).is_none_or(|&r| r <= out.rounds) {
+                    host_slots[n] += cfg.tasks_per_executor as usize;
+                }
             }
             let slots: usize = host_slots.iter().sum();
             let runnable = slots.min(pending.len());
+            // Delay scheduling (the driver's, after Spark 3.1's TaskSetManager): a level no
+            // pending task can use is skipped; otherwise the set moves on once
+            // `locality_wait_rounds` have passed since the clock last restarted.
+            let (rack_ok, any_ok) = if cfg.locality_wait_rounds == 0 {
+                (true, true)
+            } else if slots == 0 {
+                // No live executor: nothing was declined, the clock restarts.
+                since = 0;
+                (false, false)
+            } else {
+                let mut rack_has = vec![false; trace.racks.len()];
+                for (h, &s) in host_slots.iter().enumerate() {
+                    rack_has[trace.host_rack[h]] |= s > 0;
+                }
+                let node_valid = pending
+                    .iter()
+                    .any(|t| t.iter().any(|&h| host_slots[h as usize] > 0));
+                let rack_valid = pending
+                    .iter()
+                    .any(|t| t.iter().any(|&h| rack_has[trace.host_rack[h as usize]]));
+                loop {
+                    let valid = match level {
+                        0 => node_valid,
+                        1 => rack_valid,
+                        _ => break,
+                    };
+                    if !valid {
+                        since = 0;
+                    } else if since >= cfg.locality_wait_rounds {
+                        since -= cfg.locality_wait_rounds;
+                    } else {
+                        break;
+                    }
+                    level += 1;
+                }
+                (level >= 1, level >= 2)
+            };
             let mut placed = vec![false; pending.len()];
             let mut local = 0usize;
             for (i, t) in pending.iter().enumerate() {
@@ -581,7 +667,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             }
             let mut rack = 0usize;
             for (i, t) in pending.iter().enumerate() {
-                if local + rack == runnable {
+                if local + rack == runnable || !rack_ok {
                     break;
                 }
                 if placed[i] {
@@ -596,12 +682,30 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                     rack += 1;
                 }
             }
-            tasks_seen += runnable as u64;
+            // Run them: the placed ones, then the oldest others up to the free slots.
+            let mut others = if any_ok { runnable - local - rack } else { 0 };
+            let launched = local + rack + others;
+            tasks_seen += launched as u64;
             node_hits += local as u64;
             rack_hits += (local + rack) as u64;
-            // Run them: the placed ones, then the oldest others up to the free slots.
-            let mut others = runnable - local - rack;
-            let mut remaining = Vec::with_capacity(pending.len() - runnable);
+            // Spark 3.1's reset rule (SPARK-18886): only a round that launched something and
+            // declined nothing (no free slot left that a pending task could take at a looser
+            // level) brings the level back to the most local one it launched at and restarts
+            // the clock; otherwise the clock keeps running.
+            let declined = !any_ok && launched < slots && launched < pending.len();
+            if launched > 0 && !declined {
+                level = if local > 0 {
+                    0
+                } else if rack > 0 {
+                    1
+                } else {
+                    2
+                };
+                since = 0;
+            } else {
+                since += 1;
+            }
+            let mut remaining = Vec::with_capacity(pending.len() - launched);
             for (i, t) in pending.iter().enumerate() {
                 if placed[i] {
                     continue;
@@ -665,6 +769,10 @@ pub fn bench_snapshot(
         pipelined: false,
         preemption: 0.0,
         seed,
+        offers_per_round: 1,
+        locality_wait_rounds: 0,
+        ramp_up: false,
+        launch_rounds: 0,
     };
     let trace = Trace::generate(config);
     let mut counts: HashMap<HostName, u32> = HashMap::new();
