@@ -165,10 +165,10 @@ def jhist_counters(env, job_id):
         sys.exit(f"no history file of {job_id} in {user_dir}")
     text = webhdfs(env, f"{user_dir}/{names[0]}", "OPEN").decode(errors="replace")
     for line in text.splitlines():
-        if '"JOB_FINISHED"' not in line:
+        # "Avro-Json", the schema (which names JOB_FINISHED too), then one event a line.
+        if not line.startswith('{"type":"JOB_FINISHED"'):
             continue
-        event = json.loads(line)["event"]
-        fin = next(iter(event.values()))
+        fin = next(iter(json.loads(line)["event"].values()))
         for group in fin["totalCounters"]["groups"]:
             if group["name"] == "org.apache.hadoop.mapreduce.JobCounter":
                 return {c["name"]: c["value"] for c in group["counts"]}
