@@ -154,11 +154,11 @@ write_conf() {
   # included: the AMRM and NM connections of an AM are wrapped too.
   [[ "$RPC_PROTECTION" == authentication ]] || add_property core-site.xml hadoop.rpc.protection "$RPC_PROTECTION"
   ((SECURE)) && secure_conf
-  mapreduce_conf
   # The NameNode and DataNode web servers look for webapps/<name> on the classpath. The Maven
   # Central hadoop-hdfs jar leaves the web UI out (the tarball ships it beside the jars);
   # WebHDFS needs none of it, only the folders to exist.
   mkdir -p "$R/hdfs-web/webapps/hdfs" "$R/hdfs-web/webapps/datanode" "$R/hdfs-web/webapps/static"
+  mapreduce_conf
 }
 
 # Hadoop 3.4's web apps use Guice/cglib reflection that Java 17 forbids without these.
@@ -754,6 +754,7 @@ cmd_env() {
 
 case "${1:-}" in
   up) shift; cmd_up "$@" ;;
+  mapreduce) cmd_mapreduce ;;
   profile) running_profile ;;
   down) cmd_down ;;
   status) cmd_status ;;
@@ -762,6 +763,5 @@ case "${1:-}" in
   restart-rm) cmd_restart_rm ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  mapreduce) cmd_mapreduce ;;
   *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
