@@ -522,15 +522,21 @@ fetch_mr_jars() {
 
 # With the MR jars present: each NM runs MapReduce's ShuffleHandler (the MR AM refuses a
 # container whose NM reports no shuffle port, even for map-only jobs) from mr-lib in its own
-# class loader, on a port of its own (mapred-site.xml); and MR clients, the MR AM and its
-# tasks get $R/mr-conf: the runtime conf with HDFS as the default file system (the MR AM
-# looks for its staging folder there) and mapred-site.xml.
+# class loader, on a port of its own; and MR clients, the MR AM and its tasks get
+# $R/mr-conf: the runtime conf with HDFS as the default file system (the MR AM looks for its
+# staging folder there) and conf/cluster/mapred-site.xml. conf/ itself gets a mapred-site.xml
+# with the shuffle port only: ShuffleHandler's JobConf loads mapred-default.xml (13562) after
+# yarn-site.xml, and other Hadoop clients reading conf/ (Spark's YARN mode) must not pick up
+# the MR classpath settings.
 mapreduce_conf() {
   [[ -d "$MR_LIB" ]] || return 0
-  sed "s#@CLUSTER_DIR@#$R#g" "$REPO/conf/cluster/mapred-site.xml" >"$R/conf/mapred-site.xml"
   rm -rf "$R/mr-conf"
   cp -r "$R/conf" "$R/mr-conf"
   sed -i "s#<name>fs.defaultFS</name><value>[^<]*</value>#<name>fs.defaultFS</name><value>hdfs://rm:8020</value>#" "$R/mr-conf/core-site.xml"
+  sed "s#@CLUSTER_DIR@#$R#g" "$REPO/conf/cluster/mapred-site.xml" >"$R/mr-conf/mapred-site.xml"
+  printf '%s\n' '<?xml version="1.0"?>' '<configuration>' \
+    '  <property><name>mapreduce.shuffle.port</name><value>0</value></property>' \
+    '</configuration>' >"$R/conf/mapred-site.xml"
   grep -q 'mapreduce_shuffle' "$R/conf/yarn-site.xml" && return
   add_property yarn-site.xml yarn.nodemanager.aux-services mapreduce_shuffle
   add_property yarn-site.xml yarn.nodemanager.aux-services.mapreduce_shuffle.class org.apache.hadoop.mapred.ShuffleHandler
