@@ -53,21 +53,22 @@ def webhdfs(env, path, op, **params):
         return r.read()
 
 
-def hdfs_exists(env, path):
+def hdfs_length(env, path):
+    """The file's length, or None when it does not exist."""
     try:
-        webhdfs(env, path, "GETFILESTATUS")
-        return True
+        return json.loads(webhdfs(env, path, "GETFILESTATUS"))["FileStatus"]["length"]
     except urllib.error.HTTPError as e:
         if e.code == 404:
-            return False
+            return None
         raise
 
 
 def ensure_input(env, a, local):
-    """The generated files in HDFS and locally (the generator is deterministic); their names."""
+    """The generated files in HDFS and locally (the generator is deterministic: the same
+    arguments give the same bytes; a file of another length is written again); their names."""
     names = [f"part-{i:05d}.txt" for i in range(a.files)]
     have = all(os.path.exists(os.path.join(local, n)) for n in names) and all(
-        hdfs_exists(env, f"{a.dir}/{n}") for n in names)
+        hdfs_length(env, f"{a.dir}/{n}") == os.path.getsize(os.path.join(local, n)) for n in names)
     if not have:
         sh("bash", os.path.join(REPO, "scripts/hdfs-gen-text.sh"), "--webhdfs", env["YARN_AM_WEBHDFS"],
            "--dir", a.dir, "--files", str(a.files), "--mb", str(a.mb), "--block-mb", str(a.block_mb),
