@@ -16,17 +16,15 @@ the AM's peak RSS (processes whose working directory is the AM container's, samp
 (YARN_AM_BIN, default target/release/yarn-am).
 """
 import argparse
-import glob
 import json
 import os
-import statistics
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchlib import REPO, am_rss_sampler, cluster_env, median_table, rm_app_final, sh
+
 CONFS = {
     "spark.driver.host": "127.0.0.1",
     "spark.yarn.maxAppAttempts": "1",
@@ -40,39 +38,6 @@ CONFS = {
     "spark.dynamicAllocation.schedulerBacklogTimeout": "1s",
     "spark.dynamicAllocation.executorIdleTimeout": "5s",
 }
-
-
-def sh(*args, **kw):
-    return subprocess.run(args, check=True, capture_output=True, text=True, **kw).stdout.strip()
-
-
-def rm_app(rm_web, app):
-    with urllib.request.urlopen(f"http://{rm_web}/ws/v1/cluster/apps/{app}", timeout=15) as r:
-        return json.load(r)["app"]
-
-
-def am_rss_sampler(app_holder, stop, peak):
-    """Peak summed RSS (KiB) of the processes running in the app's first AM container."""
-    while not stop.is_set():
-        app = app_holder.get("app")
-        if app:
-            _, ts, seq = app.split("_")
-            total = 0
-            for p in glob.glob("/proc/[0-9]*"):
-                try:
-                    cwd = os.readlink(p + "/cwd")
-                except OSError:
-                    continue
-                if cwd.endswith(f"_{ts}_{seq}_01_000001") and "container_" in cwd:
-                    try:
-                        with open(p + "/status") as f:
-                            for line in f:
-                                if line.startswith("VmRSS:"):
-                                    total += int(line.split()[1])
-                    except OSError:
-                        pass
-            peak["kib"] = max(peak.get("kib", 0), total)
-        stop.wait(0.5)
 
 
 def run(mode, env, spark_home, tests_jar, rm_web):
@@ -104,11 +69,7 @@ def run(mode, env, spark_home, tests_jar, rm_web):
     if rc != 0 or result is None:
         sys.exit(f"{mode} run failed (exit {rc}); see /tmp/spark-bench-{mode}.log")
     app = result["app_id"]
-    deadline = time.time() + 60
-    rep = rm_app(rm_web, app)
-    while rep["state"] not in ("FINISHED", "FAILED", "KILLED") and time.time() < deadline:
-        time.sleep(0.5)
-        rep = rm_app(rm_web, app)
+    rep = rm_app_final(rm_web, app)
     adds = sorted(e["time"] for e in result["executor_events"] if e["event"] == "added")
     start = result["jvm_start_ms"]
     return {
@@ -134,11 +95,7 @@ def main():
     spark_home = sh("bash", os.path.join(REPO, "scripts/spark-env.sh"))
     sh("bash", os.path.join(REPO, "spark/build.sh"), env={**os.environ, "SPARK_HOME": spark_home})
     tests_jar = os.path.join(REPO, "spark/target/yarn-am-spark-tests.jar")
-    cluster_env = sh("bash", os.path.join(REPO, "tests/cluster/cluster.sh"), "env")
-    env = dict(os.environ)
-    for line in cluster_env.splitlines():
-        k, v = line.removeprefix("export ").split("=", 1)
-        env[k] = v
+    env = cluster_env()
     env.pop("YARN_AM_WEBHDFS", None)
     env["SPARK_HOME"] = spark_home
     env.setdefault("YARN_AM_BIN", os.path.join(REPO, "target/release/yarn-am"))
@@ -150,15 +107,7 @@ def main():
             print(json.dumps(r), flush=True)
             rows.append(r)
     keys = ["wall_s", "job_s", "first_exec_s", "third_exec_s", "node_local", "am_rss_mib", "mem_mb_s", "vcore_s"]
-    lines = ["| master | runs | " + " | ".join(keys) + " |", "|---|---|" + "---|" * len(keys)]
-    for mode in ("yarn-am", "yarn"):
-        rs = [r for r in rows if r["mode"] == mode]
-        cells = []
-        for k in keys:
-            vals = sorted(r[k] for r in rs if r[k] is not None)
-            cells.append(f"{statistics.median(vals):g} ({vals[0]:g}-{vals[-1]:g})" if vals else "-")
-        lines.append(f"| {mode} | {len(rs)} | " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
+    table = median_table(rows, ("yarn-am", "yarn"), keys, "master")
     print("\nmedians:\n" + table)
     if a.out:
         with open(a.out, "w") as f:

@@ -30,6 +30,10 @@
 #                       store (work-preserving recovery: apps and containers survive)
 #   cluster.sh restart-nm NM   stop that NodeManager and start it again; with NM recovery
 #                       its containers keep running and are taken back
+#   cluster.sh mapreduce   MapReduce on the running cluster (scripts/mr_bench.py): fetch the
+#                       MapReduce jars once (<runtime>/mr-lib), write mapred-site.xml and
+#                       restart the NMs with the shuffle service the MR AM needs. Later `up`s
+#                       keep it while mr-lib exists; a cluster that never ran it has none.
 #
 # Environment: YARN_AM_CLUSTER_DIR (runtime dir, default /tmp/yarn-am-cluster),
 # HADOOP_VERSION (default 3.4.1), JAVA_HOME (default: the Java 17 JDK; Hadoop 3.4 breaks on 23+),
@@ -253,6 +257,7 @@ write_conf() {
   # Central hadoop-hdfs jar leaves the web UI out (the tarball ships it beside the jars);
   # WebHDFS needs none of it, only the folders to exist.
   mkdir -p "$R/hdfs-web/webapps/hdfs" "$R/hdfs-web/webapps/datanode" "$R/hdfs-web/webapps/static"
+  mapreduce_conf
 }
 
 # Hadoop 3.4's web apps use Guice/cglib reflection that Java 17 forbids without these.
@@ -589,6 +594,89 @@ start_hdfs() {
   DAEMON_OPTS=()
 }
 
+# ---- MapReduce, on demand only (`cluster.sh mapreduce`, issue 13's comparison) ----------
+# The MR jars (mapreduce-pom.xml) go to $MR_LIB, minus every artifact lib/ already has (other
+# versions of guava, reload4j, ... would shadow the daemons' own). The stamp names the pom.
+MR_LIB="$R/mr-lib"
+fetch_mr_jars() {
+  local stamp
+  stamp="$MR_LIB/.pom-$(sha1sum "$HERE/mapreduce-pom.xml" | cut -c1-12)-$HADOOP_VERSION"
+  [[ -f "$stamp" ]] && return
+  command -v mvn >/dev/null || die "maven (mvn) is not installed"
+  say "fetching the MapReduce $HADOOP_VERSION jars from Maven Central (once)"
+  rm -rf "$MR_LIB" "$MR_LIB.tmp"
+  timeout 900 mvn -B -q -f "$HERE/mapreduce-pom.xml" -Dhadoop.version="$HADOOP_VERSION" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$MR_LIB.tmp" \
+    >"$R/mvn-mr.log" 2>&1 || { tail -30 "$R/mvn-mr.log" >&2; die "downloading the MapReduce jars failed: see $R/mvn-mr.log"; }
+  local f base
+  for f in "$MR_LIB.tmp"/*.jar; do
+    [[ -f "$R/lib/${f##*/}" ]] && { rm -f "$f"; continue; }
+    base=$(basename "$f" | sed -E 's/-[0-9][^-]*(-[a-z]+)?\.jar$//')
+    compgen -G "$R/lib/$base-[0-9]*.jar" >/dev/null && rm -f "$f"
+  done
+  mv "$MR_LIB.tmp" "$MR_LIB"
+  touch "$stamp"
+  say "MapReduce jars: $(ls "$MR_LIB" | wc -l) files beside lib/"
+}
+
+# With the MR jars present: each NM runs MapReduce's ShuffleHandler (the MR AM refuses a
+# container whose NM reports no shuffle port, even for map-only jobs) from mr-lib in its own
+# class loader, on a port of its own; and MR clients, the MR AM and its tasks get
+# $R/mr-conf: the runtime conf with HDFS as the default file system (the MR AM looks for its
+# staging folder there) and conf/cluster/mapred-site.xml. conf/ itself gets a mapred-site.xml
+# with the shuffle port only: ShuffleHandler's JobConf loads mapred-default.xml (13562) after
+# yarn-site.xml, and other Hadoop clients reading conf/ (Spark's YARN mode) must not pick up
+# the MR classpath settings.
+mapreduce_conf() {
+  [[ -d "$MR_LIB" ]] || return 0
+  rm -rf "$R/mr-conf"
+  cp -r "$R/conf" "$R/mr-conf"
+  sed -i "s#<name>fs.defaultFS</name><value>[^<]*</value>#<name>fs.defaultFS</name><value>hdfs://rm:8020</value>#" "$R/mr-conf/core-site.xml"
+  sed "s#@CLUSTER_DIR@#$R#g" "$REPO/conf/cluster/mapred-site.xml" >"$R/mr-conf/mapred-site.xml"
+  printf '%s\n' '<?xml version="1.0"?>' '<configuration>' \
+    '  <property><name>mapreduce.shuffle.port</name><value>0</value></property>' \
+    '</configuration>' >"$R/conf/mapred-site.xml"
+  grep -q 'mapreduce_shuffle' "$R/conf/yarn-site.xml" && return
+  add_property yarn-site.xml yarn.nodemanager.aux-services mapreduce_shuffle
+  add_property yarn-site.xml yarn.nodemanager.aux-services.mapreduce_shuffle.class org.apache.hadoop.mapred.ShuffleHandler
+  add_property yarn-site.xml yarn.nodemanager.aux-services.mapreduce_shuffle.classpath "$MR_LIB/*"
+  add_property yarn-site.xml yarn.nodemanager.aux-services.mapreduce_shuffle.system-classes \
+    "-org.apache.hadoop.mapred.,-org.apache.hadoop.mapreduce.,java.,javax.,org.apache.hadoop.,org.slf4j.,org.apache.log4j."
+}
+
+cmd_mapreduce() {
+  exec 9>"$R/.lock"
+  flock -w 600 9 || die "another cluster.sh holds $R/.lock"
+  is_ready || die "the cluster is not up (cluster.sh up first)"
+  pick_java
+  fetch_mr_jars
+  mapreduce_conf
+  local n restart=()
+  for n in "${NMS[@]}"; do
+    grep -q 'mapreduce_shuffle listening' "$R/logs/$n.log" 2>/dev/null || restart+=("$n")
+  done
+  ((${#restart[@]})) || { say "MapReduce ready (client conf: $R/mr-conf)"; return; }
+  say "restarting ${restart[*]} with the MapReduce shuffle service"
+  stop_daemons "${restart[@]}"
+  for n in "${restart[@]}"; do
+    rm -rf "$R/$n/recovery"
+    start_nm "$n"
+  done
+  # The RM lists the restarted nodes RUNNING throughout: wait for each NM's own web service
+  # (it answers once its services, the shuffle among them, have started).
+  local start=$SECONDS
+  for n in "${restart[@]}"; do
+    until curl -sf --max-time 3 "http://$n:8042/ws/v1/node/info" >/dev/null 2>&1; do
+      alive "$n" || { tail -40 "$R/logs/$n.log" >&2; die "$n exited (log: $R/logs/$n.log)"; }
+      ((SECONDS - start < READY_TIMEOUT)) || die "$n not answering after ${READY_TIMEOUT}s"
+      sleep 0.5
+    done
+    grep -q 'mapreduce_shuffle listening' "$R/logs/$n.log" || die "$n started without the shuffle service (log: $R/logs/$n.log)"
+  done
+  wait_ready
+  say "MapReduce ready (client conf: $R/mr-conf)"
+}
+
 cmd_up() {
   parse_profile "$@"
   mkdir -p "$R"
@@ -775,6 +863,7 @@ cmd_env() {
 
 case "${1:-}" in
   up) shift; cmd_up "$@" ;;
+  mapreduce) cmd_mapreduce ;;
   profile) running_profile ;;
   down) cmd_down ;;
   status) cmd_status ;;
@@ -783,5 +872,5 @@ case "${1:-}" in
   restart-rm) cmd_restart_rm ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
