@@ -227,6 +227,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
     }
     let allocator = Allocator::new(AllocatorConfig {
         spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
+        strategy: spec.strategy.unwrap_or_default(),
         ..AllocatorConfig::default()
     })
     .with_first_executor_id(first_executor_id)

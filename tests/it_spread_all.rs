@@ -1,0 +1,168 @@
+//! Three executors asked at once, each host's tasks wanting one, on NodeManagers with room for
+//! several executors each: the default strategy must put one on each of nm1..nm3, not pack
+//! them on the node that heartbeats first (often the AM's own, where the CapacityScheduler
+//! assigns several containers in one heartbeat). Alone in its test binary, like `it_spread`,
+//! so that no other test's containers fill a node while YARN places these.
+//!
+//! Each round submits an app, posts the demand, records the RM's view of the app's asks while
+//! the executors come (printed, the evidence when a round packs), and checks the placement.
+
+#[path = "support/am.rs"]
+mod am;
+#[path = "support/cluster.rs"]
+mod cluster;
+
+use std::time::{Duration, Instant};
+
+use am::{executors_of, live, rest, submit, Driver};
+use serde_json::json;
+
+/// Rounds per run: placement depends on the order in which nodes heartbeat, so one lucky
+/// round proves little.
+const ROUNDS: usize = 3;
+
+async fn wait_until_no_node_runs_containers(c: &cluster::Cluster) {
+    let rm = rest(c);
+    am::wait_for(
+        "every node to run no container",
+        Duration::from_secs(60),
+        || async {
+            let nodes = rm.nodes(&[]).await.ok()?;
+            nodes.iter().all(|n| n.num_containers == 0).then_some(())
+        },
+    )
+    .await;
+}
+
+/// The RM's table of the app's outstanding asks, one `location=count` item per entry
+/// (`/ws/v1/cluster/apps/{id}` lists them as `resourceRequests`).
+async fn rm_asks(http: &reqwest::Client, c: &cluster::Cluster, app: &str) -> String {
+    let url = format!("http://{}/ws/v1/cluster/apps/{app}", c.rm_web);
+    let Ok(resp) = http.get(&url).send().await else {
+        return "?".into();
+    };
+    let Ok(v) = resp.json::<serde_json::Value>().await else {
+        return "?".into();
+    };
+    let mut items: Vec<String> = v["app"]["resourceRequests"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|r| {
+                    format!(
+                        "{}={}",
+                        r["resourceName"].as_str().unwrap_or("?"),
+                        r["numContainers"]
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    items.sort();
+    items.join(" ")
+}
+
+/// One app: three 1024 MB executors for 8 tasks on each of nm1..nm3. Returns the executors'
+/// `(host, locality)`, sorted.
+async fn one_round(c: &cluster::Cluster, strategy: &str) -> Vec<(String, String)> {
+    wait_until_no_node_runs_containers(c).await;
+    let app = submit(
+        c,
+        "it-spread-all",
+        &[
+            "--strategy",
+            strategy,
+            "--executors",
+            "0",
+            "--max-executors",
+            "6",
+            "--executor-memory",
+            "1024",
+            "--executor-command",
+            "sleep 600",
+        ],
+    );
+    let d = Driver::find(c, &app).await;
+    let am_host = am::am_host(c, &app);
+    d.post(
+        "/v1/demand",
+        json!({"target_executors": 3, "locality_aware_tasks": 24,
+               "host_to_local_task_count": {"nm1": 8, "nm2": 8, "nm3": 8}}),
+    )
+    .await;
+    // The RM's asks as they change, until three executors run.
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let t0 = Instant::now();
+    let mut last = String::new();
+    while d.running().await < 3 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "three executors did not start within 60 s"
+        );
+        let asks = rm_asks(&http, c, &app).await;
+        if asks != last {
+            eprintln!("  {:>5} ms  RM asks: {asks}", t0.elapsed().as_millis());
+            last = asks;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let execs = executors_of(&d.state().await);
+    let mut placed: Vec<(String, String)> = live(&execs)
+        .iter()
+        .map(|e| {
+            (
+                e["host"].as_str().unwrap().to_string(),
+                e["locality"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    placed.sort();
+    eprintln!("strategy {strategy}, AM on {am_host}: placement {placed:?}");
+    d.post(
+        "/v1/finish",
+        json!({"status": "succeeded", "diagnostics": "spread checked"}),
+    )
+    .await;
+    rest(c)
+        .wait_final(&app, Duration::from_secs(60))
+        .await
+        .unwrap();
+    placed
+}
+
+#[tokio::test]
+async fn three_executors_asked_at_once_land_one_per_preferred_host() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let strategy = std::env::var("IT_SPREAD_STRATEGY").unwrap_or_else(|_| "default".into());
+    let rounds = std::env::var("IT_SPREAD_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(ROUNDS);
+    let mut results = Vec::new();
+    for _ in 0..rounds {
+        results.push(one_round(c, &strategy).await);
+    }
+    let one_each = |p: &Vec<(String, String)>| {
+        ["nm1", "nm2", "nm3"].iter().all(|h| {
+            p.iter()
+                .filter(|(host, loc)| host == h && loc == "node")
+                .count()
+                == 1
+        })
+    };
+    if strategy == "default" {
+        for p in &results {
+            assert!(
+                one_each(p),
+                "one node-local executor on each of nm1..nm3 in every round: {results:?}"
+            );
+        }
+    } else {
+        let spread = results.iter().filter(|p| one_each(p)).count();
+        eprintln!("strategy {strategy}: {spread} of {rounds} rounds one per host");
+    }
+}
