@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """Spark on yarn-am beside Spark's own YARN mode: the same job, the same cluster, alternating.
 
-    python3 scripts/spark_bench.py [--rounds N] [--out FILE]
+    python3 scripts/spark_bench.py [--rounds N] [--task-ms MS] [--out FILE]
+
+(scripts/compare-spark.sh runs it after building what it needs.)
 
 Each round runs spark/src/test/java/io/yarnam/spark/LocalityJob.java (60 partitions preferring
-nm1..nm3, 1.5 s tasks, dynamic allocation 1 initial 0..3 executors of 512 MB heap and 2 cores)
+nm1..nm3, tasks of --task-ms (1 s), dynamic allocation 1 initial 0..3 executors of 512 MB heap
+and 2 cores, spark.locality.wait 3 s)
 once with master yarn-am (spark/bin/spark-submit-yarn-am) and once with master yarn (client mode,
 spark.yarn.jars=local:$SPARK_HOME/jars/* so nothing is uploaded), each under the shared cluster
 lock (/tmp/yarn-am-it.lock), and reports per run: wall time from the driver JVM's start to
 spark-submit's exit, the job's time,
 time from the driver JVM's start to its first and to its third executor, the node-local share,
 the AM's peak RSS (processes whose working directory is the AM container's, sampled every
-0.5 s) and the RM's memory-seconds and vcore-seconds of the app. Needs the running test cluster
+0.5 s), the largest executor container's peak RSS (likewise) and the RM's memory-seconds and
+vcore-seconds of the app; then the medians per master and their ratios (yarn-am / yarn). Needs the running test cluster
 (tests/cluster/cluster.sh up), Spark (scripts/spark-env.sh) and the yarn-am binary
 (YARN_AM_BIN, default target/release/yarn-am).
 """
@@ -39,6 +43,7 @@ CONFS = {
     "spark.dynamicAllocation.maxExecutors": "3",
     "spark.dynamicAllocation.schedulerBacklogTimeout": "1s",
     "spark.dynamicAllocation.executorIdleTimeout": "5s",
+    "spark.locality.wait": "3s",
 }
 
 
@@ -52,30 +57,39 @@ def rm_app(rm_web, app):
 
 
 def am_rss_sampler(app_holder, stop, peak):
-    """Peak summed RSS (KiB) of the processes running in the app's first AM container."""
+    """Peak summed RSS (KiB) of the processes running in the app's first AM container
+    (`peak["kib"]`), and of those in each executor container (`peak["exec"][container]`)."""
+    peak.setdefault("exec", {})
     while not stop.is_set():
         app = app_holder.get("app")
         if app:
             _, ts, seq = app.split("_")
-            total = 0
+            prefix = f"container_{ts}_{seq}_01_"
+            totals = {}
             for p in glob.glob("/proc/[0-9]*"):
                 try:
                     cwd = os.readlink(p + "/cwd")
                 except OSError:
                     continue
-                if cwd.endswith(f"_{ts}_{seq}_01_000001") and "container_" in cwd:
-                    try:
-                        with open(p + "/status") as f:
-                            for line in f:
-                                if line.startswith("VmRSS:"):
-                                    total += int(line.split()[1])
-                    except OSError:
-                        pass
-            peak["kib"] = max(peak.get("kib", 0), total)
+                container = os.path.basename(cwd)
+                if not container.startswith(prefix):
+                    continue
+                try:
+                    with open(p + "/status") as f:
+                        for line in f:
+                            if line.startswith("VmRSS:"):
+                                totals[container] = totals.get(container, 0) + int(line.split()[1])
+                except OSError:
+                    pass
+            for container, kib in totals.items():
+                if container.endswith("_000001"):
+                    peak["kib"] = max(peak.get("kib", 0), kib)
+                else:
+                    peak["exec"][container] = max(peak["exec"].get(container, 0), kib)
         stop.wait(0.5)
 
 
-def run(mode, env, spark_home, tests_jar, rm_web):
+def run(mode, env, spark_home, tests_jar, rm_web, task_ms):
     confs = dict(CONFS)
     if mode == "yarn-am":
         cmd = [os.path.join(REPO, "spark/bin/spark-submit-yarn-am")]
@@ -84,7 +98,7 @@ def run(mode, env, spark_home, tests_jar, rm_web):
         confs["spark.yarn.jars"] = f"local:{spark_home}/jars/*"
     for k, v in confs.items():
         cmd += ["--conf", f"{k}={v}"]
-    cmd += ["--driver-memory", "512m", "--class", "io.yarnam.spark.LocalityJob", tests_jar, "60", "1500", "0"]
+    cmd += ["--driver-memory", "512m", "--class", "io.yarnam.spark.LocalityJob", tests_jar, "60", str(task_ms), "0"]
     holder, stop, peak, result = {}, threading.Event(), {}, None
     sampler = threading.Thread(target=am_rss_sampler, args=(holder, stop, peak), daemon=True)
     sampler.start()
@@ -120,6 +134,7 @@ def run(mode, env, spark_home, tests_jar, rm_web):
         "third_exec_s": round((adds[2] - start) / 1000, 1) if len(adds) >= 3 else None,
         "node_local": result["by_locality"].get("NODE_LOCAL", 0),
         "am_rss_mib": round(peak.get("kib", 0) / 1024, 1),
+        "exec_rss_mib": round(max(peak["exec"].values(), default=0) / 1024, 1),
         "mem_mb_s": rep.get("memorySeconds"),
         "vcore_s": rep.get("vcoreSeconds"),
         "final": rep.get("finalStatus"),
@@ -130,6 +145,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--task-ms", type=int, default=1000)
     a = ap.parse_args()
     spark_home = sh("bash", os.path.join(REPO, "scripts/spark-env.sh"))
     sh("bash", os.path.join(REPO, "spark/build.sh"), env={**os.environ, "SPARK_HOME": spark_home})
@@ -146,18 +162,26 @@ def main():
     rows = []
     for i in range(a.rounds):
         for mode in (("yarn-am", "yarn") if i % 2 == 0 else ("yarn", "yarn-am")):
-            r = run(mode, env, spark_home, tests_jar, rm_web)
+            r = run(mode, env, spark_home, tests_jar, rm_web, a.task_ms)
             print(json.dumps(r), flush=True)
             rows.append(r)
-    keys = ["wall_s", "job_s", "first_exec_s", "third_exec_s", "node_local", "am_rss_mib", "mem_mb_s", "vcore_s"]
+    keys = ["wall_s", "job_s", "first_exec_s", "third_exec_s", "node_local", "am_rss_mib",
+            "exec_rss_mib", "mem_mb_s", "vcore_s"]
     lines = ["| master | runs | " + " | ".join(keys) + " |", "|---|---|" + "---|" * len(keys)]
+    medians = {}
     for mode in ("yarn-am", "yarn"):
         rs = [r for r in rows if r["mode"] == mode]
         cells = []
         for k in keys:
             vals = sorted(r[k] for r in rs if r[k] is not None)
+            medians[(mode, k)] = statistics.median(vals) if vals else None
             cells.append(f"{statistics.median(vals):g} ({vals[0]:g}-{vals[-1]:g})" if vals else "-")
         lines.append(f"| {mode} | {len(rs)} | " + " | ".join(cells) + " |")
+    ratios = []
+    for k in keys:
+        ours, theirs = medians[("yarn-am", k)], medians[("yarn", k)]
+        ratios.append(f"{ours / theirs:.2f}x" if ours is not None and theirs else "-")
+    lines.append("| yarn-am / yarn | | " + " | ".join(ratios) + " |")
     table = "\n".join(lines)
     print("\nmedians:\n" + table)
     if a.out:
