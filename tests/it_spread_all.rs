@@ -14,25 +14,12 @@ mod cluster;
 
 use std::time::{Duration, Instant};
 
-use am::{executors_of, live, rest, submit, Driver};
+use am::{placements, rest, submit, Driver};
 use serde_json::json;
 
 /// Rounds per run: placement depends on the order in which nodes heartbeat, so one lucky
 /// round proves little.
 const ROUNDS: usize = 3;
-
-async fn wait_until_no_node_runs_containers(c: &cluster::Cluster) {
-    let rm = rest(c);
-    am::wait_for(
-        "every node to run no container",
-        Duration::from_secs(60),
-        || async {
-            let nodes = rm.nodes(&[]).await.ok()?;
-            nodes.iter().all(|n| n.num_containers == 0).then_some(())
-        },
-    )
-    .await;
-}
 
 /// The RM's table of the app's outstanding asks, one `location=count` item per entry
 /// (`/ws/v1/cluster/apps/{id}` lists them as `resourceRequests`).
@@ -65,7 +52,7 @@ async fn rm_asks(http: &reqwest::Client, c: &cluster::Cluster, app: &str) -> Str
 /// One app: three 1024 MB executors for 8 tasks on each of nm1..nm3. Returns the executors'
 /// `(host, locality)`, sorted.
 async fn one_round(c: &cluster::Cluster, strategy: &str) -> Vec<(String, String)> {
-    wait_until_no_node_runs_containers(c).await;
+    am::wait_until_no_node_runs_containers(c).await;
     let app = submit(
         c,
         "it-spread-all",
@@ -109,17 +96,7 @@ async fn one_round(c: &cluster::Cluster, strategy: &str) -> Vec<(String, String)
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let execs = executors_of(&d.state().await);
-    let mut placed: Vec<(String, String)> = live(&execs)
-        .iter()
-        .map(|e| {
-            (
-                e["host"].as_str().unwrap().to_string(),
-                e["locality"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    placed.sort();
+    let placed = placements(&d.state().await);
     eprintln!("strategy {strategy}, AM on {am_host}: placement {placed:?}");
     d.post(
         "/v1/finish",
