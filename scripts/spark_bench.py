@@ -133,6 +133,7 @@ def run(mode, env, spark_home, tests_jar, rm_web, task_ms):
         "first_exec_s": round((adds[0] - start) / 1000, 1) if adds else None,
         "third_exec_s": round((adds[2] - start) / 1000, 1) if len(adds) >= 3 else None,
         "node_local": result["by_locality"].get("NODE_LOCAL", 0),
+        "exec_hosts": sorted(e.get("host", "?") for e in result["executor_events"] if e["event"] == "added"),
         "am_rss_mib": round(peak.get("kib", 0) / 1024, 1),
         "exec_rss_mib": round(max(peak["exec"].values(), default=0) / 1024, 1),
         "mem_mb_s": rep.get("memorySeconds"),
