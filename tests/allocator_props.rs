@@ -190,10 +190,17 @@ proptest! {
         }).collect();
         prop_assert_eq!(expand(ours_placed), expand(theirs));
         let topo = topology();
-        let cannot = |h: &HostName| !cluster.is_usable(h) || cluster.capacity.get(h).is_some_and(|&c| s.running.get(h).copied().unwrap_or(0) >= c);
+        let d = &s.demand;
+        let running = |h: &HostName| s.running.get(h).copied().unwrap_or(0);
+        let cannot = |h: &HostName| !cluster.is_usable(h) || cluster.capacity.get(h).is_some_and(|&c| running(h) >= c);
+        let work = |h: &HostName| (u64::from(d.host_to_local_task_count[h]) * u64::from(d.target_executors)).div_ceil(u64::from(d.locality_aware_tasks.max(1)));
+        // Some usable host's tasks could keep another executor busy: hosts at their work cap
+        // are then named by no request.
+        let some_below = d.host_to_local_task_count.keys().any(|h| !cannot(h) && work(h) > u64::from(running(h)));
+        let at_work_cap = |h: &HostName| some_below && work(h) <= u64::from(running(h));
         for g in ours.local.groups() {
             let hosts = if g.placed.is_empty() { g.nodes } else { g.placed };
-            let want: HashSet<&RackName> = g.nodes.iter().chain(hosts.iter().filter(|h| cannot(h))).map(|h| topo.rack_of(h)).collect();
+            let want: HashSet<&RackName> = g.nodes.iter().chain(hosts.iter().filter(|h| cannot(h) || at_work_cap(h))).map(|h| topo.rack_of(h)).collect();
             let got: HashSet<&RackName> = g.racks.iter().collect();
             prop_assert_eq!(got, want, "racks of the named hosts and of the placed hosts YARN cannot use");
         }
@@ -224,7 +231,6 @@ proptest! {
             let (lo, hi) = (per_request.iter().min().unwrap(), per_request.iter().max().unwrap());
             prop_assert!(hi - lo <= 1, "names dealt evenly: {:?}", per_request);
         }
-        let d = &s.demand;
         for (h, &placed) in &placed_on {
             let named = named.get(h).copied().unwrap_or(0);
             let running = s.running.get(h).copied().unwrap_or(0);
@@ -233,9 +239,8 @@ proptest! {
                 prop_assert_eq!(named, 0, "{} cannot take a container but is named", h);
                 continue;
             }
-            let count = u64::from(d.host_to_local_task_count[h]);
-            let work = (count * u64::from(d.target_executors)).div_ceil(u64::from(d.locality_aware_tasks.max(1)));
-            let cap = work.saturating_sub(u64::from(running)).max(1);
+            let left = work(h).saturating_sub(u64::from(running));
+            let cap = if some_below { left } else { left.max(1) };
             prop_assert_eq!(named, placed.min(cap), "{}: placed {}, work cap {}", h, placed, cap);
         }
     }

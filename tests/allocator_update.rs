@@ -548,3 +548,52 @@ fn default_deals_one_host_to_each_request_when_each_host_keeps_one_busy() {
         ["/rack1=2", "/rack2=1"]
     );
 }
+
+#[test]
+fn default_names_no_host_at_its_work_cap_while_another_is_below() {
+    // Spark's dynamic allocation ramping 1 -> 3 for 20 tasks on each of nm1..nm3 (2 cores an
+    // executor): the first executor runs on nm2; each host's tasks keep ceil(20 x 3 / 60) = 1
+    // executor busy, so nm2 is at its work cap and the two new requests name nm1 and nm3, one
+    // each (before: nm2 was still named once and could take the second executor).
+    let topo = Topology::new(
+        [("nm1", "/rack1"), ("nm2", "/rack1"), ("nm3", "/rack2")]
+            .iter()
+            .map(|&(h, r)| (HostName::from(h), RackName::from(r)))
+            .collect(),
+    );
+    let s = snapshot(
+        3,
+        2,
+        60,
+        &[("nm1", 20), ("nm2", 20), ("nm3", 20)],
+        &[("nm2", 1)],
+        vec![],
+    );
+    let ours = update_requests(&s, Strategy::Default, &topo, &Cluster::default());
+    let named: Vec<Vec<String>> = groups(&ours)
+        .into_iter()
+        .flat_map(|(c, n, _)| (0..c).map(move |_| n.clone()))
+        .collect();
+    assert_eq!(named, vec![v(&["nm1"]), v(&["nm3"])]);
+    // When no usable host is below its work cap (nm3 has no NodeManager here), the usable
+    // ones are still named, once each.
+    let s = snapshot(
+        3,
+        2,
+        60,
+        &[("nm1", 20), ("nm2", 20), ("nm3", 20)],
+        &[("nm1", 1), ("nm2", 1)],
+        vec![],
+    );
+    let cluster = Cluster {
+        nodes: Some(
+            [HostName::from("nm1"), HostName::from("nm2")]
+                .into_iter()
+                .collect(),
+        ),
+        ..Cluster::default()
+    };
+    let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
+    let named: Vec<Vec<String>> = groups(&ours).into_iter().map(|(_, n, _)| n).collect();
+    assert_eq!(named, vec![v(&["nm1", "nm2"])]);
+}

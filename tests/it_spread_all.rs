@@ -1,4 +1,4 @@
-//! Three executors asked at once, each host's tasks wanting one, on NodeManagers with room for
+//! Three executors asked at once (or one, then two more), each host's tasks wanting one, on NodeManagers with room for
 //! several executors each: the default strategy must put one on each of nm1..nm3, not pack
 //! them on the node that heartbeats first (often the AM's own, where the CapacityScheduler
 //! assigns several containers in one heartbeat). Alone in its test binary, like `it_spread`,
@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use am::{placements, rest, submit, Driver};
 use serde_json::json;
 
-/// Rounds per run: placement depends on the order in which nodes heartbeat, so one lucky
+/// Rounds of each kind per run: placement depends on the order in which nodes heartbeat, so one lucky
 /// round proves little.
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 2;
 
 /// The RM's table of the app's outstanding asks, one `location=count` item per entry
 /// (`/ws/v1/cluster/apps/{id}` lists them as `resourceRequests`).
@@ -49,9 +49,16 @@ async fn rm_asks(http: &reqwest::Client, c: &cluster::Cluster, app: &str) -> Str
     items.join(" ")
 }
 
-/// One app: three 1024 MB executors for 8 tasks on each of nm1..nm3. Returns the executors'
-/// `(host, locality)`, sorted.
-async fn one_round(c: &cluster::Cluster, strategy: &str) -> Vec<(String, String)> {
+/// The demand for `target` executors, 8 tasks on each of nm1..nm3.
+fn demand(target: u32) -> serde_json::Value {
+    json!({"target_executors": target, "locality_aware_tasks": 24,
+           "host_to_local_task_count": {"nm1": 8, "nm2": 8, "nm3": 8}})
+}
+
+/// One app: three 1024 MB executors for 8 tasks on each of nm1..nm3, asked at once, or (with
+/// `ramp`) one first and two more once it runs, as Spark's dynamic allocation does. Returns
+/// the executors' `(host, locality)`, sorted.
+async fn one_round(c: &cluster::Cluster, strategy: &str, ramp: bool) -> Vec<(String, String)> {
     am::wait_until_no_node_runs_containers(c).await;
     let app = submit(
         c,
@@ -71,12 +78,11 @@ async fn one_round(c: &cluster::Cluster, strategy: &str) -> Vec<(String, String)
     );
     let d = Driver::find(c, &app).await;
     let am_host = am::am_host(c, &app);
-    d.post(
-        "/v1/demand",
-        json!({"target_executors": 3, "locality_aware_tasks": 24,
-               "host_to_local_task_count": {"nm1": 8, "nm2": 8, "nm3": 8}}),
-    )
-    .await;
+    if ramp {
+        d.post("/v1/demand", demand(1)).await;
+        d.wait_running(1, Duration::from_secs(60)).await;
+    }
+    d.post("/v1/demand", demand(3)).await;
     // The RM's asks as they change, until three executors run.
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(5))
@@ -97,7 +103,7 @@ async fn one_round(c: &cluster::Cluster, strategy: &str) -> Vec<(String, String)
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let placed = placements(&d.state().await);
-    eprintln!("strategy {strategy}, AM on {am_host}: placement {placed:?}");
+    eprintln!("strategy {strategy}, ramp {ramp}, AM on {am_host}: placement {placed:?}");
     d.post(
         "/v1/finish",
         json!({"status": "succeeded", "diagnostics": "spread checked"}),
@@ -110,8 +116,9 @@ async fn one_round(c: &cluster::Cluster, strategy: &str) -> Vec<(String, String)
     placed
 }
 
+/// Rounds alternate: three executors asked at once, then one and two more (the ramp).
 #[tokio::test]
-async fn three_executors_asked_at_once_land_one_per_preferred_host() {
+async fn three_executors_asked_at_once_or_ramped_land_one_per_preferred_host() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let strategy = std::env::var("IT_SPREAD_STRATEGY").unwrap_or_else(|_| "default".into());
@@ -120,8 +127,8 @@ async fn three_executors_asked_at_once_land_one_per_preferred_host() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(ROUNDS);
     let mut results = Vec::new();
-    for _ in 0..rounds {
-        results.push(one_round(c, &strategy).await);
+    for i in 0..2 * rounds {
+        results.push(one_round(c, &strategy, i % 2 == 1).await);
     }
     let one_each = |p: &Vec<(String, String)>| {
         ["nm1", "nm2", "nm3"].iter().all(|h| {
@@ -140,6 +147,9 @@ async fn three_executors_asked_at_once_land_one_per_preferred_host() {
         }
     } else {
         let spread = results.iter().filter(|p| one_each(p)).count();
-        eprintln!("strategy {strategy}: {spread} of {rounds} rounds one per host");
+        eprintln!(
+            "strategy {strategy}: {spread} of {} rounds one per host",
+            results.len()
+        );
     }
 }

@@ -30,7 +30,8 @@
 //!    unusable keep naming it (YARN does not place on an excluded node), as Spark keeps them.
 //! 2. **Capacity and work.** A node whose capacity for this app is known and already full of
 //!    our executors is not named in new requests. Any other host is named by at most
-//!    `max(1, ceil(count(h) x target / aware_tasks) - running(h))` new requests: with the
+//!    `ceil(count(h) x target / aware_tasks) - running(h)` new requests (at least one when no
+//!    usable host is below that, so that something is named): with the
 //!    target's executors running, the locality-aware tasks last `aware_tasks / (target x
 //!    tasks_per_executor)` waves, so the host's `count(h)` tasks keep that many executors busy
 //!    (`work_cap`). The names are dealt over the requests placed on the host, to those that
@@ -196,6 +197,15 @@ impl Preferences<'_> {
                 .div_ceil(demand.tasks_per_executor.max(1)),
         );
         let shares = pending_shares(local_pending);
+        let running_on = |host: &HostName| running.get(host).copied().unwrap_or(0);
+        // Rule 2: while some usable host's tasks could keep another executor busy, hosts whose
+        // tasks already keep all theirs busy are not named (Spark's ramp 1 -> 3 otherwise put
+        // the second executor beside the first); when none could, each is named once.
+        let some_below = self.strategy == Strategy::Default
+            && demand.host_to_local_task_count.iter().any(|(h, &c)| {
+                let r = running_on(h);
+                self.cluster.has_room(h, r) && work_cap(c, demand) > u64::from(r)
+            });
         let mut needs = Vec::with_capacity(demand.host_to_local_task_count.len());
         for (host, &count) in &demand.host_to_local_task_count {
             let expected = f64::from(count) * executors / self.total;
@@ -211,11 +221,10 @@ impl Preferences<'_> {
                 Strategy::Default if !self.cluster.has_room(host, running_here) => Some(0),
                 // Rule 2: any other host by no more new requests than its tasks can keep
                 // executors busy.
-                Strategy::Default => Some(
-                    work_cap(count, demand)
-                        .saturating_sub(u64::from(running_here))
-                        .max(1),
-                ),
+                Strategy::Default => {
+                    let left = work_cap(count, demand).saturating_sub(u64::from(running_here));
+                    Some(if some_below { left } else { left.max(1) })
+                }
             };
             needs.push(HostNeed {
                 host: host.clone(),
