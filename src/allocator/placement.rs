@@ -316,22 +316,24 @@ fn deal(
 
     let requests = usize::try_from(aware).expect("requests fit in memory");
     let names: HashMap<&HostName, u64> = named.iter().map(|&(n, h)| (h, n)).collect();
-    // Narrowest first, ties by name.
-    let mut order: Vec<(u64, &HostName)> = placed
+    // Narrowest first, ties by name; each with its index in `placed` (Spark's order), which
+    // orders a request's own node list.
+    let mut order: Vec<(u64, &HostName, u32)> = placed
         .iter()
-        .filter(|(_, h)| names.contains_key(h))
-        .copied()
+        .enumerate()
+        .filter(|(_, (_, h))| names.contains_key(h))
+        .map(|(i, &(r, h))| (r, h, i as u32))
         .collect();
     order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-    let mut lists: Vec<Vec<&HostName>> = vec![Vec::new(); requests];
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); requests];
     // (names so far, request index), least first; requests join as wider hosts open them.
-    let mut heap: BinaryHeap<Reverse<(usize, usize)>> = BinaryHeap::new();
+    let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
     let mut open = 0usize;
-    let mut taken: Vec<Reverse<(usize, usize)>> = Vec::new();
-    for (ratio, host) in order {
+    let mut taken: Vec<Reverse<(u32, u32)>> = Vec::new();
+    for (ratio, host, at) in order {
         let reach = usize::try_from(ratio).unwrap_or(usize::MAX).min(requests);
         while open < reach {
-            heap.push(Reverse((0, open)));
+            heap.push(Reverse((0, open as u32)));
             open += 1;
         }
         // The heap holds exactly the requests placed on this host (index below its ratio):
@@ -340,7 +342,7 @@ fn deal(
             let Some(Reverse((load, i))) = heap.pop() else {
                 break;
             };
-            lists[i].push(host);
+            lists[i as usize].push(at);
             taken.push(Reverse((load + 1, i)));
         }
         heap.extend(taken.drain(..));
@@ -357,13 +359,10 @@ fn deal(
     let mut unusable_racks: Vec<(u64, &RackName)> =
         unusable_racks.into_iter().map(|(r, v)| (v, r)).collect();
     unusable_racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    let rank: HashMap<&HostName, usize> = placed
-        .iter()
-        .enumerate()
-        .map(|(i, &(_, h))| (h, i))
-        .collect();
 
+    // Runs of identical requests: compared as index lists, lists built once per run.
     let mut out: Vec<Dealt> = Vec::new();
+    let mut last: Option<(Vec<u32>, usize, usize)> = None;
     let mut placed_len = placed.len();
     let mut unusable_len = unusable_racks.len();
     for (i, mut hosts) in lists.into_iter().enumerate() {
@@ -374,8 +373,18 @@ fn deal(
         while unusable_len > 0 && unusable_racks[unusable_len - 1].0 <= i {
             unusable_len -= 1;
         }
-        hosts.sort_unstable_by_key(|h| rank[h]);
-        let mut racks: Vec<RackName> = hosts
+        hosts.sort_unstable();
+        if let (Some((h, p, u)), Some(d)) = (&last, out.last_mut()) {
+            if *h == hosts && *p == placed_len && *u == unusable_len {
+                d.count += 1;
+                continue;
+            }
+        }
+        let nodes: Vec<HostName> = hosts
+            .iter()
+            .map(|&k| placed[k as usize].1.clone())
+            .collect();
+        let mut racks: Vec<RackName> = nodes
             .iter()
             .map(|h| topology.rack_of(h))
             .chain(unusable_racks[..unusable_len].iter().map(|&(_, r)| r))
@@ -383,18 +392,13 @@ fn deal(
             .collect();
         racks.sort_unstable();
         racks.dedup();
-        let nodes: Vec<HostName> = hosts.into_iter().cloned().collect();
-        match out.last_mut() {
-            Some(d) if d.placed == placed_len && d.nodes == nodes && d.racks == racks => {
-                d.count += 1
-            }
-            _ => out.push(Dealt {
-                count: 1,
-                nodes,
-                racks,
-                placed: placed_len,
-            }),
-        }
+        out.push(Dealt {
+            count: 1,
+            nodes,
+            racks,
+            placed: placed_len,
+        });
+        last = Some((hosts, placed_len, unusable_len));
     }
     out
 }
