@@ -516,18 +516,23 @@ fn default_names_a_host_only_as_often_as_its_tasks_keep_executors_busy() {
     );
 }
 
+/// The real test cluster's layout: nm1 and nm2 on /rack1, nm3 on /rack2.
+fn test_cluster_topology() -> Topology {
+    Topology::new(
+        [("nm1", "/rack1"), ("nm2", "/rack1"), ("nm3", "/rack2")]
+            .iter()
+            .map(|&(h, r)| (HostName::from(h), RackName::from(r)))
+            .collect(),
+    )
+}
+
 #[test]
 fn default_deals_one_host_to_each_request_when_each_host_keeps_one_busy() {
     // 3 executors asked at once for 8 tasks on each of nm1..nm3 (the real cluster's
     // `it_spread_all`): Spark names all three hosts in all three requests (YARN's table holds
     // 3 per host, and the first node to heartbeat takes all three); the default names each
     // host once, one host per request, so that strict requests land one per node.
-    let topo = Topology::new(
-        [("nm1", "/rack1"), ("nm2", "/rack1"), ("nm3", "/rack2")]
-            .iter()
-            .map(|&(h, r)| (HostName::from(h), RackName::from(r)))
-            .collect(),
-    );
+    let topo = test_cluster_topology();
     let s = snapshot(3, 1, 24, &[("nm1", 8), ("nm2", 8), ("nm3", 8)], &[], vec![]);
     let theirs = nodes(&spark(&s, &topo));
     assert_eq!(theirs, vec![(3, v(&["nm1", "nm2", "nm3"]))]);
@@ -555,12 +560,7 @@ fn default_names_no_host_at_its_work_cap_while_another_is_below() {
     // executor): the first executor runs on nm2; each host's tasks keep ceil(20 x 3 / 60) = 1
     // executor busy, so nm2 is at its work cap and the two new requests name nm1 and nm3, one
     // each (before: nm2 was still named once and could take the second executor).
-    let topo = Topology::new(
-        [("nm1", "/rack1"), ("nm2", "/rack1"), ("nm3", "/rack2")]
-            .iter()
-            .map(|&(h, r)| (HostName::from(h), RackName::from(r)))
-            .collect(),
-    );
+    let topo = test_cluster_topology();
     let s = snapshot(
         3,
         2,
