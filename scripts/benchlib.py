@@ -55,39 +55,57 @@ def rm_app_final(rm_web, app, limit_s=60):
 
 
 def am_rss_sampler(app_holder, stop, peak):
-    """Peak summed RSS (KiB) of the processes running in the app's first AM container: those
-    whose working directory is that container's. Run in a thread; `app_holder["app"]` names
-    the app once known, `stop` ends it, `peak["kib"]` holds the result."""
+    """Peak summed RSS (KiB) of the processes running in the app's first-attempt containers:
+    those whose working directory is the container's. The AM container's goes to
+    `peak["kib"]`, each other container's to `peak["exec"][container]`. Run in a thread;
+    `app_holder["app"]` names the app once known, `stop` ends it."""
+    peak.setdefault("exec", {})
     while not stop.is_set():
         app = app_holder.get("app")
         if app:
             _, ts, seq = app.split("_")
-            total = 0
+            prefix = f"_{ts}_{seq}_01_"
+            totals = {}
             for p in glob.glob("/proc/[0-9]*"):
                 try:
-                    cwd = os.readlink(p + "/cwd")
+                    container = os.path.basename(os.readlink(p + "/cwd"))
                 except OSError:
                     continue
-                if cwd.endswith(f"_{ts}_{seq}_01_000001") and "container_" in cwd:
-                    try:
-                        with open(p + "/status") as f:
-                            for line in f:
-                                if line.startswith("VmRSS:"):
-                                    total += int(line.split()[1])
-                    except OSError:
-                        pass
-            peak["kib"] = max(peak.get("kib", 0), total)
+                if not (container.startswith("container_") and prefix in container):
+                    continue
+                try:
+                    with open(p + "/status") as f:
+                        for line in f:
+                            if line.startswith("VmRSS:"):
+                                totals[container] = totals.get(container, 0) + int(line.split()[1])
+                except OSError:
+                    pass
+            for container, kib in totals.items():
+                if container.endswith("_000001"):
+                    peak["kib"] = max(peak.get("kib", 0), kib)
+                else:
+                    peak["exec"][container] = max(peak["exec"].get(container, 0), kib)
         stop.wait(0.5)
 
 
-def median_table(rows, modes, keys, label):
-    """A Markdown table of each key's median (min-max) per mode."""
+def median_table(rows, modes, keys, label, ratio=None):
+    """A Markdown table of each key's median (min-max) per mode; with `ratio=(a, b)` a last
+    row of a's median over b's."""
     lines = [f"| {label} | runs | " + " | ".join(keys) + " |", "|---|---|" + "---|" * len(keys)]
+    medians = {}
     for mode in modes:
         rs = [r for r in rows if r["mode"] == mode]
         cells = []
         for k in keys:
             vals = sorted(r[k] for r in rs if r.get(k) is not None)
+            medians[(mode, k)] = statistics.median(vals) if vals else None
             cells.append(f"{statistics.median(vals):g} ({vals[0]:g}-{vals[-1]:g})" if vals else "-")
         lines.append(f"| {mode} | {len(rs)} | " + " | ".join(cells) + " |")
+    if ratio:
+        a, b = ratio
+        cells = []
+        for k in keys:
+            ours, theirs = medians[(a, k)], medians[(b, k)]
+            cells.append(f"{ours / theirs:.2f}x" if ours is not None and theirs else "-")
+        lines.append(f"| {a} / {b} | | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -193,8 +193,8 @@ pub struct SubmitArgs {
     #[arg(long, default_value_t = 120, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub executor_silence_timeout: u64,
-    /// The executors' placement strategy in the AM's allocator: `default` (ours) or `spark`
-    /// (Spark's exact placement, for side-by-side runs such as scripts/locality_bench.py).
-    #[arg(long, default_value = "default", value_parser = ["default", "spark"])]
-    pub strategy: String,
+    /// Allocation strategy of the AM: `default` (ours) or `spark` (Spark's exact placement,
+    /// for comparisons).
+    #[arg(long, default_value = "default")]
+    pub strategy: yarn_am::allocator::Strategy,
 }

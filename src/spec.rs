@@ -88,10 +88,9 @@ pub struct AppSpec {
     /// for this long is declared lost. `None`: the AM's default (120 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub executor_silence_timeout_ms: Option<u64>,
-    /// `submit --strategy`: the allocator's placement strategy (`spark` or `default`).
-    /// `None`: the default strategy.
+    /// `submit --strategy`: the allocator's placement strategy. `None`: the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<String>,
+    pub strategy: Option<yarn_am::allocator::Strategy>,
 }
 
 impl AppSpec {
@@ -133,7 +132,7 @@ mod tests {
             nm_heartbeat_ms: Some(500),
             fallback_to_simple_auth_allowed: false,
             executor_silence_timeout_ms: Some(4000),
-            strategy: Some("spark".into()),
+            strategy: Some(yarn_am::allocator::Strategy::Spark),
         }
     }
 

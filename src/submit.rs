@@ -282,7 +282,7 @@ async fn stage_and_submit(
         fallback_to_simple_auth_allowed: fallback_to_simple(&conf)?,
         token_refresh,
         executor_silence_timeout_ms: Some(args.executor_silence_timeout.saturating_mul(1000)),
-        strategy: Some(args.strategy.clone()),
+        strategy: (args.strategy != yarn_am::allocator::Strategy::Default).then_some(args.strategy),
     };
     let staged_spec = stager
         .put_bytes(SPEC_FILE, spec.to_json().into_bytes())

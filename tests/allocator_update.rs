@@ -491,8 +491,8 @@ fn default_keeps_rack_only_requests_while_their_rack_is_wanted() {
 fn default_names_a_host_only_as_often_as_its_tasks_keep_executors_busy() {
     // 8 tasks for 4 executors: h1's 2 tasks keep ceil(2 x 4 / 8) = 1 busy, h2's 6 keep 3.
     // Spark names h1 in 2 requests and h2 in all 4 (YARN may put all 4 on h2 if it heartbeats
-    // first); the default names h1 once and h2 three times, and the one request left names no
-    // location at all, while all 4 stay placed where Spark places them.
+    // first); the default names h1 once and h2 three times, dealt so that each request names
+    // one host, while all 4 stay placed where Spark places them.
     let s = snapshot(4, 1, 8, &[("h1", 2), ("h2", 6)], &[], vec![]);
     let topo = Topology::default();
     let theirs = nodes(&spark(&s, &topo));
@@ -501,12 +501,12 @@ fn default_names_a_host_only_as_often_as_its_tasks_keep_executors_busy() {
     assert_eq!(
         groups(&ours),
         vec![
-            (1, v(&["h1", "h2"]), v(&["/default-rack"])),
-            // Placed on h1 and h2 (h1 capped out of it) ...
+            // h1 first (placed on the two widest requests only) ...
+            (1, v(&["h1"]), v(&["/default-rack"])),
+            // ... then h2 on the requests naming nothing yet: one placed on h1 and h2 ...
             (1, v(&["h2"]), v(&["/default-rack"])),
-            // ... and placed on h2 only.
-            (1, v(&["h2"]), v(&["/default-rack"])),
-            (1, vec![], vec![])
+            // ... and two placed on h2 only.
+            (2, v(&["h2"]), v(&["/default-rack"])),
         ]
     );
     assert_eq!(placed(&ours), theirs);
@@ -514,4 +514,86 @@ fn default_names_a_host_only_as_often_as_its_tasks_keep_executors_busy() {
         ours.any_host, 0,
         "still locality requests in the bookkeeping"
     );
+}
+
+/// The real test cluster's layout: nm1 and nm2 on /rack1, nm3 on /rack2.
+fn test_cluster_topology() -> Topology {
+    Topology::new(
+        [("nm1", "/rack1"), ("nm2", "/rack1"), ("nm3", "/rack2")]
+            .iter()
+            .map(|&(h, r)| (HostName::from(h), RackName::from(r)))
+            .collect(),
+    )
+}
+
+#[test]
+fn default_deals_one_host_to_each_request_when_each_host_keeps_one_busy() {
+    // 3 executors asked at once for 8 tasks on each of nm1..nm3 (the real cluster's
+    // `it_spread_all`): Spark names all three hosts in all three requests (YARN's table holds
+    // 3 per host, and the first node to heartbeat takes all three); the default names each
+    // host once, one host per request, so that strict requests land one per node.
+    let topo = test_cluster_topology();
+    let s = snapshot(3, 1, 24, &[("nm1", 8), ("nm2", 8), ("nm3", 8)], &[], vec![]);
+    let theirs = nodes(&spark(&s, &topo));
+    assert_eq!(theirs, vec![(3, v(&["nm1", "nm2", "nm3"]))]);
+    let ours = update_requests(&s, Strategy::Default, &topo, &Cluster::default());
+    assert_eq!(
+        groups(&ours),
+        vec![
+            (1, v(&["nm1"]), v(&["/rack1"])),
+            (1, v(&["nm2"]), v(&["/rack1"])),
+            (1, v(&["nm3"]), v(&["/rack2"])),
+        ]
+    );
+    assert_eq!(placed(&ours), theirs, "placed where Spark places them");
+    let (hosts, racks) = ours.local.location_counts();
+    assert!(hosts.iter().all(|(_, n)| *n == 1), "{hosts:?}");
+    assert_eq!(
+        sorted(racks.iter().map(|(r, n)| format!("{r}={n}"))),
+        ["/rack1=2", "/rack2=1"]
+    );
+}
+
+#[test]
+fn default_names_no_host_at_its_work_cap_while_another_is_below() {
+    // Spark's dynamic allocation ramping 1 -> 3 for 20 tasks on each of nm1..nm3 (2 cores an
+    // executor): the first executor runs on nm2; each host's tasks keep ceil(20 x 3 / 60) = 1
+    // executor busy, so nm2 is at its work cap and the two new requests name nm1 and nm3, one
+    // each (before: nm2 was still named once and could take the second executor).
+    let topo = test_cluster_topology();
+    let s = snapshot(
+        3,
+        2,
+        60,
+        &[("nm1", 20), ("nm2", 20), ("nm3", 20)],
+        &[("nm2", 1)],
+        vec![],
+    );
+    let ours = update_requests(&s, Strategy::Default, &topo, &Cluster::default());
+    let named: Vec<Vec<String>> = groups(&ours)
+        .into_iter()
+        .flat_map(|(c, n, _)| (0..c).map(move |_| n.clone()))
+        .collect();
+    assert_eq!(named, vec![v(&["nm1"]), v(&["nm3"])]);
+    // When no usable host is below its work cap (nm3 has no NodeManager here), the usable
+    // ones are still named, once each.
+    let s = snapshot(
+        3,
+        2,
+        60,
+        &[("nm1", 20), ("nm2", 20), ("nm3", 20)],
+        &[("nm1", 1), ("nm2", 1)],
+        vec![],
+    );
+    let cluster = Cluster {
+        nodes: Some(
+            [HostName::from("nm1"), HostName::from("nm2")]
+                .into_iter()
+                .collect(),
+        ),
+        ..Cluster::default()
+    };
+    let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
+    let named: Vec<Vec<String>> = groups(&ours).into_iter().map(|(_, n, _)| n).collect();
+    assert_eq!(named, vec![v(&["nm1", "nm2"])]);
 }

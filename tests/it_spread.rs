@@ -19,30 +19,14 @@ mod cluster;
 
 use std::time::Duration;
 
-use am::{executors_of, live, rest, submit, Driver};
+use am::{placements, rest, submit, Driver};
 use serde_json::json;
-
-/// Waits until no node runs a container: the previous test binary's applications may still
-/// hold containers for a moment after they end (the NM reports them gone on its next
-/// heartbeats), and a node they fill takes fewer of ours.
-async fn wait_until_no_node_runs_containers(c: &cluster::Cluster) {
-    let rm = rest(c);
-    am::wait_for(
-        "every node to run no container",
-        Duration::from_secs(60),
-        || async {
-            let nodes = rm.nodes(&[]).await.ok()?;
-            nodes.iter().all(|n| n.num_containers == 0).then_some(())
-        },
-    )
-    .await;
-}
 
 #[tokio::test]
 async fn default_strategy_spreads_executors_over_the_preferred_hosts() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    wait_until_no_node_runs_containers(c).await;
+    am::wait_until_no_node_runs_containers(c).await;
     let app = submit(
         c,
         "it-spread",
@@ -65,17 +49,7 @@ async fn default_strategy_spreads_executors_over_the_preferred_hosts() {
     )
     .await;
     d.wait_running(6, Duration::from_secs(60)).await;
-    let execs = executors_of(&d.state().await);
-    let mut placed: Vec<(String, String)> = live(&execs)
-        .iter()
-        .map(|e| {
-            (
-                e["host"].as_str().unwrap().to_string(),
-                e["locality"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    placed.sort();
+    let placed = placements(&d.state().await);
     eprintln!("placement: {placed:?}");
     let on = |host: &str| {
         placed

@@ -9,10 +9,16 @@
 //! of one shared vector instead of a copy per container.
 //!
 //! A host may be capped (default strategy): then it is named to YARN by fewer requests than its
-//! ratio, possibly none, while it keeps its place in the requests' bookkeeping. The capped
-//! ratios give the node lists and, with them, the rack lists; the plain ratios give a third
-//! sorted list, `placed`, whose prefixes are exactly Spark's node lists. Requests past every
-//! capped ratio name nothing to YARN but keep their `placed` prefix.
+//! ratio, possibly none, while it keeps its place in the requests' bookkeeping (a third sorted
+//! list, `placed`, whose prefixes are exactly Spark's node lists). The capped names are then
+//! *dealt* over the requests placed on each host rather than given to the widest ones: each
+//! host goes to the requests that name the fewest hosts so far, so that the requests name
+//! different hosts and, where there are enough names, every request names one. Why: YARN's
+//! request table has one count per host, and the CapacityScheduler gives a request that names
+//! nothing (or a last container whose locations are few) to the first node that heartbeats,
+//! often next to a node-local one in the same heartbeat; three requests naming `nm1`, `nm2`
+//! and `nm3` one each, asked strictly (see `strategy`, rule 5), land one on each node. Dealt
+//! lists are owned per run of identical requests: O(names + requests), only when caps apply.
 
 use std::collections::HashMap;
 
@@ -47,6 +53,20 @@ pub struct Placement {
     groups: Vec<Span>,
     /// Containers placed without locality.
     any_host: u64,
+    /// With capped hosts: the requests with the capped names dealt over them, runs of
+    /// identical requests widest first. Replaces the spans' node and rack lists (the spans
+    /// still give Spark's `placed` prefixes and the counts).
+    dealt: Vec<Dealt>,
+}
+
+/// A run of identical requests whose node list was dealt (see the module docs).
+#[derive(Debug, Clone, PartialEq)]
+struct Dealt {
+    count: u64,
+    nodes: Vec<HostName>,
+    racks: Vec<RackName>,
+    /// Length of the `placed` prefix these requests were placed on.
+    placed: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +153,7 @@ impl Placement {
             racks: racks.iter().map(|(_, r)| (*r).clone()).collect(),
             any_host: free,
             groups: Vec::new(),
+            dealt: Vec::new(),
         };
         // Walk the distinct ratio values from the top; a span ends at the next value down in
         // any of the lists.
@@ -162,34 +183,54 @@ impl Placement {
             level = next;
         }
         placement.groups.reverse();
+        if capped {
+            placement.dealt = deal(aware, &placed, &nodes, topology);
+        }
         placement
     }
 
     /// The requests with locality, widest first.
     pub fn groups(&self) -> impl Iterator<Item = RequestGroup<'_>> + '_ {
-        self.groups.iter().map(|s| RequestGroup {
+        let spans = if self.dealt.is_empty() {
+            &self.groups[..]
+        } else {
+            &[]
+        };
+        let spans = spans.iter().map(|s| RequestGroup {
             count: s.count,
             nodes: &self.hosts[..s.hosts],
             racks: &self.racks[..s.racks],
             placed: &self.placed[..s.placed],
-        })
+        });
+        let dealt = self.dealt.iter().map(|d| RequestGroup {
+            count: d.count,
+            nodes: &d.nodes,
+            racks: &d.racks,
+            placed: &self.placed[..d.placed],
+        });
+        spans.chain(dealt)
     }
 
-    /// Leaves out the requests that name no location to YARN (past every cap; they are the
-    /// narrowest, so the last spans).
+    /// Leaves out the requests that name no location to YARN (past every cap).
     pub fn drop_unlocated(&mut self) {
-        while self
-            .groups
-            .last()
-            .is_some_and(|s| s.hosts == 0 && s.racks == 0)
-        {
-            self.groups.pop();
+        if self.dealt.is_empty() {
+            // Nested lists: the requests naming nothing are the narrowest, the last spans.
+            while self
+                .groups
+                .last()
+                .is_some_and(|s| s.hosts == 0 && s.racks == 0)
+            {
+                self.groups.pop();
+            }
+        } else {
+            self.dealt
+                .retain(|d| !d.nodes.is_empty() || !d.racks.is_empty());
         }
     }
 
     /// Containers placed with locality (one request each).
     pub fn local_count(&self) -> u64 {
-        self.groups.iter().map(|s| s.count).sum()
+        self.groups().map(|g| g.count).sum()
     }
 
     /// Containers placed without locality.
@@ -200,6 +241,25 @@ impl Placement {
     /// How many requests name each host, and each rack: the numbers YARN's request table holds
     /// for this placement (a request naming a host also names its rack and ANY).
     pub fn location_counts(&self) -> LocationCounts {
+        if !self.dealt.is_empty() {
+            let mut hosts: Vec<(HostName, u64)> =
+                self.hosts.iter().map(|h| (h.clone(), 0)).collect();
+            let mut racks: Vec<(RackName, u64)> =
+                self.racks.iter().map(|r| (r.clone(), 0)).collect();
+            let host_at: HashMap<&HostName, usize> =
+                self.hosts.iter().enumerate().map(|(i, h)| (h, i)).collect();
+            let rack_at: HashMap<&RackName, usize> =
+                self.racks.iter().enumerate().map(|(i, r)| (r, i)).collect();
+            for d in &self.dealt {
+                for h in &d.nodes {
+                    hosts[host_at[h]].1 += d.count;
+                }
+                for r in &d.racks {
+                    racks[rack_at[r]].1 += d.count;
+                }
+            }
+            return (hosts, racks);
+        }
         // Spans are widest first, so the spans covering position i of a list are a prefix of
         // the spans, and that prefix only grows as i shrinks.
         fn covering<T: Clone>(
@@ -236,4 +296,109 @@ impl Placement {
         }
         out
     }
+}
+
+/// Deals the capped names over the `aware` requests (see the module docs). `placed`: every
+/// placed host with its ratio, Spark's order (request `i` is placed on the hosts whose ratio
+/// exceeds `i`); `named`: how many requests may name each host, same order, hosts named by
+/// none left out. A host goes, narrowest first (it fits the fewest requests), to the requests
+/// placed on it that name the fewest hosts so far, the widest of them on ties. A request asks
+/// for the racks of the hosts it names and of the hosts it was placed on that YARN cannot give
+/// a container (named by none), as the nested lists do.
+fn deal(
+    aware: u64,
+    placed: &[(u64, &HostName)],
+    named: &[(u64, &HostName)],
+    topology: &Topology,
+) -> Vec<Dealt> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    let requests = usize::try_from(aware).expect("requests fit in memory");
+    let names: HashMap<&HostName, u64> = named.iter().map(|&(n, h)| (h, n)).collect();
+    // Narrowest first, ties by name; each with its index in `placed` (Spark's order), which
+    // orders a request's own node list.
+    let mut order: Vec<(u64, &HostName, u32)> = placed
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, h))| names.contains_key(h))
+        .map(|(i, &(r, h))| (r, h, i as u32))
+        .collect();
+    order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); requests];
+    // (names so far, request index), least first; requests join as wider hosts open them.
+    let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
+    let mut open = 0usize;
+    let mut taken: Vec<Reverse<(u32, u32)>> = Vec::new();
+    for (ratio, host, at) in order {
+        let reach = usize::try_from(ratio).unwrap_or(usize::MAX).min(requests);
+        while open < reach {
+            heap.push(Reverse((0, open as u32)));
+            open += 1;
+        }
+        // The heap holds exactly the requests placed on this host (index below its ratio):
+        // hosts come narrowest first, so the open requests only grow.
+        for _ in 0..names[host] {
+            let Some(Reverse((load, i))) = heap.pop() else {
+                break;
+            };
+            lists[i as usize].push(at);
+            taken.push(Reverse((load + 1, i)));
+        }
+        heap.extend(taken.drain(..));
+    }
+    // Racks of the hosts YARN cannot use that a request was placed on: request i has those
+    // whose best such host has a ratio above i.
+    let mut unusable_racks: HashMap<&RackName, u64> = HashMap::new();
+    for &(r, h) in placed {
+        if !names.contains_key(h) {
+            let e = unusable_racks.entry(topology.rack_of(h)).or_insert(0);
+            *e = (*e).max(r);
+        }
+    }
+    let mut unusable_racks: Vec<(u64, &RackName)> =
+        unusable_racks.into_iter().map(|(r, v)| (v, r)).collect();
+    unusable_racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+
+    // Runs of identical requests: compared as index lists, lists built once per run.
+    let mut out: Vec<Dealt> = Vec::new();
+    let mut last: Option<(Vec<u32>, usize, usize)> = None;
+    let mut placed_len = placed.len();
+    let mut unusable_len = unusable_racks.len();
+    for (i, mut hosts) in lists.into_iter().enumerate() {
+        let i = i as u64;
+        while placed_len > 0 && placed[placed_len - 1].0 <= i {
+            placed_len -= 1;
+        }
+        while unusable_len > 0 && unusable_racks[unusable_len - 1].0 <= i {
+            unusable_len -= 1;
+        }
+        hosts.sort_unstable();
+        if let (Some((h, p, u)), Some(d)) = (&last, out.last_mut()) {
+            if *h == hosts && *p == placed_len && *u == unusable_len {
+                d.count += 1;
+                continue;
+            }
+        }
+        let nodes: Vec<HostName> = hosts
+            .iter()
+            .map(|&k| placed[k as usize].1.clone())
+            .collect();
+        let mut racks: Vec<RackName> = nodes
+            .iter()
+            .map(|h| topology.rack_of(h))
+            .chain(unusable_racks[..unusable_len].iter().map(|&(_, r)| r))
+            .cloned()
+            .collect();
+        racks.sort_unstable();
+        racks.dedup();
+        out.push(Dealt {
+            count: 1,
+            nodes,
+            racks,
+            placed: placed_len,
+        });
+        last = Some((hosts, placed_len, unusable_len));
+    }
+    out
 }

@@ -104,11 +104,15 @@ pub enum Action {
         ids: Vec<RequestId>,
         nodes: Arc<[HostName]>,
         racks: Arc<[RackName]>,
+        /// Only on `nodes`: YARN must not place these requests elsewhere (relax locality off,
+        /// rule 5 of the default strategy) until a `ReplaceRequests` relaxes them. Asked apart
+        /// from relaxed requests (YARN's relax flag for a rack and ANY is per request key).
+        strict: bool,
     },
     /// Take a request out of the table (cancelled, or satisfied by a granted container).
     RemoveRequest(RequestId),
     /// Ask again for the containers of requests `old[i]`, now as `ids[i]` naming `nodes` and
-    /// `racks` (rule 4 of the default strategy). A replacement, not a remove and an add: the
+    /// `racks`, with relaxed locality (rule 4 of the default strategy). A replacement, not a remove and an add: the
     /// table must not re-send the entries both count (see `RequestTable::replace`).
     ReplaceRequests {
         old: Vec<RequestId>,
@@ -160,6 +164,8 @@ struct Request {
     since_ms: u64,
     /// Rule 4 has looked at it (once is enough).
     relaxed: bool,
+    /// Asked with strict locality (rule 5 of the default strategy) until rule 4 relaxes it.
+    strict: bool,
 }
 
 /// The allocator's whole state.
@@ -305,7 +311,7 @@ impl Allocator {
         let mut relaxed: Vec<Relaxed> = Vec::new();
         for r in &mut self.pending {
             if r.relaxed
-                || r.req.placed.is_empty()
+                || (r.req.placed.is_empty() && !r.strict)
                 || now_ms.saturating_sub(r.since_ms) < self.config.spread_wait_ms
             {
                 continue;
@@ -313,6 +319,7 @@ impl Allocator {
             // Looked at once: a request as wide as it can be stays as it is, and a re-asked
             // one is not re-asked again.
             r.relaxed = true;
+            let strict = r.strict;
             let req = &r.req;
             let key = (
                 Arc::as_ptr(&req.nodes),
@@ -339,6 +346,10 @@ impl Allocator {
                         racks.sort();
                         (nodes, Arc::from(racks))
                     });
+                    // A strict request is asked again relaxed even when it gains no host
+                    // (rule 5 ends here).
+                    let lists =
+                        lists.or_else(|| strict.then(|| (req.nodes.clone(), req.racks.clone())));
                     relaxed.push(Relaxed {
                         key,
                         lists,
@@ -355,6 +366,7 @@ impl Allocator {
             r.id = self.next_request;
             self.next_request += 1;
             g.added.push(r.id);
+            r.strict = false;
             r.req.nodes = nodes.clone();
             r.req.racks = racks.clone();
         }
@@ -404,6 +416,9 @@ impl Allocator {
             let nodes: Arc<[HostName]> = Arc::from(g.nodes);
             let racks: Arc<[RackName]> = Arc::from(g.racks);
             let placed: Arc<[HostName]> = Arc::from(g.placed);
+            // Rule 5: the default strategy's requests that name hosts are strict until rule 4
+            // relaxes them.
+            let strict = self.config.strategy == Strategy::Default && !nodes.is_empty();
             let ids: Vec<RequestId> = (0..g.count).map(|k| self.next_request + k).collect();
             self.next_request += g.count;
             for &id in &ids {
@@ -416,9 +431,15 @@ impl Allocator {
                     },
                     since_ms: now_ms,
                     relaxed: false,
+                    strict,
                 });
             }
-            actions.push(Action::AddRequests { ids, nodes, racks });
+            actions.push(Action::AddRequests {
+                ids,
+                nodes,
+                racks,
+                strict,
+            });
         }
         if !actions.is_empty() {
             info!(

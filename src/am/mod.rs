@@ -225,10 +225,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
             attempt: env.attempt,
         }]);
     }
-    let strategy = match spec.strategy.as_deref() {
-        Some(s) => s.parse().context("the spec's allocation strategy")?,
-        None => yarn_am::allocator::Strategy::default(),
-    };
+    let strategy = spec.strategy.unwrap_or_default();
     info!(%strategy, "allocation strategy");
     let allocator = Allocator::new(AllocatorConfig {
         strategy,

@@ -30,6 +30,9 @@ use crate::spec::ExecutorSpec;
 /// Executors all use one priority and one size: YARN keys requests by priority, so one
 /// size per priority is what keeps its table and ours in step.
 const EXECUTOR_PRIORITY: Priority = Priority(1);
+/// The allocation request id of strict requests (rule 5 of the default strategy); relaxed
+/// ones use 0.
+const STRICT_REQUEST_ID: i64 = 1;
 
 /// An executor to start on a granted container.
 #[derive(Debug)]
@@ -285,19 +288,38 @@ impl Pool {
         }
     }
 
-    /// An executor container request naming `nodes` and `racks` (none: anywhere).
-    fn container_request(&self, nodes: &[HostName], racks: &[RackName]) -> ContainerRequest {
-        ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
-            .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>())
-            .with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>())
+    /// An executor container request naming `nodes` and `racks` (none: anywhere). A strict
+    /// one (relax locality off) names only its nodes, under its own allocation request id:
+    /// YARN keeps one relax flag per rack and ANY entry of a request key.
+    fn container_request(
+        &self,
+        nodes: &[HostName],
+        racks: &[RackName],
+        strict: bool,
+    ) -> ContainerRequest {
+        let req = ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
+            .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+        if strict {
+            let mut req = req.relax_locality(false);
+            req.allocation_request_id = STRICT_REQUEST_ID;
+            req
+        } else {
+            req.with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>())
+        }
     }
 
     fn apply(&mut self, now_ms: u64, actions: Vec<Action>) {
         for action in actions {
             match action {
-                Action::AddRequests { ids, nodes, racks } => {
+                Action::AddRequests {
+                    ids,
+                    nodes,
+                    racks,
+                    strict,
+                } => {
                     for id in ids {
-                        match self.table.table.add(self.container_request(&nodes, &racks)) {
+                        let req = self.container_request(&nodes, &racks, strict);
+                        match self.table.table.add(req) {
                             Ok(tid) => {
                                 self.requests.insert(id, tid);
                             }
@@ -320,7 +342,7 @@ impl Pool {
                         let Some(tid) = self.requests.remove(&old) else {
                             continue;
                         };
-                        let req = self.container_request(&nodes, &racks);
+                        let req = self.container_request(&nodes, &racks, false);
                         match self.table.table.replace(tid, req) {
                             Ok(new) => {
                                 self.requests.insert(id, new);

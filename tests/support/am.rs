@@ -61,6 +61,38 @@ pub fn submitted_app(out: &Output) -> String {
     app
 }
 
+/// Waits until no node runs a container: a previous test binary's applications may still
+/// hold containers for a moment after they end (the NM reports them gone on its next
+/// heartbeats), and a node they fill takes fewer of ours (placement tests).
+pub async fn wait_until_no_node_runs_containers(c: &Cluster) {
+    let rm = rest(c);
+    wait_for(
+        "every node to run no container",
+        Duration::from_secs(60),
+        || async {
+            let nodes = rm.nodes(&[]).await.ok()?;
+            nodes.iter().all(|n| n.num_containers == 0).then_some(())
+        },
+    )
+    .await;
+}
+
+/// The live executors of a `/v1/state` answer as `(host, locality)`, sorted.
+pub fn placements(state: &serde_json::Value) -> Vec<(String, String)> {
+    let execs = executors_of(state);
+    let mut placed: Vec<(String, String)> = live(&execs)
+        .iter()
+        .map(|e| {
+            (
+                e["host"].as_str().unwrap().to_string(),
+                e["locality"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    placed.sort();
+    placed
+}
+
 /// Polls `f` every 250 ms until it returns `Some` or `limit` passes.
 pub async fn wait_for<T, F, Fut>(what: &str, limit: Duration, mut f: F) -> T
 where
