@@ -223,6 +223,7 @@ impl Bench {
     /// One loop pass (see the module doc); `reference` adds the from-scratch computations
     /// after every input.
     fn pass(&mut self, reference: bool) {
+        let t0 = thread_cpu();
         for _ in 0..TASK_ENDS {
             self.now += 1;
             let (id, host, task, attempt) = self.running.pop_front().expect("running");
@@ -235,6 +236,7 @@ impl Bench {
                 black_box(from_scratch(&mut self.core));
             }
         }
+        let t1 = thread_cpu();
         // One executor's container ends on its own (its task goes back to the queue), a
         // new container replaces it.
         let (id, _, _, _) = self.running.pop_front().expect("running");
@@ -255,7 +257,14 @@ impl Bench {
         if reference {
             black_box(from_scratch(&mut self.core));
         }
+        let t2 = thread_cpu();
         black_box(self.core.view());
+        if !reference {
+            let mut p = PARTS.lock().expect("parts");
+            p[0] += t1 - t0;
+            p[1] += t2 - t1;
+            p[2] += thread_cpu() - t2;
+        }
     }
 }
 
@@ -278,6 +287,25 @@ fn from_scratch(core: &mut AmCore) -> usize {
     usable.len() + idle.len() + lost
 }
 
+/// The CPU time this thread has used: the machine the figures come from is shared, so the
+/// wall time criterion reports includes waiting for a core; this does not.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid pointer to a timespec the call fills in.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// CPU time and passes, per mode (reference, incremental), over the measured runs.
+static CPU: std::sync::Mutex<[(Duration, u64); 2]> =
+    std::sync::Mutex::new([(Duration::ZERO, 0); 2]);
+
+/// CPU time of the incremental passes' parts: the polls, the RM change, the view.
+static PARTS: std::sync::Mutex<[Duration; 3]> = std::sync::Mutex::new([Duration::ZERO; 3]);
+
 /// `iters` passes; the set-up (10,000 executors launched and registered) is kept between
 /// calls and made again, outside the timing, before the job runs short of tasks.
 fn run(bench: &mut Option<Bench>, iters: u64, reference: bool) -> Duration {
@@ -287,9 +315,13 @@ fn run(bench: &mut Option<Bench>, iters: u64, reference: bool) -> Duration {
             Some(b) if b.running.len() >= TASK_ENDS * 2 => b,
             _ => bench.insert(Bench::new()),
         };
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), thread_cpu());
         b.pass(reference);
         total += t.elapsed();
+        let mut c = CPU.lock().expect("cpu");
+        let slot = &mut c[usize::from(!reference)];
+        slot.0 += thread_cpu() - cpu;
+        slot.1 += 1;
     }
     total
 }
@@ -310,6 +342,22 @@ fn loop_pass(c: &mut Criterion) {
         b.iter_custom(|iters| run(&mut bench, iters, false))
     });
     group.finish();
+    let c = CPU.lock().expect("cpu");
+    for (name, (cpu, n)) in ["from_scratch_reference_per_input", "incremental"]
+        .iter()
+        .zip(c.iter())
+    {
+        let per = cpu.as_secs_f64() * 1e3 / (*n).max(1) as f64;
+        println!("{name}: thread CPU time {per:.3} ms per pass over {n} passes (warm-up included)");
+    }
+    let n = c[1].1.max(1) as f64;
+    let p = PARTS.lock().expect("parts");
+    println!(
+        "incremental, thread CPU per pass: {TASK_ENDS} polls {:.3} ms, RM change {:.3} ms, view {:.3} ms",
+        p[0].as_secs_f64() * 1e3 / n,
+        p[1].as_secs_f64() * 1e3 / n,
+        p[2].as_secs_f64() * 1e3 / n
+    );
 }
 
 criterion_group!(benches, loop_pass);

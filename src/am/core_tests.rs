@@ -740,8 +740,12 @@ fn an_ended_container_reaches_the_driver_once_and_its_task_runs_elsewhere() {
     c.start(0, 0);
     let ids = two_executors(&mut c);
     let (e1, e2) = (ids[0].clone(), ids[1].clone());
-    let t1 = poll(&mut c, 2_000, &e1, "nm1", &[]).tasks[0].task_id.clone();
-    let t2 = poll(&mut c, 2_000, &e2, "nm2", &[]).tasks[0].task_id.clone();
+    let t1 = poll(&mut c, 2_000, &e1, "nm1", &[]).tasks[0]
+        .task_id
+        .clone();
+    let t2 = poll(&mut c, 2_000, &e2, "nm2", &[]).tasks[0]
+        .task_id
+        .clone();
     let ended = |c: &mut AmCore, now: u64| {
         let b = c.heartbeat(now).expect("a heartbeat is due");
         let reply = RmReply::Allocated(Box::new(Allocation {
@@ -762,7 +766,11 @@ fn an_ended_container_reaches_the_driver_once_and_its_task_runs_elsewhere() {
     assert_eq!(gone.counts_against_app, Some(true));
     // e1 finishes its own task and gets e2's, attempt 1 (the loss counted no failure).
     let r = poll_results(&mut c, 10_100, &e1, "nm1", &[(&t1, 0)]);
-    let got: Vec<_> = r.tasks.iter().map(|t| (t.task_id.clone(), t.attempt)).collect();
+    let got: Vec<_> = r
+        .tasks
+        .iter()
+        .map(|t| (t.task_id.clone(), t.attempt))
+        .collect();
     assert_eq!(got, [(t2.clone(), 1)]);
     let driver = c.job().unwrap().driver();
     assert_eq!(driver.scheduler().failures(&t2), Some(0));

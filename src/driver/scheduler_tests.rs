@@ -393,12 +393,21 @@ mod kept_state {
 
     #[derive(Debug, Clone)]
     enum Op {
-        Add { id: u8, host: u8, cores: u32 },
+        Add {
+            id: u8,
+            host: u8,
+            cores: u32,
+        },
         Remove(u8),
         Kill(u8),
         /// Ends the n-th running attempt (modulo), with this exit code.
-        Finish { nth: usize, exit: i32 },
-        Offer { after_ms: u64 },
+        Finish {
+            nth: usize,
+            exit: i32,
+        },
+        Offer {
+            after_ms: u64,
+        },
     }
 
     fn op() -> impl Strategy<Value = Op> {
