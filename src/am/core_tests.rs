@@ -428,6 +428,15 @@ fn two_executors(c: &mut AmCore) -> Vec<String> {
     )
 }
 
+/// [`two_executors`], each polled once at 2 s and given a task: (executor, task) each.
+fn two_busy_executors(c: &mut AmCore) -> [(String, String); 2] {
+    let ids = two_executors(c);
+    [(&ids[0], "nm1"), (&ids[1], "nm2")].map(|(e, host)| {
+        let task = poll(c, 2_000, e, host, &[]).tasks[0].task_id.clone();
+        (e.clone(), task)
+    })
+}
+
 #[test]
 fn the_drain_is_bounded() {
     let mut c = core(Some(job(2, 1, 2)));
@@ -597,14 +606,7 @@ fn a_silent_executor_is_declared_lost_and_its_task_runs_elsewhere() {
     c.start(0, 0);
     // No executor yet: the first look is one limit from now.
     assert!(c.next_deadline_ms().unwrap() <= 10_000);
-    let ids = two_executors(&mut c);
-    let (e1, e2) = (ids[0].clone(), ids[1].clone());
-    let t1 = poll(&mut c, 2_000, &e1, "nm1", &[]).tasks[0]
-        .task_id
-        .clone();
-    let t2 = poll(&mut c, 2_000, &e2, "nm2", &[]).tasks[0]
-        .task_id
-        .clone();
+    let [(e1, t1), (e2, t2)] = two_busy_executors(&mut c);
     // e1 finishes its task and keeps polling; e2 goes quiet after 2 s.
     let mut now = 3_000;
     assert!(poll_results(&mut c, now, &e1, "nm1", &[(&t1, 0)])
@@ -738,14 +740,7 @@ fn a_timed_out_attempt_is_killed_through_the_next_poll() {
 fn an_ended_container_reaches_the_driver_once_and_its_task_runs_elsewhere() {
     let mut c = core(Some(job(2, 1, 2)));
     c.start(0, 0);
-    let ids = two_executors(&mut c);
-    let (e1, e2) = (ids[0].clone(), ids[1].clone());
-    let t1 = poll(&mut c, 2_000, &e1, "nm1", &[]).tasks[0]
-        .task_id
-        .clone();
-    let t2 = poll(&mut c, 2_000, &e2, "nm2", &[]).tasks[0]
-        .task_id
-        .clone();
+    let [(e1, t1), (e2, t2)] = two_busy_executors(&mut c);
     let ended = |c: &mut AmCore, now: u64| {
         let b = c.heartbeat(now).expect("a heartbeat is due");
         let reply = RmReply::Allocated(Box::new(Allocation {
