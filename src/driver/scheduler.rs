@@ -560,9 +560,17 @@ impl Scheduler {
                 continue;
             }
             loop {
+                // Nothing left this level could pick: no executor needs asking (a job's
+                // tail has many free executors and a task or two to place).
+                if self.nothing_to_pick(level) {
+                    break;
+                }
                 let free: Vec<ExecutorId> = self.offerable.iter().cloned().collect();
                 let mut launched = false;
                 for id in free {
+                    if self.nothing_to_pick(level) {
+                        break;
+                    }
                     if let Some(i) = self.pick(&id, level) {
                         launches.push(self.launch(i, &id));
                         launched = true;
@@ -726,8 +734,20 @@ impl Scheduler {
                 .any(|(id, e)| e.usable && !task.excluded.contains(id))
     }
 
+    /// No pending task could be picked at `level`, whatever the executor (see [`Self::pick`]).
+    fn nothing_to_pick(&self, level: Locality) -> bool {
+        match level {
+            Locality::NodeLocal => self.pending_by_host.is_empty(),
+            Locality::NoPref => self.pending_no_pref.is_empty(),
+            _ => self.pending.is_empty(),
+        }
+    }
+
     /// After a pass: does an executor still have room some pending task could use?
     fn rejected_an_offer(&self) -> bool {
+        if self.pending.is_empty() {
+            return false;
+        }
         self.offerable.iter().any(|id| {
             let e = &self.executors[id];
             self.pending.iter().any(|&i| {
