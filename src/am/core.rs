@@ -358,8 +358,11 @@ impl AmCore {
     /// After every input: silent executors are declared lost, the job learns of lost executors, and the AM's end is noticed.
     fn settle(&mut self, now_ms: u64) {
         self.check_silence(now_ms);
+        let gone = self.pool.take_gone();
         if let Some(j) = self.job.as_mut() {
-            j.sync_lost(now_ms, &mut self.pool);
+            if !gone.is_empty() {
+                j.executors_gone(now_ms, gone, &mut self.pool);
+            }
         }
         if self.pool.take_urgent() || std::mem::take(&mut self.urgent) {
             self.interval.reset();
@@ -518,6 +521,18 @@ impl AmCore {
     }
 
     /// The whole job summary once it is over, for the report file.
+    /// The embedded job, if any (for the loop-pass bench's reference computation).
+    #[allow(dead_code)]
+    pub fn job(&self) -> Option<&JobRun> {
+        self.job.as_ref()
+    }
+
+    /// The executor registry (for the loop-pass bench).
+    #[allow(dead_code)]
+    pub fn pool_registry(&self) -> &super::executors::Registry {
+        &self.pool.registry
+    }
+
     pub fn job_summary(&self) -> Option<&yarn_am::driver::report::JobSummary> {
         self.job.as_ref().and_then(JobRun::finished)
     }

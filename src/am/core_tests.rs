@@ -428,6 +428,15 @@ fn two_executors(c: &mut AmCore) -> Vec<String> {
     )
 }
 
+/// [`two_executors`], each polled once at 2 s and given a task: (executor, task) each.
+fn two_busy_executors(c: &mut AmCore) -> [(String, String); 2] {
+    let ids = two_executors(c);
+    [(&ids[0], "nm1"), (&ids[1], "nm2")].map(|(e, host)| {
+        let task = poll(c, 2_000, e, host, &[]).tasks[0].task_id.clone();
+        (e.clone(), task)
+    })
+}
+
 #[test]
 fn the_drain_is_bounded() {
     let mut c = core(Some(job(2, 1, 2)));
@@ -597,14 +606,7 @@ fn a_silent_executor_is_declared_lost_and_its_task_runs_elsewhere() {
     c.start(0, 0);
     // No executor yet: the first look is one limit from now.
     assert!(c.next_deadline_ms().unwrap() <= 10_000);
-    let ids = two_executors(&mut c);
-    let (e1, e2) = (ids[0].clone(), ids[1].clone());
-    let t1 = poll(&mut c, 2_000, &e1, "nm1", &[]).tasks[0]
-        .task_id
-        .clone();
-    let t2 = poll(&mut c, 2_000, &e2, "nm2", &[]).tasks[0]
-        .task_id
-        .clone();
+    let [(e1, t1), (e2, t2)] = two_busy_executors(&mut c);
     // e1 finishes its task and keeps polling; e2 goes quiet after 2 s.
     let mut now = 3_000;
     assert!(poll_results(&mut c, now, &e1, "nm1", &[(&t1, 0)])
@@ -729,4 +731,47 @@ fn a_timed_out_attempt_is_killed_through_the_next_poll() {
     );
     // Told once.
     assert!(poll(&mut c, 3_400, &ids[0], "nm1", &[]).kill.is_empty());
+}
+
+/// A container that ends on its own reaches the driver as one event (the allocator's
+/// notice, and the registry's exit, taken together once): its running task is queued
+/// again and goes to the other executor; a repeated completion changes nothing.
+#[test]
+fn an_ended_container_reaches_the_driver_once_and_its_task_runs_elsewhere() {
+    let mut c = core(Some(job(2, 1, 2)));
+    c.start(0, 0);
+    let [(e1, t1), (e2, t2)] = two_busy_executors(&mut c);
+    let ended = |c: &mut AmCore, now: u64| {
+        let b = c.heartbeat(now).expect("a heartbeat is due");
+        let reply = RmReply::Allocated(Box::new(Allocation {
+            response_id: 1,
+            completed: vec![yarn_client::amrm::CompletedContainer {
+                id: "container_1_0001_01_000003".into(),
+                exit_status: 1,
+                diagnostics: "Exception from container-launch".into(),
+            }],
+            ..Default::default()
+        }));
+        c.allocated(now, b, reply);
+    };
+    ended(&mut c, 10_000);
+    assert!(c.pool.take_gone().is_empty(), "taken by the loop already");
+    let gone = c.view();
+    let gone = gone.executors.iter().find(|e| e.id == e2).unwrap();
+    assert_eq!(gone.counts_against_app, Some(true));
+    // e1 finishes its own task and gets e2's, attempt 1 (the loss counted no failure).
+    let r = poll_results(&mut c, 10_100, &e1, "nm1", &[(&t1, 0)]);
+    let got: Vec<_> = r
+        .tasks
+        .iter()
+        .map(|t| (t.task_id.clone(), t.attempt))
+        .collect();
+    assert_eq!(got, [(t2.clone(), 1)]);
+    let driver = c.job().unwrap().driver();
+    assert_eq!(driver.scheduler().failures(&t2), Some(0));
+    assert_eq!(driver.scheduler().executor_count(), 1);
+    // The same completion again: nothing new for the driver.
+    ended(&mut c, 20_000);
+    assert_eq!(c.job().unwrap().driver().scheduler().running_count(), 1);
+    assert!(c.ending().is_none());
 }

@@ -47,6 +47,9 @@ pub struct Registry {
     /// Live executors: when the AM last heard from each (its launch until its first poll),
     /// in the core's `now_ms`; what declares a silent executor lost (see `AmCore`).
     last_heard: HashMap<u64, u64>,
+    /// Executors that exited since [`Self::take_exits`] last ran: the driver hears of each
+    /// once, as an event, instead of diffing the live list.
+    exits: Vec<u64>,
 }
 
 fn level(l: MatchLevel) -> Locality {
@@ -74,6 +77,7 @@ impl Registry {
             listed: None,
             listed_recent: None,
             last_heard: HashMap::new(),
+            exits: Vec::new(),
         }
     }
 
@@ -231,6 +235,7 @@ impl Registry {
             self.failures = self.failures.saturating_add(1);
         }
         self.released.remove(&id);
+        self.exits.push(id);
         self.finished.push_back(id);
         self.emit(ExecutorEvent::Removed { executor });
         self.forget_oldest_finished();
@@ -251,6 +256,11 @@ impl Registry {
                 self.listed = None;
             }
         }
+    }
+
+    /// The executors that exited since the last call, in the order they did, each once.
+    pub fn take_exits(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.exits)
     }
 
     /// What the registry has forgotten, for the API's answer about an old executor.

@@ -280,25 +280,18 @@ impl JobRun {
         tasks
     }
 
-    /// Tells the driver about executors whose containers ended.
-    pub fn sync_lost(&mut self, now_ms: u64, pool: &mut Pool) {
-        let lost: Vec<String> = self
-            .registered
-            .iter()
-            .filter(|id| !id.parse::<u64>().is_ok_and(|n| pool.registry.is_live(n)))
-            .cloned()
-            .collect();
-        for id in lost {
-            self.registered.remove(&id);
+    /// Tells the driver about executors that are gone (from [`Pool::take_gone`]); those it
+    /// never knew (gone before their first poll) are skipped, as is a second notice.
+    pub fn executors_gone(&mut self, now_ms: u64, gone: Vec<(u64, String)>, pool: &mut Pool) {
+        for (n, reason) in gone {
+            let id = n.to_string();
+            if !self.registered.remove(&id) {
+                continue;
+            }
+            self.awaiting_first_poll.remove(&id);
             self.outbox.remove(&id);
             self.kills.remove(&id);
             self.deliveries.forget(&id);
-            let reason = id
-                .parse::<u64>()
-                .ok()
-                .and_then(|n| pool.registry.view(n))
-                .and_then(|e| e.reason.clone())
-                .unwrap_or_else(|| "container ended".into());
             info!(executor = %id, %reason, "executor lost");
             self.event(now_ms, DriverEvent::ExecutorRemoved { id, reason }, pool);
         }
@@ -360,6 +353,12 @@ impl JobRun {
                 }
             }
         }
+    }
+
+    /// The driver, read-only (for the loop-pass bench's reference computation).
+    #[allow(dead_code)]
+    pub fn driver(&self) -> &Driver {
+        &self.driver
     }
 
     pub fn finished(&self) -> Option<&JobSummary> {

@@ -8,18 +8,20 @@
 //! command ever waits on the RM. The HTTP server and the launches run as tasks that only
 //! talk to the loop through channels.
 
-mod core;
+// Crate-visible for `benches/am_loop_pass.rs`, which builds the binary's module tree around
+// the real core.
+pub(crate) mod core;
 mod deliveries;
 mod env;
-mod executors;
+pub(crate) mod executors;
 mod interval;
-mod job;
+pub(crate) mod job;
 mod journal;
-mod launcher;
-mod pool;
-mod rm;
+pub(crate) mod launcher;
+pub(crate) mod pool;
+pub(crate) mod rm;
 mod token_refresh;
-mod topology;
+pub(crate) mod topology;
 
 use std::future::Future;
 use std::pin::Pin;

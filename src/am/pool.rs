@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use tracing::{debug, info, warn};
 use yarn_am::allocator::matching::{Container, Locality};
-use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, Event};
+use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, DriverNotice, Event};
 use yarn_am::allocator::{Demand, HostName, RackName};
 use yarn_client::amrm::{AllocatedContainer, Allocation};
 use yarn_client::ask::{Capability, Priority};
@@ -65,6 +65,9 @@ pub struct Pool {
     /// each at most (see [`Pool::take_nodes_wanted`]).
     unknown_hosts: HashSet<String>,
     nodes_wanted: bool,
+    /// The allocator's notices of executors gone (exited, launch failed), for the driver:
+    /// taken with the registry's own exits by [`Pool::take_gone`].
+    notices: Vec<(u64, String)>,
 }
 
 fn to_table_id(id: &str) -> Option<ContainerId> {
@@ -95,6 +98,7 @@ impl Pool {
             urgent: false,
             unknown_hosts: HashSet::new(),
             nodes_wanted: false,
+            notices: Vec::new(),
         }
     }
 
@@ -389,7 +393,12 @@ impl Pool {
                         nm_token,
                     });
                 }
-                Action::TellDriver(notice) => debug!(?notice, "driver notice"),
+                Action::TellDriver(DriverNotice::ExecutorExited {
+                    executor, reason, ..
+                }) => {
+                    debug!(executor, %reason, "allocator: executor gone");
+                    self.notices.push((executor, reason));
+                }
             }
         }
     }
@@ -450,6 +459,28 @@ impl Pool {
             }
             self.event(now_ms, Event::ContainersCompleted(done));
         }
+    }
+
+    /// The executors gone since the last call, each once with why: the allocator's
+    /// notices (a container that ended on its own, a launch that failed) and the exits
+    /// the allocator does not announce (containers the AM released, executors declared
+    /// silent). What the embedded driver hears as
+    /// `ExecutorRemoved`; the loop takes it after every input, job or not, so it stays
+    /// small.
+    pub fn take_gone(&mut self) -> Vec<(u64, String)> {
+        let mut gone = std::mem::take(&mut self.notices);
+        let mut seen: HashSet<u64> = gone.iter().map(|(id, _)| *id).collect();
+        for id in self.registry.take_exits() {
+            if seen.insert(id) {
+                let reason = self
+                    .registry
+                    .view(id)
+                    .and_then(|e| e.reason.clone())
+                    .unwrap_or_else(|| "container ended".into());
+                gone.push((id, reason));
+            }
+        }
+        gone
     }
 
     pub fn has_pending(&self) -> bool {

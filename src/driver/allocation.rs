@@ -19,12 +19,15 @@
 //!   the step to 1.
 //!
 //! # Idle release
-//! An executor running nothing is idle from the first round that sees it so. Idle for
+//! An executor running nothing is idle from the first round that sees it so (the round is
+//! told only of executors whose idleness may have changed, [`Allocation::update_changed`];
+//! the idle ones are kept ordered by when they became idle, so expiry reads the oldest
+//! first and no round walks the pool). Idle for
 //! `idle_timeout` or longer, it is killed, longest-idle first, as long as the live executors
 //! left stay at or above `max(min, target)`: never below the minimum, and never an executor
 //! the current need would ask for again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -102,7 +105,10 @@ pub struct Allocation {
     step: u32,
     /// When the next raise is due, while a backlog lasts.
     raise_at: Option<u64>,
-    idle_since: BTreeMap<ExecutorId, u64>,
+    /// Idle executors (usable, running nothing) and since when, and the same ordered by
+    /// that time (then id): the expiry order.
+    idle_since: HashMap<ExecutorId, u64>,
+    idle_order: BTreeSet<(u64, ExecutorId)>,
 }
 
 impl Allocation {
@@ -118,7 +124,8 @@ impl Allocation {
             target: job.initial_executors(),
             step: 1,
             raise_at: None,
-            idle_since: BTreeMap::new(),
+            idle_since: HashMap::new(),
+            idle_order: BTreeSet::new(),
         }
     }
 
@@ -138,8 +145,9 @@ impl Allocation {
         self.step
     }
 
-    /// One round. `executors`: the live executors not already being killed, each with
-    /// whether it runs a task. Returns the executors to kill.
+    /// One round from the whole list: `executors` are the live executors not already being
+    /// killed, each with whether it runs a task. Returns the executors to kill. Walks them
+    /// all; the driver's rounds use [`Self::update_changed`].
     pub fn update(
         &mut self,
         now: u64,
@@ -147,6 +155,32 @@ impl Allocation {
         running: usize,
         executors: &[(ExecutorId, bool)],
     ) -> Vec<ExecutorId> {
+        let listed: BTreeSet<&ExecutorId> = executors.iter().map(|(id, _)| id).collect();
+        let mut changed: Vec<(ExecutorId, bool)> = self
+            .idle_since
+            .keys()
+            .filter(|id| !listed.contains(id))
+            .map(|id| (id.clone(), false))
+            .collect();
+        changed.extend(executors.iter().map(|(id, busy)| (id.clone(), !busy)));
+        self.update_changed(now, pending, running, executors.len(), changed)
+    }
+
+    /// One round. `live`: the executors not already being killed; `changed`: the executors
+    /// whose idleness may have changed since the last round, each with whether it is idle
+    /// now (usable and running nothing; `false` for one gone or being killed). Every other
+    /// executor is as the last round saw it. Returns the executors to kill.
+    pub fn update_changed(
+        &mut self,
+        now: u64,
+        pending: usize,
+        running: usize,
+        live: usize,
+        changed: impl IntoIterator<Item = (ExecutorId, bool)>,
+    ) -> Vec<ExecutorId> {
+        for (id, idle) in changed {
+            self.set_idle(now, id, idle);
+        }
         if pending > 0 {
             self.raise_at
                 .get_or_insert(now.saturating_add(self.backlog_timeout));
@@ -159,10 +193,25 @@ impl Allocation {
             self.target = need.max(self.min);
             self.step = 1;
         } else if self.raise_at.is_some_and(|at| now >= at) {
-            self.raise(need, executors.len() as u32);
+            self.raise(need, live as u32);
             self.raise_at = Some(now.saturating_add(self.sustained_timeout));
         }
-        self.release_idle(now, executors)
+        self.release_idle(now, live)
+    }
+
+    /// An idle executor keeps its first idle time; a busy (or gone) one loses it.
+    fn set_idle(&mut self, now: u64, id: ExecutorId, idle: bool) {
+        match (idle, self.idle_since.get(&id)) {
+            (true, None) => {
+                self.idle_order.insert((now, id.clone()));
+                self.idle_since.insert(id, now);
+            }
+            (false, Some(&since)) => {
+                self.idle_order.remove(&(since, id.clone()));
+                self.idle_since.remove(&id);
+            }
+            _ => {}
+        }
     }
 
     fn raise(&mut self, need: u32, live: u32) {
@@ -181,34 +230,23 @@ impl Allocation {
         };
     }
 
-    fn release_idle(&mut self, now: u64, executors: &[(ExecutorId, bool)]) -> Vec<ExecutorId> {
-        let mut seen = BTreeMap::new();
-        for (id, busy) in executors {
-            if !busy {
-                let since = self.idle_since.get(id).copied().unwrap_or(now);
-                seen.insert(id.clone(), since);
-            }
-        }
-        self.idle_since = seen;
-        let mut expired: Vec<(u64, &ExecutorId)> = self
-            .idle_since
-            .iter()
-            .filter(|(_, &since)| now.saturating_sub(since) >= self.idle_timeout)
-            .map(|(id, &since)| (since, id))
-            .collect();
-        expired.sort();
+    /// Longest-idle first, while the live executors stay above the floor.
+    fn release_idle(&mut self, now: u64, mut live: usize) -> Vec<ExecutorId> {
         let floor = self.min.max(self.target) as usize;
-        let mut live = executors.len();
         let mut kill = Vec::new();
-        for (_, id) in expired {
-            if live <= floor {
+        while live > floor {
+            let Some((since, _)) = self.idle_order.first() else {
+                break;
+            };
+            if now.saturating_sub(*since) < self.idle_timeout {
                 break;
             }
+            let Some((_, id)) = self.idle_order.pop_first() else {
+                break;
+            };
+            self.idle_since.remove(&id);
             live -= 1;
-            kill.push(id.clone());
-        }
-        for id in &kill {
-            self.idle_since.remove(id);
+            kill.push(id);
         }
         kill
     }
@@ -216,10 +254,9 @@ impl Allocation {
     /// When the next round could change something by time alone (a raise, an idle expiry).
     pub fn next_deadline_ms(&self) -> Option<u64> {
         let idle = self
-            .idle_since
-            .values()
-            .map(|s| s.saturating_add(self.idle_timeout))
-            .min();
+            .idle_order
+            .first()
+            .map(|(s, _)| s.saturating_add(self.idle_timeout));
         match (self.raise_at, idle) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -387,6 +424,115 @@ mod tests {
         let e = execs(&[true, false, false]);
         a.update(3000, 0, 2, &e);
         assert_eq!(a.update(8000, 0, 2, &e), vec!["e1".to_string()]);
+    }
+
+    /// The idle release as it was before it was kept incrementally: the idle executors
+    /// rebuilt from the whole list on every round, the expired ones sorted. The reference
+    /// the kept order is checked against.
+    struct FromScratch {
+        idle_since: BTreeMap<ExecutorId, u64>,
+    }
+
+    impl FromScratch {
+        fn release_idle(
+            &mut self,
+            now: u64,
+            floor: usize,
+            idle_timeout: u64,
+            executors: &[(ExecutorId, bool)],
+        ) -> Vec<ExecutorId> {
+            let mut seen = BTreeMap::new();
+            for (id, busy) in executors {
+                if !busy {
+                    let since = self.idle_since.get(id).copied().unwrap_or(now);
+                    seen.insert(id.clone(), since);
+                }
+            }
+            self.idle_since = seen;
+            let mut expired: Vec<(u64, &ExecutorId)> = self
+                .idle_since
+                .iter()
+                .filter(|(_, &since)| now.saturating_sub(since) >= idle_timeout)
+                .map(|(id, &since)| (since, id))
+                .collect();
+            expired.sort();
+            let mut live = executors.len();
+            let mut kill = Vec::new();
+            for (_, id) in expired {
+                if live <= floor {
+                    break;
+                }
+                live -= 1;
+                kill.push(id.clone());
+            }
+            for id in &kill {
+                self.idle_since.remove(id);
+            }
+            kill
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Rounds told only what changed kill the same executors, keep the same target and
+        /// the same deadline as rounds rebuilt from the whole list.
+        #[test]
+        fn changes_only_rounds_equal_whole_list_rounds(
+            steps in proptest::collection::vec(
+                (0u64..3000, 0usize..6, 0usize..4, proptest::collection::vec((0u8..12, 0u8..3), 0..5)),
+                1..60,
+            ),
+        ) {
+            let j = job(1, 8, 1, 1.0);
+            let mut new = Allocation::new(&j);
+            let mut old = Allocation::new(&j);
+            let mut reference = FromScratch { idle_since: BTreeMap::new() };
+            // Live executors not being killed: busy or not.
+            let mut live: BTreeMap<ExecutorId, bool> = BTreeMap::new();
+            let mut now = 0;
+            for (after, pending, running, changes) in steps {
+                now += after;
+                // As the scheduler reports them: each executor touched once, as it is now.
+                let mut touched = BTreeSet::new();
+                for (id, what) in changes {
+                    let id = format!("e{id}");
+                    match what {
+                        0 => { live.remove(&id); }
+                        1 => { live.insert(id.clone(), true); }
+                        _ => { live.insert(id.clone(), false); }
+                    }
+                    touched.insert(id);
+                }
+                let changed: Vec<(ExecutorId, bool)> = touched
+                    .into_iter()
+                    .map(|id| { let idle = live.get(&id) == Some(&false); (id, idle) })
+                    .collect();
+                let list: Vec<(ExecutorId, bool)> =
+                    live.iter().map(|(id, busy)| (id.clone(), *busy)).collect();
+                let kills = new.update_changed(now, pending, running, list.len(), changed);
+                // The same target moves (the whole-list path), then the old idle release.
+                let whole_list_kills = old.update(now, pending, running, &list);
+                let floor = old.min.max(old.target) as usize;
+                let expected = reference.release_idle(now, floor, old.idle_timeout, &list);
+                proptest::prop_assert_eq!(&kills, &expected);
+                proptest::prop_assert_eq!(&whole_list_kills, &expected);
+                proptest::prop_assert_eq!(new.target(), old.target());
+                let idle_deadline = reference
+                    .idle_since
+                    .values()
+                    .map(|s| s.saturating_add(old.idle_timeout))
+                    .min();
+                let deadline = match (old.raise_at, idle_deadline) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                proptest::prop_assert_eq!(new.next_deadline_ms(), deadline);
+                // The driver marks what it kills: they leave the list.
+                for id in &kills {
+                    live.remove(id);
+                }
+            }
+        }
     }
 
     #[test]

@@ -303,11 +303,12 @@ impl Driver {
                 locality: l.locality,
             });
         }
-        let kills = self.allocation.update(
+        let kills = self.allocation.update_changed(
             now,
             self.scheduler.pending_count(),
             self.scheduler.running_count(),
-            &self.scheduler.usable_executors(),
+            self.scheduler.usable_count(),
+            self.scheduler.take_idle_changes(),
         );
         if !kills.is_empty() {
             for id in &kills {

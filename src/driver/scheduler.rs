@@ -41,7 +41,11 @@
 //!
 //! Costs: pending tasks are indexed by preferred host, so NODE_LOCAL and NO_PREF picks and
 //! the demand do not scan; RACK_LOCAL and ANY picks, and the check for refused offers, scan
-//! the pending tasks (stopping at the first fit).
+//! the pending tasks (stopping at the first fit). Executors are never walked as a whole on a
+//! round: the scheduler keeps the usable executors with free cpus (what a pass offers), the
+//! count of running attempts, the usable executors per host and per rack (the level checks),
+//! and the executors whose idleness may have changed since the allocation last looked
+//! ([`Scheduler::take_idle_changes`]), so a round costs what changed, not the pool's size.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -148,6 +152,17 @@ pub struct Scheduler {
     /// Pending tasks naming at least one host.
     pending_with_hosts: usize,
     executors: BTreeMap<ExecutorId, Executor>,
+    /// Usable executors with free cpus: the ones a pass offers, in id order.
+    offerable: BTreeSet<ExecutorId>,
+    /// Attempts running, over every executor.
+    running: usize,
+    /// Usable executors, in all, per host and per rack.
+    usable: usize,
+    usable_hosts: HashMap<String, usize>,
+    usable_racks: HashMap<String, usize>,
+    /// Executors whose "usable and running nothing" may have changed since
+    /// [`Self::take_idle_changes`] was last called.
+    idle_changed: BTreeSet<ExecutorId>,
     /// The AM's one topology (a handle; see [`crate::topology`]).
     topology: SharedTopology,
     waits: LocalityWait,
@@ -190,6 +205,12 @@ impl Scheduler {
             pending_no_pref: BTreeSet::new(),
             pending_with_hosts: 0,
             executors: BTreeMap::new(),
+            offerable: BTreeSet::new(),
+            running: 0,
+            usable: 0,
+            usable_hosts: HashMap::new(),
+            usable_racks: HashMap::new(),
+            idle_changed: BTreeSet::new(),
             topology: topology.into(),
             waits,
             max_failures: max_failures.max(1),
@@ -246,8 +267,9 @@ impl Scheduler {
             return;
         }
         self.topology.learn(&host, &rack);
+        self.count_usable(&host, &rack, true);
         self.executors.insert(
-            id,
+            id.clone(),
             Executor {
                 host,
                 rack,
@@ -256,6 +278,46 @@ impl Scheduler {
                 usable: true,
             },
         );
+        self.touched(&id);
+    }
+
+    /// Counts one usable executor on `host` and `rack` in (`true`) or out.
+    fn count_usable(&mut self, host: &str, rack: &str, add: bool) {
+        fn bump(map: &mut HashMap<String, usize>, key: &str, add: bool) {
+            if add {
+                *map.entry(key.to_string()).or_default() += 1;
+            } else if let Some(n) = map.get_mut(key) {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(key);
+                }
+            }
+        }
+        if add {
+            self.usable += 1;
+        } else {
+            self.usable -= 1;
+        }
+        bump(&mut self.usable_hosts, host, add);
+        bump(&mut self.usable_racks, rack, add);
+    }
+
+    /// An executor's cpus, running set or usability changed (or it went): the offerable
+    /// set follows, and the allocation will look at its idleness again.
+    fn touched(&mut self, id: &str) {
+        match self.executors.get(id) {
+            Some(e) if e.usable && e.free > 0 => {
+                if !self.offerable.contains(id) {
+                    self.offerable.insert(id.to_string());
+                }
+            }
+            _ => {
+                self.offerable.remove(id);
+            }
+        }
+        if !self.idle_changed.contains(id) {
+            self.idle_changed.insert(id.to_string());
+        }
     }
 
     /// The executor is gone. Its running tasks go back to pending, no failure counted.
@@ -264,6 +326,11 @@ impl Scheduler {
         let Some(exec) = self.executors.remove(id) else {
             return Vec::new();
         };
+        if exec.usable {
+            self.count_usable(&exec.host, &exec.rack, false);
+        }
+        self.running -= exec.running.len();
+        self.touched(id);
         let mut requeued = Vec::new();
         for i in exec.running {
             let task = &mut self.tasks[i];
@@ -276,9 +343,16 @@ impl Scheduler {
 
     /// Offer this executor nothing more (its kill has been asked for).
     pub fn mark_killing(&mut self, id: &str) {
-        if let Some(e) = self.executors.get_mut(id) {
-            e.usable = false;
+        let Some(e) = self.executors.get_mut(id) else {
+            return;
+        };
+        if !e.usable {
+            return;
         }
+        e.usable = false;
+        let (host, rack) = (e.host.clone(), e.rack.clone());
+        self.count_usable(&host, &rack, false);
+        self.touched(id);
     }
 
     /// An attempt ended. `None` when it is not the attempt we think is running there (a late
@@ -333,10 +407,14 @@ impl Scheduler {
         }
         let (host, locality) = (host.clone(), *locality);
         let mut requeue = false;
+        let mut freed = false;
         if let Some(e) = self.executors.get_mut(executor_id) {
             // Saturating: a task returns what it took, so this stays within the cores.
             e.free = e.free.saturating_add(task.spec.cpus);
-            e.running.remove(&i);
+            if e.running.remove(&i) {
+                self.running -= 1;
+            }
+            freed = true;
         }
         let outcome = if exit_code == 0 {
             task.state = State::Succeeded;
@@ -366,6 +444,9 @@ impl Scheduler {
         };
         let attempts = task.launches;
         let last_failure = task.last_failure.clone();
+        if freed {
+            self.touched(executor_id);
+        }
         if requeue {
             self.enqueue(i);
         }
@@ -397,7 +478,9 @@ impl Scheduler {
             return false;
         }
         e.free = e.free.saturating_sub(task.spec.cpus);
-        e.running.insert(i);
+        if e.running.insert(i) {
+            self.running += 1;
+        }
         task.launches = task.launches.max(attempt + 1);
         task.state = State::Running {
             attempt,
@@ -406,6 +489,7 @@ impl Scheduler {
             locality: Locality::Any,
         };
         self.dequeue(i);
+        self.touched(executor_id);
         true
     }
 
@@ -476,14 +560,17 @@ impl Scheduler {
                 continue;
             }
             loop {
-                let free: Vec<ExecutorId> = self
-                    .executors
-                    .iter()
-                    .filter(|(_, e)| e.usable && e.free > 0)
-                    .map(|(id, _)| id.clone())
-                    .collect();
+                // Nothing left this level could pick: no executor needs asking (a job's
+                // tail has many free executors and a task or two to place).
+                if self.nothing_to_pick(level) {
+                    break;
+                }
+                let free: Vec<ExecutorId> = self.offerable.iter().cloned().collect();
                 let mut launched = false;
                 for id in free {
+                    if self.nothing_to_pick(level) {
+                        break;
+                    }
                     if let Some(i) = self.pick(&id, level) {
                         launches.push(self.launch(i, &id));
                         launched = true;
@@ -510,7 +597,7 @@ impl Scheduler {
 
     /// Step 1 of a pass: the loosest level a launch may have now.
     fn allowed_level(&mut self, now: u64) -> Locality {
-        if !self.executors.values().any(|e| e.usable) {
+        if self.usable == 0 {
             // Nobody to offer to, so nobody is being turned away: hold the level and start
             // the clock afresh, rather than skipping every level for want of executors.
             self.since = Some(now);
@@ -543,14 +630,22 @@ impl Scheduler {
 
     /// Could some pending task run at `level` on some live executor, cpus aside?
     fn runnable_at(&self, level: Locality) -> bool {
-        let live = || self.executors.values().filter(|e| e.usable);
         match level {
-            Locality::NodeLocal => live().any(|e| self.pending_by_host.contains_key(&e.host)),
-            Locality::RackLocal => {
-                let racks: BTreeSet<&str> = live().map(|e| e.rack.as_str()).collect();
-                self.pending_specs()
-                    .any(|t| racks.iter().any(|r| self.in_rack(t, r)))
+            Locality::NodeLocal => {
+                // Whichever side is smaller is walked.
+                if self.usable_hosts.len() <= self.pending_by_host.len() {
+                    self.usable_hosts
+                        .keys()
+                        .any(|h| self.pending_by_host.contains_key(h))
+                } else {
+                    self.pending_by_host
+                        .keys()
+                        .any(|h| self.usable_hosts.contains_key(h))
+                }
             }
+            Locality::RackLocal => self
+                .pending_specs()
+                .any(|t| self.usable_racks.keys().any(|r| self.in_rack(t, r))),
             _ => !self.pending.is_empty(),
         }
     }
@@ -584,7 +679,9 @@ impl Scheduler {
         let exec = self.executors.get_mut(exec_id).expect("offered executor");
         let task = &mut self.tasks[i];
         exec.free -= task.spec.cpus;
-        exec.running.insert(i);
+        if exec.running.insert(i) {
+            self.running += 1;
+        }
         let attempt = task.launches;
         task.launches += 1;
         task.state = State::Running {
@@ -600,6 +697,7 @@ impl Scheduler {
             locality,
         };
         self.dequeue(i);
+        self.touched(exec_id);
         launch
     }
 
@@ -636,15 +734,26 @@ impl Scheduler {
                 .any(|(id, e)| e.usable && !task.excluded.contains(id))
     }
 
+    /// No pending task could be picked at `level`, whatever the executor (see [`Self::pick`]).
+    fn nothing_to_pick(&self, level: Locality) -> bool {
+        match level {
+            Locality::NodeLocal => self.pending_by_host.is_empty(),
+            Locality::NoPref => self.pending_no_pref.is_empty(),
+            _ => self.pending.is_empty(),
+        }
+    }
+
     /// After a pass: does an executor still have room some pending task could use?
     fn rejected_an_offer(&self) -> bool {
-        self.executors.iter().any(|(id, e)| {
-            e.usable
-                && e.free > 0
-                && self.pending.iter().any(|&i| {
-                    let t = &self.tasks[i];
-                    t.spec.cpus <= e.free && !self.excluded(t, id)
-                })
+        if self.pending.is_empty() {
+            return false;
+        }
+        self.offerable.iter().any(|id| {
+            let e = &self.executors[id];
+            self.pending.iter().any(|&i| {
+                let t = &self.tasks[i];
+                t.spec.cpus <= e.free && !self.excluded(t, id)
+            })
         })
     }
 
@@ -682,7 +791,7 @@ impl Scheduler {
     }
 
     pub fn running_count(&self) -> usize {
-        self.executors.values().map(|e| e.running.len()).sum()
+        self.running
     }
 
     pub fn succeeded_count(&self) -> usize {
@@ -720,7 +829,31 @@ impl Scheduler {
         self.since.map(|s| s.saturating_add(wait))
     }
 
-    /// Executors not being killed, with whether each runs anything.
+    /// Executors not being killed.
+    pub fn usable_count(&self) -> usize {
+        self.usable
+    }
+
+    /// The executors whose idleness may have changed since the last call, each with whether
+    /// it is idle now (usable and running nothing; `false` also for one gone or being
+    /// killed): what [`super::Allocation::update_changed`] takes, so a round looks at those
+    /// only.
+    pub fn take_idle_changes(&mut self) -> Vec<(ExecutorId, bool)> {
+        let changed = std::mem::take(&mut self.idle_changed);
+        changed
+            .into_iter()
+            .map(|id| {
+                let idle = self
+                    .executors
+                    .get(&id)
+                    .is_some_and(|e| e.usable && e.running.is_empty());
+                (id, idle)
+            })
+            .collect()
+    }
+
+    /// Executors not being killed, with whether each runs anything (walks them all: for
+    /// tests and as the reference the kept counts are checked against).
     pub fn usable_executors(&self) -> Vec<(ExecutorId, bool)> {
         self.executors
             .iter()

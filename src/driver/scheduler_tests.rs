@@ -383,3 +383,122 @@ fn the_level_holds_until_executors_exist() {
     );
     assert_eq!(s.level(), Locality::NodeLocal);
 }
+
+mod kept_state {
+    //! The sets and counts the scheduler keeps so a round walks no executor list agree, after
+    //! any sequence of events, with the same things computed from scratch.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Add {
+            id: u8,
+            host: u8,
+            cores: u32,
+        },
+        Remove(u8),
+        Kill(u8),
+        /// Ends the n-th running attempt (modulo), with this exit code.
+        Finish {
+            nth: usize,
+            exit: i32,
+        },
+        Offer {
+            after_ms: u64,
+        },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u8..8, 0u8..4, 1u32..4).prop_map(|(id, host, cores)| Op::Add { id, host, cores }),
+            (0u8..8).prop_map(Op::Remove),
+            (0u8..8).prop_map(Op::Kill),
+            (0usize..16, prop_oneof![Just(0), Just(1)])
+                .prop_map(|(nth, exit)| Op::Finish { nth, exit }),
+            (0u64..4000).prop_map(|after_ms| Op::Offer { after_ms }),
+            (0u64..4000).prop_map(|after_ms| Op::Offer { after_ms }),
+        ]
+    }
+
+    fn check(s: &Scheduler, idle: &BTreeMap<ExecutorId, bool>) {
+        let offerable: BTreeSet<ExecutorId> = s
+            .executors
+            .iter()
+            .filter(|(_, e)| e.usable && e.free > 0)
+            .map(|(id, _)| id.clone())
+            .collect();
+        assert_eq!(s.offerable, offerable);
+        let running: usize = s.executors.values().map(|e| e.running.len()).sum();
+        assert_eq!(s.running_count(), running);
+        let usable = s.usable_executors();
+        assert_eq!(s.usable_count(), usable.len());
+        let mut hosts = HashMap::new();
+        let mut racks = HashMap::new();
+        for e in s.executors.values().filter(|e| e.usable) {
+            *hosts.entry(e.host.clone()).or_insert(0) += 1;
+            *racks.entry(e.rack.clone()).or_insert(0) += 1;
+        }
+        assert_eq!(s.usable_hosts, hosts);
+        assert_eq!(s.usable_racks, racks);
+        // The idleness a consumer of the changes keeps equals the idleness of every usable
+        // executor now.
+        let now: BTreeMap<ExecutorId, bool> = usable
+            .into_iter()
+            .filter(|(_, busy)| !busy)
+            .map(|(id, _)| (id, true))
+            .collect();
+        assert_eq!(idle, &now);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn kept_sets_and_counts_equal_a_recount(ops in proptest::collection::vec(op(), 1..80)) {
+            let hosts = ["nm1", "nm2", "nm3", "nm4"];
+            let tasks: Vec<TaskSpec> = (0..20)
+                .map(|i| {
+                    let mut t = task(&format!("t{i}"), &[hosts[i % 5 % 4]]);
+                    if i % 5 == 4 {
+                        t.preferred_hosts.clear();
+                    }
+                    t.cpus = 1 + (i % 3 == 0) as u32;
+                    t
+                })
+                .collect();
+            let mut s = sched(tasks);
+            let mut now = 0;
+            let mut running: Vec<Launch> = Vec::new();
+            let mut idle: BTreeMap<ExecutorId, bool> = BTreeMap::new();
+            for op in ops {
+                match op {
+                    Op::Add { id, host, cores } => add(&mut s, &format!("e{id}"), hosts[host as usize], cores),
+                    Op::Remove(id) => {
+                        s.remove_executor(&format!("e{id}"));
+                    }
+                    Op::Kill(id) => s.mark_killing(&format!("e{id}")),
+                    Op::Finish { nth, exit } => {
+                        running.retain(|l| s.runs_on(&l.task_id, l.attempt, &l.executor_id));
+                        if !running.is_empty() {
+                            let l = running.remove(nth % running.len());
+                            s.task_finished(&l.task_id, l.attempt, &l.executor_id, exit);
+                        }
+                    }
+                    Op::Offer { after_ms } => {
+                        now += after_ms;
+                        running.extend(s.offer(now));
+                    }
+                }
+                for (id, is_idle) in s.take_idle_changes() {
+                    if is_idle {
+                        idle.insert(id, true);
+                    } else {
+                        idle.remove(&id);
+                    }
+                }
+                check(&s, &idle);
+            }
+        }
+    }
+}
