@@ -20,4 +20,6 @@ jarcmd=${JAVA_HOME:+$JAVA_HOME/bin/}jar
 rm -rf "$out/classes"
 mkdir -p "$out/classes"
 "$javac" -nowarn --release 17 -cp "$lib/*" -d "$out/classes" $(find "$here/src" -name '*.java')
-"$jarcmd" --create --file "$jar" -C "$out/classes" .
+# A new file moved into place: a harness still running keeps the jar it opened.
+"$jarcmd" --create --file "$jar.tmp" -C "$out/classes" .
+mv "$jar.tmp" "$jar"

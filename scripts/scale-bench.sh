@@ -84,8 +84,11 @@ RESULTS="$DIR/results.jsonl"
 run_one() { # strategy run
   local strategy=$1 run=$2 log="$DIR/harness-$1-$2.log"
   rm -f "$DIR/ready" "$DIR/stats"
+  # The JVM resolves names from its own hosts file, which the harness writes (Harness.java).
+  mkdir -p "$DIR/conf"
   # Locality delay 20: the simulator's standard trace (tests/support/sim.rs).
   "$JAVA_HOME/bin/java" -Xmx"$HEAP" "${JPMS[@]}" -Dlog4j.configuration="file:$HERE/scale/log4j.properties" \
+    -Djdk.net.hosts.file="$DIR/conf/hosts" \
     -cp "$HERE/scale/target/yarn-am-scale.jar:$LIB/*" yarnam.scale.Harness \
     --dir "$DIR" --nodes "$NODES" --racks "$RACKS" --node-mb 4096 --node-vcores 4 \
     --heartbeat-ms 1000 --node-locality-delay 20 --max-seconds 1200 >"$log" 2>&1 &

@@ -95,10 +95,27 @@ public final class Harness {
     confDir.mkdirs();
     new File(dir, "ready").delete();
     new File(dir, "stats").delete();
+    // With -Djdk.net.hosts.file (scripts/scale-bench.sh sets it) this JVM resolves names from
+    // that file only: written here, before the first lookup, every simulated host gets its own
+    // loopback address and nothing waits on DNS (the RM resolves each registering node, and a
+    // failing system lookup costs ~0.1 s here, 1,000 times over).
+    String hostsFile = System.getProperty("jdk.net.hosts.file");
+    if (hostsFile != null) {
+      try (PrintWriter w = new PrintWriter(hostsFile, StandardCharsets.UTF_8)) {
+        w.println("127.0.0.1 localhost " + machineName());
+        w.println(host + " " + host);
+        for (int i = 0; i < nodes; i++) {
+          w.println(SimNodes.address(i) + " " + SimNodes.hostName(i));
+        }
+      }
+    }
+    // The rack table names each node by host and by address: the RM's rack resolver looks a
+    // node up by its address when the name resolves.
     File table = new File(confDir, "topology.table");
     try (PrintWriter w = new PrintWriter(table, StandardCharsets.UTF_8)) {
       for (int i = 0; i < nodes; i++) {
         w.println(SimNodes.hostName(i) + " " + SimNodes.rackName(i, racks));
+        w.println(SimNodes.address(i) + " " + SimNodes.rackName(i, racks));
       }
     }
     Configuration conf = rmConf(host, base, table, delay, heartbeatMs, nodeMb, nodeVcores);
@@ -117,7 +134,7 @@ public final class Harness {
     AbstractYarnScheduler<?, ?> scheduler = (AbstractYarnScheduler<?, ?>) rm.getResourceScheduler();
     SimNodes sim = new SimNodes(tracker, scheduler, nodes, racks, nodeMb, nodeVcores, lifetimeMs);
     long t1 = System.nanoTime();
-    sim.registerAll();
+    sim.registerAll(threads);
     ScheduledExecutorService pool = Executors.newScheduledThreadPool(threads);
     sim.start(pool, heartbeatMs);
     while (scheduler.getNumClusterNodes() < nodes) {
@@ -250,6 +267,15 @@ public final class Harness {
       m.put(args[i].substring(2), args[++i]);
     }
     return m;
+  }
+
+  /** This machine's name (the RM looks itself up), without asking the resolver. */
+  static String machineName() {
+    try {
+      return Files.readString(new File("/proc/sys/kernel/hostname").toPath()).trim();
+    } catch (IOException e) {
+      return "localhost";
+    }
   }
 
   static long ms(long since) {

@@ -7,6 +7,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -67,7 +70,7 @@ final class SimNodes {
       // The RM resolves a node's host when it makes container and NM tokens; the simulated
       // hosts resolve to loopback in this JVM only (Hadoop's static resolution), so no
       // /etc/hosts entry is needed.
-      NetUtils.addStaticResolution(hostName(i), "127.0.0.1");
+      NetUtils.addStaticResolution(hostName(i), address(i));
       nodes.add(new Node(NodeId.newInstance(hostName(i), NM_PORT), Resource.newInstance(mb, vcores)));
     }
   }
@@ -77,14 +80,32 @@ final class SimNodes {
     return String.format("nm%05d", i);
   }
 
+  /** Node i's own loopback address, 127.1.x.y (the test cluster uses 127.0.0.x). */
+  static String address(int i) {
+    return "127.1." + (i / 256) + "." + (i % 256);
+  }
+
   /** The simulator's racks: host i is on rack i mod racks. */
   static String rackName(int i, int racks) {
     return String.format("/rack%03d", i % racks);
   }
 
-  void registerAll() throws Exception {
-    for (Node n : nodes) {
-      n.register();
+  /** Registers every node, `threads` at a time (the RM handles registrations in parallel). */
+  void registerAll(int threads) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (Node n : nodes) {
+        done.add(pool.submit(() -> {
+          n.register();
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
     }
   }
 
