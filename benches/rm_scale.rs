@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use serde_json::json;
-use sim::{simulate, Trace, TraceConfig};
+use sim::{run_round_tasks, simulate, Trace, TraceConfig};
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{
     Action, Allocator, AllocatorConfig, CompletedContainer, Event, ExecutorId,
@@ -272,70 +272,6 @@ impl Am {
     }
 }
 
-/// One round of tasks on the simulated executors, measured as the simulator measures it
-/// (`tests/support/sim.rs`, whose loop keeps this inline): node-local first, then
-/// rack-local, then anywhere; returns (runnable, node-local, rack-local) and keeps the tasks
-/// that did not run.
-fn run_tasks(
-    trace: &Trace,
-    pending: &mut Vec<[u32; 3]>,
-    executor_hosts: impl Iterator<Item = usize>,
-) -> (usize, usize, usize) {
-    let per = trace.config.tasks_per_executor as usize;
-    let mut host_slots = vec![0usize; trace.hosts.len()];
-    for n in executor_hosts {
-        host_slots[n] += per;
-    }
-    let runnable = host_slots.iter().sum::<usize>().min(pending.len());
-    let mut placed = vec![false; pending.len()];
-    let mut local = 0;
-    for (i, t) in pending.iter().enumerate() {
-        if local == runnable {
-            break;
-        }
-        if let Some(&h) = t.iter().find(|&&h| host_slots[h as usize] > 0) {
-            host_slots[h as usize] -= 1;
-            placed[i] = true;
-            local += 1;
-        }
-    }
-    let mut rack_slots = vec![0usize; trace.racks.len()];
-    for (h, &s) in host_slots.iter().enumerate() {
-        rack_slots[trace.host_rack[h]] += s;
-    }
-    let mut rack = 0;
-    for (i, t) in pending.iter().enumerate() {
-        if local + rack == runnable {
-            break;
-        }
-        if placed[i] {
-            continue;
-        }
-        if let Some(&h) = t
-            .iter()
-            .find(|&&h| rack_slots[trace.host_rack[h as usize]] > 0)
-        {
-            rack_slots[trace.host_rack[h as usize]] -= 1;
-            placed[i] = true;
-            rack += 1;
-        }
-    }
-    let mut others = runnable - local - rack;
-    let mut remaining = Vec::with_capacity(pending.len() - runnable);
-    for (i, t) in pending.iter().enumerate() {
-        if placed[i] {
-            continue;
-        }
-        if others > 0 {
-            others -= 1;
-            continue;
-        }
-        remaining.push(*t);
-    }
-    *pending = remaining;
-    (runnable, local, rack)
-}
-
 fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
@@ -470,7 +406,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
                 first_target = Some((now_ms(), rounds));
             }
             let hosts: Vec<usize> = am.executors.values().map(|&(_, n)| n).collect();
-            let (runnable, local, rack) = run_tasks(&trace, &mut pending, hosts.into_iter());
+            let (runnable, local, rack) = run_round_tasks(&trace, &mut pending, hosts.into_iter());
             seen += runnable as u64;
             node_hits += local as u64;
             rack_hits += (local + rack) as u64;

@@ -173,6 +173,7 @@ public final class Harness {
     s.append("rm_heap_used_mb=").append((rt.totalMemory() - rt.freeMemory()) >> 20).append('\n');
     writeAtomically(new File(dir, "stats"), s.toString());
     log("app " + app + " " + rmApp.getState() + "; stats written");
+    sim.stopping = true;
     pool.shutdownNow();
     rm.stop();
     Runtime.getRuntime().halt(0);

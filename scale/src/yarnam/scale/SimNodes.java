@@ -60,6 +60,8 @@ final class SimNodes {
   private final AtomicLong failures = new AtomicLong();
   private final AtomicLong reportedRunning = new AtomicLong();
   private final AtomicLong reportedComplete = new AtomicLong();
+  /** Set before the heartbeat pool is stopped: calls it interrupts are not failures. */
+  volatile boolean stopping;
 
   SimNodes(ResourceTracker tracker, AbstractYarnScheduler<?, ?> scheduler, int count, int racks,
       int mb, int vcores, long lifetimeMs) {
@@ -166,6 +168,9 @@ final class SimNodes {
       try {
         heartbeat();
       } catch (Throwable t) {
+        if (stopping) {
+          return;
+        }
         if (failures.incrementAndGet() <= 10) {
           Harness.log("heartbeat of " + id + " failed: " + t);
         }
