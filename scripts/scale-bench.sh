@@ -6,7 +6,7 @@
 # against it and collects one JSON line per run into $DIR/results.jsonl; prints a summary.
 #
 #   scripts/scale-bench.sh [--nodes 1000] [--racks N/20] [--runs 2] [--skew 0.8] [--seed 1]
-#                          [--trace standard|shifting] [--strategies "default spark"]
+#                          [--trace standard] [--strategies "default spark"]
 #
 # Not part of `make test`. Environment: YARN_AM_SCALE_DIR (default /tmp/yarn-am-scale),
 # YARN_AM_SCALE_HEAP (the harness JVM's -Xmx, default 1536m), JAVA_HOME (a Java 17 JDK),
@@ -34,6 +34,9 @@ while (($#)); do
   shift 2 || die "$1 wants a value"
 done
 [[ "$NODES" =~ ^[0-9]+$ && "$NODES" -ge 1 ]] || die "--nodes wants a positive count"
+# One benchmark at a time on this machine: the harness's RM has fixed ports.
+exec 8>/tmp/yarn-am-scale-bench.lock
+flock -n 8 || die "another scale-bench.sh is running (its RM holds 127.0.0.40:18030-18033)"
 ((RACKS > 0)) || RACKS=$(((NODES + 19) / 20))   # the simulator's standard trace: 20 a rack
 
 if [[ -z "${JAVA_HOME:-}" ]]; then
