@@ -33,12 +33,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use serde_json::json;
-use sim::{run_round_tasks, simulate, Trace, TraceConfig};
+use sim::{round_demand, run_round_tasks, simulate, Trace, TraceConfig};
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{
     Action, Allocator, AllocatorConfig, CompletedContainer, Event, ExecutorId,
 };
-use yarn_am::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
+use yarn_am::allocator::{Cluster, HostName, RackName, Strategy, Topology};
 use yarn_client::amrm::{AllocateInput, Allocation, AmRmClient, FinalStatus};
 use yarn_client::ask::{Capability, Priority};
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};
@@ -356,39 +356,17 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         .min(cfg.max_executors);
     let mut pending: Vec<[u32; 3]> = Vec::new();
     let mut next_round = Instant::now();
-    for (k, stage) in trace.stages.iter().enumerate() {
+    for stage in &trace.stages {
         pending.extend_from_slice(stage);
-        let threshold = if cfg.pipelined && k + 1 < trace.stages.len() {
-            stage.len() / 2
-        } else {
-            0
-        };
         let mut rounds_in_stage = 0;
-        while pending.len() > threshold && rounds_in_stage < 200 {
+        while !pending.is_empty() && rounds_in_stage < 200 {
             rounds_in_stage += 1;
             rounds += 1;
             tokio::time::sleep_until(next_round.into()).await;
             next_round += Duration::from_millis(a.round_ms);
             let cpu0 = cpu_us();
-            let mut counts: HashMap<HostName, u32> = HashMap::new();
-            for t in &pending {
-                for &h in t {
-                    *counts.entry(trace.hosts[h as usize].clone()).or_insert(0) += 1;
-                }
-            }
-            let target = (pending.len() as u32)
-                .div_ceil(cfg.tasks_per_executor)
-                .min(cfg.max_executors);
             let now = now_ms();
-            am.event(
-                now,
-                Event::DemandChanged(Demand {
-                    target_executors: target,
-                    tasks_per_executor: cfg.tasks_per_executor,
-                    locality_aware_tasks: pending.len() as u32,
-                    host_to_local_task_count: counts,
-                }),
-            );
+            am.event(now, Event::DemandChanged(round_demand(&trace, &pending)));
             am.event(now, Event::Heartbeat);
             let batch = am.table.take_batch();
             let input = AllocateInput::from_batch(&batch, 0.5);
@@ -413,7 +391,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
             // encoding and decoding land on either side; the wait for the RM is not CPU).
             cpu_per_round.push(cpu1 - cpu0 + cpu_us() - cpu2);
         }
-        if !cfg.release_between_stages || threshold > 0 {
+        if !cfg.release_between_stages {
             continue;
         }
         // Stage over: the idle executors go (their completions come back from the RM).

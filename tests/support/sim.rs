@@ -365,21 +365,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             out.rounds += 1;
             let now = out.rounds * ROUND_MS;
             // The driver's whole demand.
-            let mut counts: HashMap<HostName, u32> = HashMap::new();
-            for t in &pending {
-                for &h in t {
-                    *counts.entry(trace.hosts[h as usize].clone()).or_insert(0) += 1;
-                }
-            }
-            let target = (pending.len() as u32)
-                .div_ceil(cfg.tasks_per_executor)
-                .min(cfg.max_executors);
-            let demand = Demand {
-                target_executors: target,
-                tasks_per_executor: cfg.tasks_per_executor,
-                locality_aware_tasks: pending.len() as u32,
-                host_to_local_task_count: counts,
-            };
+            let demand = round_demand(trace, &pending);
             alloc.on_event(now, Event::DemandChanged(demand));
             for a in alloc.on_event(now, Event::Heartbeat) {
                 match a {
@@ -584,6 +570,26 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     out.node_local = node_hits as f64 / tasks_seen.max(1) as f64;
     out.rack_local = rack_hits as f64 / tasks_seen.max(1) as f64;
     out
+}
+
+/// The driver's whole demand for `pending` tasks: their preferred hosts counted, target =
+/// pending tasks / tasks per executor, capped. Shared with `benches/rm_scale.rs`.
+pub fn round_demand(trace: &Trace, pending: &[[u32; 3]]) -> Demand {
+    let cfg = &trace.config;
+    let mut counts: HashMap<HostName, u32> = HashMap::new();
+    for t in pending {
+        for &h in t {
+            *counts.entry(trace.hosts[h as usize].clone()).or_insert(0) += 1;
+        }
+    }
+    Demand {
+        target_executors: (pending.len() as u32)
+            .div_ceil(cfg.tasks_per_executor)
+            .min(cfg.max_executors),
+        tasks_per_executor: cfg.tasks_per_executor,
+        locality_aware_tasks: pending.len() as u32,
+        host_to_local_task_count: counts,
+    }
 }
 
 /// One round of tasks on executors at `executor_hosts` (host indices, one per executor), each
