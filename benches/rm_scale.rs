@@ -33,12 +33,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use serde_json::json;
-use sim::{round_demand, run_round_tasks, simulate, Trace, TraceConfig};
+use sim::{simulate, Trace, TraceConfig};
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{
     Action, Allocator, AllocatorConfig, CompletedContainer, Event, ExecutorId,
 };
-use yarn_am::allocator::{Cluster, HostName, RackName, Strategy, Topology};
+use yarn_am::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
 use yarn_client::amrm::{AllocateInput, Allocation, AmRmClient, FinalStatus};
 use yarn_client::ask::{Capability, Priority};
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};
@@ -269,6 +269,92 @@ impl Am {
         }
         granted
     }
+}
+
+/// The driver's whole demand for `pending` tasks, as the simulator builds it each round:
+/// their preferred hosts counted, target = pending tasks / tasks per executor, capped.
+fn round_demand(trace: &Trace, pending: &[[u32; 3]]) -> Demand {
+    let cfg = &trace.config;
+    let mut counts: HashMap<HostName, u32> = HashMap::new();
+    for t in pending {
+        for &h in t {
+            *counts.entry(trace.hosts[h as usize].clone()).or_insert(0) += 1;
+        }
+    }
+    Demand {
+        target_executors: (pending.len() as u32)
+            .div_ceil(cfg.tasks_per_executor)
+            .min(cfg.max_executors),
+        tasks_per_executor: cfg.tasks_per_executor,
+        locality_aware_tasks: pending.len() as u32,
+        host_to_local_task_count: counts,
+    }
+}
+
+/// One round of tasks on the simulated executors, measured as the simulator measures them
+/// with no driver locality wait (`tests/support/sim.rs`, where this is inline in its loop and
+/// grows more options; kept here so the two can change apart): node-local first, then
+/// rack-local, then anywhere. Returns (tasks run, node-local, rack-local) and leaves in
+/// `pending` the tasks that did not run.
+fn run_round_tasks(
+    trace: &Trace,
+    pending: &mut Vec<[u32; 3]>,
+    executor_hosts: impl Iterator<Item = usize>,
+) -> (usize, usize, usize) {
+    let per = trace.config.tasks_per_executor as usize;
+    let mut host_slots = vec![0usize; trace.hosts.len()];
+    for n in executor_hosts {
+        host_slots[n] += per;
+    }
+    let runnable = host_slots.iter().sum::<usize>().min(pending.len());
+    let mut placed = vec![false; pending.len()];
+    let mut local = 0usize;
+    for (i, t) in pending.iter().enumerate() {
+        if local == runnable {
+            break;
+        }
+        if let Some(&h) = t.iter().find(|&&h| host_slots[h as usize] > 0) {
+            host_slots[h as usize] -= 1;
+            placed[i] = true;
+            local += 1;
+        }
+    }
+    let mut rack_slots = vec![0usize; trace.racks.len()];
+    for (h, &s) in host_slots.iter().enumerate() {
+        rack_slots[trace.host_rack[h]] += s;
+    }
+    let mut rack = 0usize;
+    for (i, t) in pending.iter().enumerate() {
+        if local + rack == runnable {
+            break;
+        }
+        if placed[i] {
+            continue;
+        }
+        if let Some(&h) = t
+            .iter()
+            .find(|&&h| rack_slots[trace.host_rack[h as usize]] > 0)
+        {
+            rack_slots[trace.host_rack[h as usize]] -= 1;
+            placed[i] = true;
+            rack += 1;
+        }
+    }
+    // The placed ones run, then the oldest others up to the free slots.
+    let mut others = runnable - local - rack;
+    let mut remaining = Vec::with_capacity(pending.len() - runnable);
+    for (i, t) in pending.iter().enumerate() {
+        if placed[i] {
+            continue;
+        }
+        if others > 0 {
+            others -= 1;
+            continue;
+        }
+        remaining.push(*t);
+    }
+    *pending = remaining;
+    (runnable, local, rack)
 }
 
 fn percentile(sorted: &[u64], p: f64) -> u64 {

@@ -365,7 +365,21 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             out.rounds += 1;
             let now = out.rounds * ROUND_MS;
             // The driver's whole demand.
-            let demand = round_demand(trace, &pending);
+            let mut counts: HashMap<HostName, u32> = HashMap::new();
+            for t in &pending {
+                for &h in t {
+                    *counts.entry(trace.hosts[h as usize].clone()).or_insert(0) += 1;
+                }
+            }
+            let target = (pending.len() as u32)
+                .div_ceil(cfg.tasks_per_executor)
+                .min(cfg.max_executors);
+            let demand = Demand {
+                target_executors: target,
+                tasks_per_executor: cfg.tasks_per_executor,
+                locality_aware_tasks: pending.len() as u32,
+                host_to_local_task_count: counts,
+            };
             alloc.on_event(now, Event::DemandChanged(demand));
             for a in alloc.on_event(now, Event::Heartbeat) {
                 match a {
@@ -541,11 +555,64 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                     }
                 }
             }
-            let (runnable, local, rack) =
-                run_round_tasks(trace, &mut pending, executors.values().copied());
+            // Measure: place this round's tasks on executor slots, node-local first, then
+            // rack-local, then anywhere (what the driver's delay scheduling aims for).
+            let mut host_slots = vec![0usize; trace.hosts.len()];
+            for &n in executors.values() {
+                host_slots[n] += cfg.tasks_per_executor as usize;
+            }
+            let slots: usize = host_slots.iter().sum();
+            let runnable = slots.min(pending.len());
+            let mut placed = vec![false; pending.len()];
+            let mut local = 0usize;
+            for (i, t) in pending.iter().enumerate() {
+                if local == runnable {
+                    break;
+                }
+                if let Some(&h) = t.iter().find(|&&h| host_slots[h as usize] > 0) {
+                    host_slots[h as usize] -= 1;
+                    placed[i] = true;
+                    local += 1;
+                }
+            }
+            let mut rack_slots = vec![0usize; trace.racks.len()];
+            for (h, &s) in host_slots.iter().enumerate() {
+                rack_slots[trace.host_rack[h]] += s;
+            }
+            let mut rack = 0usize;
+            for (i, t) in pending.iter().enumerate() {
+                if local + rack == runnable {
+                    break;
+                }
+                if placed[i] {
+                    continue;
+                }
+                if let Some(&h) = t
+                    .iter()
+                    .find(|&&h| rack_slots[trace.host_rack[h as usize]] > 0)
+                {
+                    rack_slots[trace.host_rack[h as usize]] -= 1;
+                    placed[i] = true;
+                    rack += 1;
+                }
+            }
             tasks_seen += runnable as u64;
             node_hits += local as u64;
             rack_hits += (local + rack) as u64;
+            // Run them: the placed ones, then the oldest others up to the free slots.
+            let mut others = runnable - local - rack;
+            let mut remaining = Vec::with_capacity(pending.len() - runnable);
+            for (i, t) in pending.iter().enumerate() {
+                if placed[i] {
+                    continue;
+                }
+                if others > 0 {
+                    others -= 1;
+                    continue;
+                }
+                remaining.push(*t);
+            }
+            pending = remaining;
         }
         if !cfg.release_between_stages || threshold > 0 {
             continue;
@@ -570,92 +637,6 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     out.node_local = node_hits as f64 / tasks_seen.max(1) as f64;
     out.rack_local = rack_hits as f64 / tasks_seen.max(1) as f64;
     out
-}
-
-/// The driver's whole demand for `pending` tasks: their preferred hosts counted, target =
-/// pending tasks / tasks per executor, capped. Shared with `benches/rm_scale.rs`.
-pub fn round_demand(trace: &Trace, pending: &[[u32; 3]]) -> Demand {
-    let cfg = &trace.config;
-    let mut counts: HashMap<HostName, u32> = HashMap::new();
-    for t in pending {
-        for &h in t {
-            *counts.entry(trace.hosts[h as usize].clone()).or_insert(0) += 1;
-        }
-    }
-    Demand {
-        target_executors: (pending.len() as u32)
-            .div_ceil(cfg.tasks_per_executor)
-            .min(cfg.max_executors),
-        tasks_per_executor: cfg.tasks_per_executor,
-        locality_aware_tasks: pending.len() as u32,
-        host_to_local_task_count: counts,
-    }
-}
-
-/// One round of tasks on executors at `executor_hosts` (host indices, one per executor), each
-/// running `tasks_per_executor` tasks: placed node-local first, then rack-local, then anywhere
-/// (what the driver's delay scheduling aims for). Returns (tasks run, node-local, rack-local)
-/// and leaves in `pending` the tasks that did not run. Shared with `benches/rm_scale.rs`,
-/// which measures the real scheduler's executors the same way.
-pub fn run_round_tasks(
-    trace: &Trace,
-    pending: &mut Vec<[u32; 3]>,
-    executor_hosts: impl Iterator<Item = usize>,
-) -> (usize, usize, usize) {
-    let per = trace.config.tasks_per_executor as usize;
-    let mut host_slots = vec![0usize; trace.hosts.len()];
-    for n in executor_hosts {
-        host_slots[n] += per;
-    }
-    let runnable = host_slots.iter().sum::<usize>().min(pending.len());
-    let mut placed = vec![false; pending.len()];
-    let mut local = 0usize;
-    for (i, t) in pending.iter().enumerate() {
-        if local == runnable {
-            break;
-        }
-        if let Some(&h) = t.iter().find(|&&h| host_slots[h as usize] > 0) {
-            host_slots[h as usize] -= 1;
-            placed[i] = true;
-            local += 1;
-        }
-    }
-    let mut rack_slots = vec![0usize; trace.racks.len()];
-    for (h, &s) in host_slots.iter().enumerate() {
-        rack_slots[trace.host_rack[h]] += s;
-    }
-    let mut rack = 0usize;
-    for (i, t) in pending.iter().enumerate() {
-        if local + rack == runnable {
-            break;
-        }
-        if placed[i] {
-            continue;
-        }
-        if let Some(&h) = t
-            .iter()
-            .find(|&&h| rack_slots[trace.host_rack[h as usize]] > 0)
-        {
-            rack_slots[trace.host_rack[h as usize]] -= 1;
-            placed[i] = true;
-            rack += 1;
-        }
-    }
-    // Run them: the placed ones, then the oldest others up to the free slots.
-    let mut others = runnable - local - rack;
-    let mut remaining = Vec::with_capacity(pending.len() - runnable);
-    for (i, t) in pending.iter().enumerate() {
-        if placed[i] {
-            continue;
-        }
-        if others > 0 {
-            others -= 1;
-            continue;
-        }
-        remaining.push(*t);
-    }
-    *pending = remaining;
-    (runnable, local, rack)
 }
 
 /// Builds a demand for the benchmarks: `tasks` tasks over `hosts` hosts with 3 skewed replicas
