@@ -1,0 +1,569 @@
+//! yarn-am's allocator against a real ResourceManager with 1,000+ simulated NodeManagers
+//! (issue 12 part 2). Run by `scripts/scale-bench.sh`, which starts the harness
+//! (`scale/`, a real RM with CapacityScheduler and simulated NMs heartbeating over the
+//! ResourceTracker protocol, plus an unmanaged app) and then this binary once per run:
+//!
+//! `cargo bench --bench rm_scale -- --dir /tmp/yarn-am-scale --strategy default --nodes 1000`
+//!
+//! This is the AM side for real: the allocator (`yarn_am::allocator::tracker`), yarn-client's
+//! request table and AMRM client register with the RM, send the allocator's requests and
+//! match the grants. Only executors are simulated, here and nowhere else (this launch-free
+//! mode exists in this benchmark only; the `yarn-am` binary has no such switch): a matched
+//! container counts as an executor at once, runs `tasks_per_executor` tasks a round, and is
+//! released when its stage ends, as the simulator (`tests/support/sim.rs`) does. The trace is
+//! the simulator's own (`Trace::generate`, same config and seed, host `nmNNNNN` on rack
+//! `/rackRRR` = index mod racks, as the harness registers them), so the simulator's
+//! prediction for the same trace is printed beside the real outcome.
+//!
+//! One round = one allocate call, every `--round-ms` (the NodeManager heartbeat interval by
+//! default: each node is offered to the scheduler once between two calls, the simulator's
+//! round). Printed as one JSON line: node-local / rack-local shares of task placements
+//! (the simulator's definition), containers granted and how the RM's CapacityScheduler
+//! counted them (node-local, rack-local, off-switch: its queue metrics, from the harness),
+//! time and rounds to the first stage's target, allocate latency (RM round trip) and the
+//! AM's CPU per round (process CPU time: allocator, request table, protobuf, RPC).
+
+#[path = "../tests/support/sim.rs"]
+mod sim;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+use sim::{simulate, Trace, TraceConfig};
+use yarn_am::allocator::matching::{Container, Locality};
+use yarn_am::allocator::tracker::{
+    Action, Allocator, AllocatorConfig, CompletedContainer, Event, ExecutorId,
+};
+use yarn_am::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
+use yarn_client::amrm::{AllocateInput, Allocation, AmRmClient, FinalStatus};
+use yarn_client::ask::{Capability, Priority};
+use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};
+use yarn_client::ids::parse_container_id;
+use yarn_client::request_table::MapRackResolver;
+use yarn_client::request_table::{AmrmState, ContainerId, ContainerRequest, RequestId};
+use yarn_client::rpc::RpcConfig;
+
+/// Executor size: a simulated node holds `capacity` of them (the harness's `--node-mb`).
+const EXECUTOR_MB: i64 = 1024;
+const EXECUTOR_PRIORITY: Priority = Priority(1);
+
+#[derive(Debug)]
+struct Args {
+    dir: PathBuf,
+    strategy: Strategy,
+    nodes: usize,
+    racks: usize,
+    skew: f64,
+    seed: u64,
+    trace: String,
+    round_ms: u64,
+}
+
+fn parse_args() -> Result<Option<Args>> {
+    let mut raw: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not: then do nothing, this
+    // needs the harness running.
+    let Some(i) = raw.iter().position(|a| a == "--bench") else {
+        return Ok(None);
+    };
+    raw.remove(i);
+    let mut a = Args {
+        dir: PathBuf::from("/tmp/yarn-am-scale"),
+        strategy: Strategy::Default,
+        nodes: 1000,
+        racks: 0,
+        skew: 0.8,
+        seed: 1,
+        trace: "standard".into(),
+        round_ms: 1000,
+    };
+    let mut it = raw.into_iter();
+    while let Some(k) = it.next() {
+        let v = it.next().with_context(|| format!("{k} wants a value"))?;
+        let bad = |what: &str| format!("{k}: '{v}' is not {what}");
+        match k.as_str() {
+            "--dir" => a.dir = v.into(),
+            "--strategy" => a.strategy = v.parse().map_err(|e| anyhow::anyhow!("{k}: {e}"))?,
+            "--nodes" => a.nodes = v.parse().with_context(|| bad("a count"))?,
+            "--racks" => a.racks = v.parse().with_context(|| bad("a count"))?,
+            "--skew" => a.skew = v.parse().with_context(|| bad("a number"))?,
+            "--seed" => a.seed = v.parse().with_context(|| bad("a number"))?,
+            "--trace" => a.trace = v,
+            "--round-ms" => a.round_ms = v.parse().with_context(|| bad("milliseconds"))?,
+            _ => bail!("unknown option {k} (--dir --strategy --nodes --racks --skew --seed --trace --round-ms)"),
+        }
+    }
+    Ok(Some(a))
+}
+
+fn trace_config(a: &Args) -> Result<TraceConfig> {
+    // The simulator's "shifting data, busy" family needs nodes busy with another app and
+    // preempted executors, which the harness does not have yet.
+    if a.trace != "standard" {
+        bail!(
+            "--trace: '{}' is not supported (only standard: the harness has no competing app)",
+            a.trace
+        );
+    }
+    let mut c = TraceConfig::standard("standard", a.nodes, a.skew, a.seed);
+    if a.racks > 0 {
+        c.racks = a.racks;
+    }
+    Ok(c)
+}
+
+/// `key=value` lines, as the harness writes them.
+fn read_kv(path: &Path) -> Result<HashMap<String, String>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect())
+}
+
+/// Waits for a file the harness writes, up to `limit`.
+fn wait_for(path: &Path, limit: Duration) -> Result<HashMap<String, String>> {
+    let start = Instant::now();
+    while !path.exists() {
+        if start.elapsed() > limit {
+            bail!("{} did not appear within {limit:?}", path.display());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    read_kv(path)
+}
+
+/// CPU time this process has used, in microseconds.
+fn cpu_us() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
+}
+
+/// The allocator's actions applied to yarn-client's request table, as the AM's pool does
+/// (`src/am/pool.rs`, private to the binary), minus the launches: a matched container is a
+/// running simulated executor at once.
+struct Am {
+    alloc: Allocator,
+    table: AmrmState,
+    requests: HashMap<u64, RequestId>,
+    capability: Capability,
+    /// Simulated executors: container id -> (executor, host index).
+    executors: HashMap<Arc<str>, (ExecutorId, usize)>,
+    host_index: HashMap<HostName, usize>,
+    launched_by: [u64; 3],
+}
+
+impl Am {
+    fn request(&self, nodes: &[HostName], racks: &[RackName]) -> ContainerRequest {
+        ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
+            .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>())
+            .with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>())
+    }
+
+    fn event(&mut self, now: u64, e: Event) {
+        let actions = self.alloc.on_event(now, e);
+        self.apply(now, actions);
+    }
+
+    fn apply(&mut self, now: u64, actions: Vec<Action>) {
+        for action in actions {
+            match action {
+                Action::AddRequests { ids, nodes, racks } => {
+                    for id in ids {
+                        let tid = self
+                            .table
+                            .table
+                            .add(self.request(&nodes, &racks))
+                            .expect("a valid request");
+                        self.requests.insert(id, tid);
+                    }
+                }
+                Action::RemoveRequest(id) => {
+                    if let Some(tid) = self.requests.remove(&id) {
+                        let _ = self.table.table.remove(tid);
+                    }
+                }
+                Action::ReplaceRequests {
+                    old,
+                    ids,
+                    nodes,
+                    racks,
+                } => {
+                    for (old, id) in old.into_iter().zip(ids) {
+                        if let Some(tid) = self.requests.remove(&old) {
+                            let new = self
+                                .table
+                                .table
+                                .replace(tid, self.request(&nodes, &racks))
+                                .expect("a valid replacement");
+                            self.requests.insert(id, new);
+                        }
+                    }
+                }
+                Action::ReleaseContainer(cid) => {
+                    self.executors.remove(&cid);
+                    if let Some(id) = parse_container_id(&cid).map(|p| ContainerId::from(&p)) {
+                        self.table.releases.release(id);
+                    }
+                }
+                Action::LaunchExecutor {
+                    executor,
+                    container,
+                    locality,
+                } => {
+                    let n = self.host_index[&container.host];
+                    self.executors.insert(container.id.clone(), (executor, n));
+                    self.launched_by[match locality {
+                        Locality::Node => 0,
+                        Locality::Rack => 1,
+                        Locality::Any => 2,
+                    }] += 1;
+                    let started = Event::ExecutorLaunched {
+                        container: container.id,
+                    };
+                    let more = self.alloc.on_event(now, started);
+                    self.apply(now, more);
+                }
+                Action::TellDriver(_) => {}
+            }
+        }
+    }
+
+    fn digest(&mut self, now: u64, resp: Allocation, topology: &Topology) -> usize {
+        self.table.on_allocate_success((&resp).into());
+        let granted = resp.allocated.len();
+        if !resp.allocated.is_empty() {
+            let containers = resp
+                .allocated
+                .iter()
+                .map(|c| Container {
+                    id: Arc::from(c.id.as_str()),
+                    host: HostName::from(c.host.as_str()),
+                    rack: topology.rack_of(&c.host).clone(),
+                })
+                .collect();
+            self.event(now, Event::ContainersGranted(containers));
+        }
+        if !resp.completed.is_empty() {
+            let done = resp
+                .completed
+                .into_iter()
+                .map(|s| CompletedContainer {
+                    id: Arc::from(s.id.as_str()),
+                    exit_status: s.exit_status,
+                    diagnostics: s.diagnostics,
+                })
+                .collect();
+            self.event(now, Event::ContainersCompleted(done));
+        }
+        granted
+    }
+}
+
+/// The driver's whole demand for `pending` tasks, as the simulator builds it each round:
+/// their preferred hosts counted, target = pending tasks / tasks per executor, capped.
+fn round_demand(trace: &Trace, pending: &[[u32; 3]]) -> Demand {
+    let cfg = &trace.config;
+    let mut counts: HashMap<HostName, u32> = HashMap::new();
+    for t in pending {
+        for &h in t {
+            *counts.entry(trace.hosts[h as usize].clone()).or_insert(0) += 1;
+        }
+    }
+    Demand {
+        target_executors: (pending.len() as u32)
+            .div_ceil(cfg.tasks_per_executor)
+            .min(cfg.max_executors),
+        tasks_per_executor: cfg.tasks_per_executor,
+        locality_aware_tasks: pending.len() as u32,
+        host_to_local_task_count: counts,
+    }
+}
+
+/// One round of tasks on the simulated executors, measured as the simulator measures them
+/// with no driver locality wait (`tests/support/sim.rs`, where this is inline in its loop and
+/// grows more options; kept here so the two can change apart): node-local first, then
+/// rack-local, then anywhere. Returns (tasks run, node-local, rack-local) and leaves in
+/// `pending` the tasks that did not run.
+fn run_round_tasks(
+    trace: &Trace,
+    pending: &mut Vec<[u32; 3]>,
+    executor_hosts: impl Iterator<Item = usize>,
+) -> (usize, usize, usize) {
+    let per = trace.config.tasks_per_executor as usize;
+    let mut host_slots = vec![0usize; trace.hosts.len()];
+    for n in executor_hosts {
+        host_slots[n] += per;
+    }
+    let runnable = host_slots.iter().sum::<usize>().min(pending.len());
+    let mut placed = vec![false; pending.len()];
+    let mut local = 0usize;
+    for (i, t) in pending.iter().enumerate() {
+        if local == runnable {
+            break;
+        }
+        if let Some(&h) = t.iter().find(|&&h| host_slots[h as usize] > 0) {
+            host_slots[h as usize] -= 1;
+            placed[i] = true;
+            local += 1;
+        }
+    }
+    let mut rack_slots = vec![0usize; trace.racks.len()];
+    for (h, &s) in host_slots.iter().enumerate() {
+        rack_slots[trace.host_rack[h]] += s;
+    }
+    let mut rack = 0usize;
+    for (i, t) in pending.iter().enumerate() {
+        if local + rack == runnable {
+            break;
+        }
+        if placed[i] {
+            continue;
+        }
+        if let Some(&h) = t
+            .iter()
+            .find(|&&h| rack_slots[trace.host_rack[h as usize]] > 0)
+        {
+            rack_slots[trace.host_rack[h as usize]] -= 1;
+            placed[i] = true;
+            rack += 1;
+        }
+    }
+    // The placed ones run, then the oldest others up to the free slots.
+    let mut others = runnable - local - rack;
+    let mut remaining = Vec::with_capacity(pending.len() - runnable);
+    for (i, t) in pending.iter().enumerate() {
+        if placed[i] {
+            continue;
+        }
+        if others > 0 {
+            others -= 1;
+            continue;
+        }
+        remaining.push(*t);
+    }
+    *pending = remaining;
+    (runnable, local, rack)
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+async fn run(a: Args) -> Result<serde_json::Value> {
+    let config = trace_config(&a)?;
+    let trace = Trace::generate(config.clone());
+    let cfg = &trace.config;
+    let ready = wait_for(&a.dir.join("ready"), Duration::from_secs(300))?;
+    let get = |k: &str| {
+        ready
+            .get(k)
+            .cloned()
+            .with_context(|| format!("the harness's ready file has no {k}"))
+    };
+    let (scheduler, tokens) = (get("scheduler")?, get("tokens")?);
+    let harness_nodes: usize = get("nodes")?.parse()?;
+    let harness_racks: usize = get("racks")?.parse()?;
+    if harness_nodes != cfg.nodes || harness_racks != cfg.racks {
+        bail!(
+            "the harness runs {harness_nodes} nodes on {harness_racks} racks, the trace wants {} on {}",
+            cfg.nodes,
+            cfg.racks
+        );
+    }
+    let creds = Credentials::read_file(Path::new(&tokens))?;
+    let token = creds.require_kind(AMRM_TOKEN_KIND)?.clone();
+
+    let racks: HashMap<HostName, RackName> = trace
+        .hosts
+        .iter()
+        .zip(&trace.host_rack)
+        .map(|(h, &r)| (h.clone(), trace.racks[r].clone()))
+        .collect();
+    let topology = Topology::new(racks.clone());
+    let nm_hosts = &trace.hosts[..cfg.nodes];
+    let cluster = Cluster {
+        nodes: Some(nm_hosts.iter().cloned().collect()),
+        capacity: nm_hosts.iter().map(|h| (h.clone(), cfg.capacity)).collect(),
+        excluded: HashSet::new(),
+    };
+    let resolver = MapRackResolver::new(
+        racks
+            .iter()
+            .map(|(h, r)| (h.to_string(), r.to_string()))
+            .collect(),
+    );
+    let mut am = Am {
+        alloc: Allocator::new(AllocatorConfig {
+            strategy: a.strategy,
+            spread_wait_ms: a.round_ms,
+            ..AllocatorConfig::default()
+        })
+        .with_cluster(topology.clone(), cluster),
+        table: AmrmState::new(resolver, Some(token.clone())),
+        requests: HashMap::new(),
+        capability: Capability::new(EXECUTOR_MB, 1),
+        executors: HashMap::new(),
+        host_index: trace
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.clone(), i))
+            .collect(),
+        launched_by: [0; 3],
+    };
+
+    let mut client = AmRmClient::new(&scheduler, token, RpcConfig::default());
+    client.register("localhost", 0, "").await?;
+    am.table.on_registered(Vec::new());
+
+    let start = Instant::now();
+    let now_ms = || start.elapsed().as_millis() as u64;
+    let (mut seen, mut node_hits, mut rack_hits) = (0u64, 0u64, 0u64);
+    let (mut rpc_us, mut cpu_per_round) = (Vec::new(), Vec::new());
+    let (mut granted, mut rounds) = (0u64, 0u64);
+    let mut first_target: Option<(u64, u64)> = None;
+    let first_stage_target = (cfg.stages[0] as u32)
+        .div_ceil(cfg.tasks_per_executor)
+        .min(cfg.max_executors);
+    let mut pending: Vec<[u32; 3]> = Vec::new();
+    let mut next_round = Instant::now();
+    for stage in &trace.stages {
+        pending.extend_from_slice(stage);
+        let mut rounds_in_stage = 0;
+        while !pending.is_empty() && rounds_in_stage < 200 {
+            rounds_in_stage += 1;
+            rounds += 1;
+            tokio::time::sleep_until(next_round.into()).await;
+            next_round += Duration::from_millis(a.round_ms);
+            let cpu0 = cpu_us();
+            let now = now_ms();
+            am.event(now, Event::DemandChanged(round_demand(&trace, &pending)));
+            am.event(now, Event::Heartbeat);
+            let batch = am.table.take_batch();
+            let input = AllocateInput::from_batch(&batch, 0.5);
+            let cpu1 = cpu_us();
+            let sent = Instant::now();
+            let resp = client.allocate(&input).await.context("allocate")?;
+            rpc_us.push(sent.elapsed().as_micros() as u64);
+            let cpu2 = cpu_us();
+            granted += am.digest(now_ms(), Allocation::from(&resp), &topology) as u64;
+            if granted == 0 && rounds > 30 {
+                bail!("no container granted in 30 rounds: see the harness's log");
+            }
+            if first_target.is_none() && am.alloc.running() >= first_stage_target {
+                first_target = Some((now_ms(), rounds));
+            }
+            let hosts: Vec<usize> = am.executors.values().map(|&(_, n)| n).collect();
+            let (runnable, local, rack) = run_round_tasks(&trace, &mut pending, hosts.into_iter());
+            seen += runnable as u64;
+            node_hits += local as u64;
+            rack_hits += (local + rack) as u64;
+            // The AM's CPU for the round: before the call, and after it (the call's own
+            // encoding and decoding land on either side; the wait for the RM is not CPU).
+            cpu_per_round.push(cpu1 - cpu0 + cpu_us() - cpu2);
+        }
+        if !cfg.release_between_stages {
+            continue;
+        }
+        // Stage over: the idle executors go (their completions come back from the RM).
+        let now = now_ms();
+        let all: Vec<ExecutorId> = am.executors.values().map(|&(e, _)| e).collect();
+        for executor in all {
+            am.event(now, Event::KillExecutor { executor });
+        }
+    }
+    // Let the releases reach the RM and their completions come back.
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(a.round_ms)).await;
+        let batch = am.table.take_batch();
+        let resp = client
+            .allocate(&AllocateInput::from_batch(&batch, 1.0))
+            .await?;
+        granted += am.digest(now_ms(), Allocation::from(&resp), &topology) as u64;
+    }
+    let elapsed = start.elapsed();
+    client
+        .finish(FinalStatus::Succeeded, "", "", Duration::from_secs(30))
+        .await?;
+    let stats = wait_for(&a.dir.join("stats"), Duration::from_secs(60))?;
+    let num = |k: &str| -> u64 { stats.get(k).and_then(|v| v.parse().ok()).unwrap_or(0) };
+    let predicted = simulate(&trace, a.strategy);
+
+    rpc_us.sort_unstable();
+    cpu_per_round.sort_unstable();
+    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
+    Ok(json!({
+        "strategy": a.strategy.to_string(),
+        "trace": cfg.name,
+        "nodes": cfg.nodes,
+        "racks": cfg.racks,
+        "skew": cfg.skew,
+        "seed": cfg.seed,
+        "node_local": node_hits as f64 / seen.max(1) as f64,
+        "rack_local": rack_hits as f64 / seen.max(1) as f64,
+        "rounds": rounds,
+        "wall_s": elapsed.as_secs_f64(),
+        "granted": granted,
+        "matched": { "node": am.launched_by[0], "rack": am.launched_by[1], "any": am.launched_by[2] },
+        "rm": {
+            "allocated": num("containers_allocated"),
+            "node_local": num("node_local"),
+            "rack_local": num("rack_local"),
+            "off_switch": num("off_switch"),
+            "app_state": stats.get("app_state"),
+            "nm_heartbeats": num("nm_heartbeats"),
+            "nm_heartbeat_mean_us": num("nm_heartbeat_mean_us"),
+            "nm_heartbeat_max_ms": num("nm_heartbeat_max_ms"),
+            "nm_heartbeat_failures": num("nm_heartbeat_failures"),
+            "heap_used_mb": num("rm_heap_used_mb"),
+        },
+        "target": first_stage_target,
+        "to_target_s": first_target.map(|(ms, _)| ms as f64 / 1000.0),
+        "to_target_rounds": first_target.map(|(_, r)| r),
+        "allocate_ms": {
+            "mean": mean(&rpc_us) / 1000.0,
+            "p50": percentile(&rpc_us, 0.5) as f64 / 1000.0,
+            "p99": percentile(&rpc_us, 0.99) as f64 / 1000.0,
+            "max": rpc_us.last().copied().unwrap_or(0) as f64 / 1000.0,
+        },
+        "am_cpu_ms_per_round": {
+            "mean": mean(&cpu_per_round) / 1000.0,
+            "p99": percentile(&cpu_per_round, 0.99) as f64 / 1000.0,
+        },
+        "sim": {
+            "node_local": predicted.node_local,
+            "rack_local": predicted.rack_local,
+            "granted": predicted.granted,
+            "off_switch": predicted.off_switch,
+            "rounds": predicted.rounds,
+        },
+    }))
+}
+
+fn main() -> Result<()> {
+    let Some(args) = parse_args()? else {
+        println!("rm_scale: needs the scale harness; run scripts/scale-bench.sh");
+        return Ok(());
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let result = rt.block_on(run(args))?;
+    println!("{result}");
+    Ok(())
+}
