@@ -39,17 +39,17 @@ use yarn_am::allocator::tracker::{
     Action, Allocator, AllocatorConfig, CompletedContainer, Event, ExecutorId,
 };
 use yarn_am::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
+use yarn_am::request_book::RequestBook;
 use yarn_client::amrm::{AllocateInput, Allocation, AmRmClient, FinalStatus};
-use yarn_client::ask::{Capability, Priority};
+use yarn_client::ask::Capability;
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};
 use yarn_client::ids::parse_container_id;
 use yarn_client::request_table::MapRackResolver;
-use yarn_client::request_table::{AmrmState, ContainerId, ContainerRequest, RequestId};
+use yarn_client::request_table::{AmrmState, ContainerId};
 use yarn_client::rpc::RpcConfig;
 
 /// Executor size: a simulated node holds `capacity` of them (the harness's `--node-mb`).
 const EXECUTOR_MB: i64 = 1024;
-const EXECUTOR_PRIORITY: Priority = Priority(1);
 
 #[derive(Debug)]
 struct Args {
@@ -156,8 +156,7 @@ fn cpu_us() -> u64 {
 struct Am {
     alloc: Allocator,
     table: AmrmState,
-    requests: HashMap<u64, RequestId>,
-    capability: Capability,
+    requests: RequestBook,
     /// Simulated executors: container id -> (executor, host index).
     executors: HashMap<Arc<str>, (ExecutorId, usize)>,
     host_index: HashMap<HostName, usize>,
@@ -165,12 +164,6 @@ struct Am {
 }
 
 impl Am {
-    fn request(&self, nodes: &[HostName], racks: &[RackName]) -> ContainerRequest {
-        ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
-            .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>())
-            .with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>())
-    }
-
     fn event(&mut self, now: u64, e: Event) {
         let actions = self.alloc.on_event(now, e);
         self.apply(now, actions);
@@ -178,39 +171,10 @@ impl Am {
 
     fn apply(&mut self, now: u64, actions: Vec<Action>) {
         for action in actions {
+            let Some(action) = self.requests.apply(&mut self.table.table, action) else {
+                continue;
+            };
             match action {
-                Action::AddRequests { ids, nodes, racks } => {
-                    for id in ids {
-                        let tid = self
-                            .table
-                            .table
-                            .add(self.request(&nodes, &racks))
-                            .expect("a valid request");
-                        self.requests.insert(id, tid);
-                    }
-                }
-                Action::RemoveRequest(id) => {
-                    if let Some(tid) = self.requests.remove(&id) {
-                        let _ = self.table.table.remove(tid);
-                    }
-                }
-                Action::ReplaceRequests {
-                    old,
-                    ids,
-                    nodes,
-                    racks,
-                } => {
-                    for (old, id) in old.into_iter().zip(ids) {
-                        if let Some(tid) = self.requests.remove(&old) {
-                            let new = self
-                                .table
-                                .table
-                                .replace(tid, self.request(&nodes, &racks))
-                                .expect("a valid replacement");
-                            self.requests.insert(id, new);
-                        }
-                    }
-                }
                 Action::ReleaseContainer(cid) => {
                     self.executors.remove(&cid);
                     if let Some(id) = parse_container_id(&cid).map(|p| ContainerId::from(&p)) {
@@ -236,6 +200,10 @@ impl Am {
                     self.apply(now, more);
                 }
                 Action::TellDriver(_) => {}
+                // Request actions were the book's.
+                Action::AddRequests { .. }
+                | Action::RemoveRequest(_)
+                | Action::ReplaceRequests { .. } => {}
             }
         }
     }
@@ -415,8 +383,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         })
         .with_cluster(topology.clone(), cluster),
         table: AmrmState::new(resolver, Some(token.clone())),
-        requests: HashMap::new(),
-        capability: Capability::new(EXECUTOR_MB, 1),
+        requests: RequestBook::new(Capability::new(EXECUTOR_MB, 1)),
         executors: HashMap::new(),
         host_index: trace
             .hosts

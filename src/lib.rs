@@ -5,4 +5,5 @@ pub mod allocator;
 pub mod driver;
 pub mod inputs;
 pub mod poll_auth;
+pub mod request_book;
 pub mod topology;

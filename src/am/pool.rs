@@ -12,13 +12,12 @@ use std::sync::Arc;
 use tracing::{debug, info, warn};
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, DriverNotice, Event};
-use yarn_am::allocator::{Demand, HostName, RackName};
+use yarn_am::allocator::{Demand, RackName};
+use yarn_am::request_book::RequestBook;
 use yarn_client::amrm::{AllocatedContainer, Allocation};
-use yarn_client::ask::{Capability, Priority};
+use yarn_client::ask::Capability;
 use yarn_client::ids::parse_container_id;
-use yarn_client::request_table::{
-    AllocateBatch, AmrmState, ContainerId, ContainerRequest, RequestId,
-};
+use yarn_client::request_table::{AllocateBatch, AmrmState, ContainerId};
 use yarn_client::token::Token;
 
 use super::executors::Registry;
@@ -26,13 +25,6 @@ use super::launcher::LaunchReport;
 use super::topology::{listed_node_update, node_update};
 use crate::api::model::{self, PendingView, StateView};
 use crate::spec::ExecutorSpec;
-
-/// Executors all use one priority and one size: YARN keys requests by priority, so one
-/// size per priority is what keeps its table and ours in step.
-const EXECUTOR_PRIORITY: Priority = Priority(1);
-/// The allocation request id of strict requests (rule 5 of the default strategy); relaxed
-/// ones use 0.
-const STRICT_REQUEST_ID: i64 = 1;
 
 /// An executor to start on a granted container.
 #[derive(Debug)]
@@ -48,9 +40,8 @@ pub struct Pool {
     pub table: AmrmState,
     pub registry: Registry,
     spec: ExecutorSpec,
-    capability: Capability,
     /// Allocator request id -> request-table id.
-    requests: HashMap<u64, RequestId>,
+    requests: RequestBook,
     /// Granted containers not yet launched or released, by id string.
     granted: HashMap<String, AllocatedContainer>,
     demand: model::Demand,
@@ -88,8 +79,7 @@ impl Pool {
             table,
             registry,
             spec,
-            capability,
-            requests: HashMap::new(),
+            requests: RequestBook::new(capability),
             granted: HashMap::new(),
             demand: model::Demand::default(),
             excluded: HashSet::new(),
@@ -295,69 +285,12 @@ impl Pool {
     /// An executor container request naming `nodes` and `racks` (none: anywhere). A strict
     /// one (relax locality off) names only its nodes, under its own allocation request id:
     /// YARN keeps one relax flag per rack and ANY entry of a request key.
-    fn container_request(
-        &self,
-        nodes: &[HostName],
-        racks: &[RackName],
-        strict: bool,
-    ) -> ContainerRequest {
-        let req = ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
-            .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>());
-        if strict {
-            let mut req = req.relax_locality(false);
-            req.allocation_request_id = STRICT_REQUEST_ID;
-            req
-        } else {
-            req.with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>())
-        }
-    }
-
     fn apply(&mut self, now_ms: u64, actions: Vec<Action>) {
         for action in actions {
+            let Some(action) = self.requests.apply(&mut self.table.table, action) else {
+                continue;
+            };
             match action {
-                Action::AddRequests {
-                    ids,
-                    nodes,
-                    racks,
-                    strict,
-                } => {
-                    for id in ids {
-                        let req = self.container_request(&nodes, &racks, strict);
-                        match self.table.table.add(req) {
-                            Ok(tid) => {
-                                self.requests.insert(id, tid);
-                            }
-                            Err(e) => warn!(%e, "request refused by the request table"),
-                        }
-                    }
-                }
-                Action::RemoveRequest(id) => {
-                    if let Some(tid) = self.requests.remove(&id) {
-                        let _ = self.table.table.remove(tid);
-                    }
-                }
-                Action::ReplaceRequests {
-                    old,
-                    ids,
-                    nodes,
-                    racks,
-                } => {
-                    for (old, id) in old.into_iter().zip(ids) {
-                        let Some(tid) = self.requests.remove(&old) else {
-                            continue;
-                        };
-                        let req = self.container_request(&nodes, &racks, false);
-                        match self.table.table.replace(tid, req) {
-                            Ok(new) => {
-                                self.requests.insert(id, new);
-                            }
-                            Err(e) => {
-                                warn!(%e, "request replacement refused by the request table");
-                                self.requests.insert(id, tid);
-                            }
-                        }
-                    }
-                }
                 Action::ReleaseContainer(cid) => {
                     self.granted.remove(&*cid);
                     self.registry
@@ -399,6 +332,10 @@ impl Pool {
                     debug!(executor, %reason, "allocator: executor gone");
                     self.notices.push((executor, reason));
                 }
+                // Request actions were the book's.
+                Action::AddRequests { .. }
+                | Action::RemoveRequest(_)
+                | Action::ReplaceRequests { .. } => {}
             }
         }
     }
