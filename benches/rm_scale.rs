@@ -260,10 +260,8 @@ fn round_demand(trace: &Trace, pending: &[[u32; 3]]) -> Demand {
 }
 
 /// One round of tasks on the simulated executors, measured as the simulator measures them
-/// with no driver locality wait (`tests/support/sim.rs`, where this is inline in its loop and
-/// grows more options; kept here so the two can change apart): node-local first, then
-/// rack-local, then anywhere. Returns (tasks run, node-local, rack-local) and leaves in
-/// `pending` the tasks that did not run.
+/// with no driver locality wait: node-local first, then rack-local, then anywhere. Returns
+/// (tasks run, node-local, rack-local) and leaves in `pending` the tasks that did not run.
 fn run_round_tasks(
     trace: &Trace,
     pending: &mut Vec<[u32; 3]>,
@@ -275,54 +273,9 @@ fn run_round_tasks(
         host_slots[n] += per;
     }
     let runnable = host_slots.iter().sum::<usize>().min(pending.len());
-    let mut placed = vec![false; pending.len()];
-    let mut local = 0usize;
-    for (i, t) in pending.iter().enumerate() {
-        if local == runnable {
-            break;
-        }
-        if let Some(&h) = t.iter().find(|&&h| host_slots[h as usize] > 0) {
-            host_slots[h as usize] -= 1;
-            placed[i] = true;
-            local += 1;
-        }
-    }
-    let mut rack_slots = vec![0usize; trace.racks.len()];
-    for (h, &s) in host_slots.iter().enumerate() {
-        rack_slots[trace.host_rack[h]] += s;
-    }
-    let mut rack = 0usize;
-    for (i, t) in pending.iter().enumerate() {
-        if local + rack == runnable {
-            break;
-        }
-        if placed[i] {
-            continue;
-        }
-        if let Some(&h) = t
-            .iter()
-            .find(|&&h| rack_slots[trace.host_rack[h as usize]] > 0)
-        {
-            rack_slots[trace.host_rack[h as usize]] -= 1;
-            placed[i] = true;
-            rack += 1;
-        }
-    }
-    // The placed ones run, then the oldest others up to the free slots.
-    let mut others = runnable - local - rack;
-    let mut remaining = Vec::with_capacity(pending.len() - runnable);
-    for (i, t) in pending.iter().enumerate() {
-        if placed[i] {
-            continue;
-        }
-        if others > 0 {
-            others -= 1;
-            continue;
-        }
-        remaining.push(*t);
-    }
-    *pending = remaining;
-    (runnable, local, rack)
+    let (local, rack, launched) =
+        sim::place_round(trace, pending, host_slots, runnable, true, true);
+    (launched, local, rack)
 }
 
 fn percentile(sorted: &[u64], p: f64) -> u64 {

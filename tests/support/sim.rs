@@ -649,42 +649,9 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 }
                 (level >= 1, level >= 2)
             };
-            let mut placed = vec![false; pending.len()];
-            let mut local = 0usize;
-            for (i, t) in pending.iter().enumerate() {
-                if local == runnable {
-                    break;
-                }
-                if let Some(&h) = t.iter().find(|&&h| host_slots[h as usize] > 0) {
-                    host_slots[h as usize] -= 1;
-                    placed[i] = true;
-                    local += 1;
-                }
-            }
-            let mut rack_slots = vec![0usize; trace.racks.len()];
-            for (h, &s) in host_slots.iter().enumerate() {
-                rack_slots[trace.host_rack[h]] += s;
-            }
-            let mut rack = 0usize;
-            for (i, t) in pending.iter().enumerate() {
-                if local + rack == runnable || !rack_ok {
-                    break;
-                }
-                if placed[i] {
-                    continue;
-                }
-                if let Some(&h) = t
-                    .iter()
-                    .find(|&&h| rack_slots[trace.host_rack[h as usize]] > 0)
-                {
-                    rack_slots[trace.host_rack[h as usize]] -= 1;
-                    placed[i] = true;
-                    rack += 1;
-                }
-            }
-            // Run them: the placed ones, then the oldest others up to the free slots.
-            let mut others = if any_ok { runnable - local - rack } else { 0 };
-            let launched = local + rack + others;
+            let before = pending.len();
+            let (local, rack, launched) =
+                place_round(trace, &mut pending, host_slots, runnable, rack_ok, any_ok);
             tasks_seen += launched as u64;
             node_hits += local as u64;
             rack_hits += (local + rack) as u64;
@@ -692,7 +659,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             // declined nothing (no free slot left that a pending task could take at a looser
             // level) brings the level back to the most local one it launched at and restarts
             // the clock; otherwise the clock keeps running.
-            let declined = !any_ok && launched < slots && launched < pending.len();
+            let declined = !any_ok && launched < slots && launched < before;
             if launched > 0 && !declined {
                 level = if local > 0 {
                     0
@@ -705,18 +672,6 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             } else {
                 since += 1;
             }
-            let mut remaining = Vec::with_capacity(pending.len() - launched);
-            for (i, t) in pending.iter().enumerate() {
-                if placed[i] {
-                    continue;
-                }
-                if others > 0 {
-                    others -= 1;
-                    continue;
-                }
-                remaining.push(*t);
-            }
-            pending = remaining;
         }
         if !cfg.release_between_stages || threshold > 0 {
             continue;
@@ -741,6 +696,70 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     out.node_local = node_hits as f64 / tasks_seen.max(1) as f64;
     out.rack_local = rack_hits as f64 / tasks_seen.max(1) as f64;
     out
+}
+
+/// One round of tasks on executor slots (`host_slots[h]` free task slots on host `h`), as the
+/// driver's delay scheduling aims for: node-local first, then rack-local when `rack_ok`, then
+/// the oldest others up to `runnable` when `any_ok`. The tasks that ran leave `pending`.
+/// Returns (node-local, rack-local, launched). Shared with `benches/rm_scale.rs`, which
+/// measures the real scheduler's grants the same way.
+pub fn place_round(
+    trace: &Trace,
+    pending: &mut Vec<[u32; 3]>,
+    mut host_slots: Vec<usize>,
+    runnable: usize,
+    rack_ok: bool,
+    any_ok: bool,
+) -> (usize, usize, usize) {
+    let mut placed = vec![false; pending.len()];
+    let mut local = 0usize;
+    for (i, t) in pending.iter().enumerate() {
+        if local == runnable {
+            break;
+        }
+        if let Some(&h) = t.iter().find(|&&h| host_slots[h as usize] > 0) {
+            host_slots[h as usize] -= 1;
+            placed[i] = true;
+            local += 1;
+        }
+    }
+    let mut rack_slots = vec![0usize; trace.racks.len()];
+    for (h, &s) in host_slots.iter().enumerate() {
+        rack_slots[trace.host_rack[h]] += s;
+    }
+    let mut rack = 0usize;
+    for (i, t) in pending.iter().enumerate() {
+        if local + rack == runnable || !rack_ok {
+            break;
+        }
+        if placed[i] {
+            continue;
+        }
+        if let Some(&h) = t
+            .iter()
+            .find(|&&h| rack_slots[trace.host_rack[h as usize]] > 0)
+        {
+            rack_slots[trace.host_rack[h as usize]] -= 1;
+            placed[i] = true;
+            rack += 1;
+        }
+    }
+    // Run them: the placed ones, then the oldest others up to the free slots.
+    let mut others = if any_ok { runnable - local - rack } else { 0 };
+    let launched = local + rack + others;
+    let mut remaining = Vec::with_capacity(pending.len() - launched);
+    for (i, t) in pending.iter().enumerate() {
+        if placed[i] {
+            continue;
+        }
+        if others > 0 {
+            others -= 1;
+            continue;
+        }
+        remaining.push(*t);
+    }
+    *pending = remaining;
+    (local, rack, launched)
 }
 
 /// Builds a demand for the benchmarks: `tasks` tasks over `hosts` hosts with 3 skewed replicas
