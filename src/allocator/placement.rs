@@ -57,14 +57,20 @@ pub struct Placement {
     /// identical requests widest first. Replaces the spans' node and rack lists (the spans
     /// still give Spark's `placed` prefixes and the counts).
     dealt: Vec<Dealt>,
+    /// The dealt requests' node and rack lists, one after another (ranges in `dealt`): one
+    /// vector each rather than two per run of requests, nearly every request being its own run.
+    dealt_nodes: Vec<HostName>,
+    dealt_racks: Vec<RackName>,
 }
 
 /// A run of identical requests whose node list was dealt (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 struct Dealt {
     count: u64,
-    nodes: Vec<HostName>,
-    racks: Vec<RackName>,
+    /// Range in `Placement::dealt_nodes`.
+    nodes: std::ops::Range<usize>,
+    /// Range in `Placement::dealt_racks`.
+    racks: std::ops::Range<usize>,
     /// Length of the `placed` prefix these requests were placed on.
     placed: usize,
 }
@@ -154,6 +160,8 @@ impl Placement {
             any_host: free,
             groups: Vec::new(),
             dealt: Vec::new(),
+            dealt_nodes: Vec::new(),
+            dealt_racks: Vec::new(),
         };
         // Walk the distinct ratio values from the top; a span ends at the next value down in
         // any of the lists.
@@ -184,7 +192,7 @@ impl Placement {
         }
         placement.groups.reverse();
         if capped {
-            placement.dealt = deal(aware, &placed, &nodes, topology);
+            deal(aware, &placed, &nodes, topology, &mut placement);
         }
         placement
     }
@@ -204,8 +212,8 @@ impl Placement {
         });
         let dealt = self.dealt.iter().map(|d| RequestGroup {
             count: d.count,
-            nodes: &d.nodes,
-            racks: &d.racks,
+            nodes: &self.dealt_nodes[d.nodes.clone()],
+            racks: &self.dealt_racks[d.racks.clone()],
             placed: &self.placed[..d.placed],
         });
         spans.chain(dealt)
@@ -251,10 +259,10 @@ impl Placement {
             let rack_at: HashMap<&RackName, usize> =
                 self.racks.iter().enumerate().map(|(i, r)| (r, i)).collect();
             for d in &self.dealt {
-                for h in &d.nodes {
+                for h in &self.dealt_nodes[d.nodes.clone()] {
                     hosts[host_at[h]].1 += d.count;
                 }
-                for r in &d.racks {
+                for r in &self.dealt_racks[d.racks.clone()] {
                     racks[rack_at[r]].1 += d.count;
                 }
             }
@@ -310,7 +318,8 @@ fn deal(
     placed: &[(u64, &HostName)],
     named: &[(u64, &HostName)],
     topology: &Topology,
-) -> Vec<Dealt> {
+    into: &mut Placement,
+) {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
 
@@ -325,7 +334,8 @@ fn deal(
         .map(|(i, &(r, h))| (r, h, i as u32))
         .collect();
     order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); requests];
+    // (request, index in `placed`) for every name dealt; grouped by request below.
+    let mut dealt_names: Vec<(u32, u32)> = Vec::new();
     // (names so far, request index), least first; requests join as wider hosts open them.
     let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
     let mut open = 0usize;
@@ -342,30 +352,65 @@ fn deal(
             let Some(Reverse((load, i))) = heap.pop() else {
                 break;
             };
-            lists[i as usize].push(at);
+            dealt_names.push((i, at));
             taken.push(Reverse((load + 1, i)));
         }
         heap.extend(taken.drain(..));
     }
+    // Each request's names, in Spark's order: a counting sort by request (one flat vector
+    // instead of a list per request), then each request's few names sorted in place.
+    let mut starts = vec![0usize; requests + 1];
+    for &(i, _) in &dealt_names {
+        starts[i as usize + 1] += 1;
+    }
+    for i in 0..requests {
+        starts[i + 1] += starts[i];
+    }
+    let mut fill = starts.clone();
+    let mut flat = vec![0u32; dealt_names.len()];
+    for &(i, at) in &dealt_names {
+        flat[fill[i as usize]] = at;
+        fill[i as usize] += 1;
+    }
+    drop((dealt_names, fill));
+    for w in starts.windows(2) {
+        flat[w[0]..w[1]].sort_unstable();
+    }
+    // Every rack by name, and each named host's rack as an index into it, looked up once
+    // rather than once per request that names the host.
+    let mut rack_names: Vec<&RackName> = placed.iter().map(|&(_, h)| topology.rack_of(h)).collect();
+    rack_names.sort_unstable();
+    rack_names.dedup();
+    let host_rack: Vec<u32> = placed
+        .iter()
+        .map(|&(_, h)| {
+            let r = topology.rack_of(h);
+            rack_names
+                .binary_search(&r)
+                .expect("every placed host's rack is listed") as u32
+        })
+        .collect();
     // Racks of the hosts YARN cannot use that a request was placed on: request i has those
     // whose best such host has a ratio above i.
-    let mut unusable_racks: HashMap<&RackName, u64> = HashMap::new();
-    for &(r, h) in placed {
+    let mut unusable_racks: HashMap<u32, u64> = HashMap::new();
+    for (&(r, h), &rack) in placed.iter().zip(&host_rack) {
         if !names.contains_key(h) {
-            let e = unusable_racks.entry(topology.rack_of(h)).or_insert(0);
+            let e = unusable_racks.entry(rack).or_insert(0);
             *e = (*e).max(r);
         }
     }
-    let mut unusable_racks: Vec<(u64, &RackName)> =
+    // Rack ids follow the racks' names, so ties go by name as before.
+    let mut unusable_racks: Vec<(u64, u32)> =
         unusable_racks.into_iter().map(|(r, v)| (v, r)).collect();
-    unusable_racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    unusable_racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
 
-    // Runs of identical requests: compared as index lists, lists built once per run.
-    let mut out: Vec<Dealt> = Vec::new();
-    let mut last: Option<(Vec<u32>, usize, usize)> = None;
+    // Runs of identical requests: compared as index slices, lists built once per run.
+    let out = &mut into.dealt;
+    let mut last: Option<(&[u32], usize, usize)> = None;
     let mut placed_len = placed.len();
     let mut unusable_len = unusable_racks.len();
-    for (i, mut hosts) in lists.into_iter().enumerate() {
+    let mut rack_ids: Vec<u32> = Vec::new();
+    for (i, w) in starts.windows(2).enumerate() {
         let i = i as u64;
         while placed_len > 0 && placed[placed_len - 1].0 <= i {
             placed_len -= 1;
@@ -373,32 +418,30 @@ fn deal(
         while unusable_len > 0 && unusable_racks[unusable_len - 1].0 <= i {
             unusable_len -= 1;
         }
-        hosts.sort_unstable();
-        if let (Some((h, p, u)), Some(d)) = (&last, out.last_mut()) {
-            if *h == hosts && *p == placed_len && *u == unusable_len {
+        let hosts = &flat[w[0]..w[1]];
+        if let (Some((h, p, u)), Some(d)) = (last, out.last_mut()) {
+            if h == hosts && p == placed_len && u == unusable_len {
                 d.count += 1;
                 continue;
             }
         }
-        let nodes: Vec<HostName> = hosts
-            .iter()
-            .map(|&k| placed[k as usize].1.clone())
-            .collect();
-        let mut racks: Vec<RackName> = nodes
-            .iter()
-            .map(|h| topology.rack_of(h))
-            .chain(unusable_racks[..unusable_len].iter().map(|&(_, r)| r))
-            .cloned()
-            .collect();
-        racks.sort_unstable();
-        racks.dedup();
+        let nodes = into.dealt_nodes.len();
+        into.dealt_nodes
+            .extend(hosts.iter().map(|&k| placed[k as usize].1.clone()));
+        rack_ids.clear();
+        rack_ids.extend(hosts.iter().map(|&k| host_rack[k as usize]));
+        rack_ids.extend(unusable_racks[..unusable_len].iter().map(|&(_, r)| r));
+        rack_ids.sort_unstable();
+        rack_ids.dedup();
+        let racks = into.dealt_racks.len();
+        into.dealt_racks
+            .extend(rack_ids.iter().map(|&k| rack_names[k as usize].clone()));
         out.push(Dealt {
             count: 1,
-            nodes,
-            racks,
+            nodes: nodes..into.dealt_nodes.len(),
+            racks: racks..into.dealt_racks.len(),
             placed: placed_len,
         });
         last = Some((hosts, placed_len, unusable_len));
     }
-    out
 }
