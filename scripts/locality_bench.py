@@ -38,7 +38,9 @@ import sys
 import time
 import urllib.request
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+import benchlib
+from benchlib import REPO, sh
+
 CLUSTER = os.path.join(REPO, "tests/cluster/cluster.sh")
 FAMILIES = ["uniform", "skewed", "very-skewed", "datanode-only", "busy"]
 STRATEGIES = ["spark", "default"]
@@ -48,18 +50,10 @@ def log(msg):
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def sh(*args, **kw):
-    return subprocess.run(args, check=True, text=True, capture_output=True, **kw).stdout
-
-
 def cluster_env():
-    env = dict(os.environ)
-    for line in sh("bash", CLUSTER, "env").splitlines():
-        m = re.match(r"export (\w+)=(.*)", line)
-        # Stage on the local file system: every NM is on this machine, and uploading the
-        # debug binary to WebHDFS would add seconds to every submit.
-        if m and m.group(1) != "YARN_AM_WEBHDFS":
-            env[m.group(1)] = m.group(2)
+    """benchlib's environment, staging on the local file system: every NM is on this machine,
+    and uploading the binary to WebHDFS would add seconds to every submit."""
+    env = benchlib.cluster_env()
     env.pop("YARN_AM_WEBHDFS", None)
     return env
 
@@ -73,11 +67,7 @@ def binary(name):
 
 
 def trace_tool():
-    for profile in ("release", "debug"):
-        p = os.path.join(REPO, "target", profile, "examples", "locality_trace")
-        if os.path.exists(p):
-            return p
-    sys.exit("cargo build --example locality_trace first")
+    return binary(os.path.join("examples", "locality_trace"))
 
 
 def rm_get(env, path):

@@ -37,15 +37,6 @@ impl RequestBook {
         }
     }
 
-    /// How many allocator requests are in the table now.
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-
     /// Applies `action` to `table` if it is a request action; any other action is handed
     /// back for the caller (releases, launches, notices are not the book's business).
     pub fn apply(&mut self, table: &mut RequestTable, action: Action) -> Option<Action> {

@@ -282,9 +282,8 @@ impl Pool {
         }
     }
 
-    /// An executor container request naming `nodes` and `racks` (none: anywhere). A strict
-    /// one (relax locality off) names only its nodes, under its own allocation request id:
-    /// YARN keeps one relax flag per rack and ANY entry of a request key.
+    /// Carries out the allocator's actions: request changes through the request book,
+    /// releases and launches here, notices of executors gone queued for the driver.
     fn apply(&mut self, now_ms: u64, actions: Vec<Action>) {
         for action in actions {
             let Some(action) = self.requests.apply(&mut self.table.table, action) else {
