@@ -52,22 +52,18 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use tokio::sync::{broadcast, oneshot};
-use yarn_am::allocator::tracker::{Allocator, AllocatorConfig};
+use tokio::sync::oneshot;
 use yarn_am::driver::{Driver, Job};
 use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer};
-use yarn_client::request_table::AmrmState;
 use yarn_client::rest::NodeInfo;
 
 use am::core::AmCore;
-use am::executors::Registry;
 use am::job::JobRun;
 use am::launcher::LaunchReport;
 use am::pool::Pool;
 use am::rm::RmReply;
 use api::model::{PollReply, PollRequest, TaskResult};
 use api::Command;
-use spec::ExecutorSpec;
 
 const TASKS: usize = 100_000;
 const EXECUTORS: usize = 10_000;
@@ -79,41 +75,11 @@ fn host(i: usize) -> String {
     format!("host-{}", i % HOSTS)
 }
 
-fn spec() -> ExecutorSpec {
-    ExecutorSpec {
-        command: "yarn-am executor".into(),
-        memory_mb: 256,
-        vcores: 1,
-        initial: 0,
-        min: 0,
-        max: EXECUTORS as u32 + 100,
-        env: Default::default(),
-        files: Default::default(),
-    }
-}
-
-fn node(host: &str, rack: &str) -> NodeInfo {
-    serde_json::from_value(serde_json::json!({
-        "id": format!("{host}:45454"), "rack": rack, "state": "RUNNING",
-        "nodeHostName": host, "availMemoryMB": 65536, "availableVirtualCores": 64,
-    }))
-    .expect("node")
-}
-
 fn pool() -> Pool {
     let nodes: Vec<NodeInfo> = (0..HOSTS)
-        .map(|i| node(&host(i), &format!("/rack-{}", i % 25)))
+        .map(|i| am::fixtures::node(&host(i), &format!("/rack-{}", i % 25), 65536, 64))
         .collect();
-    let (topo, cluster) = am::topology::from_nodes(&nodes, 256, 1);
-    let (events, _) = broadcast::channel(64);
-    let table = AmrmState::new(am::topology::rack_resolver(&topo), None);
-    Pool::new(
-        Allocator::new(AllocatorConfig::default()).with_cluster(topo, cluster),
-        table,
-        Registry::new(events),
-        spec(),
-        "application_1_0001".into(),
-    )
+    am::fixtures::pool(&nodes, EXECUTORS as u32 + 100)
 }
 
 fn job() -> JobRun {

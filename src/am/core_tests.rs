@@ -3,55 +3,26 @@
 
 use std::collections::HashMap;
 
-use tokio::sync::{broadcast, oneshot};
-use yarn_am::allocator::tracker::{Allocator, AllocatorConfig};
+use tokio::sync::oneshot;
 use yarn_am::driver::{Driver, Job};
 use yarn_client::amrm::{AllocatedContainer, Allocation};
-use yarn_client::request_table::AmrmState;
 use yarn_client::rest::NodeInfo;
 use yarn_client::token::Token;
 
 use super::*;
-use crate::am::executors::Registry;
+use crate::am::fixtures;
 use crate::api::model::{Demand, PollRequest, TaskResult};
-use crate::spec::ExecutorSpec;
 
 const HOSTS: [&str; 2] = ["nm1", "nm2"];
 
-fn spec() -> ExecutorSpec {
-    ExecutorSpec {
-        command: "yarn-am executor".into(),
-        memory_mb: 256,
-        vcores: 1,
-        initial: 0,
-        min: 0,
-        max: 10,
-        env: Default::default(),
-        files: Default::default(),
-    }
-}
-
 /// A node of the RM REST node list.
 fn node(host: &str, rack: &str) -> NodeInfo {
-    serde_json::from_value(serde_json::json!({
-        "id": format!("{host}:45454"), "rack": rack, "state": "RUNNING",
-        "nodeHostName": host, "availMemoryMB": 4096, "availableVirtualCores": 4,
-    }))
-    .unwrap()
+    fixtures::node(host, rack, 4096, 4)
 }
 
 fn pool() -> Pool {
     let nodes: Vec<NodeInfo> = HOSTS.iter().map(|h| node(h, "/rack1")).collect();
-    let (topo, cluster) = super::super::topology::from_nodes(&nodes, 256, 1);
-    let (events, _) = broadcast::channel(64);
-    let table = AmrmState::new(super::super::topology::rack_resolver(&topo), None);
-    Pool::new(
-        Allocator::new(AllocatorConfig::default()).with_cluster(topo, cluster),
-        table,
-        Registry::new(events),
-        spec(),
-        "application_1_0001".into(),
-    )
+    fixtures::pool(&nodes, 10)
 }
 
 fn job(tasks: usize, backlog_timeout_ms: u64, initial: u32) -> JobRun {

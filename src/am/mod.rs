@@ -14,6 +14,8 @@ pub(crate) mod core;
 mod deliveries;
 mod env;
 pub(crate) mod executors;
+#[cfg(test)]
+pub(crate) mod fixtures;
 mod interval;
 pub(crate) mod job;
 mod journal;
