@@ -15,14 +15,18 @@ Run under the shared cluster lock (each call should fit in ~12 minutes):
 `run` starts `cluster.sh up --nodes 12 --racks 4` (another layout or profile is restarted),
 runs every family `--runs` times per strategy, alternating which strategy goes first, and
 appends one JSON line per application to --out; at the end it brings the default 3-node
-cluster back (`cluster.sh up`) unless --keep. `report` prints the Markdown tables.
+cluster back (`cluster.sh up`) unless --keep. `report` prints the Markdown tables: the A/B
+with the calibrated simulator beside it, and the gap per trace for the three models
+(`examples/locality_trace.rs`: base, previous, calibrated).
 
 Per application: tasks by locality (the AM's job report), time from submit to the end
 (`submit --wait`) and the driver's wall time, container requests sent (the allocator's
 `updated container requests ... added=N` log lines of the AM), containers granted (its
 `container granted` lines), and the RM's own count of containers by locality, read from the
 application attempt page of the RM web UI (RMAppAttemptMetrics: node-local, rack-local and
-off-switch containers by the request level that satisfied them).
+off-switch containers by the request level that satisfied them), and the RM's grants in order
+(time, container, host, NODE_LOCAL / RACK_LOCAL / OFF_SWITCH) from its log. The AM's log is
+kept in target/locality-bench/<app>-am.log.
 
 The `busy` family first submits a competing application (`--executors 12` containers of 2
 vcores running `sleep`, no locality): half the cluster's vcores are taken while the trace runs.
@@ -115,6 +119,29 @@ def am_log_counts(am_dir):
     return requests, granted, hosts
 
 
+def rm_grants(cluster_dir, app):
+    """The RM's grants to `app`'s first attempt, in order, from its log (CapacityScheduler at
+    INFO): each as [time "HH:MM:SS,mmm", container number, host, placement type]. The AM's
+    own container is number 1. The RM log is rewritten when the cluster restarts, so these
+    are read right after the run."""
+    ident = app[len("application_"):]
+    grants, kind = [], None
+    try:
+        lines = open(os.path.join(cluster_dir, "logs", "rm.log"), errors="replace")
+    except OSError:
+        return None
+    for line in lines:
+        m = re.search(r"assignedContainer application attempt=appattempt_" + ident + r"_000001 .*type=(\w+)", line)
+        if m:
+            kind = m.group(1)
+            continue
+        m = re.search(r"^\S+ (\S+) .*Assigned container container_" + ident + r"_01_(\d+) .* on host ([^:\s]+)", line)
+        if m:
+            grants.append([m.group(1), int(m.group(2)), m.group(3), kind])
+            kind = None
+    return grants
+
+
 def submit(env, job, strategy, name, extra=()):
     cmd = [binary("yarn-am"), "submit", "--job", job, "--strategy", strategy, "--name", name,
            "--max-attempts", "1", "--wait", "--wait-timeout", "600", *extra]
@@ -172,6 +199,9 @@ def run(args):
                         am_dir = am_container_dir(cluster_dir, app)
                         report = json.load(open(os.path.join(am_dir, "job-report.json"))) if am_dir else {}
                         requests, granted, hosts = am_log_counts(am_dir) if am_dir else (None, None, [])
+                        if am_dir:  # kept: the NM's log folders go when the cluster restarts
+                            with open(os.path.join(REPO, "target", "locality-bench", f"{app}-am.log"), "w") as f:
+                                f.write(open(os.path.join(am_dir, "stderr"), errors="replace").read())
                         rec = {
                             "family": family, "seed": seed, "strategy": strategy, "app": app,
                             "nodes": args.nodes, "racks": args.racks, "exit": code,
@@ -182,6 +212,7 @@ def run(args):
                             "requests_sent": requests, "containers_granted": granted,
                             "executor_hosts": hosts,
                             "rm_locality": rm_locality(env, app),
+                            "rm_grants": rm_grants(cluster_dir, app),
                         }
                         out.write(json.dumps(rec) + "\n")
                         out.flush()
@@ -205,9 +236,10 @@ def mean(xs):
 
 
 def report(args):
-    recs = [json.loads(l) for l in open(args.file) if l.strip()]
+    recs = [json.loads(l) for f in args.file for l in open(f) if l.strip()]
     # The simulator's prediction for each trace, computed now (it is deterministic), so the
-    # table follows the current model.
+    # table follows the current model: `base` (the big tables' model), `previous` (the first
+    # calibration, one draw) and `calibrated` (the mean of several draws).
     tool = trace_tool()
     sims = {}
     for r in recs:
@@ -215,50 +247,74 @@ def report(args):
         if key not in sims:
             sims[key] = json.loads(sh(tool, "sim", r["family"], "--nodes", str(r["nodes"]),
                                       "--racks", str(r["racks"]), "--seed", str(r["seed"])))
-        r["sim"] = sims[key]["base"][r["strategy"]]
-        r["sim_cal"] = sims[key]["calibrated"][r["strategy"]]
-    print("| trace | strategy | runs | node-local: real (±sd) | sim base | sim calibrated | "
-          "rack-or-better: real | sim base | sim calibrated | submit to end s | driver wall s | "
-          "sim rounds (calibrated) | requests sent | granted | RM: executors node / rack / off-switch | "
-          "sim calibrated: off-switch |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for model in ("base", "previous", "calibrated"):
+            r[model] = sims[key][model][r["strategy"]]
+
+    def share(r, rack):
+        b = r["by_locality"]
+        total = b["node_local"] + b["rack_local"] + b["any"] + b["no_pref"]
+        return (b["node_local"] + (b["rack_local"] if rack else 0)) / max(total, 1)
+
+    pct = lambda xs: f"{100 * mean(xs):.0f}%"
+    cells = []
     for family in FAMILIES:
         for strategy in STRATEGIES:
             rs = [r for r in recs if r["family"] == family and r["strategy"] == strategy and r["by_locality"]]
-            if not rs:
-                continue
-            def share(r, rack):
-                b = r["by_locality"]
-                total = b["node_local"] + b["rack_local"] + b["any"] + b["no_pref"]
-                return (b["node_local"] + (b["rack_local"] if rack else 0)) / max(total, 1)
-            rm = [r["rm_locality"] for r in rs if r["rm_locality"]]
-            rm_cell = "n/a"
-            if rm:
-                # The AM's own container is one off-switch grant (its ask names no host).
-                rm_cell = " / ".join(f"{mean([sum(x[k]) - (k == 'off_switch') for x in rm]):.1f}"
-                                     for k in ("node", "rack", "off_switch"))
-            pct = lambda xs: f"{100 * mean(xs):.0f}%"
-            real = [share(r, False) for r in rs]
-            sd = f" ±{100 * statistics.stdev(real):.0f}" if len(real) > 1 else ""
-            print(f"| {family} | {strategy} | {len(rs)} | {pct(real)}{sd} | "
-                  f"{pct([r['sim']['node_local'] for r in rs])} | {pct([r['sim_cal']['node_local'] for r in rs])} | "
-                  f"{pct([share(r, True) for r in rs])} | "
-                  f"{pct([r['sim']['rack_local'] for r in rs])} | {pct([r['sim_cal']['rack_local'] for r in rs])} | "
-                  f"{mean([r['submit_to_end_s'] for r in rs]):.1f} | "
-                  f"{mean([r['wall_time_ms'] for r in rs]) / 1000:.1f} | "
-                  f"{mean([r['sim_cal']['rounds'] for r in rs]):.1f} | "
-                  f"{mean([r['requests_sent'] for r in rs]):.1f} | {mean([r['containers_granted'] for r in rs]):.1f} | "
-                  f"{rm_cell} | {mean([r['sim_cal']['off_switch'] for r in rs]):.1f} |")
+            if rs:
+                cells.append((family, strategy, rs))
+    print("| trace | strategy | runs | node-local: real (±sd) | sim | rack-or-better: real | sim | "
+          "submit to end s | driver wall s | sim rounds | requests sent | granted | "
+          "RM: executors node / rack / off-switch | sim: off-switch | executor hosts: real | sim |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for family, strategy, rs in cells:
+        rm = [r["rm_locality"] for r in rs if r["rm_locality"]]
+        rm_cell = "n/a"
+        if rm:
+            # The AM's own container is one off-switch grant (its ask names no host).
+            rm_cell = " / ".join(f"{mean([sum(x[k]) - (k == 'off_switch') for x in rm]):.1f}"
+                                 for k in ("node", "rack", "off_switch"))
+        real = [share(r, False) for r in rs]
+        sd = f" ±{100 * statistics.stdev(real):.0f}" if len(real) > 1 else ""
+        hosts = [len(set(r["executor_hosts"])) for r in rs if r.get("executor_hosts")]
+        print(f"| {family} | {strategy} | {len(rs)} | {pct(real)}{sd} | "
+              f"{pct([r['calibrated']['node_local'] for r in rs])} | "
+              f"{pct([share(r, True) for r in rs])} | {pct([r['calibrated']['rack_local'] for r in rs])} | "
+              f"{mean([r['submit_to_end_s'] for r in rs]):.1f} | "
+              f"{mean([r['wall_time_ms'] for r in rs]) / 1000:.1f} | "
+              f"{mean([r['calibrated']['rounds'] for r in rs]):.1f} | "
+              f"{mean([r['requests_sent'] for r in rs]):.1f} | {mean([r['containers_granted'] for r in rs]):.1f} | "
+              f"{rm_cell} | {mean([r['calibrated']['off_switch'] for r in rs]):.1f} | "
+              f"{mean(hosts):.1f} | {mean([r['calibrated'].get('executor_hosts') for r in rs]):.1f} |")
+    print()
+    print("Simulator vs reality, node-local share (gap = model - real, points):")
+    print()
+    print("| trace | strategy | runs | real (±sd of the mean) | base (gap) | previous (gap) | "
+          "calibrated (gap) | rack-or-better gap, calibrated |")
+    print("|---|---|---|---|---|---|---|---|")
+    for family, strategy, rs in cells:
+        real = [share(r, False) for r in rs]
+        sem = f" ±{100 * statistics.stdev(real) / len(real) ** 0.5:.0f}" if len(real) > 1 else ""
+        def gap(model, rack=False):
+            level = "rack_local" if rack else "node_local"
+            d = mean([r[model][level] for r in rs]) - mean([share(r, rack) for r in rs])
+            return f"{100 * d:+.0f}"
+        print(f"| {family} | {strategy} | {len(rs)} | {pct(real)}{sem} | "
+              + " | ".join(f"{pct([r[m]['node_local'] for r in rs])} ({gap(m)})"
+                           for m in ("base", "previous", "calibrated"))
+              + f" | {gap('calibrated', True)} |")
     if args.runs:
         print()
-        print("| trace | seed | strategy | app | node-local | rack-local | any | executor hosts |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| trace | seed | strategy | app | node-local | rack-local | any | executor hosts | RM grants |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in recs:
             b = r["by_locality"] or {}
             hosts = r.get("executor_hosts")
             hosts = f"{len(set(hosts))} hosts for {len(hosts)}" if hosts else "n/a"
+            grants = r.get("rm_grants")
+            grants = " ".join(f"{g[2]}{'' if g[3] == 'NODE_LOCAL' else '(' + (g[3] or '?')[:3].lower() + ')'}"
+                              for g in grants[1:]) if grants else "n/a"
             print(f"| {r['family']} | {r['seed']} | {r['strategy']} | {r['app']} | {b.get('node_local')} | "
-                  f"{b.get('rack_local')} | {b.get('any')} | {hosts} |")
+                  f"{b.get('rack_local')} | {b.get('any')} | {hosts} | {grants} |")
 
 
 def main():
@@ -273,7 +329,7 @@ def main():
     r.add_argument("--out", default=os.path.join(REPO, "target", "locality-bench.jsonl"))
     r.add_argument("--keep", action="store_true", help="leave the bigger cluster running")
     q = sub.add_parser("report")
-    q.add_argument("file")
+    q.add_argument("file", nargs="+", help="records (several files are read as one)")
     q.add_argument("--runs", action="store_true", help="also a table of every run")
     a = p.parse_args()
     run(a) if a.cmd == "run" else report(a)

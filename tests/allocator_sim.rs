@@ -175,3 +175,58 @@ fn delay_scheduling_and_ramp_up_are_modelled() {
         assert!(t.granted > 0, "{strategy}: {t:?}");
     }
 }
+
+/// The calibration's scheduler knobs act as the real cluster showed (BENCHMARKS.md,
+/// "Simulator calibration against the real scheduler"): NodeManagers that keep their
+/// heartbeat phase hand Spark's wide requests to the same first nodes at every interval, so
+/// its executors land on fewer hosts than with a fresh order each time; and once strict
+/// requests are placed node-local only, as YARN does, the default strategy's containers on
+/// this trace are no longer placed off-switch (its relaxed re-asks could be, but are not here).
+#[test]
+fn heartbeat_phases_pack_and_strict_requests_stay_local() {
+    // The shape of the real-cluster A/B (examples/locality_trace.rs, skewed), over several
+    // draws of the scheduler's randomness.
+    let base = TraceConfig {
+        racks: 4,
+        capacity: 2,
+        stages: vec![96],
+        node_locality_delay: 3,
+        max_executors: 8,
+        datanode_only: 0,
+        offers_per_round: 2,
+        ramp_up: true,
+        ..TraceConfig::standard("calibration", 12, 0.8, 1)
+    };
+    let hosts = |config: &TraceConfig, strategy| -> (u64, u64) {
+        let (mut hosts, mut off_switch) = (0, 0);
+        for draw in 0..10 {
+            let trace = Trace::generate(TraceConfig {
+                rm_draw: draw,
+                ..config.clone()
+            });
+            let r = simulate(&trace, strategy);
+            hosts += r.executor_hosts;
+            off_switch += r.off_switch;
+        }
+        (hosts, off_switch)
+    };
+    let fresh = hosts(&base, Strategy::Spark).0;
+    let phased = TraceConfig {
+        heartbeat_phase_jitter: Some(0.0),
+        ..base.clone()
+    };
+    let fixed = hosts(&phased, Strategy::Spark).0;
+    assert!(
+        fixed < fresh,
+        "executor hosts: fixed phases {fixed}, fresh order {fresh}"
+    );
+
+    let (_, relaxed) = hosts(&phased, Strategy::Default);
+    let strict = TraceConfig {
+        strict_requests: true,
+        ..phased
+    };
+    let (_, strict) = hosts(&strict, Strategy::Default);
+    assert!(relaxed > 0, "the relaxed model places some off-switch");
+    assert_eq!(strict, 0, "strict requests are never placed off-switch");
+}

@@ -10,7 +10,8 @@
 //!   executor, capped), the allocator updates its requests, and the RM sees the absolute
 //!   request table as YARN does: per host, per rack and ANY counts;
 //! - the RM offers every node once per round (a round is one NodeManager heartbeat interval,
-//!   [`ROUND_MS`], the time the allocator is given), in random order (a node busy with other
+//!   [`ROUND_MS`], the time the allocator is given), in random order (or in their heartbeat
+//!   phases' order, below; a node busy with other
 //!   tenants offers nothing), with capacity-scheduler delay scheduling: node-local always; rack-local
 //!   after `node_locality_delay` missed offers; off-switch after
 //!   `min(nodes, ANY * min(1, locations / nodes))` missed offers; a non-off-switch grant resets
@@ -56,9 +57,31 @@
 //! `examples/locality_trace.rs` sets them to match the real 12-node test cluster):
 //! `offers_per_round` (NodeManager heartbeats per one-second round: 2 at the test cluster's
 //! 500 ms), `locality_wait_rounds` (the driver's delay scheduling, Spark 3.1's reset rule),
-//! `ramp_up` (Spark's executor target growing 1, 2, 4, ... a round) and `launch_rounds` (grant
-//! to first task). With delay scheduling the shares are of launched tasks, as the real job
-//! report counts them.
+//! `ramp_up` (Spark's executor target growing 1, 2, 4, ... a round), `launch_rounds` (grant
+//! to first task), `heartbeat_phase_jitter` and `strict_requests` (below), and `rm_draw` (which
+//! draw of the scheduler's randomness a run gets, so that a prediction can be the mean of
+//! several, as a real figure is the mean of several runs). With delay scheduling the shares
+//! are of launched tasks, as the real job report counts them.
+//!
+//! # Heartbeat phases and strict requests (found on the real 12-node cluster)
+//!
+//! The CapacityScheduler places containers only when a NodeManager heartbeats (asynchronous
+//! scheduling is off), and each NodeManager beats every interval at its own phase. An allocate
+//! call that adds requests naming many hosts, as Spark's do, is filled by the first nodes
+//! that heartbeat after it, each taking as many containers as its counts and room allow, in
+//! the same heartbeat (several assignments per heartbeat). The real RM log showed these
+//! grants 10 to 90 ms after the call, and Spark's ramp-up sends its batches at the same point
+//! of the cycle every second, so the same few nodes take them batch after batch, whether they
+//! hold the job's data or not (very skewed trace, seed 2: the two hosts holding most of the
+//! data never got an executor). A fresh random order at every heartbeat, as the base model
+//! has, spreads the same requests over more hosts and is optimistic for Spark's strategy
+//! wherever the data sits on a few hosts. With `heartbeat_phase_jitter` the nodes keep a
+//! phase order drawn once per run, each interval moved by a random few places.
+//!
+//! Requests asked with relax locality off (the default strategy's rule 5) are a separate
+//! request key for YARN (their own allocation request id) and are placed node-local only;
+//! with `strict_requests` the model keeps two keys, each with its own counts, entries and
+//! missed opportunities, relaxed first (YARN's key order).
 //!
 //! Reported: over every round, the share of pending locality-aware tasks that had an executor
 //! on one of their hosts (could run node-local) or on one of their hosts' racks (rack-local or
@@ -73,7 +96,9 @@ use std::sync::Arc;
 
 use yarn_am::allocator::exit_status;
 use yarn_am::allocator::matching::Container;
-use yarn_am::allocator::tracker::{Action, Allocator, AllocatorConfig, CompletedContainer, Event};
+use yarn_am::allocator::tracker::{
+    Action, Allocator, AllocatorConfig, CompletedContainer, Event, RequestId,
+};
 use yarn_am::allocator::{Cluster, Demand, HostName, RackName, Snapshot, Strategy, Topology};
 
 /// One round: every node heartbeats once, at YARN's default NodeManager heartbeat interval.
@@ -158,6 +183,20 @@ pub struct TraceConfig {
     /// Rounds from a grant until the executor takes tasks (container launch, binary
     /// localisation, registration with the driver). 0: at once.
     pub launch_rounds: u64,
+    /// The order in which the nodes heartbeat within each interval (module docs). `None`: a
+    /// fresh random order every time. `Some(j)`: every NodeManager keeps the phase drawn for
+    /// it at the start of the run, and each interval moves its place in the order by a
+    /// random 0 to `j` places (phase drift, and the AM's calls landing at slightly different
+    /// points of the cycle); `Some(0.0)`: the same order every interval.
+    pub heartbeat_phase_jitter: Option<f64>,
+    /// Which draw of the ResourceManager's randomness (heartbeat order, busy nodes) this run
+    /// gets, the trace staying the same: several draws of one trace stand for several real
+    /// runs of it.
+    pub rm_draw: u64,
+    /// Requests asked with relax locality off (the default strategy's rule 5) go under their
+    /// own request key and are placed node-local only, as YARN does. Off: the RM treats every
+    /// request as relaxed (the big tables in BENCHMARKS.md were made so).
+    pub strict_requests: bool,
 }
 
 impl TraceConfig {
@@ -185,6 +224,9 @@ impl TraceConfig {
             locality_wait_rounds: 0,
             ramp_up: false,
             launch_rounds: 0,
+            heartbeat_phase_jitter: None,
+            rm_draw: 0,
+            strict_requests: false,
         }
     }
 
@@ -325,6 +367,183 @@ pub struct SimResult {
     /// never grant (it still counts them as locations, see the module docs).
     pub asks_without_nodemanager: u64,
     pub rounds: u64,
+    /// Distinct hosts the run's executors were launched on (how much YARN packed them).
+    pub executor_hosts: u64,
+}
+
+/// The order in which the nodes heartbeat in one interval (see
+/// [`TraceConfig::heartbeat_phase_jitter`]): a fresh shuffle, or the phase order with each
+/// node moved by a random 0 to `jitter` places.
+fn heartbeat_order(rng: &mut Rng, phases: &[usize], jitter: Option<f64>) -> Vec<usize> {
+    let mut order = phases.to_vec();
+    match jitter {
+        None => rng.shuffle(&mut order),
+        Some(j) if j > 0.0 => {
+            let mut keyed: Vec<(f64, usize)> = phases
+                .iter()
+                .enumerate()
+                .map(|(place, &n)| (place as f64 + j * unit(rng), n))
+                .collect();
+            keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+            order = keyed.into_iter().map(|(_, n)| n).collect();
+        }
+        Some(_) => {}
+    }
+    order
+}
+
+/// Uniform in [0, 1).
+fn unit(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The AM's outstanding requests as the RM's table holds them, kept from the allocator's
+/// request actions (added, removed, replaced) as the AM's request book applies them: by id,
+/// each request's host and rack indices and whether it is strict.
+#[derive(Default)]
+struct Book {
+    requests: HashMap<RequestId, (Arc<Locations>, bool)>,
+}
+
+impl Book {
+    fn apply(
+        &mut self,
+        actions: &[Action],
+        locate: &impl Fn(&[HostName], &[RackName]) -> Locations,
+    ) {
+        for a in actions {
+            match a {
+                Action::AddRequests {
+                    ids,
+                    nodes,
+                    racks,
+                    strict,
+                } => {
+                    let l = Arc::new(locate(nodes, racks));
+                    for &id in ids {
+                        self.requests.insert(id, (l.clone(), *strict));
+                    }
+                }
+                Action::RemoveRequest(id) => {
+                    self.requests.remove(id);
+                }
+                Action::ReplaceRequests {
+                    old,
+                    ids,
+                    nodes,
+                    racks,
+                } => {
+                    let l = Arc::new(locate(nodes, racks));
+                    for (o, &id) in old.iter().zip(ids) {
+                        if self.requests.remove(o).is_some() {
+                            self.requests.insert(id, (l.clone(), false));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// One of YARN's request keys for our executors as the CapacityScheduler holds it: per host,
+/// per rack and ANY counts, the location entries the off-switch wait counts (module docs), and
+/// the missed scheduling opportunities, which YARN counts per key.
+struct RmKey {
+    hosts: Vec<u64>,
+    racks: Vec<u64>,
+    any: u64,
+    host_entry: Vec<bool>,
+    rack_entry: Vec<bool>,
+    locations: usize,
+    missed: u64,
+}
+
+impl RmKey {
+    fn new(trace: &Trace) -> RmKey {
+        RmKey {
+            hosts: vec![0; trace.hosts.len()],
+            racks: vec![0; trace.racks.len()],
+            any: 0,
+            host_entry: vec![false; trace.hosts.len()],
+            rack_entry: vec![false; trace.racks.len()],
+            locations: 0,
+            missed: 0,
+        }
+    }
+
+    /// This round's allocate call: the AM's absolute counts for the key's requests. An ANY of
+    /// 0 (nothing pending) makes the RM drop the whole key, zero entries included; otherwise
+    /// every location sent stays an entry, even once the AM has set it back to 0.
+    fn load<'a>(&mut self, requests: impl Iterator<Item = &'a (Arc<Locations>, bool)>) {
+        self.hosts.iter_mut().for_each(|c| *c = 0);
+        self.racks.iter_mut().for_each(|c| *c = 0);
+        self.any = 0;
+        for (l, _) in requests {
+            self.any += 1;
+            for &h in &l.0 {
+                self.hosts[h] += 1;
+            }
+            for &r in &l.1 {
+                self.racks[r] += 1;
+            }
+        }
+        if self.any == 0 {
+            self.host_entry.iter_mut().for_each(|e| *e = false);
+            self.rack_entry.iter_mut().for_each(|e| *e = false);
+        }
+        for (e, &c) in self.host_entry.iter_mut().zip(&self.hosts) {
+            *e |= c > 0;
+        }
+        for (e, &c) in self.rack_entry.iter_mut().zip(&self.racks) {
+            *e |= c > 0;
+        }
+        self.locations = self.host_entry.iter().filter(|&&e| e).count()
+            + self.rack_entry.iter().filter(|&&e| e).count();
+    }
+
+    /// One scheduling opportunity for the key on node `n` (rack `r`): `Some(off_switch)` when
+    /// it takes a container there. Node-local always (the rack's count must be above 0 too:
+    /// the scheduler checks the rack first); rack-local after `delay` missed opportunities;
+    /// off-switch after `min(nodes, ANY x min(1, locations / nodes))`. A strict key places
+    /// node-local only. A node- or rack-local container resets the missed count.
+    fn offer(
+        &mut self,
+        n: usize,
+        r: usize,
+        delay: u64,
+        nodes: usize,
+        strict: bool,
+    ) -> Option<bool> {
+        self.missed += 1;
+        let wait_factor = (self.locations as f64 / nodes as f64).min(1.0);
+        let off_switch_wait = (nodes as f64).min(self.any as f64 * wait_factor);
+        // An entry the allocation brings to 0 leaves the RM's map until the AM's next call
+        // sends it again.
+        let locations = &mut self.locations;
+        let mut take = |count: &mut u64| {
+            *count -= 1;
+            if *count == 0 {
+                *locations -= 1;
+            }
+        };
+        let off_switch = if self.hosts[n] > 0 && self.racks[r] > 0 {
+            take(&mut self.hosts[n]);
+            take(&mut self.racks[r]);
+            self.missed = 0;
+            false
+        } else if !strict && self.racks[r] > 0 && self.missed > delay {
+            take(&mut self.racks[r]);
+            self.missed = 0;
+            false
+        } else if !strict && (self.missed as f64) > off_switch_wait {
+            true
+        } else {
+            return None;
+        };
+        self.any -= 1;
+        Some(off_switch)
+    }
 }
 
 /// Runs `trace` with `strategy`. Deterministic for a given trace.
@@ -343,7 +562,12 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     let cfg = &trace.config;
     let topology = trace.topology();
     let mut alloc = Allocator::new(config).with_cluster(topology.clone(), trace.cluster());
-    let mut rng = Rng::new(cfg.seed ^ 0x5EED);
+    let mut rng = Rng::new(cfg.seed ^ 0x5EED ^ cfg.rm_draw.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    // The NodeManagers' heartbeat phases, when they keep them (`heartbeat_phase_jitter`).
+    let mut phase_order: Vec<usize> = (0..cfg.nodes).collect();
+    if cfg.heartbeat_phase_jitter.is_some() {
+        rng.shuffle(&mut phase_order);
+    }
     let host_index: HashMap<HostName, usize> = trace
         .hosts
         .iter()
@@ -356,17 +580,33 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
         .enumerate()
         .map(|(i, r)| (r.clone(), i))
         .collect();
+    // A request's host and rack indices, as the RM counts them (no racks given: its hosts').
+    let locate = |nodes: &[HostName], racks: &[RackName]| -> Locations {
+        let hs: Vec<usize> = nodes
+            .iter()
+            .filter_map(|n| host_index.get(n).copied())
+            .collect();
+        let rs: HashSet<usize> = if racks.is_empty() {
+            nodes
+                .iter()
+                .map(|n| rack_index[topology.rack_of(n)])
+                .collect()
+        } else {
+            racks.iter().map(|r| rack_index[r]).collect()
+        };
+        (hs, rs.into_iter().collect())
+    };
     let mut used = vec![0u32; cfg.nodes];
     let mut executors: HashMap<Arc<str>, usize> = HashMap::new();
     // The round from which each executor takes tasks (`launch_rounds` after its grant).
     let mut ready_at: HashMap<Arc<str>, u64> = HashMap::new();
     let mut launched_ids: Vec<(u64, Arc<str>)> = Vec::new();
     let mut next_container = 0u64;
-    let mut missed = 0u64;
-    // The RM's location entries for our request key (hosts, racks): the off-switch wait counts
-    // them, including entries the AM has set to 0 (see the module docs).
-    let mut host_entry = vec![false; trace.hosts.len()];
-    let mut rack_entry = vec![false; trace.racks.len()];
+    // The AM's requests as the RM's table holds them, by id (see [`Book`]), and YARN's two
+    // request keys: relaxed (allocation request id 0) and strict (1), each with its own
+    // missed opportunities and location entries.
+    let mut book = Book::default();
+    let mut keys = [RmKey::new(trace), RmKey::new(trace)];
     let (mut tasks_seen, mut node_hits, mut rack_hits) = (0u64, 0u64, 0u64);
     let mut out = SimResult {
         node_local: 0.0,
@@ -377,7 +617,9 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
         off_switch: 0,
         asks_without_nodemanager: 0,
         rounds: 0,
+        executor_hosts: 0,
     };
+    let mut executor_hosts = HashSet::new();
 
     // Ramp-up: (target, next increase).
     let mut ramp = (0u32, 1u32);
@@ -424,8 +666,11 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 locality_aware_tasks: pending.len() as u32,
                 host_to_local_task_count: counts,
             };
-            alloc.on_event(now, Event::DemandChanged(demand));
-            for a in alloc.on_event(now, Event::Heartbeat) {
+            let actions = alloc.on_event(now, Event::DemandChanged(demand));
+            book.apply(&actions, &locate);
+            let actions = alloc.on_event(now, Event::Heartbeat);
+            book.apply(&actions, &locate);
+            for a in actions {
                 match a {
                     Action::AddRequests { ids, .. } => out.requests += ids.len() as u64,
                     Action::ReplaceRequests { ids, .. } => out.reasked += ids.len() as u64,
@@ -433,62 +678,22 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 }
             }
 
-            // The RM's absolute table.
-            let mut host_asks = vec![0u64; trace.hosts.len()];
-            let mut rack_asks = vec![0u64; trace.racks.len()];
-            let mut any_asks = 0u64;
-            let mut seen: HashMap<(*const HostName, *const RackName), Locations> = HashMap::new();
-            for req in alloc.pending() {
-                any_asks += 1;
-                if req.is_any_host() {
-                    continue;
-                }
-                let key = (req.nodes.as_ptr(), req.racks.as_ptr());
-                let (hs, rs) = seen.entry(key).or_insert_with(|| {
-                    let hs: Vec<usize> = req
-                        .nodes
-                        .iter()
-                        .filter_map(|n| host_index.get(n).copied())
-                        .collect();
-                    let rs: HashSet<usize> = if req.racks.is_empty() {
-                        req.nodes
-                            .iter()
-                            .map(|n| rack_index[topology.rack_of(n)])
-                            .collect()
-                    } else {
-                        req.racks.iter().map(|r| rack_index[r]).collect()
-                    };
-                    (hs, rs.into_iter().collect())
-                });
-                for &h in hs.iter() {
-                    host_asks[h] += 1;
-                }
-                for &r in rs.iter() {
-                    rack_asks[r] += 1;
-                }
+            // The RM's absolute tables, one per request key.
+            debug_assert_eq!(book.requests.len(), alloc.pending_requests());
+            let strict_key = cfg.strict_requests;
+            for (k, key) in keys.iter_mut().enumerate() {
+                key.load(
+                    book.requests
+                        .values()
+                        .filter(|r| (r.1 && strict_key) == (k == 1)),
+                );
+                out.asks_without_nodemanager += key.hosts[cfg.nodes..].iter().sum::<u64>();
             }
-            out.asks_without_nodemanager += host_asks[cfg.nodes..].iter().sum::<u64>();
-            // This round's allocate call. An ANY of 0 (nothing pending) makes the RM drop the
-            // whole request key, zero entries included; otherwise every location sent stays an
-            // entry, even once the AM has set it back to 0.
-            if any_asks == 0 {
-                host_entry.iter_mut().for_each(|e| *e = false);
-                rack_entry.iter_mut().for_each(|e| *e = false);
-            }
-            for (e, &c) in host_entry.iter_mut().zip(&host_asks) {
-                *e |= c > 0;
-            }
-            for (e, &c) in rack_entry.iter_mut().zip(&rack_asks) {
-                *e |= c > 0;
-            }
-            let mut locations = host_entry.iter().filter(|&&e| e).count()
-                + rack_entry.iter().filter(|&&e| e).count();
             let delay = u64::from(cfg.node_locality_delay).min(cfg.nodes as u64);
 
             let mut granted = Vec::new();
             for _ in 0..cfg.offers_per_round.max(1) {
-                let mut offers: Vec<usize> = (0..cfg.nodes).collect();
-                rng.shuffle(&mut offers);
+                let offers = heartbeat_order(&mut rng, &phase_order, cfg.heartbeat_phase_jitter);
                 // Draw every node's coin whatever happens, so both strategies see the same offers.
                 let busy: Vec<bool> = (0..cfg.nodes)
                     .map(|_| {
@@ -500,37 +705,23 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                         continue;
                     }
                     let r = trace.host_rack[n];
-                    // One heartbeat: the node takes containers while it has room and the app asks,
-                    // and stops after its first off-switch container.
-                    while any_asks > 0 && used[n] < cfg.capacity {
-                        missed += 1;
-                        let wait_factor = (locations as f64 / cfg.nodes as f64).min(1.0);
-                        let off_switch_wait = (cfg.nodes as f64).min(any_asks as f64 * wait_factor);
-                        // An entry the allocation brings to 0 leaves the RM's map until the AM's next
-                        // call sends it again.
-                        let mut take = |count: &mut u64| {
-                            *count -= 1;
-                            if *count == 0 {
-                                locations -= 1;
+                    // One heartbeat: the node takes containers while it has room and a key
+                    // asks (keys in YARN's order, relaxed first), and stops after its first
+                    // off-switch container.
+                    'heartbeat: while used[n] < cfg.capacity {
+                        let mut placed = None;
+                        for (k, key) in keys.iter_mut().enumerate() {
+                            if key.any == 0 {
+                                continue;
                             }
+                            if let Some(off_switch) = key.offer(n, r, delay, cfg.nodes, k == 1) {
+                                placed = Some(off_switch);
+                                break;
+                            }
+                        }
+                        let Some(off_switch) = placed else {
+                            break 'heartbeat;
                         };
-                        // A node-local container also needs the rack's count above 0 (the
-                        // scheduler checks the rack first); other nodes' grants may have used it up.
-                        let off_switch = if host_asks[n] > 0 && rack_asks[r] > 0 {
-                            take(&mut host_asks[n]);
-                            take(&mut rack_asks[r]);
-                            missed = 0;
-                            false
-                        } else if rack_asks[r] > 0 && missed > delay {
-                            take(&mut rack_asks[r]);
-                            missed = 0;
-                            false
-                        } else if (missed as f64) > off_switch_wait {
-                            true
-                        } else {
-                            break;
-                        };
-                        any_asks -= 1;
                         used[n] += 1;
                         next_container += 1;
                         granted.push(Container {
@@ -546,7 +737,9 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 }
             }
             out.granted += granted.len() as u64;
-            for a in alloc.on_event(now, Event::ContainersGranted(granted)) {
+            let actions = alloc.on_event(now, Event::ContainersGranted(granted));
+            book.apply(&actions, &locate);
+            for a in actions {
                 if let Action::LaunchExecutor {
                     container,
                     executor,
@@ -554,15 +747,17 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 } = a
                 {
                     let n = host_index[&container.host];
+                    executor_hosts.insert(n);
                     executors.insert(container.id.clone(), n);
                     ready_at.insert(container.id.clone(), out.rounds + cfg.launch_rounds);
                     launched_ids.push((executor, container.id.clone()));
-                    alloc.on_event(
+                    let actions = alloc.on_event(
                         now,
                         Event::ExecutorLaunched {
                             container: container.id,
                         },
                     );
+                    book.apply(&actions, &locate);
                 }
             }
             // Containers the allocator released at once free their slot again.
@@ -595,7 +790,8 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                             diagnostics: String::new(),
                         })
                         .collect();
-                    alloc.on_event(now, Event::ContainersCompleted(done));
+                    let actions = alloc.on_event(now, Event::ContainersCompleted(done));
+                    book.apply(&actions, &locate);
                     used.iter_mut().for_each(|u| *u = 0);
                     for &n in executors.values() {
                         used[n] += 1;
@@ -680,8 +876,9 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
         let now = out.rounds * ROUND_MS;
         for (executor, id) in launched_ids.drain(..) {
             if executors.remove(&id).is_some() {
-                alloc.on_event(now, Event::KillExecutor { executor });
-                alloc.on_event(
+                let actions = alloc.on_event(now, Event::KillExecutor { executor });
+                book.apply(&actions, &locate);
+                let actions = alloc.on_event(
                     now,
                     Event::ContainersCompleted(vec![CompletedContainer {
                         id,
@@ -689,10 +886,12 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                         diagnostics: String::new(),
                     }]),
                 );
+                book.apply(&actions, &locate);
             }
         }
         used.iter_mut().for_each(|u| *u = 0);
     }
+    out.executor_hosts = executor_hosts.len() as u64;
     out.node_local = node_hits as f64 / tasks_seen.max(1) as f64;
     out.rack_local = rack_hits as f64 / tasks_seen.max(1) as f64;
     out
@@ -792,6 +991,9 @@ pub fn bench_snapshot(
         locality_wait_rounds: 0,
         ramp_up: false,
         launch_rounds: 0,
+        heartbeat_phase_jitter: None,
+        rm_draw: 0,
+        strict_requests: false,
     };
     let trace = Trace::generate(config);
     let mut counts: HashMap<HostName, u32> = HashMap::new();
