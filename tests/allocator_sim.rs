@@ -130,6 +130,20 @@ fn simulation_is_deterministic() {
     );
 }
 
+/// The shape of the real-cluster A/B (examples/locality_trace.rs): 12 nodes on 4 racks, room
+/// for 2 executors a node, 96 tasks, at most 8 executors.
+fn real_ab_shape(skew: f64) -> TraceConfig {
+    TraceConfig {
+        racks: 4,
+        capacity: 2,
+        stages: vec![96],
+        node_locality_delay: 3,
+        max_executors: 8,
+        datanode_only: 0,
+        ..TraceConfig::standard("calibration", 12, skew, 1)
+    }
+}
+
 /// The knobs that bring the model closer to a real run (BENCHMARKS.md, "Simulator against
 /// the real scheduler") act as they should: a target ramped up 1, 2, 4, ... takes longer to
 /// finish, and while executors keep arriving a driver that holds tasks for their hosts runs
@@ -137,16 +151,7 @@ fn simulation_is_deterministic() {
 /// each round already runs every task that has an executor on one of its hosts).
 #[test]
 fn delay_scheduling_and_ramp_up_are_modelled() {
-    // The shape of the real-cluster A/B (examples/locality_trace.rs, uniform).
-    let base = TraceConfig {
-        racks: 4,
-        capacity: 2,
-        stages: vec![96],
-        node_locality_delay: 3,
-        max_executors: 8,
-        datanode_only: 0,
-        ..TraceConfig::standard("calibration", 12, 0.0, 1)
-    };
+    let base = real_ab_shape(0.0);
     let ramped = TraceConfig {
         ramp_up: true,
         ..base.clone()
@@ -184,18 +189,11 @@ fn delay_scheduling_and_ramp_up_are_modelled() {
 /// this trace are no longer placed off-switch (its relaxed re-asks could be, but are not here).
 #[test]
 fn heartbeat_phases_pack_and_strict_requests_stay_local() {
-    // The shape of the real-cluster A/B (examples/locality_trace.rs, skewed), over several
-    // draws of the scheduler's randomness.
+    // Skewed, over several draws of the scheduler's randomness.
     let base = TraceConfig {
-        racks: 4,
-        capacity: 2,
-        stages: vec![96],
-        node_locality_delay: 3,
-        max_executors: 8,
-        datanode_only: 0,
         offers_per_round: 2,
         ramp_up: true,
-        ..TraceConfig::standard("calibration", 12, 0.8, 1)
+        ..real_ab_shape(0.8)
     };
     let hosts = |config: &TraceConfig, strategy| -> (u64, u64) {
         let (mut hosts, mut off_switch) = (0, 0);
