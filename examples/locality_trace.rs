@@ -10,9 +10,10 @@
 //!
 //! `sim` prints the simulator's outcome for both strategies under three models: `base` (the
 //! simulator as the big tables in BENCHMARKS.md run it), `previous` (the first calibration:
-//! a fresh random NodeManager order at every heartbeat, one draw) and `calibrated`
-//! ([`calibrated`]: the NodeManagers in a fixed order, the mean of [`DRAWS`] draws of it, as
-//! the mean of several real runs).
+//! a fresh random NodeManager order at every heartbeat, one draw), `calibrated`
+//! ([`calibrated`]: the NodeManagers keep their heartbeat phases; the mean of [`DRAWS`] draws,
+//! as a real figure is the mean of several runs) and `fresh_order` (`calibrated` with a fresh
+//! random order at every heartbeat instead, to show what the phases change).
 //!
 //! FAMILY: `uniform`, `skewed`, `very-skewed`, `datanode-only`, `busy`. The trace is the
 //! simulator's own (`Trace::generate`, same seed, same tasks), with the hosts renamed to the
@@ -240,9 +241,12 @@ fn main() -> anyhow::Result<()> {
         "job" => println!("{}", serde_json::to_string_pretty(&job(&a, &t))?),
         "sim" => {
             let mut models = serde_json::Map::new();
+            let mut fresh = calibrated(t.clone());
+            fresh.config.heartbeat_phase_jitter = None;
             for (model, trace, draws) in [
                 ("base", t.clone(), 1),
                 ("previous", previous(t.clone()), 1),
+                ("fresh_order", fresh, DRAWS),
                 ("calibrated", calibrated(t), DRAWS),
             ] {
                 let mut out = serde_json::Map::new();

@@ -16,8 +16,8 @@ Run under the shared cluster lock (each call should fit in ~12 minutes):
 runs every family `--runs` times per strategy, alternating which strategy goes first, and
 appends one JSON line per application to --out; at the end it brings the default 3-node
 cluster back (`cluster.sh up`) unless --keep. `report` prints the Markdown tables: the A/B
-with the calibrated simulator beside it, and the gap per trace for the three models
-(`examples/locality_trace.rs`: base, previous, calibrated).
+with the calibrated simulator beside it, and the gap per trace for each model
+(`examples/locality_trace.rs`: base, previous, fresh order, calibrated).
 
 Per application: tasks by locality (the AM's job report), time from submit to the end
 (`submit --wait`) and the driver's wall time, container requests sent (the allocator's
@@ -239,7 +239,8 @@ def report(args):
     recs = [json.loads(l) for f in args.file for l in open(f) if l.strip()]
     # The simulator's prediction for each trace, computed now (it is deterministic), so the
     # table follows the current model: `base` (the big tables' model), `previous` (the first
-    # calibration, one draw) and `calibrated` (the mean of several draws).
+    # calibration, one draw), `calibrated` (heartbeat phases, the mean of several draws) and
+    # `fresh_order` (the same without the phases).
     tool = trace_tool()
     sims = {}
     for r in recs:
@@ -247,7 +248,7 @@ def report(args):
         if key not in sims:
             sims[key] = json.loads(sh(tool, "sim", r["family"], "--nodes", str(r["nodes"]),
                                       "--racks", str(r["racks"]), "--seed", str(r["seed"])))
-        for model in ("base", "previous", "calibrated"):
+        for model in ("base", "previous", "fresh_order", "calibrated"):
             r[model] = sims[key][model][r["strategy"]]
 
     def share(r, rack):
@@ -289,8 +290,8 @@ def report(args):
     print("Simulator vs reality, node-local share (gap = model - real, points):")
     print()
     print("| trace | strategy | runs | real (±sd of the mean) | base (gap) | previous (gap) | "
-          "calibrated (gap) | rack-or-better gap, calibrated |")
-    print("|---|---|---|---|---|---|---|---|")
+          "fresh order (gap) | calibrated (gap) | rack-or-better gap, calibrated |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for family, strategy, rs in cells:
         real = [share(r, False) for r in rs]
         sem = f" ±{100 * statistics.stdev(real) / len(real) ** 0.5:.0f}" if len(real) > 1 else ""
@@ -300,7 +301,7 @@ def report(args):
             return f"{100 * d:+.0f}"
         print(f"| {family} | {strategy} | {len(rs)} | {pct(real)}{sem} | "
               + " | ".join(f"{pct([r[m]['node_local'] for r in rs])} ({gap(m)})"
-                           for m in ("base", "previous", "calibrated"))
+                           for m in ("base", "previous", "fresh_order", "calibrated"))
               + f" | {gap('calibrated', True)} |")
     if args.runs:
         print()
