@@ -3,6 +3,7 @@
 
 pub mod allocator;
 pub mod driver;
+pub mod executor_id;
 pub mod inputs;
 pub mod poll_auth;
 pub mod request_book;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{
-    Action, Allocator, AllocatorConfig, CompletedContainer, DriverNotice, Event,
+    Action, Allocator, AllocatorConfig, CompletedContainer, DriverNotice, Event, ExecutorId,
 };
 use yarn_am::allocator::{Demand, HostName, RackName, Strategy};
 
@@ -108,7 +108,7 @@ fn releases(actions: &[Action]) -> Vec<Arc<str>> {
         .collect()
 }
 
-fn executor_of(actions: &[Action], c: &Container) -> u64 {
+fn executor_of(actions: &[Action], c: &Container) -> ExecutorId {
     actions
         .iter()
         .find_map(|a| match a {
@@ -628,15 +628,15 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
         strategy: Strategy::Spark,
         ..AllocatorConfig::default()
     })
-    .with_first_executor_id(5);
+    .with_first_executor_id(ExecutorId::new(5));
     let c = |id: &str, h: &str| Container {
         id: Arc::from(id),
         host: HostName::from(h),
         rack: RackName::from("/default-rack"),
     };
-    alloc.adopt(c("old-a", "h1"), 4);
-    alloc.adopt(c("old-b", "h2"), 7);
-    alloc.adopt(c("old-b", "h2"), 9); // handed back twice: still one executor
+    alloc.adopt(c("old-a", "h1"), ExecutorId::new(4));
+    alloc.adopt(c("old-b", "h2"), ExecutorId::new(7));
+    alloc.adopt(c("old-b", "h2"), ExecutorId::new(9)); // handed back twice: still one executor
     assert_eq!((alloc.running(), alloc.starting()), (2, 0));
     // A target of 3 asks for one more container only.
     alloc.on_event(
@@ -650,7 +650,7 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
     alloc.on_event(0, Event::Heartbeat);
     assert_eq!(alloc.pending_requests(), 1);
     let actions = alloc.on_event(0, Event::ContainersGranted(vec![c("new", "h3")]));
-    let ids: Vec<u64> = actions
+    let ids: Vec<ExecutorId> = actions
         .iter()
         .filter_map(|a| match a {
             Action::LaunchExecutor { executor, .. } => Some(*executor),
@@ -659,7 +659,7 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
         .collect();
     assert_eq!(
         ids,
-        [8],
+        [ExecutorId::new(8)],
         "past both the journal's highest and every adopted id"
     );
     // An adopted executor's container ending is a loss like any other.

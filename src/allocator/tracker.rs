@@ -23,8 +23,8 @@ use crate::topology::SharedTopology;
 
 /// Our id for a container request (YARN has none: requests are counts in a table).
 pub type RequestId = u64;
-/// The executor id the driver knows an executor by.
-pub type ExecutorId = u64;
+/// The executor id the driver knows an executor by (one type for the whole AM).
+pub use crate::executor_id::ExecutorId;
 pub type ContainerId = Arc<str>;
 
 #[derive(Debug, Clone)]
@@ -193,7 +193,7 @@ impl Allocator {
         Allocator {
             config,
             next_request: 1,
-            next_executor: 1,
+            next_executor: ExecutorId::new(1),
             ..Allocator::default()
         }
     }
@@ -201,7 +201,7 @@ impl Allocator {
     /// Executor ids start at `first` (at least 1): a later AM attempt numbers its executors
     /// past every id an earlier attempt used, so an old executor can never pass for a new one.
     pub fn with_first_executor_id(mut self, first: ExecutorId) -> Self {
-        self.next_executor = first.max(1);
+        self.next_executor = first.max(ExecutorId::new(1));
         self
     }
 
@@ -482,7 +482,7 @@ impl Allocator {
                 continue;
             }
             let executor = self.next_executor;
-            self.next_executor += 1;
+            self.next_executor = executor.next();
             self.starting += 1;
             *self
                 .starting_per_host
@@ -528,7 +528,7 @@ impl Allocator {
         if self.containers.contains_key(&container.id) || self.executors.contains_key(&executor) {
             return;
         }
-        self.next_executor = self.next_executor.max(executor + 1);
+        self.next_executor = self.next_executor.max(executor.next());
         *self
             .running_per_host
             .entry(container.host.clone())

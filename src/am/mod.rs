@@ -208,7 +208,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         }
         None => None,
     };
-    let mut first_executor_id = 1;
+    let mut first_executor_id = yarn_am::executor_id::ExecutorId::new(1);
     let mut job = job;
     let mut journal = None;
     let mut earlier_executors = std::collections::HashMap::new();
@@ -219,8 +219,8 @@ async fn run_am() -> anyhow::Result<Outcome> {
         if let (Some(j), false) = (job.as_mut(), entries.is_empty()) {
             let r = j.replay(&entries);
             info!(succeeded = r.succeeded, failed = r.failed, earlier_attempts = ?r.am_attempts,
-                  max_executor_id = r.max_executor_id, "resuming the job from the journal");
-            first_executor_id = r.max_executor_id + 1;
+                  max_executor_id = %r.max_executor_id, "resuming the job from the journal");
+            first_executor_id = r.max_executor_id.next();
         }
         journal = Some(file);
     }

@@ -13,6 +13,7 @@ use tracing::{debug, info, warn};
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, DriverNotice, Event};
 use yarn_am::allocator::{Demand, RackName};
+use yarn_am::executor_id::ExecutorId;
 use yarn_am::request_book::RequestBook;
 use yarn_client::amrm::{AllocatedContainer, Allocation};
 use yarn_client::ask::Capability;
@@ -29,7 +30,7 @@ use crate::spec::ExecutorSpec;
 /// An executor to start on a granted container.
 #[derive(Debug)]
 pub struct Launch {
-    pub executor: u64,
+    pub executor: ExecutorId,
     pub container: AllocatedContainer,
     /// The NM token for the container's node (the RM sends each only once).
     pub nm_token: Option<Token>,
@@ -58,7 +59,7 @@ pub struct Pool {
     nodes_wanted: bool,
     /// The allocator's notices of executors gone (exited, launch failed), for the driver:
     /// taken with the registry's own exits by [`Pool::take_gone`].
-    notices: Vec<(u64, String)>,
+    notices: Vec<(ExecutorId, String)>,
 }
 
 fn to_table_id(id: &str) -> Option<ContainerId> {
@@ -178,18 +179,16 @@ impl Pool {
     }
 
     /// Kills executors by id; returns (killed, unknown).
-    pub fn kill(&mut self, now_ms: u64, ids: Vec<String>) -> (Vec<String>, Vec<String>) {
-        let mut killed = Vec::new();
-        let mut unknown = Vec::new();
-        for id in ids {
-            match id.parse::<u64>() {
-                Ok(n) if self.registry.is_live(n) => {
-                    self.event(now_ms, Event::KillExecutor { executor: n });
-                    self.urgent = true;
-                    killed.push(id);
-                }
-                _ => unknown.push(id),
-            }
+    pub fn kill(
+        &mut self,
+        now_ms: u64,
+        ids: Vec<ExecutorId>,
+    ) -> (Vec<ExecutorId>, Vec<ExecutorId>) {
+        let (killed, unknown): (Vec<_>, Vec<_>) =
+            ids.into_iter().partition(|&id| self.registry.is_live(id));
+        for &id in &killed {
+            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.urgent = true;
         }
         (killed, unknown)
     }
@@ -198,14 +197,18 @@ impl Pool {
     /// to YARN (the allocator replaces it if the demand still wants it) and the executor is
     /// gone at once, with a reason saying so, not counted against the app (see
     /// [`Registry::declare_lost`]). Returns the ids declared lost and when to look again.
-    pub fn declare_silent_lost(&mut self, now_ms: u64, limit_ms: u64) -> (Vec<u64>, Option<u64>) {
+    pub fn declare_silent_lost(
+        &mut self,
+        now_ms: u64,
+        limit_ms: u64,
+    ) -> (Vec<ExecutorId>, Option<u64>) {
         let (silent, next) = self.registry.silent(now_ms, limit_ms);
         for &(id, quiet_ms) in &silent {
             let reason = format!(
                 "lost: no poll for {quiet_ms} ms (executor silence timeout {limit_ms} ms); \
                  container released by the AM"
             );
-            warn!(executor = id, %reason, "executor went silent");
+            warn!(executor = %id, %reason, "executor went silent");
             self.event(now_ms, Event::KillExecutor { executor: id });
             self.urgent = true;
             self.registry.declare_lost(id, &reason);
@@ -222,8 +225,8 @@ impl Pool {
         &mut self,
         now_ms: u64,
         containers: &[AllocatedContainer],
-        ids: &HashMap<String, u64>,
-    ) -> Vec<(String, String, String)> {
+        ids: &HashMap<String, ExecutorId>,
+    ) -> Vec<(ExecutorId, String, String)> {
         let mut adopted = Vec::new();
         for c in containers {
             let (cid, host) = (c.id.clone(), c.host.clone());
@@ -236,7 +239,7 @@ impl Pool {
             };
             self.note_host(&host);
             let rack = self.rack_of(&host).to_string();
-            info!(executor, container = %cid, %host, "adopting an executor of an earlier attempt");
+            info!(executor = %executor, container = %cid, %host, "adopting an executor of an earlier attempt");
             self.registry
                 .launching(executor, &cid, &host, &rack, Locality::Any);
             self.registry.running(&cid);
@@ -249,7 +252,7 @@ impl Pool {
                 },
                 executor,
             );
-            adopted.push((executor.to_string(), host, rack));
+            adopted.push((executor, host, rack));
         }
         adopted
     }
@@ -308,7 +311,7 @@ impl Pool {
                         continue;
                     };
                     let node = proto.node.clone();
-                    info!(executor, container = %container.id, host = %container.host, ?locality, "launching executor");
+                    info!(executor = %executor, container = %container.id, host = %container.host, ?locality, "launching executor");
                     self.registry.launching(
                         executor,
                         &container.id,
@@ -328,7 +331,7 @@ impl Pool {
                 Action::TellDriver(DriverNotice::ExecutorExited {
                     executor, reason, ..
                 }) => {
-                    debug!(executor, %reason, "allocator: executor gone");
+                    debug!(executor = %executor, %reason, "allocator: executor gone");
                     self.notices.push((executor, reason));
                 }
                 // Request actions were the book's.
@@ -403,9 +406,9 @@ impl Pool {
     /// silent). What the embedded driver hears as
     /// `ExecutorRemoved`; the loop takes it after every input, job or not, so it stays
     /// small.
-    pub fn take_gone(&mut self) -> Vec<(u64, String)> {
+    pub fn take_gone(&mut self) -> Vec<(ExecutorId, String)> {
         let mut gone = std::mem::take(&mut self.notices);
-        let mut seen: HashSet<u64> = gone.iter().map(|(id, _)| *id).collect();
+        let mut seen: HashSet<ExecutorId> = gone.iter().map(|(id, _)| *id).collect();
         for id in self.registry.take_exits() {
             if seen.insert(id) {
                 let reason = self

@@ -160,9 +160,9 @@ impl Allocation {
             .idle_since
             .keys()
             .filter(|id| !listed.contains(id))
-            .map(|id| (id.clone(), false))
+            .map(|id| (*id, false))
             .collect();
-        changed.extend(executors.iter().map(|(id, busy)| (id.clone(), !busy)));
+        changed.extend(executors.iter().map(|(id, busy)| (*id, !busy)));
         self.update_changed(now, pending, running, executors.len(), changed)
     }
 
@@ -203,11 +203,11 @@ impl Allocation {
     fn set_idle(&mut self, now: u64, id: ExecutorId, idle: bool) {
         match (idle, self.idle_since.get(&id)) {
             (true, None) => {
-                self.idle_order.insert((now, id.clone()));
+                self.idle_order.insert((now, id));
                 self.idle_since.insert(id, now);
             }
             (false, Some(&since)) => {
-                self.idle_order.remove(&(since, id.clone()));
+                self.idle_order.remove(&(since, id));
                 self.idle_since.remove(&id);
             }
             _ => {}
@@ -281,7 +281,7 @@ mod tests {
     fn execs(busy: &[bool]) -> Vec<(ExecutorId, bool)> {
         busy.iter()
             .enumerate()
-            .map(|(i, &b)| (format!("e{i}"), b))
+            .map(|(i, &b)| (ExecutorId::new(i as u64), b))
             .collect()
     }
 
@@ -369,7 +369,7 @@ mod tests {
         assert!(a.update(4999, 0, 0, &all_idle).is_empty());
         assert_eq!(a.next_deadline_ms(), Some(5000));
         let killed = a.update(5000, 0, 0, &all_idle);
-        assert_eq!(killed, vec!["e0".to_string(), "e1".to_string()]);
+        assert_eq!(killed, vec![ExecutorId::new(0), ExecutorId::new(1)]);
         // The one left is the minimum.
         assert!(a.update(99_000, 0, 0, &execs(&[false])).is_empty());
     }
@@ -409,7 +409,7 @@ mod tests {
         assert!(a.update(6000, 0, 0, &execs(&[false])).is_empty());
         assert_eq!(
             a.update(11_000, 0, 0, &execs(&[false])),
-            vec!["e0".to_string()]
+            vec![ExecutorId::new(0)]
         );
     }
 
@@ -423,7 +423,7 @@ mod tests {
         assert_eq!(a.target(), 2);
         let e = execs(&[true, false, false]);
         a.update(3000, 0, 2, &e);
-        assert_eq!(a.update(8000, 0, 2, &e), vec!["e1".to_string()]);
+        assert_eq!(a.update(8000, 0, 2, &e), vec![ExecutorId::new(1)]);
     }
 
     /// The idle release as it was before it was kept incrementally: the idle executors
@@ -445,7 +445,7 @@ mod tests {
             for (id, busy) in executors {
                 if !busy {
                     let since = self.idle_since.get(id).copied().unwrap_or(now);
-                    seen.insert(id.clone(), since);
+                    seen.insert(*id, since);
                 }
             }
             self.idle_since = seen;
@@ -463,7 +463,7 @@ mod tests {
                     break;
                 }
                 live -= 1;
-                kill.push(id.clone());
+                kill.push(*id);
             }
             for id in &kill {
                 self.idle_since.remove(id);
@@ -495,11 +495,11 @@ mod tests {
                 // As the scheduler reports them: each executor touched once, as it is now.
                 let mut touched = BTreeSet::new();
                 for (id, what) in changes {
-                    let id = format!("e{id}");
+                    let id = ExecutorId::new(u64::from(id));
                     match what {
                         0 => { live.remove(&id); }
-                        1 => { live.insert(id.clone(), true); }
-                        _ => { live.insert(id.clone(), false); }
+                        1 => { live.insert(id, true); }
+                        _ => { live.insert(id, false); }
                     }
                     touched.insert(id);
                 }
@@ -508,7 +508,7 @@ mod tests {
                     .map(|id| { let idle = live.get(&id) == Some(&false); (id, idle) })
                     .collect();
                 let list: Vec<(ExecutorId, bool)> =
-                    live.iter().map(|(id, busy)| (id.clone(), *busy)).collect();
+                    live.iter().map(|(id, busy)| (*id, *busy)).collect();
                 let kills = new.update_changed(now, pending, running, list.len(), changed);
                 // The same target moves (the whole-list path), then the old idle release.
                 let whole_list_kills = old.update(now, pending, running, &list);

@@ -360,7 +360,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     let mut executors: HashMap<Arc<str>, usize> = HashMap::new();
     // The round from which each executor takes tasks (`launch_rounds` after its grant).
     let mut ready_at: HashMap<Arc<str>, u64> = HashMap::new();
-    let mut launched_ids: Vec<(u64, Arc<str>)> = Vec::new();
+    let mut launched_ids: Vec<(yarn_am::executor_id::ExecutorId, Arc<str>)> = Vec::new();
     let mut next_container = 0u64;
     let mut missed = 0u64;
     // The RM's location entries for our request key (hosts, racks): the off-switch wait counts
