@@ -2,6 +2,7 @@
 //! shared by the binary, the benchmarks and the integration tests.
 
 pub mod allocator;
+pub mod demand;
 pub mod driver;
 pub mod executor_id;
 pub mod inputs;

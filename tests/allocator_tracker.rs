@@ -41,7 +41,6 @@ impl Am {
             self.now,
             Event::DemandChanged(Demand {
                 target_executors: n,
-                tasks_per_executor: 1,
                 ..Demand::default()
             }),
         );
@@ -209,7 +208,6 @@ fn killed_executors_complete_as_expected() {
         0,
         Event::DemandChanged(Demand {
             target_executors: 1,
-            tasks_per_executor: 1,
             ..Demand::default()
         }),
     );
@@ -368,7 +366,6 @@ fn matched_but_unwanted_containers_are_released_not_leaked() {
         0,
         Event::DemandChanged(Demand {
             target_executors: 1,
-            tasks_per_executor: 1,
             ..Demand::default()
         }),
     );
@@ -393,9 +390,9 @@ fn node_local_matches_win_over_rack_and_any() {
     });
     let demand = Demand {
         target_executors: 2,
-        tasks_per_executor: 1,
         locality_aware_tasks: 2,
         host_to_local_task_count: [(HostName::from("h2"), 2)].into_iter().collect(),
+        ..Demand::default()
     };
     alloc.on_event(0, Event::DemandChanged(demand));
     alloc.on_event(0, Event::Heartbeat);
@@ -452,11 +449,11 @@ fn unusable_nodes_are_no_longer_named() {
     });
     let demand = |n| Demand {
         target_executors: n,
-        tasks_per_executor: 1,
         locality_aware_tasks: 4,
         host_to_local_task_count: [(HostName::from("h1"), 4), (HostName::from("h2"), 4)]
             .into_iter()
             .collect(),
+        ..Demand::default()
     };
     alloc.on_event(0, Event::DemandChanged(demand(2)));
     alloc.on_event(0, Event::Heartbeat);
@@ -506,11 +503,11 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
         0,
         Event::DemandChanged(Demand {
             target_executors: 4,
-            tasks_per_executor: 1,
             locality_aware_tasks: 8,
             host_to_local_task_count: [(HostName::from("h1"), 2), (HostName::from("h2"), 6)]
                 .into_iter()
                 .collect(),
+            ..Demand::default()
         }),
     );
     // The request ids the actions leave live must always be the table's.
@@ -643,7 +640,6 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
         0,
         Event::DemandChanged(Demand {
             target_executors: 3,
-            tasks_per_executor: 1,
             ..Demand::default()
         }),
     );

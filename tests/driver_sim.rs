@@ -329,7 +329,11 @@ impl Sim {
                 .hosts
                 .iter()
                 .map(|(h, _)| {
-                    let want = *self.demand.host_to_local_task_count.get(h).unwrap_or(&0) as i64;
+                    let want = *self
+                        .demand
+                        .host_to_local_task_count
+                        .get(h.as_str())
+                        .unwrap_or(&0) as i64;
                     let have = *per_host.get(h.as_str()).unwrap_or(&0) as i64;
                     (want - have * cores, Reverse(have), h.clone())
                 })

@@ -36,6 +36,9 @@ pub struct AllocatorConfig {
     /// Default strategy: how long a request spread by the work cap waits for YARN before it
     /// names every usable host it was placed on (rule 4 in `strategy`).
     pub spread_wait_ms: u64,
+    /// Tasks one executor runs at once (executor cores / cpus per task; 0 counts as 1): fixed
+    /// by the executor's size for the AM's life, so not part of the driver's demand.
+    pub tasks_per_executor: u32,
 }
 
 /// One NodeManager heartbeat at YARN's default interval
@@ -50,6 +53,7 @@ impl Default for AllocatorConfig {
             strategy: Strategy::default(),
             failure_validity_ms: None,
             spread_wait_ms: DEFAULT_SPREAD_WAIT_MS,
+            tasks_per_executor: 1,
         }
     }
 }
@@ -281,6 +285,7 @@ impl Allocator {
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
             demand: self.demand.clone(),
+            tasks_per_executor: self.config.tasks_per_executor,
             running: self.running_per_host.clone(),
             starting: self.starting,
             pending: self.pending.iter().map(|r| r.req.clone()).collect(),

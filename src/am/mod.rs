@@ -234,6 +234,8 @@ async fn run_am() -> anyhow::Result<Outcome> {
     let allocator = Allocator::new(AllocatorConfig {
         strategy,
         spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
+        // Executors run one task per vcore.
+        tasks_per_executor: spec.executor.vcores.max(1) as u32,
         ..AllocatorConfig::default()
     })
     .with_first_executor_id(first_executor_id)

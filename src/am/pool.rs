@@ -24,7 +24,7 @@ use yarn_client::token::Token;
 use super::executors::Registry;
 use super::launcher::LaunchReport;
 use super::topology::{listed_node_update, node_update};
-use crate::api::model::{self, PendingView, StateView};
+use crate::api::model::{PendingView, StateView};
 use crate::spec::ExecutorSpec;
 
 /// An executor to start on a granted container.
@@ -45,7 +45,7 @@ pub struct Pool {
     requests: RequestBook,
     /// Granted containers not yet launched or released, by id string.
     granted: HashMap<String, AllocatedContainer>,
-    demand: model::Demand,
+    demand: Demand,
     excluded: HashSet<String>,
     app_id: String,
     /// Executors to start, taken by the loop.
@@ -82,7 +82,7 @@ impl Pool {
             spec,
             requests: RequestBook::new(capability),
             granted: HashMap::new(),
-            demand: model::Demand::default(),
+            demand: Demand::default(),
             excluded: HashSet::new(),
             app_id,
             launches: Vec::new(),
@@ -151,7 +151,7 @@ impl Pool {
     }
 
     /// The driver's whole demand. Executors run one task per vcore.
-    pub fn set_demand(&mut self, now_ms: u64, d: model::Demand) {
+    pub fn set_demand(&mut self, now_ms: u64, d: Demand) {
         let newly_excluded: HashSet<String> = d.excluded_hosts.iter().cloned().collect();
         let added: Vec<String> = newly_excluded.difference(&self.excluded).cloned().collect();
         let removed: Vec<String> = self.excluded.difference(&newly_excluded).cloned().collect();
@@ -162,18 +162,14 @@ impl Pool {
         if self.demand != d {
             self.urgent = true;
         }
+        // The allocator gets the same demand, its target within the executor bounds.
+        let target = d.target_executors.min(self.spec.max).max(self.spec.min);
         self.demand = d.clone();
         self.event(
             now_ms,
             Event::DemandChanged(Demand {
-                target_executors: d.target_executors.min(self.spec.max).max(self.spec.min),
-                tasks_per_executor: self.spec.vcores.max(1) as u32,
-                locality_aware_tasks: d.locality_aware_tasks,
-                host_to_local_task_count: d
-                    .host_to_local_task_count
-                    .into_iter()
-                    .map(|(h, n)| (h.as_str().into(), n))
-                    .collect(),
+                target_executors: target,
+                ..d
             }),
         );
     }

@@ -27,51 +27,16 @@
 //! left stay at or above `max(min, target)`: never below the minimum, and never an executor
 //! the current need would ask for again.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
 
 use super::job::{Job, TaskSpec};
 use super::scheduler::ExecutorId;
 
-/// A driver's whole demand, as Spark's RequestExecutors: replaces the previous one. One
-/// type for the embedded driver's output and the body of the AM's `POST /v1/demand` (the
-/// API's `model::Demand` is this type); the allocator's own input is derived from it by the
-/// AM's pool. Unknown fields are refused, so a typo is a 400 naming the field.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Demand {
-    pub target_executors: u32,
-    /// Pending tasks that name at least one preferred host (rack-only preferences cannot be
-    /// expressed per host, so they are not counted).
-    #[serde(default)]
-    pub locality_aware_tasks: u32,
-    /// For each preferred host, the pending tasks naming it.
-    #[serde(default)]
-    pub host_to_local_task_count: BTreeMap<String, u32>,
-    /// Hosts YARN must not place executors on (the embedded driver names none).
-    #[serde(default)]
-    pub excluded_hosts: Vec<String>,
-}
+/// A driver's whole demand: one type for the embedded driver's output, the body of the
+/// AM's `POST /v1/demand` and the allocator's input (see [`crate::demand`]).
+pub use crate::demand::Demand;
 
 impl Demand {
-    /// The demand from counts already kept: pending tasks naming hosts, and per host.
-    pub fn from_counts<'a>(
-        target: u32,
-        locality_aware_tasks: usize,
-        per_host: impl IntoIterator<Item = (&'a str, usize)>,
-    ) -> Demand {
-        Demand {
-            target_executors: target,
-            locality_aware_tasks: locality_aware_tasks as u32,
-            host_to_local_task_count: per_host
-                .into_iter()
-                .map(|(h, n)| (h.to_string(), n as u32))
-                .collect(),
-            excluded_hosts: Vec::new(),
-        }
-    }
-
     /// The demand for `target` executors and these pending tasks.
     pub fn derive<'a>(target: u32, pending: impl IntoIterator<Item = &'a TaskSpec>) -> Demand {
         let mut d = Demand {
@@ -84,7 +49,9 @@ impl Demand {
             }
             d.locality_aware_tasks += 1;
             for h in &t.preferred_hosts {
-                *d.host_to_local_task_count.entry(h.clone()).or_default() += 1;
+                *d.host_to_local_task_count
+                    .entry(h.as_str().into())
+                    .or_default() += 1;
             }
         }
         d
@@ -267,6 +234,7 @@ impl Allocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn job(min: u32, max: u32, cores: u32, ratio: f64) -> Job {
         let text = format!(
@@ -551,7 +519,7 @@ mod tests {
         assert_eq!(d.locality_aware_tasks, 2);
         assert_eq!(
             d.host_to_local_task_count,
-            BTreeMap::from([("nm1".to_string(), 2), ("nm2".to_string(), 1)])
+            HashMap::from([("nm1".into(), 2), ("nm2".into(), 1)])
         );
         let json = serde_json::to_value(&d).unwrap();
         assert_eq!(json["host_to_local_task_count"]["nm1"], 2);

@@ -80,7 +80,7 @@ fn a_job_from_demand_to_summary() {
     let want = Demand {
         target_executors: 0,
         locality_aware_tasks: 2,
-        host_to_local_task_count: [("nm1".to_string(), 2), ("nm2".to_string(), 1)].into(),
+        host_to_local_task_count: [("nm1".into(), 2), ("nm2".into(), 1)].into(),
         excluded_hosts: Vec::new(),
     };
     assert_eq!(out, vec![DriverAction::SetDemand(want.clone())]);

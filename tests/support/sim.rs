@@ -338,10 +338,15 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
     )
 }
 
-/// [`simulate`] with an allocator configured by hand (e.g. to switch off a rule).
+/// [`simulate`] with an allocator configured by hand (e.g. to switch off a rule); the
+/// executors' size (`tasks_per_executor`) is the trace's.
 pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     let cfg = &trace.config;
     let topology = trace.topology();
+    let config = AllocatorConfig {
+        tasks_per_executor: cfg.tasks_per_executor,
+        ..config
+    };
     let mut alloc = Allocator::new(config).with_cluster(topology.clone(), trace.cluster());
     let mut rng = Rng::new(cfg.seed ^ 0x5EED);
     let host_index: HashMap<HostName, usize> = trace
@@ -420,9 +425,9 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             };
             let demand = Demand {
                 target_executors: target,
-                tasks_per_executor: cfg.tasks_per_executor,
                 locality_aware_tasks: pending.len() as u32,
                 host_to_local_task_count: counts,
+                ..Demand::default()
             };
             alloc.on_event(now, Event::DemandChanged(demand));
             for a in alloc.on_event(now, Event::Heartbeat) {
@@ -803,10 +808,11 @@ pub fn bench_snapshot(
     Snapshot {
         demand: Demand {
             target_executors: target,
-            tasks_per_executor,
             locality_aware_tasks: tasks as u32,
             host_to_local_task_count: counts,
+            ..Demand::default()
         },
+        tasks_per_executor,
         ..Snapshot::default()
     }
 }
