@@ -24,12 +24,8 @@ pub struct JobRun {
     cpus: HashMap<String, u32>,
     /// Tasks waiting to be handed to each executor on its next poll.
     outbox: HashMap<ExecutorId, Vec<TaskAssignment>>,
-    /// Executors that have polled at least once (the driver knows them).
-    registered: HashSet<ExecutorId>,
     /// Adopted executors (see [`Self::adopt`]) that have not polled yet.
     awaiting_first_poll: HashSet<ExecutorId>,
-    /// Executors told to go: idle, or the job is over.
-    retiring: HashSet<ExecutorId>,
     /// Assignments sent, to find the ones lost on the way.
     deliveries: Deliveries,
     /// Attempts each executor must kill on its next poll (timed out).
@@ -54,9 +50,7 @@ impl JobRun {
             cores,
             cpus,
             outbox: HashMap::new(),
-            registered: HashSet::new(),
             awaiting_first_poll: HashSet::new(),
-            retiring: HashSet::new(),
             deliveries: Deliveries::default(),
             kills: HashMap::new(),
             finished: None,
@@ -91,7 +85,6 @@ impl JobRun {
                 .filter(|(_, _, e)| *e == id)
                 .map(|(t, a, _)| (t.clone(), *a))
                 .collect();
-            self.registered.insert(id);
             self.awaiting_first_poll.insert(id);
             info!(executor = %id, %host, attempts = running.len(), "executor of an earlier AM attempt adopted with its attempts");
             self.event(
@@ -184,7 +177,9 @@ impl JobRun {
             .map(|t| (t.task_id.clone(), t.attempt))
             .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
             .collect();
-        if self.registered.insert(id) {
+        // The driver's scheduler is the record of the executors it knows (registered on a
+        // first poll or adopted, not yet removed). Once the job is over nothing registers.
+        if self.finished.is_none() && !self.driver.scheduler().has_executor(id) {
             let rack = pool.rack_of(&host).to_string();
             let running = named.clone();
             let event = if running.is_empty() {
@@ -245,7 +240,8 @@ impl JobRun {
                 pool,
             );
         }
-        let shutdown = self.retiring.contains(&id) || self.finished.is_some();
+        // Told to go: the driver asked for its kill (idle), or the job is over.
+        let shutdown = self.finished.is_some() || self.driver.scheduler().is_killing(id);
         let tasks = if shutdown {
             Vec::new()
         } else {
@@ -294,7 +290,7 @@ impl JobRun {
         pool: &mut Pool,
     ) {
         for (id, reason) in gone {
-            if !self.registered.remove(&id) {
+            if !self.driver.scheduler().has_executor(id) {
                 continue;
             }
             self.awaiting_first_poll.remove(&id);
@@ -330,8 +326,8 @@ impl JobRun {
                 }
                 DriverAction::SetDemand(d) => pool.set_demand(now_ms, d),
                 DriverAction::KillExecutors(ids) => {
+                    // The driver marked them killing: their next poll tells them to go.
                     info!(?ids, "releasing idle executors");
-                    self.retiring.extend(ids.iter().copied());
                     pool.kill(now_ms, ids);
                 }
                 DriverAction::KillTask {
@@ -413,7 +409,6 @@ mod tests {
     #[test]
     fn a_reply_lost_on_the_way_goes_out_again_before_new_tasks() {
         let mut j = run();
-        j.registered.insert(ONE);
         j.outbox.insert(ONE, vec![assignment("a")]);
         assert_eq!(j.hand_out(ONE, Vec::new()), vec![assignment("a")]);
         // That reply never arrived: the next poll names no attempt.

@@ -871,6 +871,18 @@ impl Scheduler {
         self.executors.get(&executor_id).map(|e| e.host.as_str())
     }
 
+    /// Whether the executor registered (added or adopted) and is not removed: the one
+    /// record of "the driver knows this executor" (the AM's job run asks here).
+    pub fn has_executor(&self, executor_id: ExecutorId) -> bool {
+        self.executors.contains_key(&executor_id)
+    }
+
+    /// Whether the executor's kill was asked for ([`Self::mark_killing`]): it is offered
+    /// nothing more and is told to go.
+    pub fn is_killing(&self, executor_id: ExecutorId) -> bool {
+        self.executors.get(&executor_id).is_some_and(|e| !e.usable)
+    }
+
     /// The command of a task, by id.
     pub fn command(&self, task_id: &str) -> Option<&str> {
         self.index

@@ -507,3 +507,17 @@ mod kept_state {
         }
     }
 }
+
+/// What the AM's job run asks instead of keeping its own sets: whether the driver knows
+/// an executor, and whether it asked for its kill.
+#[test]
+fn the_scheduler_answers_whether_it_knows_and_kills_an_executor() {
+    let mut s = sched(vec![task("a", &[])]);
+    assert!(!s.has_executor(e(1)) && !s.is_killing(e(1)));
+    add(&mut s, e(1), "nm1", 1);
+    assert!(s.has_executor(e(1)) && !s.is_killing(e(1)));
+    s.mark_killing(e(1));
+    assert!(s.has_executor(e(1)) && s.is_killing(e(1)));
+    s.remove_executor(e(1));
+    assert!(!s.has_executor(e(1)) && !s.is_killing(e(1)));
+}
