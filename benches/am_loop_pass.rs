@@ -53,7 +53,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use tokio::sync::oneshot;
-use yarn_am::driver::{Driver, Job};
+use yarn_am::driver::{Driver, ExecutorId, Job};
 use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer};
 use yarn_client::rest::NodeInfo;
 
@@ -213,11 +213,11 @@ impl Bench {
         // new container replaces it.
         let (id, _, _, _) = self.running.pop_front().expect("running");
         self.running.retain(|r| r.0 != id);
-        let n: usize = id.parse().expect("numeric id");
+        let n: ExecutorId = id.parse().expect("numeric id");
         let cid = self
             .core
             .pool_registry()
-            .view(n as u64)
+            .view(n)
             .map(|e| e.container_id.clone())
             .expect("live executor");
         let completed = vec![CompletedContainer {
@@ -246,16 +246,13 @@ impl Bench {
 fn from_scratch(core: &mut AmCore) -> usize {
     let job = core.job().expect("job");
     let usable = job.driver().scheduler().usable_executors();
-    let idle: BTreeMap<&String, u64> = usable
+    let idle: BTreeMap<&ExecutorId, u64> = usable
         .iter()
         .filter(|(_, busy)| !busy)
         .map(|(id, _)| (id, 0))
         .collect();
-    let live: HashSet<u64> = core.pool_registry().live_ids().collect();
-    let lost = usable
-        .iter()
-        .filter(|(id, _)| !id.parse::<u64>().is_ok_and(|n| live.contains(&n)))
-        .count();
+    let live: HashSet<ExecutorId> = core.pool_registry().live_ids().collect();
+    let lost = usable.iter().filter(|(id, _)| !live.contains(id)).count();
     usable.len() + idle.len() + lost
 }
 

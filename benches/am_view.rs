@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 use yarn_am::driver::report::{Report, TaskRecord};
 use yarn_am::driver::scheduler::Locality;
-use yarn_am::driver::{Driver, DriverAction, DriverEvent, Job};
+use yarn_am::driver::{Driver, DriverAction, DriverEvent, ExecutorId, Job};
 
 const TASKS: usize = 100_000;
 const EXECUTORS: usize = 10_000;
@@ -43,7 +43,7 @@ const EXECUTOR_CHANGES: usize = 3;
 fn record(i: usize, attempts: u32) -> TaskRecord {
     TaskRecord {
         task_id: format!("task-{i}"),
-        executor_id: (i % EXECUTORS + 1).to_string(),
+        executor_id: ExecutorId::new((i % EXECUTORS + 1) as u64),
         host: format!("host-{}", i % 1_000),
         locality: Locality::NodeLocal,
         attempts,
@@ -218,7 +218,7 @@ fn view_pass(c: &mut Criterion) {
 
 /// A job of `TASKS` one-cpu tasks with `EXECUTORS` one-core executors registered, each
 /// running a task; returns the driver and the attempts running (task, attempt, executor).
-fn busy_driver() -> (Driver, VecDeque<(String, u32, String)>) {
+fn busy_driver() -> (Driver, VecDeque<(String, u32, ExecutorId)>) {
     let tasks: Vec<String> = (0..TASKS)
         .map(|i| format!(r#"{{"id":"task-{i}","command":"true"}}"#))
         .collect();
@@ -233,7 +233,7 @@ fn busy_driver() -> (Driver, VecDeque<(String, u32, String)>) {
         let out = driver.on_event(
             0,
             DriverEvent::ExecutorAdded {
-                id: e.to_string(),
+                id: ExecutorId::new(e as u64),
                 host: format!("host-{}", e % 1_000),
                 rack: "/default-rack".into(),
                 cores: 1,
@@ -245,7 +245,7 @@ fn busy_driver() -> (Driver, VecDeque<(String, u32, String)>) {
 }
 
 /// The attempts a round launched, now running.
-fn take_launches(actions: Vec<DriverAction>, running: &mut VecDeque<(String, u32, String)>) {
+fn take_launches(actions: Vec<DriverAction>, running: &mut VecDeque<(String, u32, ExecutorId)>) {
     for a in actions {
         if let DriverAction::LaunchTask {
             task_id,
@@ -259,7 +259,7 @@ fn take_launches(actions: Vec<DriverAction>, running: &mut VecDeque<(String, u32
     }
 }
 
-fn finished((task_id, attempt, executor_id): (String, u32, String)) -> DriverEvent {
+fn finished((task_id, attempt, executor_id): (String, u32, ExecutorId)) -> DriverEvent {
     DriverEvent::TaskFinished {
         task_id,
         attempt,
@@ -272,7 +272,7 @@ fn finished((task_id, attempt, executor_id): (String, u32, String)) -> DriverEve
 /// `TASK_ENDS` task ends through the driver (each a round: the freed slot gets the next
 /// task), then the job part of the view. The driver is started over (outside the timing)
 /// before it runs out of tasks.
-fn driver_passes(iters: u64, fresh: &(Driver, VecDeque<(String, u32, String)>)) -> Duration {
+fn driver_passes(iters: u64, fresh: &(Driver, VecDeque<(String, u32, ExecutorId)>)) -> Duration {
     let (mut driver, mut running) = fresh.clone();
     let mut now = 1_000_000;
     let mut total = Duration::ZERO;

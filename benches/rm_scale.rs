@@ -253,9 +253,9 @@ fn round_demand(trace: &Trace, pending: &[[u32; 3]]) -> Demand {
         target_executors: (pending.len() as u32)
             .div_ceil(cfg.tasks_per_executor)
             .min(cfg.max_executors),
-        tasks_per_executor: cfg.tasks_per_executor,
         locality_aware_tasks: pending.len() as u32,
         host_to_local_task_count: counts,
+        ..Demand::default()
     }
 }
 
@@ -332,6 +332,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         alloc: Allocator::new(AllocatorConfig {
             strategy: a.strategy,
             spread_wait_ms: a.round_ms,
+            tasks_per_executor: trace.config.tasks_per_executor,
             ..AllocatorConfig::default()
         })
         .with_cluster(topology.clone(), cluster),

@@ -2,7 +2,9 @@
 //! shared by the binary, the benchmarks and the integration tests.
 
 pub mod allocator;
+pub mod demand;
 pub mod driver;
+pub mod executor_id;
 pub mod inputs;
 pub mod poll_auth;
 pub mod request_book;

@@ -183,15 +183,16 @@ pub fn parse_state(
     }
     let demand = Demand {
         target_executors: count("target_executors", input.target_executors)?,
-        tasks_per_executor,
         locality_aware_tasks: count("locality_aware_tasks", input.locality_aware_tasks)?,
         host_to_local_task_count: host_counts(
             "host_to_local_task_count",
             input.host_to_local_task_count,
         )?,
+        excluded_hosts: Vec::new(),
     };
     let snapshot = Snapshot {
         demand,
+        tasks_per_executor,
         running: host_counts("running", input.running)?,
         starting: count("starting", input.starting)?,
         pending: input

@@ -298,7 +298,7 @@ proptest! {
         let mut alloc = Allocator::new(AllocatorConfig { strategy: Strategy::Default, ..AllocatorConfig::default() });
         let mut n = 0;
         for (target, hosts, launch) in steps {
-            alloc.on_event(0, Event::DemandChanged(Demand { target_executors: target, tasks_per_executor: 1, ..Demand::default() }));
+            alloc.on_event(0, Event::DemandChanged(Demand { target_executors: target, ..Demand::default() }));
             alloc.on_event(0, Event::Heartbeat);
             let cs: Vec<Container> = hosts.iter().map(|&h| { n += 1; Container {
                 id: Arc::from(format!("c{n}")), host: host(h), rack: RackName::from("/r"),
@@ -355,7 +355,7 @@ proptest! {
             let host_to_local_task_count: HashMap<HostName, u32> =
                 counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (host(i), c)).collect();
             let aware = counts.iter().sum::<u32>().div_ceil(3);
-            alloc.on_event(now, Event::DemandChanged(Demand { target_executors: target, tasks_per_executor: 1, locality_aware_tasks: aware, host_to_local_task_count }));
+            alloc.on_event(now, Event::DemandChanged(Demand { target_executors: target, locality_aware_tasks: aware, host_to_local_task_count, ..Demand::default() }));
             let mut actions = alloc.on_event(now, Event::Heartbeat);
             let cs: Vec<Container> = grants.iter().map(|&h| { n += 1; Container {
                 id: Arc::from(format!("c{n}")), host: host(h), rack: topology().rack_of(&host(h)).clone(),

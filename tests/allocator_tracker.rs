@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{
-    Action, Allocator, AllocatorConfig, CompletedContainer, DriverNotice, Event,
+    Action, Allocator, AllocatorConfig, CompletedContainer, DriverNotice, Event, ExecutorId,
 };
 use yarn_am::allocator::{Demand, HostName, RackName, Strategy};
 
@@ -41,7 +41,6 @@ impl Am {
             self.now,
             Event::DemandChanged(Demand {
                 target_executors: n,
-                tasks_per_executor: 1,
                 ..Demand::default()
             }),
         );
@@ -108,7 +107,7 @@ fn releases(actions: &[Action]) -> Vec<Arc<str>> {
         .collect()
 }
 
-fn executor_of(actions: &[Action], c: &Container) -> u64 {
+fn executor_of(actions: &[Action], c: &Container) -> ExecutorId {
     actions
         .iter()
         .find_map(|a| match a {
@@ -209,7 +208,6 @@ fn killed_executors_complete_as_expected() {
         0,
         Event::DemandChanged(Demand {
             target_executors: 1,
-            tasks_per_executor: 1,
             ..Demand::default()
         }),
     );
@@ -368,7 +366,6 @@ fn matched_but_unwanted_containers_are_released_not_leaked() {
         0,
         Event::DemandChanged(Demand {
             target_executors: 1,
-            tasks_per_executor: 1,
             ..Demand::default()
         }),
     );
@@ -393,9 +390,9 @@ fn node_local_matches_win_over_rack_and_any() {
     });
     let demand = Demand {
         target_executors: 2,
-        tasks_per_executor: 1,
         locality_aware_tasks: 2,
         host_to_local_task_count: [(HostName::from("h2"), 2)].into_iter().collect(),
+        ..Demand::default()
     };
     alloc.on_event(0, Event::DemandChanged(demand));
     alloc.on_event(0, Event::Heartbeat);
@@ -452,11 +449,11 @@ fn unusable_nodes_are_no_longer_named() {
     });
     let demand = |n| Demand {
         target_executors: n,
-        tasks_per_executor: 1,
         locality_aware_tasks: 4,
         host_to_local_task_count: [(HostName::from("h1"), 4), (HostName::from("h2"), 4)]
             .into_iter()
             .collect(),
+        ..Demand::default()
     };
     alloc.on_event(0, Event::DemandChanged(demand(2)));
     alloc.on_event(0, Event::Heartbeat);
@@ -506,11 +503,11 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
         0,
         Event::DemandChanged(Demand {
             target_executors: 4,
-            tasks_per_executor: 1,
             locality_aware_tasks: 8,
             host_to_local_task_count: [(HostName::from("h1"), 2), (HostName::from("h2"), 6)]
                 .into_iter()
                 .collect(),
+            ..Demand::default()
         }),
     );
     // The request ids the actions leave live must always be the table's.
@@ -628,29 +625,28 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
         strategy: Strategy::Spark,
         ..AllocatorConfig::default()
     })
-    .with_first_executor_id(5);
+    .with_first_executor_id(ExecutorId::new(5));
     let c = |id: &str, h: &str| Container {
         id: Arc::from(id),
         host: HostName::from(h),
         rack: RackName::from("/default-rack"),
     };
-    alloc.adopt(c("old-a", "h1"), 4);
-    alloc.adopt(c("old-b", "h2"), 7);
-    alloc.adopt(c("old-b", "h2"), 9); // handed back twice: still one executor
+    alloc.adopt(c("old-a", "h1"), ExecutorId::new(4));
+    alloc.adopt(c("old-b", "h2"), ExecutorId::new(7));
+    alloc.adopt(c("old-b", "h2"), ExecutorId::new(9)); // handed back twice: still one executor
     assert_eq!((alloc.running(), alloc.starting()), (2, 0));
     // A target of 3 asks for one more container only.
     alloc.on_event(
         0,
         Event::DemandChanged(Demand {
             target_executors: 3,
-            tasks_per_executor: 1,
             ..Demand::default()
         }),
     );
     alloc.on_event(0, Event::Heartbeat);
     assert_eq!(alloc.pending_requests(), 1);
     let actions = alloc.on_event(0, Event::ContainersGranted(vec![c("new", "h3")]));
-    let ids: Vec<u64> = actions
+    let ids: Vec<ExecutorId> = actions
         .iter()
         .filter_map(|a| match a {
             Action::LaunchExecutor { executor, .. } => Some(*executor),
@@ -659,7 +655,7 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
         .collect();
     assert_eq!(
         ids,
-        [8],
+        [ExecutorId::new(8)],
         "past both the journal's highest and every adopted id"
     );
     // An adopted executor's container ending is a loss like any other.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use proptest::prelude::*;
 use yarn_am::driver::job::LocalityWait;
 use yarn_am::driver::scheduler::Outcome;
-use yarn_am::driver::{Allocation, Demand, Job, Scheduler, TaskSpec};
+use yarn_am::driver::{Allocation, Demand, ExecutorId, Job, Scheduler, TaskSpec};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -87,9 +87,9 @@ proptest! {
         let mut s = Scheduler::new(tasks, LocalityWait { node: 1000, rack: 1000 }, max_failures, racks());
         let mut now = 0u64;
         let mut next = 0;
-        let mut execs: BTreeMap<String, ModelExec> = BTreeMap::new();
+        let mut execs: BTreeMap<ExecutorId, ModelExec> = BTreeMap::new();
         // task -> (attempt, executor)
-        let mut running: BTreeMap<String, (u32, String)> = BTreeMap::new();
+        let mut running: BTreeMap<String, (u32, ExecutorId)> = BTreeMap::new();
         let mut failures: HashMap<String, u32> = HashMap::new();
         let mut attempts: HashMap<String, u32> = HashMap::new();
         let mut succeeded = 0;
@@ -97,17 +97,17 @@ proptest! {
             match op {
                 Op::AddExecutor { host, cores } => {
                     next += 1;
-                    let id = format!("e{next}");
+                    let id = ExecutorId::new(next);
                     let host = format!("h{host}");
                     let rack = racks()[&host].clone();
-                    s.add_executor(id.clone(), host, rack, cores);
+                    s.add_executor(id, host, rack, cores);
                     execs.insert(id, ModelExec { cores, used: 0, killing: false });
                 }
                 Op::RemoveExecutor(i) | Op::Kill(i) if execs.is_empty() => { let _ = i; }
                 Op::RemoveExecutor(i) => {
-                    let id = execs.keys().nth(i % execs.len()).unwrap().clone();
+                    let id = *execs.keys().nth(i % execs.len()).unwrap();
                     execs.remove(&id);
-                    let mut requeued = s.remove_executor(&id);
+                    let mut requeued = s.remove_executor(id);
                     requeued.sort();
                     let mut lost: Vec<String> = running
                         .iter()
@@ -119,15 +119,15 @@ proptest! {
                     running.retain(|_, (_, e)| *e != id);
                 }
                 Op::Kill(i) => {
-                    let id = execs.keys().nth(i % execs.len()).unwrap().clone();
-                    s.mark_killing(&id);
+                    let id = *execs.keys().nth(i % execs.len()).unwrap();
+                    s.mark_killing(id);
                     execs.get_mut(&id).unwrap().killing = true;
                 }
                 Op::Finish { .. } if running.is_empty() => {}
                 Op::Finish { pick, code } => {
                     let (task, (attempt, exec)) = running.iter().nth(pick % running.len()).unwrap();
-                    let (task, attempt, exec) = (task.clone(), *attempt, exec.clone());
-                    let f = s.task_finished(&task, attempt, &exec, code).expect("a running attempt");
+                    let (task, attempt, exec) = (task.clone(), *attempt, *exec);
+                    let f = s.task_finished(&task, attempt, exec, code).expect("a running attempt");
                     running.remove(&task);
                     execs.get_mut(&exec).unwrap().used -= cpus[&task];
                     prop_assert_eq!(f.attempts, attempts[&task]);
@@ -141,7 +141,7 @@ proptest! {
                         prop_assert_eq!(f.outcome, want);
                     }
                     // Reporting the same attempt again is ignored.
-                    prop_assert!(s.task_finished(&task, attempt, &exec, code).is_none());
+                    prop_assert!(s.task_finished(&task, attempt, exec, code).is_none());
                 }
                 Op::Offer { advance_ms } => {
                     now += advance_ms;
@@ -153,7 +153,7 @@ proptest! {
                         let a = attempts.entry(l.task_id.clone()).or_default();
                         prop_assert_eq!(l.attempt, *a, "attempts count every launch");
                         *a += 1;
-                        let prev = running.insert(l.task_id.clone(), (l.attempt, l.executor_id.clone()));
+                        let prev = running.insert(l.task_id.clone(), (l.attempt, l.executor_id));
                         prop_assert!(prev.is_none(), "{} launched twice", l.task_id);
                     }
                 }
@@ -197,8 +197,8 @@ proptest! {
         let mut now = 0;
         for (pending, running, dt, busy) in rounds {
             now += dt;
-            let execs: Vec<(String, bool)> =
-                busy.iter().enumerate().map(|(i, &b)| (format!("e{i}"), b)).collect();
+            let execs: Vec<(ExecutorId, bool)> =
+                busy.iter().enumerate().map(|(i, &b)| (ExecutorId::new(i as u64), b)).collect();
             let killed = a.update(now, pending, running, &execs);
             prop_assert!((min..=max).contains(&a.target()), "target {} outside [{min}, {max}]", a.target());
             for k in &killed {

@@ -11,7 +11,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use proptest::prelude::*;
-use yarn_am::driver::{Demand, Driver, DriverAction, DriverEvent, Job, JobSummary, TaskSpec};
+use yarn_am::driver::{
+    Demand, Driver, DriverAction, DriverEvent, ExecutorId, Job, JobSummary, TaskSpec,
+};
 
 /// Faults to inject, as chances in 1000.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,12 +38,12 @@ enum Pending {
     Finish {
         task: String,
         attempt: u32,
-        exec: String,
+        exec: ExecutorId,
         code: i32,
         took: u64,
     },
     Lost {
-        exec: String,
+        exec: ExecutorId,
     },
     Tick,
 }
@@ -57,13 +59,13 @@ struct Sim {
     now: u64,
     seq: u64,
     queue: BinaryHeap<Reverse<(u64, u64, Pending)>>,
-    execs: BTreeMap<String, SimExec>,
+    execs: BTreeMap<ExecutorId, SimExec>,
     starting: Vec<String>,
     next_exec: u32,
     target: u32,
     demand: Demand,
     /// task -> (attempt, executor, cpus) while it runs.
-    running: HashMap<String, (u32, String, u32)>,
+    running: HashMap<String, (u32, ExecutorId, u32)>,
     successes: BTreeMap<String, u32>,
     result: Option<(bool, JobSummary)>,
     duration: Box<dyn Fn(&TaskSpec) -> u64>,
@@ -148,10 +150,10 @@ impl Sim {
                         self.starting.remove(i);
                     }
                     self.next_exec += 1;
-                    let id = format!("e{}", self.next_exec);
+                    let id = ExecutorId::new(u64::from(self.next_exec));
                     let cores = self.job.executor.cores;
                     self.execs.insert(
-                        id.clone(),
+                        id,
                         SimExec {
                             host: host.clone(),
                             cores,
@@ -161,7 +163,7 @@ impl Sim {
                     );
                     if self.chance(self.faults.executor_loss_per_mille) {
                         let when = t + 1 + self.rng % 3000;
-                        self.at(when, Pending::Lost { exec: id.clone() });
+                        self.at(when, Pending::Lost { exec: id });
                     }
                     if std::env::var("SIM_DEBUG").is_ok() {
                         eprintln!("{t} up {id} on {host}");
@@ -256,7 +258,7 @@ impl Sim {
                     );
                     let prev = self
                         .running
-                        .insert(task_id.clone(), (attempt, executor_id.clone(), spec.cpus));
+                        .insert(task_id.clone(), (attempt, executor_id, spec.cpus));
                     assert!(prev.is_none(), "{task_id} already running: {prev:?}");
                     if std::env::var("SIM_DEBUG").is_ok() {
                         eprintln!("{} launch {task_id}#{attempt} on {executor_id}", self.now);
@@ -327,7 +329,11 @@ impl Sim {
                 .hosts
                 .iter()
                 .map(|(h, _)| {
-                    let want = *self.demand.host_to_local_task_count.get(h).unwrap_or(&0) as i64;
+                    let want = *self
+                        .demand
+                        .host_to_local_task_count
+                        .get(h.as_str())
+                        .unwrap_or(&0) as i64;
                     let have = *per_host.get(h.as_str()).unwrap_or(&0) as i64;
                     (want - have * cores, Reverse(have), h.clone())
                 })

@@ -175,7 +175,8 @@ async fn crash_and_resume(name: &str, extra: &[&str]) -> String {
         .tasks
         .iter()
         .filter(|t| {
-            !done_before.contains(&t.task_id) && alive.values().any(|v| *v == t.executor_id)
+            !done_before.contains(&t.task_id)
+                && alive.values().any(|v| *v == t.executor_id.to_string())
         })
         .count();
     eprintln!(

@@ -157,7 +157,7 @@ async fn a_stopped_executor_is_declared_lost_and_its_tasks_run_elsewhere() {
     let rerun: Vec<_> = summary.tasks.iter().filter(|t| t.attempts > 1).collect();
     assert!(!rerun.is_empty(), "no task ran again: {:?}", summary.tasks);
     assert!(
-        rerun.iter().all(|t| t.executor_id != id),
+        rerun.iter().all(|t| t.executor_id.to_string() != id),
         "a rerun finished on the lost executor: {rerun:?}"
     );
     // Its container went back to YARN: the AM released it and YARN reported it completed.

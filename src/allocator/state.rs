@@ -9,18 +9,10 @@ use std::sync::Arc;
 
 pub use crate::topology::{HostName, RackName, Topology, DEFAULT_RACK};
 
-/// What the driver wants. The driver always sends a whole state, never a delta.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Demand {
-    /// Executors wanted in total (running + starting + pending).
-    pub target_executors: u32,
-    /// Tasks one executor runs at once (executor cores / cpus per task). Never 0.
-    pub tasks_per_executor: u32,
-    /// Pending tasks that prefer at least one host.
-    pub locality_aware_tasks: u32,
-    /// For each preferred host, how many pending tasks would like to run there.
-    pub host_to_local_task_count: HashMap<HostName, u32>,
-}
+/// What the driver wants, a whole state, never a delta: the one `Demand` of the AM (the
+/// driver's and the API's too). Its `excluded_hosts` reach YARN through the AM's request
+/// table, not through the update step.
+pub use crate::demand::Demand;
 
 /// A container request handed to YARN and not yet granted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +81,8 @@ impl PendingRequest {
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub demand: Demand,
+    /// Tasks one executor runs at once (executor cores / cpus per task); 0 counts as 1.
+    pub tasks_per_executor: u32,
     /// Executors running per host.
     pub running: HashMap<HostName, u32>,
     /// Containers granted and still launching (not yet per host: Spark does not count them).

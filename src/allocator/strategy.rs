@@ -150,6 +150,7 @@ impl fmt::Display for Strategy {
 pub(crate) struct Preferences<'a> {
     strategy: Strategy,
     demand: &'a Demand,
+    tasks_per_executor: u32,
     cluster: &'a Cluster,
     total: f64,
 }
@@ -158,6 +159,7 @@ impl Strategy {
     pub(crate) fn preferences<'a>(
         self,
         demand: &'a Demand,
+        tasks_per_executor: u32,
         cluster: &'a Cluster,
     ) -> Preferences<'a> {
         // Spark sums integers; converting the integer sum keeps the arithmetic identical.
@@ -169,6 +171,7 @@ impl Strategy {
         Preferences {
             strategy: self,
             demand,
+            tasks_per_executor,
             cluster,
             total,
         }
@@ -194,7 +197,7 @@ impl Preferences<'_> {
         let executors = f64::from(
             demand
                 .locality_aware_tasks
-                .div_ceil(demand.tasks_per_executor.max(1)),
+                .div_ceil(self.tasks_per_executor.max(1)),
         );
         let shares = pending_shares(local_pending);
         let running_on = |host: &HostName| running.get(host).copied().unwrap_or(0);

@@ -23,8 +23,8 @@ use crate::topology::SharedTopology;
 
 /// Our id for a container request (YARN has none: requests are counts in a table).
 pub type RequestId = u64;
-/// The executor id the driver knows an executor by.
-pub type ExecutorId = u64;
+/// The executor id the driver knows an executor by (one type for the whole AM).
+pub use crate::executor_id::ExecutorId;
 pub type ContainerId = Arc<str>;
 
 #[derive(Debug, Clone)]
@@ -36,6 +36,9 @@ pub struct AllocatorConfig {
     /// Default strategy: how long a request spread by the work cap waits for YARN before it
     /// names every usable host it was placed on (rule 4 in `strategy`).
     pub spread_wait_ms: u64,
+    /// Tasks one executor runs at once (executor cores / cpus per task; 0 counts as 1): fixed
+    /// by the executor's size for the AM's life, so not part of the driver's demand.
+    pub tasks_per_executor: u32,
 }
 
 /// One NodeManager heartbeat at YARN's default interval
@@ -50,6 +53,7 @@ impl Default for AllocatorConfig {
             strategy: Strategy::default(),
             failure_validity_ms: None,
             spread_wait_ms: DEFAULT_SPREAD_WAIT_MS,
+            tasks_per_executor: 1,
         }
     }
 }
@@ -193,7 +197,7 @@ impl Allocator {
         Allocator {
             config,
             next_request: 1,
-            next_executor: 1,
+            next_executor: ExecutorId::new(1),
             ..Allocator::default()
         }
     }
@@ -201,7 +205,7 @@ impl Allocator {
     /// Executor ids start at `first` (at least 1): a later AM attempt numbers its executors
     /// past every id an earlier attempt used, so an old executor can never pass for a new one.
     pub fn with_first_executor_id(mut self, first: ExecutorId) -> Self {
-        self.next_executor = first.max(1);
+        self.next_executor = first.max(ExecutorId::new(1));
         self
     }
 
@@ -281,6 +285,7 @@ impl Allocator {
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
             demand: self.demand.clone(),
+            tasks_per_executor: self.config.tasks_per_executor,
             running: self.running_per_host.clone(),
             starting: self.starting,
             pending: self.pending.iter().map(|r| r.req.clone()).collect(),
@@ -482,7 +487,7 @@ impl Allocator {
                 continue;
             }
             let executor = self.next_executor;
-            self.next_executor += 1;
+            self.next_executor = executor.next();
             self.starting += 1;
             *self
                 .starting_per_host
@@ -528,7 +533,7 @@ impl Allocator {
         if self.containers.contains_key(&container.id) || self.executors.contains_key(&executor) {
             return;
         }
-        self.next_executor = self.next_executor.max(executor + 1);
+        self.next_executor = self.next_executor.max(executor.next());
         *self
             .running_per_host
             .entry(container.host.clone())

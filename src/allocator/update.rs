@@ -53,7 +53,7 @@ pub fn update_requests(
     topology: &Topology,
     cluster: &Cluster,
 ) -> UpdatePlan {
-    let prefs = strategy.preferences(&snapshot.demand, cluster);
+    let prefs = strategy.preferences(&snapshot.demand, snapshot.tasks_per_executor, cluster);
     let mut split = Split::default();
     // Racks some task still wants, for requests that name racks only and carry no record of
     // the hosts behind them (`plan` input can give those).

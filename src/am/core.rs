@@ -29,7 +29,7 @@ use super::job::JobRun;
 use super::launcher::LaunchReport;
 use super::pool::{Launch, Pool};
 use super::rm::RmReply;
-use crate::api::model::{self, FinalOutcome, KillOutcome, PollReply, StateView};
+use crate::api::model::{self, ExecutorId, FinalOutcome, KillOutcome, PollReply, StateView};
 use crate::api::Command;
 
 /// How long the AM rides out an RM that does not answer (Hadoop's RM clients retry for
@@ -133,7 +133,7 @@ pub struct AmCore {
     /// When the drain of an ending AM gives up.
     drain_until_ms: u64,
     /// Executors answered "shut down".
-    told_to_stop: HashSet<String>,
+    told_to_stop: HashSet<ExecutorId>,
     /// An executor of the embedded job silent this long is declared lost.
     silence_limit_ms: u64,
     /// No executor can have been silent for the limit before this; 0: look at once.
@@ -207,7 +207,14 @@ impl AmCore {
                 executor_ids,
                 reply,
             } => {
-                let (killed, unknown) = self.pool.kill(now_ms, executor_ids);
+                // A name that is no executor id is as unknown as an id the AM never ran.
+                let mut unknown = Vec::new();
+                let ids = executor_ids
+                    .into_iter()
+                    .filter_map(|s| s.parse().map_err(|_| unknown.push(s)).ok())
+                    .collect();
+                let (killed, not_live) = self.pool.kill(now_ms, ids);
+                unknown.extend(not_live.iter().map(ExecutorId::to_string));
                 let _ = reply.send(KillOutcome { killed, unknown });
             }
             Command::ExecutorPoll { request, reply } => {
@@ -235,9 +242,10 @@ impl AmCore {
     }
 
     fn poll(&mut self, now_ms: u64, request: model::PollRequest) -> PollReply {
-        let id = request.executor_id.clone();
-        if let Ok(n) = id.parse::<u64>() {
-            self.pool.registry.heard(n, now_ms);
+        // A claim that is no executor id is refused below (`JobRun::poll`) like an unknown one.
+        let id = request.executor_id.parse::<ExecutorId>().ok();
+        if let Some(id) = id {
+            self.pool.registry.heard(id, now_ms);
         }
         let job_over = self.job.as_ref().is_some_and(|j| j.finished().is_some());
         let reply = match self.job.as_mut() {
@@ -255,7 +263,7 @@ impl AmCore {
             },
             Some(j) => j.poll(now_ms, request, &mut self.pool),
         };
-        if reply.shutdown {
+        if let (true, Some(id)) = (reply.shutdown, id) {
             self.told_to_stop.insert(id);
         }
         reply
@@ -431,7 +439,7 @@ impl AmCore {
                         .pool
                         .registry
                         .live_ids()
-                        .all(|id| self.told_to_stop.contains(&id.to_string()))
+                        .all(|id| self.told_to_stop.contains(&id))
             }
         }
     }
@@ -503,8 +511,8 @@ impl AmCore {
         &mut self,
         now_ms: u64,
         containers: &[yarn_client::amrm::AllocatedContainer],
-        ids: &std::collections::HashMap<String, u64>,
-        in_flight: &[(String, u32, String)],
+        ids: &std::collections::HashMap<String, ExecutorId>,
+        in_flight: &[(String, u32, ExecutorId)],
     ) -> usize {
         let adopted = self.pool.adopt(now_ms, containers, ids);
         if let Some(j) = self.job.as_mut() {

@@ -479,20 +479,20 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
     let entries = vec![
         Entry::AmAttempt { attempt: 1 },
         Entry::Executor {
-            id: 4,
+            id: ExecutorId::new(4),
             container: "container_1_0001_01_000002".into(),
             host: "nm1".into(),
         },
         Entry::Launched {
             task_id: "t0".into(),
             attempt: 0,
-            executor_id: "4".into(),
+            executor_id: ExecutorId::new(4),
         },
         Entry::Finished {
             attempt: 0,
             record: TaskRecord {
                 task_id: "t0".into(),
-                executor_id: "4".into(),
+                executor_id: ExecutorId::new(4),
                 host: "nm1".into(),
                 locality: Locality::NoPref,
                 attempts: 1,
@@ -505,7 +505,7 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
         Entry::Launched {
             task_id: "t1".into(),
             attempt: 0,
-            executor_id: "4".into(),
+            executor_id: ExecutorId::new(4),
         },
     ];
     let mut j = job(3, 1_000, 0);
@@ -609,7 +609,7 @@ fn a_silent_executor_is_declared_lost_and_its_task_runs_elsewhere() {
     assert_eq!(lost_at, Some(12_000));
     assert_eq!(released.len(), 1, "{released:?}");
     let v = c.view();
-    let gone = v.executors.iter().find(|e| e.id == e2).unwrap();
+    let gone = v.executors.iter().find(|e| e.id.to_string() == e2).unwrap();
     let why = gone.reason.as_deref().unwrap();
     assert!(why.starts_with("lost: no poll for 10000 ms"), "{why}");
     assert_eq!(gone.counts_against_app, Some(false));
@@ -635,7 +635,7 @@ fn an_executor_never_heard_from_counts_from_its_launch() {
     let b = c.heartbeat(1).unwrap();
     c.allocated(1, b, answered());
     let ids = executors(&mut c, 2_000, &[("container_1_0001_01_000002", "nm1")]);
-    let e: u64 = ids[0].parse().unwrap();
+    let e: ExecutorId = ids[0].parse().unwrap();
     c.tick(5_000);
     c.tick(6_999);
     assert!(c.pool.registry.is_live(e));
@@ -728,7 +728,11 @@ fn an_ended_container_reaches_the_driver_once_and_its_task_runs_elsewhere() {
     ended(&mut c, 10_000);
     assert!(c.pool.take_gone().is_empty(), "taken by the loop already");
     let gone = c.view();
-    let gone = gone.executors.iter().find(|e| e.id == e2).unwrap();
+    let gone = gone
+        .executors
+        .iter()
+        .find(|e| e.id.to_string() == e2)
+        .unwrap();
     assert_eq!(gone.counts_against_app, Some(true));
     // e1 finishes its own task and gets e2's, attempt 1 (the loss counted no failure).
     let r = poll_results(&mut c, 10_100, &e1, "nm1", &[(&t1, 0)]);
@@ -745,4 +749,37 @@ fn an_ended_container_reaches_the_driver_once_and_its_task_runs_elsewhere() {
     ended(&mut c, 20_000);
     assert_eq!(c.job().unwrap().driver().scheduler().running_count(), 1);
     assert!(c.ending().is_none());
+}
+
+/// The poll body keeps its wire form (the id as a string, as executors of older builds
+/// send it): it parses, its executor is the registry's typed one, and a claim that is no
+/// executor id, or an id this AM does not run, gets the same refusal telling it to stop.
+#[test]
+fn a_poll_body_names_its_executor_as_a_string_and_a_bad_id_is_refused() {
+    let mut c = core(Some(job(4, 1, 2)));
+    c.start(0, 0);
+    let ids = two_executors(&mut c);
+    assert_eq!(ids, ["1", "2"]);
+    let body = r#"{"executor_id":"1","host":"nm1","free_cpus":1,"finished":[],"running":[]}"#;
+    let request: PollRequest = serde_json::from_str(body).unwrap();
+    let (reply, mut rx) = oneshot::channel();
+    c.command(2_000, Command::ExecutorPoll { request, reply });
+    let r = rx.try_recv().unwrap();
+    assert!(!r.shutdown && r.tasks.len() == 1, "{r:?}");
+    assert_eq!(
+        c.view()
+            .executor(ExecutorId::new(1))
+            .map(|e| e.host.as_str()),
+        Some("nm1")
+    );
+    for bad in ["x", "07", "-1", "9"] {
+        let r = poll(&mut c, 2_100, bad, "nm1", &[]);
+        assert!(r.shutdown, "{bad}: {r:?}");
+        assert_eq!(
+            r.reason.as_deref(),
+            Some(&*format!(
+                "executor {bad:?} is not a live executor of this ApplicationMaster"
+            )),
+        );
+    }
 }

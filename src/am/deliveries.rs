@@ -9,12 +9,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::api::model::{TaskAssignment, TaskRef, TaskResult};
+use crate::api::model::{ExecutorId, TaskAssignment, TaskRef, TaskResult};
 
 #[derive(Debug, Default)]
 pub struct Deliveries {
     /// Per executor: assignments sent and not yet reported finished.
-    sent: HashMap<String, Vec<TaskAssignment>>,
+    sent: HashMap<ExecutorId, Vec<TaskAssignment>>,
 }
 
 fn key(task_id: &str, attempt: u32) -> (String, u32) {
@@ -23,10 +23,10 @@ fn key(task_id: &str, attempt: u32) -> (String, u32) {
 
 impl Deliveries {
     /// Assignments handed to `executor` in a reply.
-    pub fn sent(&mut self, executor: &str, tasks: &[TaskAssignment]) {
+    pub fn sent(&mut self, executor: ExecutorId, tasks: &[TaskAssignment]) {
         if !tasks.is_empty() {
             self.sent
-                .entry(executor.to_string())
+                .entry(executor)
                 .or_default()
                 .extend(tasks.iter().cloned());
         }
@@ -36,11 +36,11 @@ impl Deliveries {
     /// sent before that it does not know of, to be sent again.
     pub fn lost_on_the_way(
         &mut self,
-        executor: &str,
+        executor: ExecutorId,
         running: &[TaskRef],
         finished: &[TaskResult],
     ) -> Vec<TaskAssignment> {
-        let Some(sent) = self.sent.get_mut(executor) else {
+        let Some(sent) = self.sent.get_mut(&executor) else {
             return Vec::new();
         };
         let done: HashSet<(String, u32)> = finished
@@ -58,21 +58,23 @@ impl Deliveries {
 
     /// The AM gave up on an attempt (it timed out): never send it again, whether or not the
     /// executor got it.
-    pub fn cancel(&mut self, executor: &str, task_id: &str, attempt: u32) {
-        if let Some(sent) = self.sent.get_mut(executor) {
+    pub fn cancel(&mut self, executor: ExecutorId, task_id: &str, attempt: u32) {
+        if let Some(sent) = self.sent.get_mut(&executor) {
             sent.retain(|t| !(t.task_id == task_id && t.attempt == attempt));
         }
     }
 
     /// The executor is gone: the driver re-queues its attempts itself.
-    pub fn forget(&mut self, executor: &str) {
-        self.sent.remove(executor);
+    pub fn forget(&mut self, executor: ExecutorId) {
+        self.sent.remove(&executor);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ONE: ExecutorId = ExecutorId::new(1);
 
     fn task(id: &str) -> TaskAssignment {
         TaskAssignment {
@@ -102,30 +104,32 @@ mod tests {
     #[test]
     fn an_assignment_the_executor_does_not_know_is_sent_again_until_it_does() {
         let mut d = Deliveries::default();
-        d.sent("1", &[task("a"), task("b")]);
+        d.sent(ONE, &[task("a"), task("b")]);
         // "a" arrived and runs; "b" was lost with the reply.
-        assert_eq!(d.lost_on_the_way("1", &[r("a")], &[]), vec![task("b")]);
+        assert_eq!(d.lost_on_the_way(ONE, &[r("a")], &[]), vec![task("b")]);
         // Resent; the executor now knows both: nothing to resend.
-        assert!(d.lost_on_the_way("1", &[r("a"), r("b")], &[]).is_empty());
+        assert!(d.lost_on_the_way(ONE, &[r("a"), r("b")], &[]).is_empty());
         // Finished attempts are forgotten, so they are never resent.
         assert!(d
-            .lost_on_the_way("1", &[], &[done("a"), done("b")])
+            .lost_on_the_way(ONE, &[], &[done("a"), done("b")])
             .is_empty());
-        assert!(d.lost_on_the_way("1", &[], &[]).is_empty());
+        assert!(d.lost_on_the_way(ONE, &[], &[]).is_empty());
         // Another attempt of a task is another assignment.
         let mut again = task("a");
         again.attempt = 1;
-        d.sent("1", std::slice::from_ref(&again));
-        assert_eq!(d.lost_on_the_way("1", &[r("a")], &[]), vec![again]);
+        d.sent(ONE, std::slice::from_ref(&again));
+        assert_eq!(d.lost_on_the_way(ONE, &[r("a")], &[]), vec![again]);
     }
 
     #[test]
     fn forgotten_assignments_are_not_resent() {
         let mut d = Deliveries::default();
-        d.sent("1", &[task("a"), task("b")]);
-        assert_eq!(d.lost_on_the_way("1", &[], &[]), vec![task("a"), task("b")]);
-        d.forget("1");
-        assert!(d.lost_on_the_way("1", &[], &[]).is_empty());
-        assert!(d.lost_on_the_way("unknown", &[r("x")], &[]).is_empty());
+        d.sent(ONE, &[task("a"), task("b")]);
+        assert_eq!(d.lost_on_the_way(ONE, &[], &[]), vec![task("a"), task("b")]);
+        d.forget(ONE);
+        assert!(d.lost_on_the_way(ONE, &[], &[]).is_empty());
+        assert!(d
+            .lost_on_the_way(ExecutorId::new(2), &[r("x")], &[])
+            .is_empty());
     }
 }

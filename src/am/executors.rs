@@ -19,6 +19,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 use yarn_am::allocator::exit_status::classify;
 use yarn_am::allocator::matching::Locality as MatchLevel;
+use yarn_am::executor_id::ExecutorId;
 
 use crate::api::model::{ExecutorEvent, ExecutorState, ExecutorView, Listed, Locality, Retention};
 
@@ -29,12 +30,12 @@ const RECENT_EVENTS: usize = 50;
 pub const FINISHED_KEPT: usize = 1000;
 
 pub struct Registry {
-    executors: BTreeMap<u64, Arc<ExecutorView>>,
-    by_container: HashMap<String, u64>,
+    executors: BTreeMap<ExecutorId, Arc<ExecutorView>>,
+    by_container: HashMap<String, ExecutorId>,
     /// Live executors whose containers we released (killed by the driver, or surplus).
-    released: HashMap<u64, String>,
+    released: HashMap<ExecutorId, String>,
     /// Finished executors still kept, oldest first.
-    finished: VecDeque<u64>,
+    finished: VecDeque<ExecutorId>,
     recent: VecDeque<Arc<ExecutorEvent>>,
     events: broadcast::Sender<ExecutorEvent>,
     retention: Retention,
@@ -46,10 +47,10 @@ pub struct Registry {
     listed_recent: Option<Listed<ExecutorEvent>>,
     /// Live executors: when the AM last heard from each (its launch until its first poll),
     /// in the core's `now_ms`; what declares a silent executor lost (see `AmCore`).
-    last_heard: HashMap<u64, u64>,
+    last_heard: HashMap<ExecutorId, u64>,
     /// Executors that exited since [`Self::take_exits`] last ran: the driver hears of each
     /// once, as an event, instead of diffing the live list.
-    exits: Vec<u64>,
+    exits: Vec<ExecutorId>,
 }
 
 fn level(l: MatchLevel) -> Locality {
@@ -92,9 +93,16 @@ impl Registry {
         let _ = self.events.send(ev);
     }
 
-    pub fn launching(&mut self, id: u64, container: &str, host: &str, rack: &str, at: MatchLevel) {
+    pub fn launching(
+        &mut self,
+        id: ExecutorId,
+        container: &str,
+        host: &str,
+        rack: &str,
+        at: MatchLevel,
+    ) {
         let view = ExecutorView {
-            id: id.to_string(),
+            id,
             container_id: container.to_string(),
             host: host.to_string(),
             rack: rack.to_string(),
@@ -110,17 +118,17 @@ impl Registry {
         self.emit(ExecutorEvent::Added { executor: view });
     }
 
-    pub fn executor_of(&self, container: &str) -> Option<u64> {
+    pub fn executor_of(&self, container: &str) -> Option<ExecutorId> {
         self.by_container.get(container).copied()
     }
 
-    pub fn is_live(&self, id: u64) -> bool {
+    pub fn is_live(&self, id: ExecutorId) -> bool {
         self.live_host(id).is_some()
     }
 
     /// The host YARN placed a live executor on: what the driver should believe, rather than
     /// the host the executor process says it is on.
-    pub fn live_host(&self, id: u64) -> Option<&str> {
+    pub fn live_host(&self, id: ExecutorId) -> Option<&str> {
         self.executors
             .get(&id)
             .filter(|e| e.state != ExecutorState::Exited)
@@ -128,7 +136,7 @@ impl Registry {
     }
 
     /// Executors not yet exited.
-    pub fn live_ids(&self) -> impl Iterator<Item = u64> + '_ {
+    pub fn live_ids(&self) -> impl Iterator<Item = ExecutorId> + '_ {
         self.executors
             .iter()
             .filter(|(_, e)| e.state != ExecutorState::Exited)
@@ -157,7 +165,7 @@ impl Registry {
     }
 
     /// The AM heard from a live executor at `now_ms` (launched it, or got its poll).
-    pub fn heard(&mut self, id: u64, now_ms: u64) {
+    pub fn heard(&mut self, id: ExecutorId, now_ms: u64) {
         if self.is_live(id) {
             let at = self.last_heard.entry(id).or_insert(now_ms);
             *at = (*at).max(now_ms);
@@ -167,7 +175,7 @@ impl Registry {
     /// The live executors not heard from for `limit_ms`, with how long each has been silent
     /// (those whose containers the AM is already giving back aside), and the earliest time
     /// another one could become silent.
-    pub fn silent(&self, now_ms: u64, limit_ms: u64) -> (Vec<(u64, u64)>, Option<u64>) {
+    pub fn silent(&self, now_ms: u64, limit_ms: u64) -> (Vec<(ExecutorId, u64)>, Option<u64>) {
         let mut silent = Vec::new();
         let mut next: Option<u64> = None;
         for (&id, &at) in &self.last_heard {
@@ -188,7 +196,7 @@ impl Registry {
     /// The AM gave up on a live executor (it went silent): it is gone now for the driver
     /// and the API, with `reason`, not counted against the app; its container's completion,
     /// when YARN reports it, changes nothing more.
-    pub fn declare_lost(&mut self, id: u64, reason: &str) {
+    pub fn declare_lost(&mut self, id: ExecutorId, reason: &str) {
         if let Some(container) = self.executors.get(&id).map(|e| e.container_id.clone()) {
             self.exited(&container, None, reason.to_string(), false);
         }
@@ -259,7 +267,7 @@ impl Registry {
     }
 
     /// The executors that exited since the last call, in the order they did, each once.
-    pub fn take_exits(&mut self) -> Vec<u64> {
+    pub fn take_exits(&mut self) -> Vec<ExecutorId> {
         std::mem::take(&mut self.exits)
     }
 
@@ -276,7 +284,7 @@ impl Registry {
     }
 
     /// One executor's view, if it is kept.
-    pub fn view(&self, id: u64) -> Option<&ExecutorView> {
+    pub fn view(&self, id: ExecutorId) -> Option<&ExecutorView> {
         self.executors.get(&id).map(|e| &**e)
     }
 
@@ -301,6 +309,10 @@ impl Registry {
 mod tests {
     use super::*;
 
+    fn e(n: u64) -> ExecutorId {
+        ExecutorId::new(n)
+    }
+
     /// A long app: 10,000 executors come and go (every third one crashes) while a few stay
     /// live throughout. Only the last FINISHED_KEPT finished ones are kept, the live ones
     /// always, and the failure count stays exact.
@@ -309,13 +321,13 @@ mod tests {
         let (tx, _rx) = broadcast::channel(16);
         let mut r = Registry::new(tx);
         for id in 1..=3 {
-            r.launching(id, &format!("live{id}"), "nm1", "/r", MatchLevel::Node);
+            r.launching(e(id), &format!("live{id}"), "nm1", "/r", MatchLevel::Node);
             r.running(&format!("live{id}"));
         }
         let mut crashes = 0;
         for id in 4..10_004u64 {
             let c = format!("c{id}");
-            r.launching(id, &c, "nm2", "/r", MatchLevel::Any);
+            r.launching(e(id), &c, "nm2", "/r", MatchLevel::Any);
             r.running(&c);
             if id % 3 == 0 {
                 crashes += 1;
@@ -331,14 +343,14 @@ mod tests {
         assert!(r.by_container.len() <= 3 + FINISHED_KEPT);
         assert!(r.released.is_empty());
         assert_eq!(r.recent().len(), RECENT_EVENTS);
-        assert_eq!(r.live_ids().collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(r.live_ids().collect::<Vec<_>>(), [e(1), e(2), e(3)]);
         let views = r.views();
         // The kept finished executors are the newest ones.
-        assert_eq!(views[3].id, (10_004 - FINISHED_KEPT).to_string());
+        assert_eq!(views[3].id, e(10_004 - FINISHED_KEPT as u64));
         let ret = r.retention();
         assert_eq!(ret.forgotten, 10_000 - FINISHED_KEPT as u64);
-        assert_eq!(ret.last_id, 10_003);
-        assert!(ret.forgot("4") && !ret.forgot("10004") && !ret.forgot("x"));
+        assert_eq!(ret.last_id, e(10_003));
+        assert!(ret.forgot(e(4)) && !ret.forgot(e(10_004)));
         // A late second completion of a forgotten container is ignored.
         r.completed("c4", 1, "again");
         assert_eq!(r.counts_against_app(), crashes);
@@ -349,12 +361,12 @@ mod tests {
     fn lifecycle_released_vs_failed() {
         let (tx, mut rx) = broadcast::channel(16);
         let mut r = Registry::new(tx);
-        r.launching(1, "c1", "nm1", "/rack1", MatchLevel::Node);
-        r.launching(2, "c2", "nm3", "/rack2", MatchLevel::Any);
+        r.launching(e(1), "c1", "nm1", "/rack1", MatchLevel::Node);
+        r.launching(e(2), "c2", "nm3", "/rack2", MatchLevel::Any);
         r.running("c1");
         r.running("c2");
-        assert_eq!(r.live_host(2), Some("nm3"));
-        assert_eq!(r.live_host(9), None);
+        assert_eq!(r.live_host(e(2)), Some("nm3"));
+        assert_eq!(r.live_host(e(9)), None);
         r.released("c1", "killed by the driver");
         r.completed("c1", -105, "Container killed by the ApplicationMaster.");
         r.completed("c2", 1, "Exception from container-launch");
@@ -365,8 +377,8 @@ mod tests {
         assert_eq!(v[1].counts_against_app, Some(true));
         assert_eq!(v[1].locality, Locality::Any);
         assert_eq!(r.counts_against_app(), 1);
-        assert!(!r.is_live(2));
-        assert_eq!(r.live_host(2), None);
+        assert!(!r.is_live(e(2)));
+        assert_eq!(r.live_host(e(2)), None);
         let names: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
             .map(|e| e.name())
             .collect();
@@ -426,7 +438,7 @@ mod tests {
                 match s {
                     Step::Launch => {
                         launched += 1;
-                        r.launching(launched, &format!("c{launched}"), "nm1", "/r", MatchLevel::Node);
+                        r.launching(e(launched), &format!("c{launched}"), "nm1", "/r", MatchLevel::Node);
                     }
                     Step::Run(i) => r.running(&c(i)),
                     Step::Release(i) => r.released(&c(i), "surplus"),

@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 use tracing::{info, warn};
 use yarn_am::driver::report::{JobSummary, ReportView};
 use yarn_am::driver::{Driver, DriverAction, DriverEvent};
+use yarn_am::executor_id::ExecutorId;
 
 use super::deliveries::Deliveries;
 use super::pool::Pool;
@@ -22,17 +23,13 @@ pub struct JobRun {
     /// Task cpus by task id, for the assignments executors receive.
     cpus: HashMap<String, u32>,
     /// Tasks waiting to be handed to each executor on its next poll.
-    outbox: HashMap<String, Vec<TaskAssignment>>,
-    /// Executors that have polled at least once (the driver knows them).
-    registered: HashSet<String>,
+    outbox: HashMap<ExecutorId, Vec<TaskAssignment>>,
     /// Adopted executors (see [`Self::adopt`]) that have not polled yet.
-    awaiting_first_poll: HashSet<String>,
-    /// Executors told to go: idle, or the job is over.
-    retiring: HashSet<String>,
+    awaiting_first_poll: HashSet<ExecutorId>,
     /// Assignments sent, to find the ones lost on the way.
     deliveries: Deliveries,
     /// Attempts each executor must kill on its next poll (timed out).
-    kills: HashMap<String, Vec<TaskRef>>,
+    kills: HashMap<ExecutorId, Vec<TaskRef>>,
     finished: Option<JobSummary>,
     /// The report last published; `None` once the driver has seen something since (see
     /// [`Self::report`]).
@@ -53,9 +50,7 @@ impl JobRun {
             cores,
             cpus,
             outbox: HashMap::new(),
-            registered: HashSet::new(),
             awaiting_first_poll: HashSet::new(),
-            retiring: HashSet::new(),
             deliveries: Deliveries::default(),
             kills: HashMap::new(),
             finished: None,
@@ -80,23 +75,22 @@ impl JobRun {
     pub fn adopt(
         &mut self,
         now_ms: u64,
-        executors: &[(String, String, String)],
-        in_flight: &[(String, u32, String)],
+        executors: &[(ExecutorId, String, String)],
+        in_flight: &[(String, u32, ExecutorId)],
         pool: &mut Pool,
     ) {
-        for (id, host, rack) in executors {
+        for &(id, ref host, ref rack) in executors {
             let running: Vec<(String, u32)> = in_flight
                 .iter()
-                .filter(|(_, _, e)| e == id)
+                .filter(|(_, _, e)| *e == id)
                 .map(|(t, a, _)| (t.clone(), *a))
                 .collect();
-            self.registered.insert(id.clone());
-            self.awaiting_first_poll.insert(id.clone());
+            self.awaiting_first_poll.insert(id);
             info!(executor = %id, %host, attempts = running.len(), "executor of an earlier AM attempt adopted with its attempts");
             self.event(
                 now_ms,
                 DriverEvent::ExecutorAdopted {
-                    id: id.clone(),
+                    id,
                     host: host.clone(),
                     rack: rack.clone(),
                     cores: self.cores,
@@ -150,13 +144,13 @@ impl JobRun {
 
     /// One executor poll: registration on the first, then its results; answers with work.
     pub fn poll(&mut self, now_ms: u64, req: PollRequest, pool: &mut Pool) -> PollReply {
-        let id = req.executor_id.clone();
-        let Some(host) = id
-            .parse::<u64>()
+        let live = req
+            .executor_id
+            .parse::<ExecutorId>()
             .ok()
-            .and_then(|n| pool.registry.live_host(n))
-            .map(str::to_string)
-        else {
+            .and_then(|n| Some((n, pool.registry.live_host(n)?.to_string())));
+        let Some((id, host)) = live else {
+            let id = &req.executor_id;
             // Not an executor of this attempt (or already gone): it has nothing to do here.
             // Its results are not taken: the driver re-ran its tasks when it was lost.
             warn!(executor = %id, host = %req.host, results = req.finished.len(),
@@ -183,13 +177,15 @@ impl JobRun {
             .map(|t| (t.task_id.clone(), t.attempt))
             .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
             .collect();
-        if self.registered.insert(id.clone()) {
+        // The driver's scheduler is the record of the executors it knows (registered on a
+        // first poll or adopted, not yet removed). Once the job is over nothing registers.
+        if self.finished.is_none() && !self.driver.scheduler().has_executor(id) {
             let rack = pool.rack_of(&host).to_string();
             let running = named.clone();
             let event = if running.is_empty() {
                 info!(executor = %id, %host, %rack, "executor registered");
                 DriverEvent::ExecutorAdded {
-                    id: id.clone(),
+                    id,
                     host: host.clone(),
                     rack,
                     cores: self.cores,
@@ -198,7 +194,7 @@ impl JobRun {
                 info!(executor = %id, %host, %rack, attempts = running.len(),
                       "executor of an earlier AM attempt registered with its attempts");
                 DriverEvent::ExecutorAdopted {
-                    id: id.clone(),
+                    id,
                     host: host.clone(),
                     rack,
                     cores: self.cores,
@@ -215,7 +211,7 @@ impl JobRun {
                 self.event(
                     now_ms,
                     DriverEvent::ExecutorAdopted {
-                        id: id.clone(),
+                        id,
                         host: host.clone(),
                         rack: pool.rack_of(&host).to_string(),
                         cores: self.cores,
@@ -227,7 +223,7 @@ impl JobRun {
         }
         let resend = self
             .deliveries
-            .lost_on_the_way(&id, &req.running, &req.finished);
+            .lost_on_the_way(id, &req.running, &req.finished);
         if !resend.is_empty() {
             warn!(executor = %id, tasks = resend.len(), "assignments never reached the executor; sending them again");
         }
@@ -237,18 +233,19 @@ impl JobRun {
                 DriverEvent::TaskFinished {
                     task_id: r.task_id,
                     attempt: r.attempt,
-                    executor_id: id.clone(),
+                    executor_id: id,
                     exit_code: r.exit_code,
                     duration_ms: r.duration_ms,
                 },
                 pool,
             );
         }
-        let shutdown = self.retiring.contains(&id) || self.finished.is_some();
+        // Told to go: the driver asked for its kill (idle), or the job is over.
+        let shutdown = self.finished.is_some() || self.driver.scheduler().is_killing(id);
         let tasks = if shutdown {
             Vec::new()
         } else {
-            self.hand_out(&id, resend)
+            self.hand_out(id, resend)
         };
         let kill = self.kills.remove(&id).unwrap_or_default();
         if !kill.is_empty() {
@@ -270,10 +267,14 @@ impl JobRun {
 
     /// The tasks for one poll reply: those lost on the way first (they have waited longest),
     /// then the new ones; all recorded as sent.
-    fn hand_out(&mut self, executor_id: &str, resend: Vec<TaskAssignment>) -> Vec<TaskAssignment> {
+    fn hand_out(
+        &mut self,
+        executor_id: ExecutorId,
+        resend: Vec<TaskAssignment>,
+    ) -> Vec<TaskAssignment> {
         // Resent ones are on record already: recording them again would double them on
         // every poll that still does not name them.
-        let new = self.outbox.remove(executor_id).unwrap_or_default();
+        let new = self.outbox.remove(&executor_id).unwrap_or_default();
         self.deliveries.sent(executor_id, &new);
         let mut tasks = resend;
         tasks.extend(new);
@@ -282,16 +283,20 @@ impl JobRun {
 
     /// Tells the driver about executors that are gone (from [`Pool::take_gone`]); those it
     /// never knew (gone before their first poll) are skipped, as is a second notice.
-    pub fn executors_gone(&mut self, now_ms: u64, gone: Vec<(u64, String)>, pool: &mut Pool) {
-        for (n, reason) in gone {
-            let id = n.to_string();
-            if !self.registered.remove(&id) {
+    pub fn executors_gone(
+        &mut self,
+        now_ms: u64,
+        gone: Vec<(ExecutorId, String)>,
+        pool: &mut Pool,
+    ) {
+        for (id, reason) in gone {
+            if !self.driver.scheduler().has_executor(id) {
                 continue;
             }
             self.awaiting_first_poll.remove(&id);
             self.outbox.remove(&id);
             self.kills.remove(&id);
-            self.deliveries.forget(&id);
+            self.deliveries.forget(id);
             info!(executor = %id, %reason, "executor lost");
             self.event(now_ms, DriverEvent::ExecutorRemoved { id, reason }, pool);
         }
@@ -321,8 +326,8 @@ impl JobRun {
                 }
                 DriverAction::SetDemand(d) => pool.set_demand(now_ms, d),
                 DriverAction::KillExecutors(ids) => {
+                    // The driver marked them killing: their next poll tells them to go.
                     info!(?ids, "releasing idle executors");
-                    self.retiring.extend(ids.iter().cloned());
                     pool.kill(now_ms, ids);
                 }
                 DriverAction::KillTask {
@@ -331,7 +336,7 @@ impl JobRun {
                     executor_id,
                 } => {
                     warn!(task = %task_id, attempt, executor = %executor_id, "task attempt timed out; killing it");
-                    self.deliveries.cancel(&executor_id, &task_id, attempt);
+                    self.deliveries.cancel(executor_id, &task_id, attempt);
                     let queued = self.outbox.get_mut(&executor_id);
                     let unsent = queued.is_some_and(|q| {
                         let before = q.len();
@@ -381,6 +386,8 @@ impl JobRun {
 mod tests {
     use super::*;
 
+    const ONE: ExecutorId = ExecutorId::new(1);
+
     fn run() -> JobRun {
         let job = yarn_am::driver::Job::from_json(
             r#"{"name":"j","executor":{"cores":2,"memory_mb":256},
@@ -402,27 +409,26 @@ mod tests {
     #[test]
     fn a_reply_lost_on_the_way_goes_out_again_before_new_tasks() {
         let mut j = run();
-        j.registered.insert("1".into());
-        j.outbox.insert("1".into(), vec![assignment("a")]);
-        assert_eq!(j.hand_out("1", Vec::new()), vec![assignment("a")]);
+        j.outbox.insert(ONE, vec![assignment("a")]);
+        assert_eq!(j.hand_out(ONE, Vec::new()), vec![assignment("a")]);
         // That reply never arrived: the next poll names no attempt.
-        j.outbox.insert("1".into(), vec![assignment("b")]);
-        let resend = j.deliveries.lost_on_the_way("1", &[], &[]);
+        j.outbox.insert(ONE, vec![assignment("b")]);
+        let resend = j.deliveries.lost_on_the_way(ONE, &[], &[]);
         let ids: Vec<String> = j
-            .hand_out("1", resend)
+            .hand_out(ONE, resend)
             .into_iter()
             .map(|t| t.task_id)
             .collect();
         assert_eq!(ids, ["a", "b"]);
         // Still not named (the executor ran it for an AM that died before recording it):
         // sent once more, not twice.
-        let resend = j.deliveries.lost_on_the_way("1", &[], &[]);
+        let resend = j.deliveries.lost_on_the_way(ONE, &[], &[]);
         assert_eq!(resend.len(), 2);
-        assert_eq!(j.hand_out("1", resend).len(), 2);
-        assert_eq!(j.deliveries.lost_on_the_way("1", &[], &[]).len(), 2);
+        assert_eq!(j.hand_out(ONE, resend).len(), 2);
+        assert_eq!(j.deliveries.lost_on_the_way(ONE, &[], &[]).len(), 2);
         // An executor the driver no longer knows gets nothing resent (its tasks were
         // re-queued in the driver when it was lost).
-        j.deliveries.forget("1");
-        assert!(j.deliveries.lost_on_the_way("1", &[], &[]).is_empty());
+        j.deliveries.forget(ONE);
+        assert!(j.deliveries.lost_on_the_way(ONE, &[], &[]).is_empty());
     }
 }

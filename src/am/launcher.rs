@@ -16,6 +16,7 @@ use yarn_client::nm::{LaunchSpec, NmClient};
 use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
+use yarn_am::executor_id::ExecutorId;
 use yarn_am::poll_auth;
 use yarn_client::credentials::Format;
 
@@ -100,7 +101,7 @@ impl Launcher {
     /// the environment that lets it find the AM (nothing secret: the NodeManager writes the
     /// environment into `launch_container.sh` in the log dir), and its credentials with its
     /// own key to authenticate to the AM (see [`yarn_am::poll_auth`]).
-    pub fn launch_spec(&self, executor_id: u64, container_id: &str) -> LaunchSpec {
+    pub fn launch_spec(&self, executor_id: ExecutorId, container_id: &str) -> LaunchSpec {
         let mut environment = self.spec.env.clone();
         environment.extend([
             ("YARN_AM_EXECUTOR_ID".to_string(), executor_id.to_string()),
@@ -143,7 +144,7 @@ impl Launcher {
     }
 
     /// One executor's token blob: the shared tokens plus its own key, nothing else secret.
-    fn executor_credentials(&self, executor_id: u64, container_id: &str) -> Vec<u8> {
+    fn executor_credentials(&self, executor_id: ExecutorId, container_id: &str) -> Vec<u8> {
         let key = poll_auth::executor_key(
             &self.contact.master_secret,
             &executor_id.to_string(),
@@ -157,7 +158,12 @@ impl Launcher {
     }
 
     /// Starts the executor in the background; the outcome arrives as a [`LaunchReport`].
-    pub fn launch(&self, executor_id: u64, container: AllocatedContainer, nm_token: Option<Token>) {
+    pub fn launch(
+        &self,
+        executor_id: ExecutorId,
+        container: AllocatedContainer,
+        nm_token: Option<Token>,
+    ) {
         let container_id = container.id.clone();
         let spec = self.launch_spec(executor_id, &container_id);
         let permits = self.permits.clone();
@@ -167,13 +173,13 @@ impl Launcher {
             let _permit = permits.acquire_owned().await;
             let report = match start(&container, nm_token, spec, rpc).await {
                 Ok(()) => {
-                    info!(executor = executor_id, container = %container_id, "executor started");
+                    info!(executor = %executor_id, container = %container_id, "executor started");
                     LaunchReport::Started {
                         container: container_id,
                     }
                 }
                 Err(error) => {
-                    warn!(executor = executor_id, container = %container_id, %error, "executor launch failed");
+                    warn!(executor = %executor_id, container = %container_id, %error, "executor launch failed");
                     LaunchReport::Failed {
                         container: container_id,
                         error,
@@ -236,7 +242,7 @@ mod tests {
         };
         let (launcher, _reports) = Launcher::new(spec, contact, 1);
         let container = "container_1_0001_01_000002";
-        let l = launcher.launch_spec(1, container);
+        let l = launcher.launch_spec(ExecutorId::new(1), container);
         let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
         let key = poll_auth::executor_key(&master, "1", container);
         assert_eq!(creds.secret(poll_auth::EXECUTOR_KEY_ALIAS), Some(&key[..]));
@@ -244,7 +250,7 @@ mod tests {
         assert_eq!(creds.tokens.len(), 1, "the HDFS token goes along");
         let other = Credentials::decode(
             &launcher
-                .launch_spec(2, "container_1_0001_01_000003")
+                .launch_spec(ExecutorId::new(2), "container_1_0001_01_000003")
                 .tokens
                 .unwrap(),
         )

@@ -208,7 +208,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         }
         None => None,
     };
-    let mut first_executor_id = 1;
+    let mut first_executor_id = yarn_am::executor_id::ExecutorId::new(1);
     let mut job = job;
     let mut journal = None;
     let mut earlier_executors = std::collections::HashMap::new();
@@ -219,8 +219,8 @@ async fn run_am() -> anyhow::Result<Outcome> {
         if let (Some(j), false) = (job.as_mut(), entries.is_empty()) {
             let r = j.replay(&entries);
             info!(succeeded = r.succeeded, failed = r.failed, earlier_attempts = ?r.am_attempts,
-                  max_executor_id = r.max_executor_id, "resuming the job from the journal");
-            first_executor_id = r.max_executor_id + 1;
+                  max_executor_id = %r.max_executor_id, "resuming the job from the journal");
+            first_executor_id = r.max_executor_id.next();
         }
         journal = Some(file);
     }
@@ -234,6 +234,8 @@ async fn run_am() -> anyhow::Result<Outcome> {
     let allocator = Allocator::new(AllocatorConfig {
         strategy,
         spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
+        // Executors run one task per vcore.
+        tasks_per_executor: spec.executor.vcores.max(1) as u32,
         ..AllocatorConfig::default()
     })
     .with_first_executor_id(first_executor_id)

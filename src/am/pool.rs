@@ -13,6 +13,7 @@ use tracing::{debug, info, warn};
 use yarn_am::allocator::matching::{Container, Locality};
 use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, DriverNotice, Event};
 use yarn_am::allocator::{Demand, RackName};
+use yarn_am::executor_id::ExecutorId;
 use yarn_am::request_book::RequestBook;
 use yarn_client::amrm::{AllocatedContainer, Allocation};
 use yarn_client::ask::Capability;
@@ -23,13 +24,13 @@ use yarn_client::token::Token;
 use super::executors::Registry;
 use super::launcher::LaunchReport;
 use super::topology::{listed_node_update, node_update};
-use crate::api::model::{self, PendingView, StateView};
+use crate::api::model::{PendingView, StateView};
 use crate::spec::ExecutorSpec;
 
 /// An executor to start on a granted container.
 #[derive(Debug)]
 pub struct Launch {
-    pub executor: u64,
+    pub executor: ExecutorId,
     pub container: AllocatedContainer,
     /// The NM token for the container's node (the RM sends each only once).
     pub nm_token: Option<Token>,
@@ -44,7 +45,7 @@ pub struct Pool {
     requests: RequestBook,
     /// Granted containers not yet launched or released, by id string.
     granted: HashMap<String, AllocatedContainer>,
-    demand: model::Demand,
+    demand: Demand,
     excluded: HashSet<String>,
     app_id: String,
     /// Executors to start, taken by the loop.
@@ -58,7 +59,7 @@ pub struct Pool {
     nodes_wanted: bool,
     /// The allocator's notices of executors gone (exited, launch failed), for the driver:
     /// taken with the registry's own exits by [`Pool::take_gone`].
-    notices: Vec<(u64, String)>,
+    notices: Vec<(ExecutorId, String)>,
 }
 
 fn to_table_id(id: &str) -> Option<ContainerId> {
@@ -81,7 +82,7 @@ impl Pool {
             spec,
             requests: RequestBook::new(capability),
             granted: HashMap::new(),
-            demand: model::Demand::default(),
+            demand: Demand::default(),
             excluded: HashSet::new(),
             app_id,
             launches: Vec::new(),
@@ -150,7 +151,7 @@ impl Pool {
     }
 
     /// The driver's whole demand. Executors run one task per vcore.
-    pub fn set_demand(&mut self, now_ms: u64, d: model::Demand) {
+    pub fn set_demand(&mut self, now_ms: u64, d: Demand) {
         let newly_excluded: HashSet<String> = d.excluded_hosts.iter().cloned().collect();
         let added: Vec<String> = newly_excluded.difference(&self.excluded).cloned().collect();
         let removed: Vec<String> = self.excluded.difference(&newly_excluded).cloned().collect();
@@ -161,35 +162,29 @@ impl Pool {
         if self.demand != d {
             self.urgent = true;
         }
+        // The allocator gets the same demand, its target within the executor bounds.
+        let target = d.target_executors.min(self.spec.max).max(self.spec.min);
         self.demand = d.clone();
         self.event(
             now_ms,
             Event::DemandChanged(Demand {
-                target_executors: d.target_executors.min(self.spec.max).max(self.spec.min),
-                tasks_per_executor: self.spec.vcores.max(1) as u32,
-                locality_aware_tasks: d.locality_aware_tasks,
-                host_to_local_task_count: d
-                    .host_to_local_task_count
-                    .into_iter()
-                    .map(|(h, n)| (h.as_str().into(), n))
-                    .collect(),
+                target_executors: target,
+                ..d
             }),
         );
     }
 
     /// Kills executors by id; returns (killed, unknown).
-    pub fn kill(&mut self, now_ms: u64, ids: Vec<String>) -> (Vec<String>, Vec<String>) {
-        let mut killed = Vec::new();
-        let mut unknown = Vec::new();
-        for id in ids {
-            match id.parse::<u64>() {
-                Ok(n) if self.registry.is_live(n) => {
-                    self.event(now_ms, Event::KillExecutor { executor: n });
-                    self.urgent = true;
-                    killed.push(id);
-                }
-                _ => unknown.push(id),
-            }
+    pub fn kill(
+        &mut self,
+        now_ms: u64,
+        ids: Vec<ExecutorId>,
+    ) -> (Vec<ExecutorId>, Vec<ExecutorId>) {
+        let (killed, unknown): (Vec<_>, Vec<_>) =
+            ids.into_iter().partition(|&id| self.registry.is_live(id));
+        for &id in &killed {
+            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.urgent = true;
         }
         (killed, unknown)
     }
@@ -198,14 +193,18 @@ impl Pool {
     /// to YARN (the allocator replaces it if the demand still wants it) and the executor is
     /// gone at once, with a reason saying so, not counted against the app (see
     /// [`Registry::declare_lost`]). Returns the ids declared lost and when to look again.
-    pub fn declare_silent_lost(&mut self, now_ms: u64, limit_ms: u64) -> (Vec<u64>, Option<u64>) {
+    pub fn declare_silent_lost(
+        &mut self,
+        now_ms: u64,
+        limit_ms: u64,
+    ) -> (Vec<ExecutorId>, Option<u64>) {
         let (silent, next) = self.registry.silent(now_ms, limit_ms);
         for &(id, quiet_ms) in &silent {
             let reason = format!(
                 "lost: no poll for {quiet_ms} ms (executor silence timeout {limit_ms} ms); \
                  container released by the AM"
             );
-            warn!(executor = id, %reason, "executor went silent");
+            warn!(executor = %id, %reason, "executor went silent");
             self.event(now_ms, Event::KillExecutor { executor: id });
             self.urgent = true;
             self.registry.declare_lost(id, &reason);
@@ -222,8 +221,8 @@ impl Pool {
         &mut self,
         now_ms: u64,
         containers: &[AllocatedContainer],
-        ids: &HashMap<String, u64>,
-    ) -> Vec<(String, String, String)> {
+        ids: &HashMap<String, ExecutorId>,
+    ) -> Vec<(ExecutorId, String, String)> {
         let mut adopted = Vec::new();
         for c in containers {
             let (cid, host) = (c.id.clone(), c.host.clone());
@@ -236,7 +235,7 @@ impl Pool {
             };
             self.note_host(&host);
             let rack = self.rack_of(&host).to_string();
-            info!(executor, container = %cid, %host, "adopting an executor of an earlier attempt");
+            info!(executor = %executor, container = %cid, %host, "adopting an executor of an earlier attempt");
             self.registry
                 .launching(executor, &cid, &host, &rack, Locality::Any);
             self.registry.running(&cid);
@@ -249,7 +248,7 @@ impl Pool {
                 },
                 executor,
             );
-            adopted.push((executor.to_string(), host, rack));
+            adopted.push((executor, host, rack));
         }
         adopted
     }
@@ -308,7 +307,7 @@ impl Pool {
                         continue;
                     };
                     let node = proto.node.clone();
-                    info!(executor, container = %container.id, host = %container.host, ?locality, "launching executor");
+                    info!(executor = %executor, container = %container.id, host = %container.host, ?locality, "launching executor");
                     self.registry.launching(
                         executor,
                         &container.id,
@@ -328,7 +327,7 @@ impl Pool {
                 Action::TellDriver(DriverNotice::ExecutorExited {
                     executor, reason, ..
                 }) => {
-                    debug!(executor, %reason, "allocator: executor gone");
+                    debug!(executor = %executor, %reason, "allocator: executor gone");
                     self.notices.push((executor, reason));
                 }
                 // Request actions were the book's.
@@ -403,9 +402,9 @@ impl Pool {
     /// silent). What the embedded driver hears as
     /// `ExecutorRemoved`; the loop takes it after every input, job or not, so it stays
     /// small.
-    pub fn take_gone(&mut self) -> Vec<(u64, String)> {
+    pub fn take_gone(&mut self) -> Vec<(ExecutorId, String)> {
         let mut gone = std::mem::take(&mut self.notices);
-        let mut seen: HashSet<u64> = gone.iter().map(|(id, _)| *id).collect();
+        let mut seen: HashSet<ExecutorId> = gone.iter().map(|(id, _)| *id).collect();
         for id in self.registry.take_exits() {
             if seen.insert(id) {
                 let reason = self

@@ -294,7 +294,8 @@ async fn get_executors(State(shared): State<Shared>) -> Response {
 
 async fn get_loss_reason(State(shared): State<Shared>, Path(id): Path<String>) -> Response {
     let state = snapshot(&shared);
-    match state.executor(&id) {
+    let known = id.parse().ok();
+    match known.and_then(|n| state.executor(n)) {
         Some(e) => Json(serde_json::json!({
             "id": e.id,
             "state": e.state,
@@ -303,7 +304,7 @@ async fn get_loss_reason(State(shared): State<Shared>, Path(id): Path<String>) -
             "counts_against_app": e.counts_against_app,
         }))
         .into_response(),
-        None if state.retention.forgot(&id) => error(
+        None if known.is_some_and(|n| state.retention.forgot(n)) => error(
             StatusCode::NOT_FOUND,
             format!(
                 "executor {id} is forgotten: only the last {} finished executors are kept",

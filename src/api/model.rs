@@ -9,7 +9,11 @@ use serde::{Deserialize, Serialize};
 pub use yarn_am::allocator::matching::Locality;
 /// A driver's whole demand: the embedded driver's own type (one `Demand` for both).
 pub use yarn_am::driver::Demand;
+/// The one executor id of the AM (serialized as the decimal string, as before).
+pub use yarn_am::executor_id::ExecutorId;
 
+/// The ids stay strings here: a driver naming something that is not an executor id gets it
+/// back among the `unknown` ones, as for an id the AM does not know.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KillRequest {
@@ -36,7 +40,7 @@ pub struct FinishRequest {
 /// Which executors a kill request reached.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KillOutcome {
-    pub killed: Vec<String>,
+    pub killed: Vec<ExecutorId>,
     pub unknown: Vec<String>,
 }
 
@@ -52,7 +56,7 @@ pub enum ExecutorState {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecutorView {
-    pub id: String,
+    pub id: ExecutorId,
     pub container_id: String,
     pub host: String,
     pub rack: String,
@@ -173,7 +177,7 @@ pub struct StateView {
 }
 
 impl StateView {
-    pub fn executor(&self, id: &str) -> Option<&ExecutorView> {
+    pub fn executor(&self, id: ExecutorId) -> Option<&ExecutorView> {
         self.executors.iter().find(|e| e.id == id).map(|e| &**e)
     }
 }
@@ -186,16 +190,14 @@ pub struct Retention {
     /// Finished executors dropped so far (oldest first).
     pub forgotten: u64,
     /// The highest executor id launched: ids up to it that are not listed were forgotten.
-    pub last_id: u64,
+    #[serde(with = "yarn_am::executor_id::as_number")]
+    pub last_id: ExecutorId,
 }
 
 impl Retention {
     /// Whether executor `id` existed but is no longer kept (ids count up from 1).
-    pub fn forgot(&self, id: &str) -> bool {
-        self.forgotten > 0
-            && id
-                .parse::<u64>()
-                .is_ok_and(|n| (1..=self.last_id).contains(&n) && n.to_string() == id)
+    pub fn forgot(&self, id: ExecutorId) -> bool {
+        self.forgotten > 0 && (ExecutorId::new(1)..=self.last_id).contains(&id)
     }
 }
 
@@ -206,7 +208,9 @@ pub struct ApiError {
 }
 
 /// An executor's heartbeat to the AM: what finished since the last one, and room for more.
-/// The first poll of an executor is its registration.
+/// The first poll of an executor is its registration. `executor_id` is the executor's claim
+/// as it sent it: the AM reads it as an [`ExecutorId`] and answers one that is not (or that
+/// names no live executor) with a refusal telling it to stop, not a 400.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PollRequest {

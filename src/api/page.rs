@@ -158,7 +158,7 @@ pub fn html(s: &StateView) -> String {
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:?}</td><td>{}</td><td>{}</td></tr>",
-            esc(&e.id),
+            e.id,
             esc(&e.container_id),
             esc(&e.host),
             locality(e.locality),
@@ -182,7 +182,7 @@ pub fn html(s: &StateView) -> String {
             out,
             "<li>{} {} on {} ({:?}){}</li>",
             ev.name(),
-            esc(&e.id),
+            e.id,
             esc(&e.host),
             e.state,
             e.reason
@@ -261,7 +261,7 @@ fn job_html(out: &mut String, job: &ReportView) {
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} s</td><td>{}</td></tr>",
             esc(&t.task_id),
-            esc(&t.executor_id),
+            t.executor_id,
             esc(&t.host),
             task_locality(t.locality),
             t.attempts,
@@ -356,7 +356,7 @@ fn resident_bytes() -> Option<u64> {
 mod tests {
     use yarn_am::driver::report::{ExecutorSample, JobSummary, LocalityCounts, TaskRecord};
 
-    use super::super::model::{ExecutorView, Locality};
+    use super::super::model::{ExecutorId, ExecutorView, Locality};
     use super::*;
 
     /// A state with `executors` executors (every other one exited) on 1,000 hosts and a job
@@ -366,7 +366,7 @@ mod tests {
             .map(|i| {
                 let exited = i % 2 == 1;
                 ExecutorView {
-                    id: i.to_string(),
+                    id: ExecutorId::new(i as u64),
                     container_id: format!("container_1_0001_01_{i:06}"),
                     host: format!("host{:04}", i % 1000),
                     rack: format!("/rack{}", i % 25),
@@ -385,7 +385,7 @@ mod tests {
         let tasks: Vec<TaskRecord> = (0..tasks)
             .map(|i| TaskRecord {
                 task_id: format!("task-{i}"),
-                executor_id: (i % 5000).to_string(),
+                executor_id: ExecutorId::new((i % 5000) as u64),
                 host: format!("host{:04}", i % 1000),
                 locality: yarn_am::driver::Locality::NodeLocal,
                 attempts: 1,

@@ -15,9 +15,9 @@ struct Running {
     demands: Arc<std::sync::Mutex<Vec<Demand>>>,
 }
 
-fn executor(id: &str, state: ExecutorState) -> ExecutorView {
+fn executor(id: u64, state: ExecutorState) -> ExecutorView {
     ExecutorView {
-        id: id.into(),
+        id: ExecutorId::new(id),
         container_id: format!("container_1_0001_01_00000{id}"),
         host: "nm1".into(),
         rack: "/rack1".into(),
@@ -34,8 +34,8 @@ async fn start() -> Running {
     let initial = StateView {
         app_id: "application_1_0001".into(),
         executors: vec![
-            executor("1", ExecutorState::Running),
-            executor("2", ExecutorState::Exited),
+            executor(1, ExecutorState::Running),
+            executor(2, ExecutorState::Exited),
         ]
         .into(),
         running: 1,
@@ -52,7 +52,9 @@ async fn start() -> Running {
                     executor_ids,
                     reply,
                 } => {
-                    let (killed, unknown) = executor_ids.into_iter().partition(|i| i == "1");
+                    let (killed, unknown): (Vec<_>, _) =
+                        executor_ids.into_iter().partition(|i| i == "1");
+                    let killed = killed.iter().map(|i| i.parse().unwrap()).collect();
                     let _ = reply.send(KillOutcome { killed, unknown });
                 }
                 Command::Finish(_) => {}
@@ -177,7 +179,7 @@ async fn kill_reports_known_and_unknown_ids() {
         .unwrap();
     assert_eq!(resp.status(), 200);
     let out: KillOutcome = resp.json().await.unwrap();
-    assert_eq!(out.killed, ["1"]);
+    assert_eq!(out.killed, [ExecutorId::new(1)]);
     assert_eq!(out.unknown, ["9"]);
 }
 
@@ -203,7 +205,7 @@ async fn executors_state_and_loss_reason_reflect_the_published_snapshot() {
     next.retention = Retention {
         finished_kept: 1000,
         forgotten: 5,
-        last_id: 9,
+        last_id: ExecutorId::new(9),
     };
     r.handle_state.send(Arc::new(next)).unwrap();
     let resp = r.get("/v1/executors/7/loss-reason").send().await.unwrap();
@@ -246,7 +248,7 @@ async fn events_stream_as_server_sent_events() {
     // The subscription exists once the response headers are back; publish after that.
     r.events
         .send(ExecutorEvent::Added {
-            executor: executor("5", ExecutorState::Starting),
+            executor: executor(5, ExecutorState::Starting),
         })
         .unwrap();
     let mut text = String::new();
@@ -334,7 +336,7 @@ async fn a_slow_event_client_is_told_how_many_events_it_missed() {
     let (tx, rx) = broadcast::channel(2);
     let (_closing_tx, closing) = watch::channel(false);
     let items = sse_items(rx, closing);
-    for id in ["1", "2", "3", "4", "5"] {
+    for id in [1, 2, 3, 4, 5] {
         tx.send(ExecutorEvent::Added {
             executor: executor(id, ExecutorState::Starting),
         })
@@ -355,7 +357,7 @@ async fn event_streams_end_when_the_server_stops() {
     let (closing_tx, closing) = watch::channel(false);
     let mut items = Box::pin(sse_items(rx, closing));
     tx.send(ExecutorEvent::Added {
-        executor: executor("1", ExecutorState::Starting),
+        executor: executor(1, ExecutorState::Starting),
     })
     .unwrap();
     assert_eq!(items.next().await.unwrap().name, "executor_added");

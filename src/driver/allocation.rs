@@ -27,51 +27,16 @@
 //! left stay at or above `max(min, target)`: never below the minimum, and never an executor
 //! the current need would ask for again.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
 
 use super::job::{Job, TaskSpec};
 use super::scheduler::ExecutorId;
 
-/// A driver's whole demand, as Spark's RequestExecutors: replaces the previous one. One
-/// type for the embedded driver's output and the body of the AM's `POST /v1/demand` (the
-/// API's `model::Demand` is this type); the allocator's own input is derived from it by the
-/// AM's pool. Unknown fields are refused, so a typo is a 400 naming the field.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Demand {
-    pub target_executors: u32,
-    /// Pending tasks that name at least one preferred host (rack-only preferences cannot be
-    /// expressed per host, so they are not counted).
-    #[serde(default)]
-    pub locality_aware_tasks: u32,
-    /// For each preferred host, the pending tasks naming it.
-    #[serde(default)]
-    pub host_to_local_task_count: BTreeMap<String, u32>,
-    /// Hosts YARN must not place executors on (the embedded driver names none).
-    #[serde(default)]
-    pub excluded_hosts: Vec<String>,
-}
+/// A driver's whole demand: one type for the embedded driver's output, the body of the
+/// AM's `POST /v1/demand` and the allocator's input (see [`crate::demand`]).
+pub use crate::demand::Demand;
 
 impl Demand {
-    /// The demand from counts already kept: pending tasks naming hosts, and per host.
-    pub fn from_counts<'a>(
-        target: u32,
-        locality_aware_tasks: usize,
-        per_host: impl IntoIterator<Item = (&'a str, usize)>,
-    ) -> Demand {
-        Demand {
-            target_executors: target,
-            locality_aware_tasks: locality_aware_tasks as u32,
-            host_to_local_task_count: per_host
-                .into_iter()
-                .map(|(h, n)| (h.to_string(), n as u32))
-                .collect(),
-            excluded_hosts: Vec::new(),
-        }
-    }
-
     /// The demand for `target` executors and these pending tasks.
     pub fn derive<'a>(target: u32, pending: impl IntoIterator<Item = &'a TaskSpec>) -> Demand {
         let mut d = Demand {
@@ -84,7 +49,9 @@ impl Demand {
             }
             d.locality_aware_tasks += 1;
             for h in &t.preferred_hosts {
-                *d.host_to_local_task_count.entry(h.clone()).or_default() += 1;
+                *d.host_to_local_task_count
+                    .entry(h.as_str().into())
+                    .or_default() += 1;
             }
         }
         d
@@ -160,9 +127,9 @@ impl Allocation {
             .idle_since
             .keys()
             .filter(|id| !listed.contains(id))
-            .map(|id| (id.clone(), false))
+            .map(|id| (*id, false))
             .collect();
-        changed.extend(executors.iter().map(|(id, busy)| (id.clone(), !busy)));
+        changed.extend(executors.iter().map(|(id, busy)| (*id, !busy)));
         self.update_changed(now, pending, running, executors.len(), changed)
     }
 
@@ -203,11 +170,11 @@ impl Allocation {
     fn set_idle(&mut self, now: u64, id: ExecutorId, idle: bool) {
         match (idle, self.idle_since.get(&id)) {
             (true, None) => {
-                self.idle_order.insert((now, id.clone()));
+                self.idle_order.insert((now, id));
                 self.idle_since.insert(id, now);
             }
             (false, Some(&since)) => {
-                self.idle_order.remove(&(since, id.clone()));
+                self.idle_order.remove(&(since, id));
                 self.idle_since.remove(&id);
             }
             _ => {}
@@ -267,6 +234,7 @@ impl Allocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn job(min: u32, max: u32, cores: u32, ratio: f64) -> Job {
         let text = format!(
@@ -281,7 +249,7 @@ mod tests {
     fn execs(busy: &[bool]) -> Vec<(ExecutorId, bool)> {
         busy.iter()
             .enumerate()
-            .map(|(i, &b)| (format!("e{i}"), b))
+            .map(|(i, &b)| (ExecutorId::new(i as u64), b))
             .collect()
     }
 
@@ -369,7 +337,7 @@ mod tests {
         assert!(a.update(4999, 0, 0, &all_idle).is_empty());
         assert_eq!(a.next_deadline_ms(), Some(5000));
         let killed = a.update(5000, 0, 0, &all_idle);
-        assert_eq!(killed, vec!["e0".to_string(), "e1".to_string()]);
+        assert_eq!(killed, vec![ExecutorId::new(0), ExecutorId::new(1)]);
         // The one left is the minimum.
         assert!(a.update(99_000, 0, 0, &execs(&[false])).is_empty());
     }
@@ -409,7 +377,7 @@ mod tests {
         assert!(a.update(6000, 0, 0, &execs(&[false])).is_empty());
         assert_eq!(
             a.update(11_000, 0, 0, &execs(&[false])),
-            vec!["e0".to_string()]
+            vec![ExecutorId::new(0)]
         );
     }
 
@@ -423,7 +391,7 @@ mod tests {
         assert_eq!(a.target(), 2);
         let e = execs(&[true, false, false]);
         a.update(3000, 0, 2, &e);
-        assert_eq!(a.update(8000, 0, 2, &e), vec!["e1".to_string()]);
+        assert_eq!(a.update(8000, 0, 2, &e), vec![ExecutorId::new(1)]);
     }
 
     /// The idle release as it was before it was kept incrementally: the idle executors
@@ -445,7 +413,7 @@ mod tests {
             for (id, busy) in executors {
                 if !busy {
                     let since = self.idle_since.get(id).copied().unwrap_or(now);
-                    seen.insert(id.clone(), since);
+                    seen.insert(*id, since);
                 }
             }
             self.idle_since = seen;
@@ -463,7 +431,7 @@ mod tests {
                     break;
                 }
                 live -= 1;
-                kill.push(id.clone());
+                kill.push(*id);
             }
             for id in &kill {
                 self.idle_since.remove(id);
@@ -495,11 +463,11 @@ mod tests {
                 // As the scheduler reports them: each executor touched once, as it is now.
                 let mut touched = BTreeSet::new();
                 for (id, what) in changes {
-                    let id = format!("e{id}");
+                    let id = ExecutorId::new(u64::from(id));
                     match what {
                         0 => { live.remove(&id); }
-                        1 => { live.insert(id.clone(), true); }
-                        _ => { live.insert(id.clone(), false); }
+                        1 => { live.insert(id, true); }
+                        _ => { live.insert(id, false); }
                     }
                     touched.insert(id);
                 }
@@ -508,7 +476,7 @@ mod tests {
                     .map(|id| { let idle = live.get(&id) == Some(&false); (id, idle) })
                     .collect();
                 let list: Vec<(ExecutorId, bool)> =
-                    live.iter().map(|(id, busy)| (id.clone(), *busy)).collect();
+                    live.iter().map(|(id, busy)| (*id, *busy)).collect();
                 let kills = new.update_changed(now, pending, running, list.len(), changed);
                 // The same target moves (the whole-list path), then the old idle release.
                 let whole_list_kills = old.update(now, pending, running, &list);
@@ -551,7 +519,7 @@ mod tests {
         assert_eq!(d.locality_aware_tasks, 2);
         assert_eq!(
             d.host_to_local_task_count,
-            BTreeMap::from([("nm1".to_string(), 2), ("nm2".to_string(), 1)])
+            HashMap::from([("nm1".into(), 2), ("nm2".into(), 1)])
         );
         let json = serde_json::to_value(&d).unwrap();
         assert_eq!(json["host_to_local_task_count"]["nm1"], 2);

@@ -16,6 +16,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::report::TaskRecord;
+use super::scheduler::ExecutorId;
 use super::Driver;
 
 /// One journal line.
@@ -26,7 +27,8 @@ pub enum Entry {
     AmAttempt { attempt: u32 },
     /// The AM started an executor in this container.
     Executor {
-        id: u64,
+        #[serde(with = "crate::executor_id::as_number")]
+        id: ExecutorId,
         container: String,
         host: String,
     },
@@ -34,7 +36,7 @@ pub enum Entry {
     Launched {
         task_id: String,
         attempt: u32,
-        executor_id: String,
+        executor_id: ExecutorId,
     },
     /// A task attempt ended; `record` is what the report keeps for it.
     Finished { attempt: u32, record: TaskRecord },
@@ -89,7 +91,7 @@ pub fn whole_len(text: &[u8]) -> usize {
 
 /// The executors earlier attempts started, by container id: the containers a new attempt
 /// gets back from YARN are adopted under these ids.
-pub fn executors(entries: &[Entry]) -> std::collections::HashMap<String, u64> {
+pub fn executors(entries: &[Entry]) -> std::collections::HashMap<String, ExecutorId> {
     entries
         .iter()
         .filter_map(|e| match e {
@@ -101,8 +103,8 @@ pub fn executors(entries: &[Entry]) -> std::collections::HashMap<String, u64> {
 
 /// The attempts still running when the journal ends: each task's latest launch, unless
 /// that attempt finished. As (task id, attempt, executor id), in journal order.
-pub fn in_flight(entries: &[Entry]) -> Vec<(String, u32, String)> {
-    let mut latest: Vec<(String, u32, String)> = Vec::new();
+pub fn in_flight(entries: &[Entry]) -> Vec<(String, u32, ExecutorId)> {
+    let mut latest: Vec<(String, u32, ExecutorId)> = Vec::new();
     for e in entries {
         match e {
             Entry::Launched {
@@ -111,7 +113,7 @@ pub fn in_flight(entries: &[Entry]) -> Vec<(String, u32, String)> {
                 executor_id,
             } => {
                 latest.retain(|(t, _, _)| t != task_id);
-                latest.push((task_id.clone(), *attempt, executor_id.clone()));
+                latest.push((task_id.clone(), *attempt, *executor_id));
             }
             Entry::Finished { attempt, record } => {
                 latest.retain(|(t, a, _)| !(t == &record.task_id && a == attempt));
@@ -130,7 +132,7 @@ pub struct Replayed {
     /// Failed attempts counted against their tasks' retries.
     pub failed: usize,
     /// The highest executor id any earlier attempt used (0: none).
-    pub max_executor_id: u64,
+    pub max_executor_id: ExecutorId,
     /// The AM attempts the journal names.
     pub am_attempts: Vec<u32>,
 }
@@ -142,25 +144,23 @@ impl Driver {
     pub fn replay(&mut self, entries: &[Entry]) -> Replayed {
         let mut out = Replayed::default();
         let mut seen: HashSet<(&str, u32)> = HashSet::new();
-        let note_executor = |out: &mut Replayed, id: &str| {
-            if let Ok(n) = id.parse::<u64>() {
-                out.max_executor_id = out.max_executor_id.max(n);
-            }
+        let note_executor = |out: &mut Replayed, id: ExecutorId| {
+            out.max_executor_id = out.max_executor_id.max(id);
         };
         for e in entries {
             match e {
                 Entry::AmAttempt { attempt } => out.am_attempts.push(*attempt),
-                Entry::Executor { id, .. } => out.max_executor_id = out.max_executor_id.max(*id),
+                Entry::Executor { id, .. } => note_executor(&mut out, *id),
                 Entry::Launched {
                     task_id,
                     attempt,
                     executor_id,
                 } => {
-                    note_executor(&mut out, executor_id);
+                    note_executor(&mut out, *executor_id);
                     self.scheduler.restore_launch(task_id, *attempt);
                 }
                 Entry::Finished { attempt, record } => {
-                    note_executor(&mut out, &record.executor_id);
+                    note_executor(&mut out, record.executor_id);
                     if !seen.insert((record.task_id.as_str(), *attempt)) {
                         continue;
                     }
@@ -170,7 +170,7 @@ impl Driver {
                     if self.scheduler.restore_finished(
                         &record.task_id,
                         *attempt,
-                        &record.executor_id,
+                        record.executor_id,
                         record.exit_code,
                     ) {
                         if record.exit_code == 0 {
@@ -199,6 +199,11 @@ mod tests {
     use crate::driver::{DriverAction, DriverEvent, Job, Locality};
     use std::collections::HashMap;
 
+    /// Executor `n`.
+    fn e(n: u64) -> ExecutorId {
+        ExecutorId::new(n)
+    }
+
     fn driver(tasks: usize, retries: u32) -> Driver {
         let tasks: Vec<_> = (0..tasks)
             .map(|i| format!(r#"{{"id":"t{i}","command":"true"}}"#))
@@ -212,12 +217,12 @@ mod tests {
         Driver::new(job, HashMap::new()).unwrap()
     }
 
-    fn finished(task: &str, attempt: u32, executor: &str, exit_code: i32) -> Entry {
+    fn finished(task: &str, attempt: u32, executor: u64, exit_code: i32) -> Entry {
         Entry::Finished {
             attempt,
             record: TaskRecord {
                 task_id: task.into(),
-                executor_id: executor.into(),
+                executor_id: e(executor),
                 host: "nm1".into(),
                 locality: Locality::NoPref,
                 attempts: attempt + 1,
@@ -245,20 +250,20 @@ mod tests {
         let entries = vec![
             Entry::AmAttempt { attempt: 1 },
             Entry::Executor {
-                id: 3,
+                id: e(3),
                 container: "container_1_0001_01_000002".into(),
                 host: "nm1".into(),
             },
             Entry::Launched {
                 task_id: "t0".into(),
                 attempt: 0,
-                executor_id: "3".into(),
+                executor_id: e(3),
             },
-            finished("t0", 0, "3", 0),
+            finished("t0", 0, 3, 0),
         ];
         let text: String = entries.iter().map(encode).collect();
         assert_eq!(decode(&text).unwrap(), entries);
-        let torn = encode(&finished("t1", 0, "3", 0));
+        let torn = encode(&finished("t1", 0, 3, 0));
         for cut in 1..torn.len() {
             let t = format!("{text}{}", &torn[..cut]);
             assert_eq!(decode(&t).unwrap(), entries, "cut at {cut}");
@@ -267,6 +272,49 @@ mod tests {
         let t = format!("{text}{}", &torn[..9]);
         assert_eq!(whole_len(t.as_bytes()), text.len());
         assert_eq!(whole_len(b"no newline"), 0);
+    }
+
+    /// Lines as the AM wrote them when executor ids were a `u64` in `executor` lines and a
+    /// string elsewhere: they still decode, replay, and encode to the same bytes.
+    #[test]
+    fn a_journal_written_before_the_typed_executor_id_reads_the_same() {
+        let old = concat!(
+            r#"{"ev":"am_attempt","attempt":1}"#,
+            "\n",
+            r#"{"ev":"executor","id":12,"container":"container_1_0001_01_000002","host":"nm1"}"#,
+            "\n",
+            r#"{"ev":"launched","task_id":"t0","attempt":0,"executor_id":"12"}"#,
+            "\n",
+            r#"{"ev":"finished","attempt":0,"record":{"task_id":"t0","executor_id":"12","host":"nm1","locality":"NO_PREF","attempts":1,"duration_ms":5,"exit_code":0}}"#,
+            "\n",
+        );
+        let entries = decode(old).unwrap();
+        assert_eq!(entries[..3], {
+            [
+                Entry::AmAttempt { attempt: 1 },
+                Entry::Executor {
+                    id: e(12),
+                    container: "container_1_0001_01_000002".into(),
+                    host: "nm1".into(),
+                },
+                Entry::Launched {
+                    task_id: "t0".into(),
+                    attempt: 0,
+                    executor_id: e(12),
+                },
+            ]
+        });
+        assert_eq!(entries[3], finished("t0", 0, 12, 0));
+        assert_eq!(entries.iter().map(encode).collect::<String>(), old);
+        let r = driver(1, 3).replay(&entries);
+        assert_eq!((r.succeeded, r.max_executor_id), (1, e(12)));
+        // A line naming an executor by something that is no id is a damaged journal.
+        let bad = r#"{"ev":"launched","task_id":"t0","attempt":0,"executor_id":"e1"}"#;
+        let err = decode(&format!("{bad}\n")).unwrap_err();
+        assert!(
+            err.to_string().contains("\"e1\" is not an executor id"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -289,21 +337,21 @@ mod tests {
             Entry::Launched {
                 task_id: "t0".into(),
                 attempt: 0,
-                executor_id: "7".into(),
+                executor_id: e(7),
             },
-            finished("t0", 0, "7", 0),
-            finished("t0", 0, "7", 0), // a duplicate line changes nothing
+            finished("t0", 0, 7, 0),
+            finished("t0", 0, 7, 0), // a duplicate line changes nothing
             Entry::Launched {
                 task_id: "t1".into(),
                 attempt: 0,
-                executor_id: "7".into(),
+                executor_id: e(7),
             },
-            finished("t1", 0, "7", 1),
+            finished("t1", 0, 7, 1),
             // t2 was running when the AM died: launched, never finished.
             Entry::Launched {
                 task_id: "t2".into(),
                 attempt: 0,
-                executor_id: "8".into(),
+                executor_id: e(8),
             },
         ]);
         assert_eq!(
@@ -311,14 +359,14 @@ mod tests {
             Replayed {
                 succeeded: 1,
                 failed: 1,
-                max_executor_id: 8,
+                max_executor_id: e(8),
                 am_attempts: vec![1],
             }
         );
         let acts = d.on_event(
             10,
             DriverEvent::ExecutorAdded {
-                id: "9".into(),
+                id: e(9),
                 host: "nm1".into(),
                 rack: "/r".into(),
                 cores: 4,
@@ -335,7 +383,7 @@ mod tests {
                 DriverEvent::TaskFinished {
                     task_id: t,
                     attempt: a,
-                    executor_id: "9".into(),
+                    executor_id: e(9),
                     exit_code: 0,
                     duration_ms: 1,
                 },
@@ -346,7 +394,7 @@ mod tests {
         };
         assert!(succeeded);
         let t0 = summary.tasks.iter().find(|t| t.task_id == "t0").unwrap();
-        assert_eq!((t0.attempts, t0.executor_id.as_str()), (1, "7"));
+        assert_eq!((t0.attempts, t0.executor_id), (1, e(7)));
     }
 
     #[test]
@@ -355,12 +403,12 @@ mod tests {
         d.replay(&[Entry::Launched {
             task_id: "t0".into(),
             attempt: 0,
-            executor_id: "4".into(),
+            executor_id: e(4),
         }]);
         let acts = d.on_event(
             0,
             DriverEvent::ExecutorAdopted {
-                id: "4".into(),
+                id: e(4),
                 host: "nm1".into(),
                 rack: "/r".into(),
                 cores: 1,
@@ -374,7 +422,7 @@ mod tests {
             DriverEvent::TaskFinished {
                 task_id: "t0".into(),
                 attempt: 0,
-                executor_id: "4".into(),
+                executor_id: e(4),
                 exit_code: 0,
                 duration_ms: 9,
             },
@@ -383,41 +431,38 @@ mod tests {
         assert_eq!(d.scheduler().succeeded_count(), 1);
         assert_eq!(
             executors(&[Entry::Executor {
-                id: 4,
+                id: e(4),
                 container: "c".into(),
                 host: "h".into()
             }]),
-            std::collections::HashMap::from([("c".to_string(), 4)])
+            std::collections::HashMap::from([("c".to_string(), e(4))])
         );
     }
 
     #[test]
     fn in_flight_attempts_are_each_tasks_latest_unfinished_launch() {
-        let launched = |t: &str, a: u32, e: &str| Entry::Launched {
+        let launched = |t: &str, a: u32, n: u64| Entry::Launched {
             task_id: t.into(),
             attempt: a,
-            executor_id: e.into(),
+            executor_id: e(n),
         };
         let entries = [
-            launched("t0", 0, "1"),
-            launched("t1", 0, "1"),
-            launched("t1", 1, "2"), // t1's first attempt was lost with its executor
-            launched("t2", 0, "2"),
-            finished("t2", 0, "2", 0),
+            launched("t0", 0, 1),
+            launched("t1", 0, 1),
+            launched("t1", 1, 2), // t1's first attempt was lost with its executor
+            launched("t2", 0, 2),
+            finished("t2", 0, 2, 0),
         ];
         assert_eq!(
             in_flight(&entries),
-            [
-                ("t0".to_string(), 0, "1".to_string()),
-                ("t1".to_string(), 1, "2".to_string())
-            ]
+            [("t0".to_string(), 0, e(1)), ("t1".to_string(), 1, e(2))]
         );
     }
 
     #[test]
     fn a_journal_with_every_task_done_finishes_the_job_at_once() {
         let mut d = driver(2, 3);
-        d.replay(&[finished("t0", 0, "1", 0), finished("t1", 2, "1", 0)]);
+        d.replay(&[finished("t0", 0, 1, 0), finished("t1", 2, 1, 0)]);
         let acts = d.on_event(0, DriverEvent::Tick);
         assert!(
             matches!(
@@ -434,7 +479,7 @@ mod tests {
     #[test]
     fn replayed_failures_count_against_retries() {
         let mut d = driver(1, 2);
-        d.replay(&[finished("t0", 0, "1", 3), finished("t0", 1, "2", 3)]);
+        d.replay(&[finished("t0", 0, 1, 3), finished("t0", 1, 2, 3)]);
         let acts = d.on_event(0, DriverEvent::Tick);
         let Some(DriverAction::JobFinished { succeeded, summary }) = acts.last() else {
             panic!("{acts:?}");
@@ -449,7 +494,7 @@ mod tests {
         d.on_event(
             0,
             DriverEvent::ExecutorAdded {
-                id: "1".into(),
+                id: e(1),
                 host: "nm1".into(),
                 rack: "/r".into(),
                 cores: 1,
@@ -461,7 +506,7 @@ mod tests {
             DriverEvent::TaskFinished {
                 task_id: "t0".into(),
                 attempt: 5,
-                executor_id: "1".into(),
+                executor_id: e(1),
                 exit_code: 0,
                 duration_ms: 1,
             },
@@ -471,7 +516,7 @@ mod tests {
             DriverEvent::TaskFinished {
                 task_id: "t0".into(),
                 attempt: 0,
-                executor_id: "1".into(),
+                executor_id: e(1),
                 exit_code: 0,
                 duration_ms: 1,
             },

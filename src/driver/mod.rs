@@ -178,21 +178,21 @@ impl Driver {
                 cores,
                 running,
             } => {
-                self.scheduler.add_executor(id.clone(), host, rack, cores);
+                self.scheduler.add_executor(id, host, rack, cores);
                 for (task_id, attempt) in running {
-                    if self.scheduler.adopt_running(&task_id, attempt, &id) {
+                    if self.scheduler.adopt_running(&task_id, attempt, id) {
                         // Its start is not known here: the limit counts from the adoption.
-                        self.set_deadline(now, &task_id, attempt, &id);
+                        self.set_deadline(now, &task_id, attempt, id);
                         self.journal.push(journal::Entry::Launched {
                             task_id,
                             attempt,
-                            executor_id: id.clone(),
+                            executor_id: id,
                         });
                     }
                 }
             }
             DriverEvent::ExecutorRemoved { id, .. } => {
-                self.scheduler.remove_executor(&id);
+                self.scheduler.remove_executor(id);
             }
             DriverEvent::TaskFinished {
                 task_id,
@@ -203,7 +203,7 @@ impl Driver {
             } => {
                 if let Some(f) =
                     self.scheduler
-                        .task_finished(&task_id, attempt, &executor_id, exit_code)
+                        .task_finished(&task_id, attempt, executor_id, exit_code)
                 {
                     self.record(f, duration_ms, exit_code);
                 }
@@ -234,15 +234,11 @@ impl Driver {
     }
 
     /// Starts the clock of an attempt's time limit, if its task has one.
-    fn set_deadline(&mut self, now: u64, task_id: &str, attempt: u32, executor_id: &str) {
+    fn set_deadline(&mut self, now: u64, task_id: &str, attempt: u32, executor_id: ExecutorId) {
         let i = self.index[task_id];
         if let Some(limit) = self.timeouts[i] {
-            self.deadlines.insert((
-                now.saturating_add(limit),
-                i,
-                attempt,
-                executor_id.to_string(),
-            ));
+            self.deadlines
+                .insert((now.saturating_add(limit), i, attempt, executor_id));
         }
     }
 
@@ -258,7 +254,7 @@ impl Driver {
             let limit = self.timeouts[i].unwrap_or_default();
             let Some(f) = self
                 .scheduler
-                .task_timed_out(&task_id, attempt, &executor_id, limit)
+                .task_timed_out(&task_id, attempt, executor_id, limit)
             else {
                 // That attempt ended (or its executor went) in time.
                 continue;
@@ -289,11 +285,11 @@ impl Driver {
         }
         for l in self.scheduler.offer(now) {
             let command = self.job.tasks[self.index[&l.task_id]].command.clone();
-            self.set_deadline(now, &l.task_id, l.attempt, &l.executor_id);
+            self.set_deadline(now, &l.task_id, l.attempt, l.executor_id);
             self.journal.push(journal::Entry::Launched {
                 task_id: l.task_id.clone(),
                 attempt: l.attempt,
-                executor_id: l.executor_id.clone(),
+                executor_id: l.executor_id,
             });
             out.push(DriverAction::LaunchTask {
                 task_id: l.task_id,
@@ -312,7 +308,7 @@ impl Driver {
         );
         if !kills.is_empty() {
             for id in &kills {
-                self.scheduler.mark_killing(id);
+                self.scheduler.mark_killing(*id);
             }
             out.push(DriverAction::KillExecutors(kills));
         }

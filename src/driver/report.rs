@@ -410,7 +410,7 @@ mod tests {
     fn rec(id: &str, locality: Locality, exit_code: i32) -> TaskRecord {
         TaskRecord {
             task_id: id.into(),
-            executor_id: "e1".into(),
+            executor_id: ExecutorId::new(1),
             host: "nm1".into(),
             locality,
             attempts: 1,
@@ -516,7 +516,7 @@ mod view_tests {
     fn record(task: usize, locality: usize, exit_code: i32, attempts: u32) -> TaskRecord {
         TaskRecord {
             task_id: format!("t{task}"),
-            executor_id: (task % 7).to_string(),
+            executor_id: ExecutorId::new((task % 7) as u64),
             host: format!("nm{}", task % 3),
             locality: LOCALITIES[locality],
             attempts,

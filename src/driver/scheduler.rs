@@ -57,8 +57,8 @@ use crate::topology::SharedTopology;
 /// The exit code a timed-out attempt is recorded with: coreutils `timeout`'s.
 pub const TIMED_OUT_EXIT_CODE: i32 = 124;
 
-/// The id the AM knows an executor by.
-pub type ExecutorId = String;
+/// The id the AM knows an executor by (one type for the whole AM).
+pub use crate::executor_id::ExecutorId;
 
 /// How close a launch is to the data it wanted. Ordered from most to least local.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -269,7 +269,7 @@ impl Scheduler {
         self.topology.learn(&host, &rack);
         self.count_usable(&host, &rack, true);
         self.executors.insert(
-            id.clone(),
+            id,
             Executor {
                 host,
                 rack,
@@ -278,7 +278,7 @@ impl Scheduler {
                 usable: true,
             },
         );
-        self.touched(&id);
+        self.touched(id);
     }
 
     /// Counts one usable executor on `host` and `rack` in (`true`) or out.
@@ -304,26 +304,26 @@ impl Scheduler {
 
     /// An executor's cpus, running set or usability changed (or it went): the offerable
     /// set follows, and the allocation will look at its idleness again.
-    fn touched(&mut self, id: &str) {
-        match self.executors.get(id) {
+    fn touched(&mut self, id: ExecutorId) {
+        match self.executors.get(&id) {
             Some(e) if e.usable && e.free > 0 => {
-                if !self.offerable.contains(id) {
-                    self.offerable.insert(id.to_string());
+                if !self.offerable.contains(&id) {
+                    self.offerable.insert(id);
                 }
             }
             _ => {
-                self.offerable.remove(id);
+                self.offerable.remove(&id);
             }
         }
-        if !self.idle_changed.contains(id) {
-            self.idle_changed.insert(id.to_string());
+        if !self.idle_changed.contains(&id) {
+            self.idle_changed.insert(id);
         }
     }
 
     /// The executor is gone. Its running tasks go back to pending, no failure counted.
     /// Returns their ids.
-    pub fn remove_executor(&mut self, id: &str) -> Vec<String> {
-        let Some(exec) = self.executors.remove(id) else {
+    pub fn remove_executor(&mut self, id: ExecutorId) -> Vec<String> {
+        let Some(exec) = self.executors.remove(&id) else {
             return Vec::new();
         };
         if exec.usable {
@@ -342,8 +342,8 @@ impl Scheduler {
     }
 
     /// Offer this executor nothing more (its kill has been asked for).
-    pub fn mark_killing(&mut self, id: &str) {
-        let Some(e) = self.executors.get_mut(id) else {
+    pub fn mark_killing(&mut self, id: ExecutorId) {
+        let Some(e) = self.executors.get_mut(&id) else {
             return;
         };
         if !e.usable {
@@ -361,7 +361,7 @@ impl Scheduler {
         &mut self,
         task_id: &str,
         attempt: u32,
-        executor_id: &str,
+        executor_id: ExecutorId,
         exit_code: i32,
     ) -> Option<Finished> {
         let what = format!("exited {exit_code}");
@@ -375,7 +375,7 @@ impl Scheduler {
         &mut self,
         task_id: &str,
         attempt: u32,
-        executor_id: &str,
+        executor_id: ExecutorId,
         timeout_ms: u64,
     ) -> Option<Finished> {
         let what = format!("timed out after {timeout_ms} ms (killed)");
@@ -387,7 +387,7 @@ impl Scheduler {
         &mut self,
         task_id: &str,
         attempt: u32,
-        executor_id: &str,
+        executor_id: ExecutorId,
         exit_code: i32,
         what: String,
     ) -> Option<Finished> {
@@ -402,13 +402,13 @@ impl Scheduler {
         else {
             return None;
         };
-        if *a != attempt || executor != executor_id {
+        if *a != attempt || *executor != executor_id {
             return None;
         }
         let (host, locality) = (host.clone(), *locality);
         let mut requeue = false;
         let mut freed = false;
-        if let Some(e) = self.executors.get_mut(executor_id) {
+        if let Some(e) = self.executors.get_mut(&executor_id) {
             // Saturating: a task returns what it took, so this stays within the cores.
             e.free = e.free.saturating_add(task.spec.cpus);
             if e.running.remove(&i) {
@@ -422,7 +422,7 @@ impl Scheduler {
             Outcome::Succeeded
         } else {
             task.failures += 1;
-            task.excluded.insert(executor_id.to_string());
+            task.excluded.insert(executor_id);
             task.last_failure = Some(format!(
                 "attempt {attempt} {what} on executor {executor_id} ({host})"
             ));
@@ -453,7 +453,7 @@ impl Scheduler {
         Some(Finished {
             task_id: task_id.to_string(),
             attempt,
-            executor_id: executor_id.to_string(),
+            executor_id,
             host,
             locality,
             attempts,
@@ -466,11 +466,11 @@ impl Scheduler {
     /// executor the new attempt adopted): it runs on there and its result will count,
     /// instead of the task being queued again. `false` for an unknown task, an unknown
     /// executor, or a task no longer pending (already done, or running elsewhere).
-    pub fn adopt_running(&mut self, task_id: &str, attempt: u32, executor_id: &str) -> bool {
+    pub fn adopt_running(&mut self, task_id: &str, attempt: u32, executor_id: ExecutorId) -> bool {
         let Some(&i) = self.index.get(task_id) else {
             return false;
         };
-        let Some(e) = self.executors.get_mut(executor_id) else {
+        let Some(e) = self.executors.get_mut(&executor_id) else {
             return false;
         };
         let task = &mut self.tasks[i];
@@ -484,7 +484,7 @@ impl Scheduler {
         task.launches = task.launches.max(attempt + 1);
         task.state = State::Running {
             attempt,
-            executor: executor_id.to_string(),
+            executor: executor_id,
             host: e.host.clone(),
             locality: Locality::Any,
         };
@@ -510,7 +510,7 @@ impl Scheduler {
         &mut self,
         task_id: &str,
         attempt: u32,
-        executor_id: &str,
+        executor_id: ExecutorId,
         exit_code: i32,
     ) -> bool {
         let Some(&i) = self.index.get(task_id) else {
@@ -527,7 +527,7 @@ impl Scheduler {
             self.dequeue(i);
             return true;
         }
-        task.excluded.insert(executor_id.to_string());
+        task.excluded.insert(executor_id);
         task.failures += 1;
         if task.failures >= self.max_failures {
             task.state = State::Failed;
@@ -571,8 +571,8 @@ impl Scheduler {
                     if self.nothing_to_pick(level) {
                         break;
                     }
-                    if let Some(i) = self.pick(&id, level) {
-                        launches.push(self.launch(i, &id));
+                    if let Some(i) = self.pick(id, level) {
+                        launches.push(self.launch(i, id));
                         launched = true;
                     }
                 }
@@ -651,8 +651,8 @@ impl Scheduler {
     }
 
     /// First pending task (job order) that fits the executor and matches `level` there.
-    fn pick(&self, exec_id: &str, level: Locality) -> Option<usize> {
-        let exec = &self.executors[exec_id];
+    fn pick(&self, exec_id: ExecutorId, level: Locality) -> Option<usize> {
+        let exec = &self.executors[&exec_id];
         let fits = |i: &usize| {
             let task = &self.tasks[*i];
             task.spec.cpus <= exec.free && !self.excluded(task, exec_id)
@@ -674,9 +674,9 @@ impl Scheduler {
         }
     }
 
-    fn launch(&mut self, i: usize, exec_id: &str) -> Launch {
+    fn launch(&mut self, i: usize, exec_id: ExecutorId) -> Launch {
         let locality = self.locality_of(&self.tasks[i].spec, exec_id);
-        let exec = self.executors.get_mut(exec_id).expect("offered executor");
+        let exec = self.executors.get_mut(&exec_id).expect("offered executor");
         let task = &mut self.tasks[i];
         exec.free -= task.spec.cpus;
         if exec.running.insert(i) {
@@ -686,14 +686,14 @@ impl Scheduler {
         task.launches += 1;
         task.state = State::Running {
             attempt,
-            executor: exec_id.to_string(),
+            executor: exec_id,
             host: exec.host.clone(),
             locality,
         };
         let launch = Launch {
             task_id: task.spec.id.clone(),
             attempt,
-            executor_id: exec_id.to_string(),
+            executor_id: exec_id,
             locality,
         };
         self.dequeue(i);
@@ -702,8 +702,8 @@ impl Scheduler {
     }
 
     /// The level a launch of `task` on this executor has, whatever pass it came from.
-    fn locality_of(&self, task: &TaskSpec, exec_id: &str) -> Locality {
-        let exec = &self.executors[exec_id];
+    fn locality_of(&self, task: &TaskSpec, exec_id: ExecutorId) -> Locality {
+        let exec = &self.executors[&exec_id];
         if task.preferred_hosts.contains(&exec.host) {
             Locality::NodeLocal
         } else if task.has_no_preference() {
@@ -726,8 +726,8 @@ impl Scheduler {
     }
 
     /// Excluded after a failure there, unless that would leave the task nowhere to go.
-    fn excluded(&self, task: &Task, exec_id: &str) -> bool {
-        task.excluded.contains(exec_id)
+    fn excluded(&self, task: &Task, exec_id: ExecutorId) -> bool {
+        task.excluded.contains(&exec_id)
             && self
                 .executors
                 .iter()
@@ -752,7 +752,7 @@ impl Scheduler {
             let e = &self.executors[id];
             self.pending.iter().any(|&i| {
                 let t = &self.tasks[i];
-                t.spec.cpus <= e.free && !self.excluded(t, id)
+                t.spec.cpus <= e.free && !self.excluded(t, *id)
             })
         })
     }
@@ -779,10 +779,10 @@ impl Scheduler {
     }
 
     /// Whether `attempt` of the task is the one running on `executor_id`.
-    pub fn runs_on(&self, task_id: &str, attempt: u32, executor_id: &str) -> bool {
+    pub fn runs_on(&self, task_id: &str, attempt: u32, executor_id: ExecutorId) -> bool {
         self.index.get(task_id).is_some_and(|&i| {
             matches!(&self.tasks[i].state,
-                State::Running { attempt: a, executor, .. } if *a == attempt && executor == executor_id)
+                State::Running { attempt: a, executor, .. } if *a == attempt && *executor == executor_id)
         })
     }
 
@@ -858,7 +858,7 @@ impl Scheduler {
         self.executors
             .iter()
             .filter(|(_, e)| e.usable)
-            .map(|(id, e)| (id.clone(), !e.running.is_empty()))
+            .map(|(id, e)| (*id, !e.running.is_empty()))
             .collect()
     }
 
@@ -867,8 +867,20 @@ impl Scheduler {
         self.executors.len()
     }
 
-    pub fn host_of(&self, executor_id: &str) -> Option<&str> {
-        self.executors.get(executor_id).map(|e| e.host.as_str())
+    pub fn host_of(&self, executor_id: ExecutorId) -> Option<&str> {
+        self.executors.get(&executor_id).map(|e| e.host.as_str())
+    }
+
+    /// Whether the executor registered (added or adopted) and is not removed: the one
+    /// record of "the driver knows this executor" (the AM's job run asks here).
+    pub fn has_executor(&self, executor_id: ExecutorId) -> bool {
+        self.executors.contains_key(&executor_id)
+    }
+
+    /// Whether the executor's kill was asked for ([`Self::mark_killing`]): it is offered
+    /// nothing more and is told to go.
+    pub fn is_killing(&self, executor_id: ExecutorId) -> bool {
+        self.executors.get(&executor_id).is_some_and(|e| !e.usable)
     }
 
     /// The command of a task, by id.

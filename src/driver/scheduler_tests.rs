@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// Executor `n`.
+fn e(n: u64) -> ExecutorId {
+    ExecutorId::new(n)
+}
+
 fn task(id: &str, hosts: &[&str]) -> TaskSpec {
     TaskSpec {
         id: id.into(),
@@ -38,34 +43,34 @@ fn sched(tasks: Vec<TaskSpec>) -> Scheduler {
     )
 }
 
-fn add(s: &mut Scheduler, id: &str, host: &str, cores: u32) {
+fn add(s: &mut Scheduler, id: ExecutorId, host: &str, cores: u32) {
     let rack = racks()[host].clone();
-    s.add_executor(id.into(), host.into(), rack, cores);
+    s.add_executor(id, host.into(), rack, cores);
 }
 
-fn placed(launches: &[Launch]) -> Vec<(&str, &str, Locality)> {
+fn placed(launches: &[Launch]) -> Vec<(&str, ExecutorId, Locality)> {
     launches
         .iter()
-        .map(|l| (l.task_id.as_str(), l.executor_id.as_str(), l.locality))
+        .map(|l| (l.task_id.as_str(), l.executor_id, l.locality))
         .collect()
 }
 
 fn ok(s: &mut Scheduler, l: &Launch) {
-    let f = s.task_finished(&l.task_id, l.attempt, &l.executor_id, 0);
+    let f = s.task_finished(&l.task_id, l.attempt, l.executor_id, 0);
     assert_eq!(f.unwrap().outcome, Outcome::Succeeded);
 }
 
 #[test]
 fn node_local_tasks_go_to_their_hosts() {
     let mut s = sched(vec![task("a", &["nm2"]), task("b", &["nm1"])]);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e2", "nm2", 1);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(2), "nm2", 1);
     let l = s.offer(0);
     assert_eq!(
         placed(&l),
         vec![
-            ("b", "e1", Locality::NodeLocal),
-            ("a", "e2", Locality::NodeLocal)
+            ("b", e(1), Locality::NodeLocal),
+            ("a", e(2), Locality::NodeLocal)
         ]
     );
     assert_eq!(s.pending_count(), 0);
@@ -80,16 +85,16 @@ fn node_to_rack_after_the_wait_then_any_when_no_rack_work_remains() {
         task("b", &["nm1"]),
         task("c", &["nm4"]),
     ]);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e2", "nm2", 1);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(2), "nm2", 1);
     let l = s.offer(0);
-    assert_eq!(placed(&l), vec![("a", "e1", Locality::NodeLocal)]);
+    assert_eq!(placed(&l), vec![("a", e(1), Locality::NodeLocal)]);
     // e2 was turned away by the delay: the clock keeps running from 0.
     assert!(s.offer(2999).is_empty());
     assert_eq!(s.level(), Locality::NodeLocal);
     assert_eq!(s.next_level_change_ms(), Some(3000));
     let l = s.offer(3000);
-    assert_eq!(placed(&l), vec![("b", "e2", Locality::RackLocal)]);
+    assert_eq!(placed(&l), vec![("b", e(2), Locality::RackLocal)]);
     assert_eq!(s.level(), Locality::RackLocal);
     // a finishes: only c is left, and no live executor is on its rack: ANY at once.
     ok(
@@ -97,12 +102,12 @@ fn node_to_rack_after_the_wait_then_any_when_no_rack_work_remains() {
         &Launch {
             task_id: "a".into(),
             attempt: 0,
-            executor_id: "e1".into(),
+            executor_id: e(1),
             locality: Locality::NodeLocal,
         },
     );
     let l = s.offer(3500);
-    assert_eq!(placed(&l), vec![("c", "e1", Locality::Any)]);
+    assert_eq!(placed(&l), vec![("c", e(1), Locality::Any)]);
     assert_eq!(s.level(), Locality::Any);
 }
 
@@ -110,22 +115,22 @@ fn node_to_rack_after_the_wait_then_any_when_no_rack_work_remains() {
 fn rack_to_any_after_the_rack_wait() {
     // b wants nm1 (busy); the only free executor is on /r2.
     let mut s = sched(vec![task("a", &["nm1"]), task("b", &["nm1"])]);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e4", "nm4", 1);
-    assert_eq!(placed(&s.offer(0)), vec![("a", "e1", Locality::NodeLocal)]);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(4), "nm4", 1);
+    assert_eq!(placed(&s.offer(0)), vec![("a", e(1), Locality::NodeLocal)]);
     assert!(s.offer(3000).is_empty());
     assert_eq!(s.level(), Locality::RackLocal);
     assert!(s.offer(5999).is_empty());
-    assert_eq!(placed(&s.offer(6000)), vec![("b", "e4", Locality::Any)]);
+    assert_eq!(placed(&s.offer(6000)), vec![("b", e(4), Locality::Any)]);
 }
 
 #[test]
 fn a_long_gap_crosses_several_levels_at_once() {
     let mut s = sched(vec![task("a", &["nm1"]), task("b", &["nm1"])]);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e4", "nm4", 1);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(4), "nm4", 1);
     s.offer(0);
-    assert_eq!(placed(&s.offer(10_000)), vec![("b", "e4", Locality::Any)]);
+    assert_eq!(placed(&s.offer(10_000)), vec![("b", e(4), Locality::Any)]);
 }
 
 #[test]
@@ -136,8 +141,8 @@ fn a_launch_without_rejects_resets_to_the_most_local_level() {
         task("c", &["nm1"]),
         task("d", &["nm1"]),
     ]);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e4", "nm4", 1);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(4), "nm4", 1);
     let a = s.offer(0).remove(0);
     let b = s.offer(6000).remove(0);
     assert_eq!(b.locality, Locality::Any);
@@ -146,7 +151,7 @@ fn a_launch_without_rejects_resets_to_the_most_local_level() {
     // Allowed is ANY, but the NODE pass comes first: c goes to nm1, nobody is turned away.
     assert_eq!(
         placed(&s.offer(6100)),
-        vec![("c", "e1", Locality::NodeLocal)]
+        vec![("c", e(1), Locality::NodeLocal)]
     );
     assert_eq!(s.level(), Locality::NodeLocal);
     ok(&mut s, &b);
@@ -155,7 +160,7 @@ fn a_launch_without_rejects_resets_to_the_most_local_level() {
     assert!(s.offer(9099).is_empty());
     assert_eq!(placed(&s.offer(9100)), vec![]);
     // 9100: RACK allowed, but e4 is on /r2; ANY from 12100.
-    assert_eq!(placed(&s.offer(12_100)), vec![("d", "e4", Locality::Any)]);
+    assert_eq!(placed(&s.offer(12_100)), vec![("d", e(4), Locality::Any)]);
 }
 
 #[test]
@@ -164,8 +169,8 @@ fn local_launches_elsewhere_do_not_restart_the_clock_while_a_slot_is_refused() {
     // would restart the wait at every e1 launch and never let e2 help.
     let tasks = (0..6).map(|i| task(&format!("n1-{i}"), &["nm1"])).collect();
     let mut s = sched(tasks);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e2", "nm2", 1);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(2), "nm2", 1);
     let mut running = s.offer(0);
     assert_eq!(running.len(), 1);
     for t in [1000, 2000] {
@@ -174,14 +179,14 @@ fn local_launches_elsewhere_do_not_restart_the_clock_while_a_slot_is_refused() {
         running = s.offer(t);
         assert_eq!(
             placed(&running),
-            vec![(running[0].task_id.as_str(), "e1", Locality::NodeLocal)]
+            vec![(running[0].task_id.as_str(), e(1), Locality::NodeLocal)]
         );
     }
     let l = s.offer(3000);
     assert_eq!(l.len(), 1);
     assert_eq!(
-        (l[0].executor_id.as_str(), l[0].locality),
-        ("e2", Locality::RackLocal)
+        (l[0].executor_id, l[0].locality),
+        (e(2), Locality::RackLocal)
     );
 }
 
@@ -191,14 +196,14 @@ fn nm3_without_executors_falls_back_after_the_wait_instead_of_stalling() {
     let mut tasks: Vec<TaskSpec> = (0..2).map(|i| task(&format!("n3-{i}"), &["nm3"])).collect();
     tasks.extend((0..4).map(|i| task(&format!("n1-{i}"), &["nm1"])));
     let mut s = sched(tasks);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e2", "nm2", 1);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(2), "nm2", 1);
     let first = s.offer(0);
-    assert_eq!(placed(&first), vec![("n1-0", "e1", Locality::NodeLocal)]);
+    assert_eq!(placed(&first), vec![("n1-0", e(1), Locality::NodeLocal)]);
     assert!(s.offer(1000).is_empty());
     // After the node wait, nm3's tasks run on its rack.
     let l = s.offer(3000);
-    assert_eq!(placed(&l), vec![("n3-0", "e2", Locality::RackLocal)]);
+    assert_eq!(placed(&l), vec![("n3-0", e(2), Locality::RackLocal)]);
 
     // Same, with nm3's rack empty too: RACK_LOCAL cannot help them; ANY after both waits.
     let mut racks = racks();
@@ -214,12 +219,12 @@ fn nm3_without_executors_falls_back_after_the_wait_instead_of_stalling() {
         3,
         racks,
     );
-    s.add_executor("e1".into(), "nm1".into(), "/r1".into(), 1);
-    s.add_executor("e4".into(), "nm4".into(), "/r2".into(), 1);
+    s.add_executor(e(1), "nm1".into(), "/r1".into(), 1);
+    s.add_executor(e(4), "nm4".into(), "/r2".into(), 1);
     s.offer(0);
     assert!(s.offer(3000).is_empty());
     assert!(s.offer(5999).is_empty());
-    assert_eq!(placed(&s.offer(6000)), vec![("n3-0", "e4", Locality::Any)]);
+    assert_eq!(placed(&s.offer(6000)), vec![("n3-0", e(4), Locality::Any)]);
 }
 
 #[test]
@@ -229,13 +234,13 @@ fn no_pref_tasks_skip_the_delay() {
         task("b", &["nm1"]),
         task("n", &[]),
     ]);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e2", "nm2", 1);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(2), "nm2", 1);
     assert_eq!(
         placed(&s.offer(0)),
         vec![
-            ("a", "e1", Locality::NodeLocal),
-            ("n", "e2", Locality::NoPref)
+            ("a", e(1), Locality::NodeLocal),
+            ("n", e(2), Locality::NoPref)
         ]
     );
     assert_eq!(s.level(), Locality::NodeLocal);
@@ -246,20 +251,20 @@ fn preferred_racks_count_as_rack_local() {
     let mut t = task("r", &[]);
     t.preferred_racks = vec!["/r2".into()];
     let mut s = sched(vec![task("a", &["nm1"]), t]);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e4", "nm4", 1);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(4), "nm4", 1);
     let l = s.offer(0);
     assert_eq!(
         l[0],
         Launch {
             task_id: "a".into(),
             attempt: 0,
-            executor_id: "e1".into(),
+            executor_id: e(1),
             locality: Locality::NodeLocal
         }
     );
     // No pending task is NODE-runnable any more, so the next pass skips to RACK at once.
-    assert_eq!(placed(&s.offer(1)), vec![("r", "e4", Locality::RackLocal)]);
+    assert_eq!(placed(&s.offer(1)), vec![("r", e(4), Locality::RackLocal)]);
 }
 
 #[test]
@@ -267,48 +272,48 @@ fn tasks_take_the_cpus_they_ask_for() {
     let mut big = task("big", &[]);
     big.cpus = 2;
     let mut s = sched(vec![task("a", &[]), big, task("c", &[])]);
-    add(&mut s, "e1", "nm1", 2);
+    add(&mut s, e(1), "nm1", 2);
     // a takes one cpu; big does not fit the remaining one; c does.
     assert_eq!(
         placed(&s.offer(0)),
-        vec![("a", "e1", Locality::NoPref), ("c", "e1", Locality::NoPref)]
+        vec![("a", e(1), Locality::NoPref), ("c", e(1), Locality::NoPref)]
     );
-    add(&mut s, "e2", "nm2", 2);
-    assert_eq!(placed(&s.offer(1)), vec![("big", "e2", Locality::NoPref)]);
+    add(&mut s, e(2), "nm2", 2);
+    assert_eq!(placed(&s.offer(1)), vec![("big", e(2), Locality::NoPref)]);
 }
 
 #[test]
 fn a_failed_task_retries_on_another_executor() {
     let mut s = sched(vec![task("a", &[])]);
-    add(&mut s, "e1", "nm1", 1);
-    add(&mut s, "e2", "nm2", 1);
+    add(&mut s, e(1), "nm1", 1);
+    add(&mut s, e(2), "nm2", 1);
     let l = s.offer(0).remove(0);
-    assert_eq!(l.executor_id, "e1");
-    let f = s.task_finished("a", 0, "e1", 1).unwrap();
+    assert_eq!(l.executor_id, e(1));
+    let f = s.task_finished("a", 0, e(1), 1).unwrap();
     assert_eq!(f.outcome, Outcome::WillRetry);
     assert_eq!(s.failures("a"), Some(1));
     let l = s.offer(10).remove(0);
-    assert_eq!((l.attempt, l.executor_id.as_str()), (1, "e2"));
+    assert_eq!((l.attempt, l.executor_id), (1, e(2)));
 }
 
 #[test]
 fn exclusion_gives_way_when_no_other_executor_is_left() {
     let mut s = sched(vec![task("a", &[])]);
-    add(&mut s, "e1", "nm1", 1);
+    add(&mut s, e(1), "nm1", 1);
     s.offer(0);
-    s.task_finished("a", 0, "e1", 1);
+    s.task_finished("a", 0, e(1), 1);
     let l = s.offer(10).remove(0);
-    assert_eq!((l.attempt, l.executor_id.as_str()), (1, "e1"));
+    assert_eq!((l.attempt, l.executor_id), (1, e(1)));
 }
 
 #[test]
 fn the_job_fails_when_a_task_fails_task_retries_times() {
     let mut s = sched(vec![task("a", &[]), task("b", &[])]);
-    add(&mut s, "e1", "nm1", 1);
+    add(&mut s, e(1), "nm1", 1);
     for attempt in 0..3 {
         let l = s.offer(attempt as u64).remove(0);
         assert_eq!((l.task_id.as_str(), l.attempt), ("a", attempt));
-        let f = s.task_finished("a", attempt, "e1", 7).unwrap();
+        let f = s.task_finished("a", attempt, e(1), 7).unwrap();
         let want = if attempt < 2 {
             Outcome::WillRetry
         } else {
@@ -328,41 +333,41 @@ fn the_job_fails_when_a_task_fails_task_retries_times() {
 #[test]
 fn losing_an_executor_requeues_without_a_failure() {
     let mut s = sched(vec![task("a", &[]), task("b", &[])]);
-    add(&mut s, "e1", "nm1", 2);
+    add(&mut s, e(1), "nm1", 2);
     assert_eq!(s.offer(0).len(), 2);
     assert_eq!(
-        s.remove_executor("e1"),
+        s.remove_executor(e(1)),
         vec!["a".to_string(), "b".to_string()]
     );
     assert_eq!(s.failures("a"), Some(0));
     assert_eq!(s.pending_count(), 2);
     assert_eq!(s.running_count(), 0);
     // The lost attempt's late report is ignored.
-    assert_eq!(s.task_finished("a", 0, "e1", 0), None);
-    add(&mut s, "e2", "nm2", 2);
+    assert_eq!(s.task_finished("a", 0, e(1), 0), None);
+    add(&mut s, e(2), "nm2", 2);
     let l = s.offer(5);
     assert_eq!(l.iter().map(|l| l.attempt).collect::<Vec<_>>(), vec![1, 1]);
-    assert!(l.iter().all(|l| l.executor_id == "e2"));
+    assert!(l.iter().all(|l| l.executor_id == e(2)));
 }
 
 #[test]
 fn stale_or_duplicate_reports_are_ignored() {
     let mut s = sched(vec![task("a", &[])]);
-    add(&mut s, "e1", "nm1", 1);
+    add(&mut s, e(1), "nm1", 1);
     let l = s.offer(0).remove(0);
-    assert_eq!(s.task_finished("a", 1, "e1", 0), None);
-    assert_eq!(s.task_finished("a", 0, "e2", 0), None);
-    assert_eq!(s.task_finished("zz", 0, "e1", 0), None);
+    assert_eq!(s.task_finished("a", 1, e(1), 0), None);
+    assert_eq!(s.task_finished("a", 0, e(2), 0), None);
+    assert_eq!(s.task_finished("zz", 0, e(1), 0), None);
     ok(&mut s, &l);
-    assert_eq!(s.task_finished("a", 0, "e1", 0), None);
+    assert_eq!(s.task_finished("a", 0, e(1), 0), None);
     assert!(s.all_succeeded());
 }
 
 #[test]
 fn executors_being_killed_get_nothing() {
     let mut s = sched(vec![task("a", &[])]);
-    add(&mut s, "e1", "nm1", 1);
-    s.mark_killing("e1");
+    add(&mut s, e(1), "nm1", 1);
+    s.mark_killing(e(1));
     assert!(s.offer(0).is_empty());
     assert!(s.usable_executors().is_empty());
     assert_eq!(s.executor_count(), 1);
@@ -376,10 +381,10 @@ fn the_level_holds_until_executors_exist() {
     assert_eq!(s.level(), Locality::NodeLocal);
     // The first executor is on nm1: b's host has no executor, so it is not NODE-runnable,
     // but a is; e1 takes a and is full, so nothing was refused.
-    add(&mut s, "e1", "nm1", 1);
+    add(&mut s, e(1), "nm1", 1);
     assert_eq!(
         placed(&s.offer(10_100)),
-        vec![("a", "e1", Locality::NodeLocal)]
+        vec![("a", e(1), Locality::NodeLocal)]
     );
     assert_eq!(s.level(), Locality::NodeLocal);
 }
@@ -427,7 +432,7 @@ mod kept_state {
             .executors
             .iter()
             .filter(|(_, e)| e.usable && e.free > 0)
-            .map(|(id, _)| id.clone())
+            .map(|(id, _)| *id)
             .collect();
         assert_eq!(s.offerable, offerable);
         let running: usize = s.executors.values().map(|e| e.running.len()).sum();
@@ -473,16 +478,16 @@ mod kept_state {
             let mut idle: BTreeMap<ExecutorId, bool> = BTreeMap::new();
             for op in ops {
                 match op {
-                    Op::Add { id, host, cores } => add(&mut s, &format!("e{id}"), hosts[host as usize], cores),
+                    Op::Add { id, host, cores } => add(&mut s, e(id.into()), hosts[host as usize], cores),
                     Op::Remove(id) => {
-                        s.remove_executor(&format!("e{id}"));
+                        s.remove_executor(e(id.into()));
                     }
-                    Op::Kill(id) => s.mark_killing(&format!("e{id}")),
+                    Op::Kill(id) => s.mark_killing(e(id.into())),
                     Op::Finish { nth, exit } => {
-                        running.retain(|l| s.runs_on(&l.task_id, l.attempt, &l.executor_id));
+                        running.retain(|l| s.runs_on(&l.task_id, l.attempt, l.executor_id));
                         if !running.is_empty() {
                             let l = running.remove(nth % running.len());
-                            s.task_finished(&l.task_id, l.attempt, &l.executor_id, exit);
+                            s.task_finished(&l.task_id, l.attempt, l.executor_id, exit);
                         }
                     }
                     Op::Offer { after_ms } => {
@@ -501,4 +506,18 @@ mod kept_state {
             }
         }
     }
+}
+
+/// What the AM's job run asks instead of keeping its own sets: whether the driver knows
+/// an executor, and whether it asked for its kill.
+#[test]
+fn the_scheduler_answers_whether_it_knows_and_kills_an_executor() {
+    let mut s = sched(vec![task("a", &[])]);
+    assert!(!s.has_executor(e(1)) && !s.is_killing(e(1)));
+    add(&mut s, e(1), "nm1", 1);
+    assert!(s.has_executor(e(1)) && !s.is_killing(e(1)));
+    s.mark_killing(e(1));
+    assert!(s.has_executor(e(1)) && s.is_killing(e(1)));
+    s.remove_executor(e(1));
+    assert!(!s.has_executor(e(1)) && !s.is_killing(e(1)));
 }

@@ -26,10 +26,11 @@ pub fn snapshot<H: AsRef<str>>(
     Snapshot {
         demand: Demand {
             target_executors: target,
-            tasks_per_executor,
             locality_aware_tasks: aware,
             host_to_local_task_count: counts(hosts),
+            ..Demand::default()
         },
+        tasks_per_executor,
         running: counts(running),
         starting: 0,
         pending,

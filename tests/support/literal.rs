@@ -39,7 +39,7 @@ pub fn localities(
         .sum();
     let executors = demand
         .locality_aware_tasks
-        .div_ceil(demand.tasks_per_executor.max(1));
+        .div_ceil(snapshot.tasks_per_executor.max(1));
 
     let mut mentions: HashMap<&HostName, u64> = HashMap::new();
     for r in local_pending {

@@ -557,10 +557,15 @@ pub fn simulate(trace: &Trace, strategy: Strategy) -> SimResult {
     )
 }
 
-/// [`simulate`] with an allocator configured by hand (e.g. to switch off a rule).
+/// [`simulate`] with an allocator configured by hand (e.g. to switch off a rule); the
+/// executors' size (`tasks_per_executor`) is the trace's.
 pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     let cfg = &trace.config;
     let topology = trace.topology();
+    let config = AllocatorConfig {
+        tasks_per_executor: cfg.tasks_per_executor,
+        ..config
+    };
     let mut alloc = Allocator::new(config).with_cluster(topology.clone(), trace.cluster());
     let mut rng = Rng::new(cfg.seed ^ 0x5EED ^ cfg.rm_draw.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     // The NodeManagers' heartbeat phases, when they keep them (`heartbeat_phase_jitter`).
@@ -600,7 +605,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     let mut executors: HashMap<Arc<str>, usize> = HashMap::new();
     // The round from which each executor takes tasks (`launch_rounds` after its grant).
     let mut ready_at: HashMap<Arc<str>, u64> = HashMap::new();
-    let mut launched_ids: Vec<(u64, Arc<str>)> = Vec::new();
+    let mut launched_ids: Vec<(yarn_am::executor_id::ExecutorId, Arc<str>)> = Vec::new();
     let mut next_container = 0u64;
     // The AM's requests as the RM's table holds them, by id (see [`Book`]), and YARN's two
     // request keys: relaxed (allocation request id 0) and strict (1), each with its own
@@ -662,9 +667,9 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             };
             let demand = Demand {
                 target_executors: target,
-                tasks_per_executor: cfg.tasks_per_executor,
                 locality_aware_tasks: pending.len() as u32,
                 host_to_local_task_count: counts,
+                ..Demand::default()
             };
             let actions = alloc.on_event(now, Event::DemandChanged(demand));
             book.apply(&actions, &locate);
@@ -1005,10 +1010,11 @@ pub fn bench_snapshot(
     Snapshot {
         demand: Demand {
             target_executors: target,
-            tasks_per_executor,
             locality_aware_tasks: tasks as u32,
             host_to_local_task_count: counts,
+            ..Demand::default()
         },
+        tasks_per_executor,
         ..Snapshot::default()
     }
 }
