@@ -114,8 +114,14 @@ type Batch = (String, Option<oneshot::Sender<()>>);
 
 /// An open journal, positioned for appending.
 pub enum Journal {
-    Local { path: PathBuf, file: File },
-    Webhdfs { tx: mpsc::UnboundedSender<Batch> },
+    Local {
+        path: PathBuf,
+        file: File,
+    },
+    Webhdfs {
+        tx: mpsc::UnboundedSender<Batch>,
+        writer: tokio::task::JoinHandle<()>,
+    },
 }
 
 impl Journal {
@@ -173,8 +179,8 @@ impl Journal {
         let own = webhdfs_journal(dir, attempt);
         let (tx, rx) = mpsc::unbounded_channel();
         let (url, user) = (url.to_string(), user.to_string());
-        tokio::spawn(write_webhdfs(rx, own, move || webhdfs(&url, &user, &auth)));
-        Ok((Journal::Webhdfs { tx }, entries))
+        let writer = tokio::spawn(write_webhdfs(rx, own, move || webhdfs(&url, &user, &auth)));
+        Ok((Journal::Webhdfs { tx, writer }, entries))
     }
 
     fn open_local(path: &Path) -> anyhow::Result<(Journal, Vec<Entry>)> {
@@ -254,7 +260,16 @@ impl Journal {
                 }
                 false
             }
-            Journal::Webhdfs { tx } => tx.send((text, done)).is_ok(),
+            Journal::Webhdfs { tx, .. } => tx.send((text, done)).is_ok(),
+        }
+    }
+
+    /// Stops writing because the staging folder, journal included, is about to be removed
+    /// (the app is over): a WebHDFS append still queued or in flight would otherwise race
+    /// the removal and fail with "block does not exist", a false alarm in the log.
+    pub fn abandon(self) {
+        if let Journal::Webhdfs { writer, .. } = self {
+            writer.abort();
         }
     }
 }

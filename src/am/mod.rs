@@ -403,6 +403,9 @@ async fn run_am() -> anyhow::Result<Outcome> {
         // The staging folder goes first: after SIGTERM (a kill through the RM) the
         // NodeManager sends SIGKILL soon after (yarn.nodemanager.sleep-delay-before-sigkill.ms,
         // 250 ms by default), before a slow unregistration would let us reach a later step.
+        if let Some(j) = journal.take() {
+            j.abandon();
+        }
         if let Some(staging) = &spec.staging {
             staging
                 .remove_with(shared_tokens.webhdfs_auth().as_ref())
