@@ -211,8 +211,8 @@ impl Bench {
         let t1 = thread_cpu();
         // One executor's container ends on its own (its task goes back to the queue), a
         // new container replaces it.
+        // (Each executor has one core, so the entry taken was its only running attempt.)
         let (id, _, _, _) = self.running.pop_front().expect("running");
-        self.running.retain(|r| r.0 != id);
         let n: ExecutorId = id.parse().expect("numeric id");
         let cid = self
             .core

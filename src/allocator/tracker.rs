@@ -397,13 +397,23 @@ impl Allocator {
     }
 
     fn update(&mut self, now_ms: u64) -> Vec<Action> {
-        let snapshot = self.snapshot();
+        // The step reads what `snapshot()` gives, with the demand and the per-host counts
+        // lent to it rather than copied: every event runs an update, and at 1,000 hosts the
+        // copy cost more than the step.
+        let snapshot = Snapshot {
+            demand: std::mem::take(&mut self.demand),
+            running: std::mem::take(&mut self.running_per_host),
+            starting: self.starting,
+            tasks_per_executor: self.config.tasks_per_executor,
+            pending: self.pending.iter().map(|r| r.req.clone()).collect(),
+        };
         let plan = update_requests(
             &snapshot,
             self.config.strategy,
             &self.topology.read(),
             &self.cluster,
         );
+        (self.demand, self.running_per_host) = (snapshot.demand, snapshot.running);
         let mut actions = Vec::new();
         if !plan.cancel.is_empty() {
             let cancel: HashSet<usize> = plan.cancel.iter().copied().collect();

@@ -17,8 +17,32 @@ pub struct Deliveries {
     sent: HashMap<ExecutorId, Vec<TaskAssignment>>,
 }
 
-fn key(task_id: &str, attempt: u32) -> (String, u32) {
-    (task_id.to_string(), attempt)
+/// The attempts a poll names, to look assignments up in without copying an id: a poll
+/// names a task or two, so a short list is scanned; a long one is hashed.
+enum Named<'a> {
+    Few(Vec<(&'a str, u32)>),
+    Many(HashSet<(&'a str, u32)>),
+}
+
+/// Up to this many attempts are scanned rather than hashed.
+const SCANNED: usize = 16;
+
+impl<'a> Named<'a> {
+    fn new(attempts: impl ExactSizeIterator<Item = (&'a str, u32)>) -> Self {
+        if attempts.len() <= SCANNED {
+            Named::Few(attempts.collect())
+        } else {
+            Named::Many(attempts.collect())
+        }
+    }
+
+    fn contains(&self, t: &TaskAssignment) -> bool {
+        let key = (t.task_id.as_str(), t.attempt);
+        match self {
+            Named::Few(v) => v.contains(&key),
+            Named::Many(s) => s.contains(&key),
+        }
+    }
 }
 
 impl Deliveries {
@@ -43,15 +67,11 @@ impl Deliveries {
         let Some(sent) = self.sent.get_mut(&executor) else {
             return Vec::new();
         };
-        let done: HashSet<(String, u32)> = finished
-            .iter()
-            .map(|r| key(&r.task_id, r.attempt))
-            .collect();
-        let known: HashSet<(String, u32)> =
-            running.iter().map(|r| key(&r.task_id, r.attempt)).collect();
-        sent.retain(|t| !done.contains(&key(&t.task_id, t.attempt)));
+        let done = Named::new(finished.iter().map(|r| (r.task_id.as_str(), r.attempt)));
+        let known = Named::new(running.iter().map(|r| (r.task_id.as_str(), r.attempt)));
+        sent.retain(|t| !done.contains(t));
         sent.iter()
-            .filter(|t| !known.contains(&key(&t.task_id, t.attempt)))
+            .filter(|t| !known.contains(t))
             .cloned()
             .collect()
     }
@@ -119,6 +139,26 @@ mod tests {
         again.attempt = 1;
         d.sent(ONE, std::slice::from_ref(&again));
         assert_eq!(d.lost_on_the_way(ONE, &[r("a")], &[]), vec![again]);
+    }
+
+    /// A poll naming more attempts than are scanned (an executor with many cores) finds
+    /// them as a short one does.
+    #[test]
+    fn a_long_poll_is_matched_like_a_short_one() {
+        let ids: Vec<String> = (0..SCANNED + 4).map(|i| format!("t{i}")).collect();
+        let mut d = Deliveries::default();
+        d.sent(ONE, &ids.iter().map(|i| task(i)).collect::<Vec<_>>());
+        // All but the last arrived; the first two finished.
+        let running: Vec<TaskRef> = ids[2..ids.len() - 1].iter().map(|i| r(i)).collect();
+        let finished: Vec<TaskResult> = ids[..2].iter().map(|i| done(i)).collect();
+        let last = ids.last().unwrap();
+        assert_eq!(
+            d.lost_on_the_way(ONE, &running, &finished),
+            vec![task(last)]
+        );
+        // The finished ones are forgotten: named as running nowhere, they are not resent.
+        let running: Vec<TaskRef> = ids[2..].iter().map(|i| r(i)).collect();
+        assert!(d.lost_on_the_way(ONE, &running, &[]).is_empty());
     }
 
     #[test]

@@ -10,10 +10,11 @@
 //! events the last [`RECENT_EVENTS`]. The failure count stays exact across forgetting.
 //!
 //! Published cheaply: the AM loop publishes the executor list after every event, at 10,000
-//! executors too, so each executor's view is kept behind an `Arc` and the list
-//! ([`Listed`]) is rebuilt only after a change, as a copy of those pointers.
+//! executors too, so each executor's view is kept behind an `Arc`, and the list ([`Listed`])
+//! is kept in chunks of [`LISTED_CHUNK`] ids: after a change, only the chunks of the
+//! executors that changed are copied again (as pointers), then the chunk pointers.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
@@ -21,7 +22,9 @@ use yarn_am::allocator::exit_status::classify;
 use yarn_am::allocator::matching::Locality as MatchLevel;
 use yarn_am::executor_id::ExecutorId;
 
-use crate::api::model::{ExecutorEvent, ExecutorState, ExecutorView, Listed, Locality, Retention};
+use crate::api::model::{
+    ExecutorEvent, ExecutorState, ExecutorView, Listed, Locality, Retention, LISTED_CHUNK,
+};
 
 /// Events kept for the tracking page and `GET /v1/state`.
 const RECENT_EVENTS: usize = 50;
@@ -43,6 +46,10 @@ pub struct Registry {
     failures: u32,
     /// The list last published; `None` after a change.
     listed: Option<Listed<ExecutorView>>,
+    /// The published list's chunks, by chunk number (id / [`LISTED_CHUNK`]), and the
+    /// chunks changed since they were last built.
+    chunks: BTreeMap<u64, Arc<[Arc<ExecutorView>]>>,
+    stale_chunks: BTreeSet<u64>,
     /// The recent events last published; `None` after a new one.
     listed_recent: Option<Listed<ExecutorEvent>>,
     /// Live executors: when the AM last heard from each (its launch until its first poll),
@@ -76,14 +83,22 @@ impl Registry {
             },
             failures: 0,
             listed: None,
+            chunks: BTreeMap::new(),
+            stale_chunks: BTreeSet::new(),
             listed_recent: None,
             last_heard: HashMap::new(),
             exits: Vec::new(),
         }
     }
 
-    fn emit(&mut self, ev: ExecutorEvent) {
+    /// Executor `id`'s view changed (or it was added or forgotten): its chunk of the
+    /// published list is built again on the next [`Self::views`].
+    fn changed(&mut self, id: ExecutorId) {
         self.listed = None;
+        self.stale_chunks.insert(id.get() / LISTED_CHUNK as u64);
+    }
+
+    fn emit(&mut self, ev: ExecutorEvent) {
         self.listed_recent = None;
         self.recent.push_back(Arc::new(ev.clone()));
         if self.recent.len() > RECENT_EVENTS {
@@ -114,6 +129,7 @@ impl Registry {
         };
         self.by_container.insert(container.to_string(), id);
         self.executors.insert(id, Arc::new(view.clone()));
+        self.changed(id);
         self.retention.last_id = self.retention.last_id.max(id);
         self.emit(ExecutorEvent::Added { executor: view });
     }
@@ -152,6 +168,7 @@ impl Registry {
                 let e = Arc::make_mut(e);
                 e.state = ExecutorState::Running;
                 let executor = e.clone();
+                self.changed(id);
                 self.emit(ExecutorEvent::Updated { executor });
             }
         }
@@ -245,6 +262,7 @@ impl Registry {
         self.released.remove(&id);
         self.exits.push(id);
         self.finished.push_back(id);
+        self.changed(id);
         self.emit(ExecutorEvent::Removed { executor });
         self.forget_oldest_finished();
     }
@@ -261,7 +279,7 @@ impl Registry {
             if let Some(e) = self.executors.remove(&id) {
                 self.by_container.remove(&e.container_id);
                 self.retention.forgotten += 1;
-                self.listed = None;
+                self.changed(id);
             }
         }
     }
@@ -276,11 +294,26 @@ impl Registry {
         self.retention
     }
 
-    /// Every executor kept, by id: the list last published when nothing changed since.
+    /// Every executor kept, by id: the list last published when nothing changed since,
+    /// else one that shares the chunks nothing changed in with it.
     pub fn views(&mut self) -> Listed<ExecutorView> {
-        self.listed
-            .get_or_insert_with(|| self.executors.values().cloned().collect())
-            .clone()
+        if let Some(listed) = &self.listed {
+            return listed.clone();
+        }
+        let size = LISTED_CHUNK as u64;
+        for k in std::mem::take(&mut self.stale_chunks) {
+            let ids = ExecutorId::new(k * size)..ExecutorId::new((k + 1) * size);
+            let chunk: Arc<[Arc<ExecutorView>]> =
+                self.executors.range(ids).map(|(_, e)| e.clone()).collect();
+            if chunk.is_empty() {
+                self.chunks.remove(&k);
+            } else {
+                self.chunks.insert(k, chunk);
+            }
+        }
+        let listed = Listed::from_chunks(self.chunks.values().cloned());
+        self.listed = Some(listed.clone());
+        listed
     }
 
     /// One executor's view, if it is kept.

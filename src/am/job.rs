@@ -20,7 +20,8 @@ use crate::api::model::{PollReply, PollRequest, TaskAssignment, TaskRef};
 pub struct JobRun {
     driver: Driver,
     cores: u32,
-    /// Task cpus by task id, for the assignments executors receive.
+    /// Task cpus by task id, for the attempts adopted executors hold (the driver's
+    /// launches carry their own).
     cpus: HashMap<String, u32>,
     /// Tasks waiting to be handed to each executor on its next poll.
     outbox: HashMap<ExecutorId, Vec<TaskAssignment>>,
@@ -170,18 +171,19 @@ impl JobRun {
         }
         // The attempts this poll names: on a first poll, only an executor an earlier AM
         // attempt started (adopted) has any; what it runs, and what it finished since that
-        // AM died, stays its own and counts.
-        let named: Vec<(String, u32)> = req
-            .running
-            .iter()
-            .map(|t| (t.task_id.clone(), t.attempt))
-            .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
-            .collect();
+        // AM died, stays its own and counts. (Listed only for the first polls that need it.)
+        let named = || -> Vec<(String, u32)> {
+            req.running
+                .iter()
+                .map(|t| (t.task_id.clone(), t.attempt))
+                .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
+                .collect()
+        };
         // The driver's scheduler is the record of the executors it knows (registered on a
         // first poll or adopted, not yet removed). Once the job is over nothing registers.
         if self.finished.is_none() && !self.driver.scheduler().has_executor(id) {
             let rack = pool.rack_of(&host).to_string();
-            let running = named.clone();
+            let running = named();
             let event = if running.is_empty() {
                 info!(executor = %id, %host, %rack, "executor registered");
                 DriverEvent::ExecutorAdded {
@@ -206,7 +208,7 @@ impl JobRun {
         if self.awaiting_first_poll.remove(&id) {
             // Attempts the journal missed (started just before the old AM died) that this
             // executor runs stay with it, if nobody else took them yet.
-            let running = named;
+            let running = named();
             if !running.is_empty() {
                 self.event(
                     now_ms,
@@ -311,9 +313,9 @@ impl JobRun {
                     executor_id,
                     command,
                     locality,
+                    cpus,
                 } => {
                     info!(task = %task_id, attempt, executor = %executor_id, ?locality, "task assigned");
-                    let cpus = self.cpus.get(&task_id).copied().unwrap_or(1);
                     self.outbox
                         .entry(executor_id)
                         .or_default()

@@ -106,34 +106,99 @@ impl ExecutorEvent {
 }
 
 /// A list the AM loop publishes after every event. Readers share it, and it shares each
-/// entry with the loop's own record, so a pass that changed one entry pays for a copy of
-/// the pointers, not of every entry; a pass that changed none pays nothing (see
-/// `am::executors`). Serialized as the plain list.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Listed<T>(Arc<[Arc<T>]>);
+/// entry with the loop's own record. It is held in chunks (each an `Arc` of entry
+/// pointers), so a pass that changed one entry pays for a copy of that entry's chunk and of
+/// the chunk pointers, not of every entry's pointer (10,000 executors: about 160 chunk
+/// pointers and one chunk instead of 10,000 pointers copied and as many dropped); a pass
+/// that changed none pays nothing (see `am::executors`). Serialized as the plain list.
+pub struct Listed<T> {
+    chunks: Arc<[Arc<[Arc<T>]>]>,
+    len: usize,
+}
+
+/// Entries per chunk of a [`Listed`] built from a plain list (the registry chunks its
+/// executors by id, [`Listed::from_chunks`]).
+pub const LISTED_CHUNK: usize = 64;
+
+impl<T> Listed<T> {
+    /// A list made of these chunks, in order (empty ones are fine).
+    pub fn from_chunks(chunks: impl IntoIterator<Item = Arc<[Arc<T>]>>) -> Self {
+        let chunks: Arc<[Arc<[Arc<T>]>]> = chunks.into_iter().collect();
+        let len = chunks.iter().map(|c| c.len()).sum();
+        Listed { chunks, len }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[allow(dead_code)] // (clippy asks for it beside `len`; nothing reads it yet)
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The entries, in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Arc<T>> + Clone + '_ {
+        self.chunks.iter().flat_map(|c| c.iter())
+    }
+
+    pub fn get(&self, mut i: usize) -> Option<&Arc<T>> {
+        for c in self.chunks.iter() {
+            if i < c.len() {
+                return Some(&c[i]);
+            }
+            i -= c.len();
+        }
+        None
+    }
+}
 
 impl<T> Clone for Listed<T> {
     fn clone(&self) -> Self {
-        Listed(Arc::clone(&self.0))
+        Listed {
+            chunks: Arc::clone(&self.chunks),
+            len: self.len,
+        }
     }
 }
 
 impl<T> Default for Listed<T> {
     fn default() -> Self {
-        Listed(Arc::from(Vec::new()))
+        Listed::from_chunks([])
     }
 }
 
-impl<T> std::ops::Deref for Listed<T> {
-    type Target = [Arc<T>];
-    fn deref(&self) -> &[Arc<T>] {
-        &self.0
+impl<T> std::ops::Index<usize> for Listed<T> {
+    type Output = Arc<T>;
+    fn index(&self, i: usize) -> &Arc<T> {
+        self.get(i).expect("index within the list")
     }
 }
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Listed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Equal when the entries are, however they are chunked.
+impl<T: PartialEq> PartialEq for Listed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.chunks, &other.chunks)
+            || (self.len == other.len
+                && self
+                    .iter()
+                    .zip(other.iter())
+                    .all(|(a, b)| Arc::ptr_eq(a, b) || a == b))
+    }
+}
+
+impl<T: Eq> Eq for Listed<T> {}
 
 impl<T> FromIterator<Arc<T>> for Listed<T> {
     fn from_iter<I: IntoIterator<Item = Arc<T>>>(iter: I) -> Self {
-        Listed(iter.into_iter().collect())
+        let all: Vec<Arc<T>> = iter.into_iter().collect();
+        Listed::from_chunks(all.chunks(LISTED_CHUNK).map(Arc::from))
     }
 }
 
@@ -145,7 +210,7 @@ impl<T> From<Vec<T>> for Listed<T> {
 
 impl<T: Serialize> Serialize for Listed<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|e| &**e))
+        s.collect_seq(self.iter().map(|e| &**e))
     }
 }
 

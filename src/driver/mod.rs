@@ -78,6 +78,8 @@ pub enum DriverAction {
         executor_id: ExecutorId,
         command: String,
         locality: Locality,
+        /// The cpus the task takes (its `cpus`).
+        cpus: u32,
     },
     /// Post this to the allocator (`POST /v1/demand`). Emitted when it changes.
     SetDemand(Demand),
@@ -230,12 +232,16 @@ impl Driver {
             attempt: f.attempt,
             record: record.clone(),
         });
-        self.report.record(self.index[&record.task_id], record);
+        self.report.record(f.task, record);
     }
 
     /// Starts the clock of an attempt's time limit, if its task has one.
     fn set_deadline(&mut self, now: u64, task_id: &str, attempt: u32, executor_id: ExecutorId) {
-        let i = self.index[task_id];
+        self.set_deadline_at(now, self.index[task_id], attempt, executor_id);
+    }
+
+    /// [`Self::set_deadline`] for the task at `i` in the job's list.
+    fn set_deadline_at(&mut self, now: u64, i: usize, attempt: u32, executor_id: ExecutorId) {
         if let Some(limit) = self.timeouts[i] {
             self.deadlines
                 .insert((now.saturating_add(limit), i, attempt, executor_id));
@@ -283,9 +289,10 @@ impl Driver {
             self.summary = Some(summary);
             return out;
         }
-        for l in self.scheduler.offer(now) {
-            let command = self.job.tasks[self.index[&l.task_id]].command.clone();
-            self.set_deadline(now, &l.task_id, l.attempt, l.executor_id);
+        for (i, l) in self.scheduler.offer_by_index(now) {
+            let spec = &self.job.tasks[i];
+            let (command, cpus) = (spec.command.clone(), spec.cpus);
+            self.set_deadline_at(now, i, l.attempt, l.executor_id);
             self.journal.push(journal::Entry::Launched {
                 task_id: l.task_id.clone(),
                 attempt: l.attempt,
@@ -297,6 +304,7 @@ impl Driver {
                 executor_id: l.executor_id,
                 command,
                 locality: l.locality,
+                cpus,
             });
         }
         let kills = self.allocation.update_changed(

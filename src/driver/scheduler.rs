@@ -94,6 +94,8 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finished {
     pub task_id: String,
+    /// The task's place in the job's list (what the driver keeps its per-task tables by).
+    pub task: usize,
     pub attempt: u32,
     pub executor_id: ExecutorId,
     pub host: String,
@@ -364,7 +366,7 @@ impl Scheduler {
         executor_id: ExecutorId,
         exit_code: i32,
     ) -> Option<Finished> {
-        let what = format!("exited {exit_code}");
+        let what = || format!("exited {exit_code}");
         self.end_attempt(task_id, attempt, executor_id, exit_code, what)
     }
 
@@ -378,18 +380,19 @@ impl Scheduler {
         executor_id: ExecutorId,
         timeout_ms: u64,
     ) -> Option<Finished> {
-        let what = format!("timed out after {timeout_ms} ms (killed)");
+        let what = || format!("timed out after {timeout_ms} ms (killed)");
         self.end_attempt(task_id, attempt, executor_id, TIMED_OUT_EXIT_CODE, what)
     }
 
-    /// `what`: how the attempt ended, for the failure reason ("exited 1").
+    /// `what`: how the attempt ended, for the failure reason ("exited 1"); only a failure
+    /// asks for it.
     fn end_attempt(
         &mut self,
         task_id: &str,
         attempt: u32,
         executor_id: ExecutorId,
         exit_code: i32,
-        what: String,
+        what: impl FnOnce() -> String,
     ) -> Option<Finished> {
         let i = *self.index.get(task_id)?;
         let task = &mut self.tasks[i];
@@ -423,6 +426,7 @@ impl Scheduler {
         } else {
             task.failures += 1;
             task.excluded.insert(executor_id);
+            let what = what();
             task.last_failure = Some(format!(
                 "attempt {attempt} {what} on executor {executor_id} ({host})"
             ));
@@ -452,6 +456,7 @@ impl Scheduler {
         }
         Some(Finished {
             task_id: task_id.to_string(),
+            task: i,
             attempt,
             executor_id,
             host,
@@ -545,6 +550,15 @@ impl Scheduler {
 
     /// One offer pass over every free slot (see the module doc for the exact rule).
     pub fn offer(&mut self, now: u64) -> Vec<Launch> {
+        self.offer_by_index(now)
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect()
+    }
+
+    /// [`Self::offer`], each launch with its task's place in the job's list (what the
+    /// driver keeps its per-task tables by), so the driver need not look the id up.
+    pub fn offer_by_index(&mut self, now: u64) -> Vec<(usize, Launch)> {
         if self.pending.is_empty() || self.failure.is_some() {
             return Vec::new();
         }
@@ -572,7 +586,7 @@ impl Scheduler {
                         break;
                     }
                     if let Some(i) = self.pick(id, level) {
-                        launches.push(self.launch(i, id));
+                        launches.push((i, self.launch(i, id)));
                         launched = true;
                     }
                 }
@@ -584,7 +598,7 @@ impl Scheduler {
         if !launches.is_empty() && !self.rejected_an_offer() {
             let best = launches
                 .iter()
-                .map(|l| l.locality)
+                .map(|(_, l)| l.locality)
                 .filter(|&l| l != Locality::NoPref)
                 .min();
             if let Some(best) = best {
