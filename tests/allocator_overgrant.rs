@@ -289,7 +289,11 @@ fn a_strict_request_is_withdrawn_then_asked_again_relaxed() {
     run.used.insert(HostName::from("h1"), 1);
     run.round(0, 2, &[0, 1]);
     assert_eq!(run.rm.granted, 1);
-    assert_eq!(run.rm.count(STRICT_REQUEST_ID, "h1"), 1, "strict ask for h1");
+    assert_eq!(
+        run.rm.count(STRICT_REQUEST_ID, "h1"),
+        1,
+        "strict ask for h1"
+    );
     // The spread wait: the strict ask is cancelled, nothing relaxed is asked in this call.
     run.round(WAIT, 2, &[]);
     assert_eq!(run.rm.count(STRICT_REQUEST_ID, "h1"), 0);

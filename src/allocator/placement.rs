@@ -360,7 +360,11 @@ fn deal(aware: u64, placed: &mut [Placed], racks: &[&RackName], into: &mut Place
         while start > 0 && placed[start - 1].ratio == ratio {
             start -= 1;
         }
-        order.extend((start..end).filter(|&k| placed[k].named > 0).map(|k| k as u32));
+        order.extend(
+            (start..end)
+                .filter(|&k| placed[k].named > 0)
+                .map(|k| k as u32),
+        );
         end = start;
     }
     // (request, index in `placed`) for every name dealt; grouped by request below.
