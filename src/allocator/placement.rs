@@ -184,7 +184,7 @@ impl Placement {
                 .iter()
                 .map(|&(n, i)| (n, placed[i as usize].host))
                 .collect();
-            placed.sort_by(|a, b| b.ratio.cmp(&a.ratio));
+            placed.sort_by_key(|p| std::cmp::Reverse(p.ratio));
         } else {
             nodes.sort_unstable_by(by_count);
             placed.clear();
@@ -551,7 +551,11 @@ struct Fnv(u64);
 
 impl Hasher for Fnv {
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
         for &b in bytes {
             h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
