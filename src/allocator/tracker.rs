@@ -105,7 +105,8 @@ pub enum Action {
         nodes: Arc<[HostName]>,
         racks: Arc<[RackName]>,
         /// Only on `nodes`: YARN must not place these requests elsewhere (relax locality off,
-        /// rule 5 of the default strategy) until a `ReplaceRequests` relaxes them. Asked apart
+        /// rule 5 of the default strategy) until rule 4 withdraws them (`RemoveRequest`) and
+        /// asks again relaxed what is still pending (`AddRequests`). Asked apart
         /// from relaxed requests (YARN's relax flag for a rack and ANY is per request key).
         strict: bool,
     },
