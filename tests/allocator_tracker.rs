@@ -555,18 +555,28 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
     let wait = AllocatorConfig::default().spread_wait_ms;
     assert!(alloc.on_event(wait - 1, Event::Heartbeat).is_empty());
 
-    // YARN granted nothing in a NodeManager heartbeat: every request now names every host it
-    // was placed on, relaxed, as one replacement per group. (Strict requests already naming
-    // all of them are asked again relaxed, with the same lists.)
-    let actions = alloc.on_event(wait, Event::Heartbeat);
+    // YARN granted nothing in a NodeManager heartbeat. Strict requests are relaxed in two
+    // steps: first they leave YARN's table (so that containers YARN gave them meanwhile, on
+    // their way to us, are not asked for again relaxed) ...
+    let withdrawn = alloc.on_event(wait, Event::Heartbeat);
+    assert!(withdrawn
+        .iter()
+        .all(|a| matches!(a, Action::RemoveRequest(_))));
+    assert_eq!(withdrawn.len(), before.len(), "{withdrawn:?}");
+    assert!(apply(&withdrawn).is_empty());
+    assert_eq!((alloc.asked_requests(), alloc.pending_requests()), (0, 4));
+    // ... then, at the next heartbeat (after the allocate call's answer), every request still
+    // pending names every host it was placed on, relaxed, as one add per group. (Strict
+    // requests already naming all of them are asked again relaxed, with the same lists.)
+    let actions = alloc.on_event(wait + 1, Event::Heartbeat);
     let ids_now = apply(&actions);
     assert!(actions
         .iter()
-        .all(|a| matches!(a, Action::ReplaceRequests { .. })));
+        .all(|a| matches!(a, Action::AddRequests { strict: false, .. })));
     let replaced: usize = actions
         .iter()
         .map(|a| match a {
-            Action::ReplaceRequests { ids, .. } => ids.len(),
+            Action::AddRequests { ids, .. } => ids.len(),
             _ => 0,
         })
         .sum();

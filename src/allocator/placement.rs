@@ -21,6 +21,7 @@
 //! lists are owned per run of identical requests: O(names + requests), only when caps apply.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::state::{HostName, RackName, Topology};
 
@@ -75,6 +76,18 @@ struct Dealt {
     placed: usize,
 }
 
+/// A host the ratio round-up places requests on, for the dealing.
+#[derive(Debug, Clone, Copy)]
+struct Placed<'a> {
+    /// Requests placed on it (Spark's ratio).
+    ratio: u64,
+    host: &'a HostName,
+    /// Requests that may name it to YARN (its capped ratio); 0 when YARN cannot use it.
+    named: u64,
+    /// Its rack's id: an index into the racks in the order first seen.
+    rack: u32,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Span {
     count: u64,
@@ -124,38 +137,70 @@ impl Placement {
         // hosts need it. Without caps that is exactly Spark's node and rack lists. Requests
         // past every capped ratio and rack name no location: YARN sees them as "anywhere",
         // while they stay placed on Spark's hosts (see the module docs of `strategy`).
-        let mut placed: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
+        // Racks get ids in the order first seen (one name lookup per rack instead of one per
+        // use); `rack_ratio` is indexed by them.
+        let mut placed: Vec<Placed> = Vec::with_capacity(needs.len());
         let mut nodes: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
-        let mut rack_ratio: HashMap<&RackName, u64> = HashMap::new();
+        let mut rack_id: HashMap<&RackName, u32, BuildHasherDefault<Fnv>> = HashMap::default();
+        let mut rack_list: Vec<&RackName> = Vec::new();
+        let mut rack_ratio: Vec<u64> = Vec::new();
         let mut capped = false;
         for n in needs.iter().filter(|n| n.need > 0) {
             let r = ratio(n);
-            placed.push((r, &n.host));
             let named = n.cap.map_or(r, |c| r.min(c));
             capped |= named < r;
-            let e = rack_ratio.entry(topology.rack_of(&n.host)).or_insert(0);
+            let rack = topology.rack_of(&n.host);
+            let id = *rack_id.entry(rack).or_insert_with(|| {
+                rack_list.push(rack);
+                rack_ratio.push(0);
+                rack_list.len() as u32 - 1
+            });
+            let e = &mut rack_ratio[id as usize];
             *e = (*e).max(if named > 0 { named } else { r });
+            placed.push(Placed {
+                ratio: r,
+                host: &n.host,
+                named,
+                rack: id,
+            });
             if named > 0 {
                 nodes.push((named, &n.host));
             }
         }
+        drop(rack_id);
         let by_count =
             |a: &(u64, &HostName), b: &(u64, &HostName)| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
-        nodes.sort_unstable_by(by_count);
         if capped {
-            placed.sort_unstable_by(by_count);
+            // Both lists break ties by name: sort the names once (they are unique, keys of
+            // the demand's map), then by counts only, with the name order as the tie-break
+            // (a stable sort for `placed`, positions for `nodes`): one string sort, not two.
+            placed.sort_unstable_by(|a, b| a.host.cmp(b.host));
+            let mut named: Vec<(u64, u32)> = (placed.iter().enumerate())
+                .filter(|(_, p)| p.named > 0)
+                .map(|(i, p)| (p.named, i as u32))
+                .collect();
+            named.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            nodes = named
+                .iter()
+                .map(|&(n, i)| (n, placed[i as usize].host))
+                .collect();
+            placed.sort_by_key(|p| std::cmp::Reverse(p.ratio));
         } else {
+            nodes.sort_unstable_by(by_count);
             placed.clear();
         }
-        let mut racks: Vec<(u64, &RackName)> =
-            rack_ratio.into_iter().map(|(r, v)| (v, r)).collect();
+        let mut racks: Vec<(u64, &RackName)> = rack_ratio
+            .iter()
+            .zip(&rack_list)
+            .map(|(&v, &r)| (v, r))
+            .collect();
         racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
 
         // Every one of the `aware` requests is placed: the largest need scales to `aware`.
         let widest = aware;
         let mut placement = Placement {
             hosts: nodes.iter().map(|(_, h)| (*h).clone()).collect(),
-            placed: placed.iter().map(|(_, h)| (*h).clone()).collect(),
+            placed: placed.iter().map(|p| p.host.clone()).collect(),
             racks: racks.iter().map(|(_, r)| (*r).clone()).collect(),
             any_host: free,
             groups: Vec::new(),
@@ -171,7 +216,7 @@ impl Placement {
             while ni < nodes.len() && nodes[ni].0 >= level {
                 ni += 1;
             }
-            while pi < placed.len() && placed[pi].0 >= level {
+            while pi < placed.len() && placed[pi].ratio >= level {
                 pi += 1;
             }
             while ri < racks.len() && racks[ri].0 >= level {
@@ -180,7 +225,7 @@ impl Placement {
             let next = nodes
                 .get(ni)
                 .map_or(0, |n| n.0)
-                .max(placed.get(pi).map_or(0, |n| n.0))
+                .max(placed.get(pi).map_or(0, |p| p.ratio))
                 .max(racks.get(ri).map_or(0, |r| r.0));
             placement.groups.push(Span {
                 count: level - next,
@@ -192,7 +237,7 @@ impl Placement {
         }
         placement.groups.reverse();
         if capped {
-            deal(aware, &placed, &nodes, topology, &mut placement);
+            deal(aware, &mut placed, &rack_list, &mut placement);
         }
         placement
     }
@@ -307,55 +352,53 @@ impl Placement {
 }
 
 /// Deals the capped names over the `aware` requests (see the module docs). `placed`: every
-/// placed host with its ratio, Spark's order (request `i` is placed on the hosts whose ratio
-/// exceeds `i`); `named`: how many requests may name each host, same order, hosts named by
-/// none left out. A host goes, narrowest first (it fits the fewest requests), to the requests
+/// placed host, Spark's order (ratio down, then name; request `i` is placed on the hosts whose
+/// ratio exceeds `i`), with how many requests may name it (`named`, 0 for none) and its rack's
+/// id in `racks`. A host goes, narrowest first (it fits the fewest requests), to the requests
 /// placed on it that name the fewest hosts so far, the widest of them on ties. A request asks
 /// for the racks of the hosts it names and of the hosts it was placed on that YARN cannot give
 /// a container (named by none), as the nested lists do.
-fn deal(
-    aware: u64,
-    placed: &[(u64, &HostName)],
-    named: &[(u64, &HostName)],
-    topology: &Topology,
-    into: &mut Placement,
-) {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-
+///
+/// Cost: O(hosts + names + requests) besides sorting the racks by name. No host name is hashed
+/// or compared: the narrowest-first order is `placed` read backwards run by run, and the
+/// requests by load are kept as one sorted queue per load (see `Loads`).
+fn deal(aware: u64, placed: &mut [Placed], racks: &[&RackName], into: &mut Placement) {
     let requests = usize::try_from(aware).expect("requests fit in memory");
-    let names: HashMap<&HostName, u64> = named.iter().map(|&(n, h)| (h, n)).collect();
-    // Narrowest first, ties by name; each with its index in `placed` (Spark's order), which
-    // orders a request's own node list.
-    let mut order: Vec<(u64, &HostName, u32)> = placed
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, h))| names.contains_key(h))
-        .map(|(i, &(r, h))| (r, h, i as u32))
-        .collect();
-    order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    // Narrowest first, ties by name: `placed` has ratios going down and names going up within
+    // a ratio, so its runs of equal ratio, last run first, each read forwards.
+    let mut order: Vec<u32> = Vec::with_capacity(placed.len());
+    let mut end = placed.len();
+    while end > 0 {
+        let ratio = placed[end - 1].ratio;
+        let mut start = end - 1;
+        while start > 0 && placed[start - 1].ratio == ratio {
+            start -= 1;
+        }
+        order.extend(
+            (start..end)
+                .filter(|&k| placed[k].named > 0)
+                .map(|k| k as u32),
+        );
+        end = start;
+    }
     // (request, index in `placed`) for every name dealt; grouped by request below.
     let mut dealt_names: Vec<(u32, u32)> = Vec::new();
-    // (names so far, request index), least first; requests join as wider hosts open them.
-    let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
-    let mut open = 0usize;
-    let mut taken: Vec<Reverse<(u32, u32)>> = Vec::new();
-    for (ratio, host, at) in order {
-        let reach = usize::try_from(ratio).unwrap_or(usize::MAX).min(requests);
-        while open < reach {
-            heap.push(Reverse((0, open as u32)));
-            open += 1;
-        }
-        // The heap holds exactly the requests placed on this host (index below its ratio):
-        // hosts come narrowest first, so the open requests only grow.
-        for _ in 0..names[host] {
-            let Some(Reverse((load, i))) = heap.pop() else {
+    let mut loads = Loads::default();
+    let mut taken: Vec<(u32, u32)> = Vec::new();
+    for at in order {
+        let p = placed[at as usize];
+        let reach = usize::try_from(p.ratio).unwrap_or(usize::MAX).min(requests);
+        // The open requests are exactly those placed on this host (index below its ratio):
+        // hosts come narrowest first, so they only grow.
+        loads.open_to(reach as u32);
+        for _ in 0..p.named {
+            let Some((load, i)) = loads.pop() else {
                 break;
             };
             dealt_names.push((i, at));
-            taken.push(Reverse((load + 1, i)));
+            taken.push((load + 1, i));
         }
-        heap.extend(taken.drain(..));
+        loads.put_back(&mut taken);
     }
     // Each request's names, in Spark's order: a counting sort by request (one flat vector
     // instead of a list per request), then each request's few names sorted in place.
@@ -376,32 +419,35 @@ fn deal(
     for w in starts.windows(2) {
         flat[w[0]..w[1]].sort_unstable();
     }
-    // Every rack by name, and each named host's rack as an index into it, looked up once
-    // rather than once per request that names the host.
-    let mut rack_names: Vec<&RackName> = placed.iter().map(|&(_, h)| topology.rack_of(h)).collect();
-    rack_names.sort_unstable();
-    rack_names.dedup();
-    let host_rack: Vec<u32> = placed
-        .iter()
-        .map(|&(_, h)| {
-            let r = topology.rack_of(h);
-            rack_names
-                .binary_search(&r)
-                .expect("every placed host's rack is listed") as u32
-        })
-        .collect();
+    // Rack ids renumbered to follow the racks' names, so that sorting ids sorts names (and
+    // ties go by name, as with names); equal names share an id.
+    let mut by_name: Vec<u32> = (0..racks.len() as u32).collect();
+    by_name.sort_unstable_by(|&a, &b| racks[a as usize].cmp(racks[b as usize]));
+    let mut rank = vec![0u32; racks.len()];
+    let mut rack_names: Vec<&RackName> = Vec::with_capacity(racks.len());
+    for &id in &by_name {
+        let name = racks[id as usize];
+        if rack_names.last() != Some(&name) {
+            rack_names.push(name);
+        }
+        rank[id as usize] = rack_names.len() as u32 - 1;
+    }
+    for p in placed.iter_mut() {
+        p.rack = rank[p.rack as usize];
+    }
+    let placed = &*placed;
     // Racks of the hosts YARN cannot use that a request was placed on: request i has those
     // whose best such host has a ratio above i.
-    let mut unusable_racks: HashMap<u32, u64> = HashMap::new();
-    for (&(r, h), &rack) in placed.iter().zip(&host_rack) {
-        if !names.contains_key(h) {
-            let e = unusable_racks.entry(rack).or_insert(0);
-            *e = (*e).max(r);
-        }
+    let mut unusable: Vec<Option<u64>> = vec![None; rack_names.len()];
+    for p in placed.iter().filter(|p| p.named == 0) {
+        let e = unusable[p.rack as usize].get_or_insert(0);
+        *e = (*e).max(p.ratio);
     }
-    // Rack ids follow the racks' names, so ties go by name as before.
-    let mut unusable_racks: Vec<(u64, u32)> =
-        unusable_racks.into_iter().map(|(r, v)| (v, r)).collect();
+    let mut unusable_racks: Vec<(u64, u32)> = unusable
+        .iter()
+        .enumerate()
+        .filter_map(|(r, v)| v.map(|v| (v, r as u32)))
+        .collect();
     unusable_racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
 
     // Runs of identical requests: compared as index slices, lists built once per run.
@@ -412,7 +458,7 @@ fn deal(
     let mut rack_ids: Vec<u32> = Vec::new();
     for (i, w) in starts.windows(2).enumerate() {
         let i = i as u64;
-        while placed_len > 0 && placed[placed_len - 1].0 <= i {
+        while placed_len > 0 && placed[placed_len - 1].ratio <= i {
             placed_len -= 1;
         }
         while unusable_len > 0 && unusable_racks[unusable_len - 1].0 <= i {
@@ -427,9 +473,9 @@ fn deal(
         }
         let nodes = into.dealt_nodes.len();
         into.dealt_nodes
-            .extend(hosts.iter().map(|&k| placed[k as usize].1.clone()));
+            .extend(hosts.iter().map(|&k| placed[k as usize].host.clone()));
         rack_ids.clear();
-        rack_ids.extend(hosts.iter().map(|&k| host_rack[k as usize]));
+        rack_ids.extend(hosts.iter().map(|&k| placed[k as usize].rack));
         rack_ids.extend(unusable_racks[..unusable_len].iter().map(|&(_, r)| r));
         rack_ids.sort_unstable();
         rack_ids.dedup();
@@ -443,5 +489,80 @@ fn deal(
             placed: placed_len,
         });
         last = Some((hosts, placed_len, unusable_len));
+    }
+}
+
+/// The open requests by how many names they were dealt so far (their load), for the dealing:
+/// `pop` gives the least (load, request index), as a heap would, in O(1). Why one sorted queue
+/// per load is enough: requests open at load 0 in index order and leave it smallest first, so
+/// load 0 is the range `zero..open`; a request moves from load `l` to `l + 1` after being
+/// popped, and pops from one load come in increasing index order over time (each queue is
+/// sorted and loses its front), so what joins load `l + 1` is always above everything in it.
+/// By induction every queue stays sorted. Requests taken for one host go back only after that
+/// host's names are dealt (`put_back`), so no request gets a host twice.
+#[derive(Debug, Default)]
+struct Loads {
+    /// Load 0: requests `zero..open`.
+    zero: u32,
+    open: u32,
+    /// `above[l]`: the requests at load `l + 1`, by index.
+    above: Vec<std::collections::VecDeque<u32>>,
+    /// The lowest `above` queue that may be non-empty.
+    lowest: usize,
+}
+
+impl Loads {
+    fn open_to(&mut self, reach: u32) {
+        self.open = self.open.max(reach);
+    }
+
+    fn pop(&mut self) -> Option<(u32, u32)> {
+        if self.zero < self.open {
+            self.zero += 1;
+            return Some((0, self.zero - 1));
+        }
+        while self.lowest < self.above.len() {
+            if let Some(i) = self.above[self.lowest].pop_front() {
+                return Some((self.lowest as u32 + 1, i));
+            }
+            self.lowest += 1;
+        }
+        None
+    }
+
+    /// Puts back requests taken (with their new loads, in the order they were popped).
+    fn put_back(&mut self, taken: &mut Vec<(u32, u32)>) {
+        for (load, i) in taken.drain(..) {
+            let l = load as usize - 1;
+            if self.above.len() <= l {
+                self.above.resize_with(l + 1, Default::default);
+            }
+            self.above[l].push_back(i);
+            self.lowest = self.lowest.min(l);
+        }
+    }
+}
+
+/// FNV-1a, for the placement's map of rack names (a few hundred short strings hashed once per
+/// preferred host: SipHash's setup cost dominated there). Not exposed to input an attacker
+/// chooses beyond the cluster's own rack names.
+#[derive(Debug, Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }

@@ -54,10 +54,14 @@
 //!    naming every host it was placed on that YARN can use and that has room. In a cluster
 //!    with room, every node has been offered by then and the spread has happened; in a busy
 //!    one, few nodes have room, and an executor on any preferred host beats waiting. A strict
-//!    request (rule 5) is asked again relaxed then, even when it gains no host.
+//!    request (rule 5) is asked again relaxed then, even when it gains no host, in two
+//!    heartbeats: withdrawn first, then asked relaxed if the answer did not fill it (so that
+//!    YARN is never asked twice for a container it granted meanwhile; `tracker`).
 //! 5. **Strict until the spread wait.** New requests that name hosts are asked with relax
 //!    locality off (under their own allocation request id, since YARN keeps one relax flag
-//!    per rack and ANY entry of a request key) until rule 4 relaxes them. Why, on the real
+//!    per rack and ANY entry of a request key; an id below the relaxed ones', so that the
+//!    scheduler tries them first, see `request_book::STRICT_REQUEST_ID`) until rule 4
+//!    relaxes them. Why, on the real
 //!    CapacityScheduler (Hadoop 3.4.1, stock per-node-heartbeat settings: several containers
 //!    per node heartbeat, one of them off-switch): a relaxed request may go off-switch once
 //!    `min(nodes, outstanding x min(1, (locations - 1) / nodes))` scheduling opportunities

@@ -109,7 +109,8 @@ pub enum Action {
         nodes: Arc<[HostName]>,
         racks: Arc<[RackName]>,
         /// Only on `nodes`: YARN must not place these requests elsewhere (relax locality off,
-        /// rule 5 of the default strategy) until a `ReplaceRequests` relaxes them. Asked apart
+        /// rule 5 of the default strategy) until rule 4 withdraws them (`RemoveRequest`) and
+        /// asks again relaxed what is still pending (`AddRequests`). Asked apart
         /// from relaxed requests (YARN's relax flag for a rack and ANY is per request key).
         strict: bool,
     },
@@ -170,6 +171,10 @@ struct Request {
     relaxed: bool,
     /// Asked with strict locality (rule 5 of the default strategy) until rule 4 relaxes it.
     strict: bool,
+    /// Rule 4 took this strict request out of YARN's table at heartbeat `n` (the first half
+    /// of relaxing it); it is asked again relaxed at the first heartbeat after `n`, if no
+    /// container granted meanwhile satisfied it. Not in YARN's table until then.
+    withdrawn: Option<u64>,
 }
 
 /// The allocator's whole state.
@@ -190,6 +195,9 @@ pub struct Allocator {
     starting: u32,
     released: HashSet<ContainerId>,
     failures_ms: VecDeque<u64>,
+    /// Heartbeats seen: one per allocate call, so a heartbeat after the one that withdrew a
+    /// strict request comes after the answer to the call that carried the withdrawal.
+    heartbeats: u64,
 }
 
 impl Allocator {
@@ -224,6 +232,7 @@ impl Allocator {
                 Vec::new()
             }
             Event::Heartbeat => {
+                self.heartbeats += 1;
                 let mut actions = self.relax_spread(now_ms);
                 actions.extend(self.update(now_ms));
                 actions
@@ -252,6 +261,15 @@ impl Allocator {
 
     pub fn pending_requests(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Pending requests that are in YARN's table: all but the strict ones rule 4 has
+    /// withdrawn and not yet asked again relaxed.
+    pub fn asked_requests(&self) -> usize {
+        self.pending
+            .iter()
+            .filter(|r| r.withdrawn.is_none())
+            .count()
     }
 
     pub fn starting(&self) -> u32 {
@@ -297,69 +315,81 @@ impl Allocator {
     /// YARN can use and that has room. YARN had its chance to spread the executors; now any of
     /// those hosts is better than a rack-local or off-switch container later. Requests of one
     /// group share their lists, so each list is filtered once.
+    ///
+    /// A strict request is relaxed in two heartbeats, so that YARN is never asked for more
+    /// containers than executors are missing. YARN's asks are absolute per (priority,
+    /// allocation request id, location), and strict and relaxed requests have different
+    /// allocation request ids: a relaxed ask sent with the strict one's cancellation would not
+    /// know the containers the scheduler gave the strict requests since our last allocate call
+    /// (they come back in the answer to this one), and YARN would fill both: at 1,000 nodes,
+    /// 1,000 containers for 600 executors. So the first heartbeat only takes the strict
+    /// request out of YARN's table (YARN applies the cancellation before it hands over what it
+    /// granted, so nothing more is granted for it); the answer brings the containers it got
+    /// meanwhile, which match it as usual; at the next heartbeat what is still pending is asked
+    /// again relaxed. A relaxed request that gains hosts is replaced at once: it shares its
+    /// `*` entry with its replacement, which `RequestTable::replace` does not re-send.
     fn relax_spread(&mut self, now_ms: u64) -> Vec<Action> {
         if self.config.strategy != Strategy::Default {
             return Vec::new();
         }
-        /// A request's node and rack lists.
-        type Lists = (Arc<[HostName]>, Arc<[RackName]>);
         /// One group's lists, and what becomes of its requests.
         struct Relaxed {
-            key: (*const [HostName], *const [HostName], *const [RackName]),
+            key: ListKey,
             lists: Option<Lists>,
             removed: Vec<RequestId>,
             added: Vec<RequestId>,
+            /// Strict requests withdrawn at an earlier heartbeat, now asked relaxed.
+            readd: bool,
         }
         let topology = self.topology.read();
         let (cluster, running, topology) = (&self.cluster, &self.running_per_host, &*topology);
         let has_room = |h: &HostName| cluster.has_room(h, running.get(h).copied().unwrap_or(0));
+        let heartbeat = self.heartbeats;
         let mut relaxed: Vec<Relaxed> = Vec::new();
+        let mut actions = Vec::new();
         for r in &mut self.pending {
-            if r.relaxed
-                || (r.req.placed.is_empty() && !r.strict)
-                || now_ms.saturating_sub(r.since_ms) < self.config.spread_wait_ms
-            {
-                continue;
-            }
-            // Looked at once: a request as wide as it can be stays as it is, and a re-asked
-            // one is not re-asked again.
-            r.relaxed = true;
-            let strict = r.strict;
+            let readd = match r.withdrawn {
+                // Withdrawn at this heartbeat: its answer has not come back yet.
+                Some(at) if at >= heartbeat => continue,
+                Some(_) => true,
+                None => {
+                    if r.relaxed
+                        || (r.req.placed.is_empty() && !r.strict)
+                        || now_ms.saturating_sub(r.since_ms) < self.config.spread_wait_ms
+                    {
+                        continue;
+                    }
+                    // Looked at once: a request as wide as it can be stays as it is, and a
+                    // re-asked one is not re-asked again.
+                    r.relaxed = true;
+                    if r.strict {
+                        // First half (rule 5 ends here): out of YARN's table now, asked
+                        // again relaxed at the next heartbeat.
+                        r.withdrawn = Some(heartbeat);
+                        actions.push(Action::RemoveRequest(r.id));
+                        continue;
+                    }
+                    false
+                }
+            };
             let req = &r.req;
-            let key = (
-                Arc::as_ptr(&req.nodes),
-                Arc::as_ptr(&req.placed),
-                Arc::as_ptr(&req.racks),
-            );
-            let g = match relaxed.iter().position(|g| g.key == key) {
+            let key = list_key(req);
+            let g = match relaxed
+                .iter()
+                .position(|g| g.key == key && g.readd == readd)
+            {
                 Some(i) => &mut relaxed[i],
                 None => {
-                    let named: HashSet<&HostName> = req.nodes.iter().collect();
-                    let adds = req.placed.iter().any(|h| has_room(h) && !named.contains(h));
-                    // The new hosts' racks join the request's own (YARN counts a node's rack
-                    // with it, and matching reads the rack list).
-                    let lists = adds.then(|| {
-                        let nodes: Arc<[HostName]> =
-                            req.placed.iter().filter(|h| has_room(h)).cloned().collect();
-                        let mut racks: Vec<RackName> = req.racks.to_vec();
-                        for n in nodes.iter() {
-                            let rack = topology.rack_of(n);
-                            if !racks.contains(rack) {
-                                racks.push(rack.clone());
-                            }
-                        }
-                        racks.sort();
-                        (nodes, Arc::from(racks))
-                    });
-                    // A strict request is asked again relaxed even when it gains no host
-                    // (rule 5 ends here).
+                    let lists = widened(req, topology, &has_room);
+                    // A withdrawn strict request is asked again even when it gains no host.
                     let lists =
-                        lists.or_else(|| strict.then(|| (req.nodes.clone(), req.racks.clone())));
+                        lists.or_else(|| readd.then(|| (req.nodes.clone(), req.racks.clone())));
                     relaxed.push(Relaxed {
                         key,
                         lists,
                         removed: Vec::new(),
                         added: Vec::new(),
+                        readd,
                     });
                     relaxed.last_mut().expect("just pushed")
                 }
@@ -372,25 +402,36 @@ impl Allocator {
             self.next_request += 1;
             g.added.push(r.id);
             r.strict = false;
+            r.withdrawn = None;
             r.req.nodes = nodes.clone();
             r.req.racks = racks.clone();
         }
-        let mut actions = Vec::new();
+        let withdrawn = actions.len();
         for g in relaxed {
             let Some((nodes, racks)) = g.lists else {
                 continue;
             };
-            actions.push(Action::ReplaceRequests {
-                old: g.removed,
-                ids: g.added,
-                nodes,
-                racks,
+            actions.push(if g.readd {
+                Action::AddRequests {
+                    ids: g.added,
+                    nodes,
+                    racks,
+                    strict: false,
+                }
+            } else {
+                Action::ReplaceRequests {
+                    old: g.removed,
+                    ids: g.added,
+                    nodes,
+                    racks,
+                }
             });
         }
         if !actions.is_empty() {
             debug!(
-                actions = actions.len(),
-                "spread requests now name every usable host they were placed on"
+                withdrawn,
+                asked_again = actions.len() - withdrawn,
+                "spread requests: strict ones withdrawn, then asked again relaxed naming every usable host they were placed on"
             );
         }
         actions
@@ -420,7 +461,8 @@ impl Allocator {
             let mut i = 0;
             self.pending.retain(|r| {
                 let keep = !cancel.contains(&i);
-                if !keep {
+                // A withdrawn request is in our table only (rule 4).
+                if !keep && r.withdrawn.is_none() {
                     actions.push(Action::RemoveRequest(r.id));
                 }
                 i += 1;
@@ -447,6 +489,7 @@ impl Allocator {
                     since_ms: now_ms,
                     relaxed: false,
                     strict,
+                    withdrawn: None,
                 });
             }
             actions.push(Action::AddRequests {
@@ -487,7 +530,11 @@ impl Allocator {
         let mut matched_requests: HashSet<usize> = HashSet::new();
         for &(c, r, locality) in &outcome.matched {
             matched_requests.insert(r);
-            actions.push(Action::RemoveRequest(self.pending[r].id));
+            // A withdrawn request (rule 4) is not in YARN's table any more: this is a
+            // container YARN gave it before the withdrawal reached it.
+            if self.pending[r].withdrawn.is_none() {
+                actions.push(Action::RemoveRequest(self.pending[r].id));
+            }
             let container = containers[c].clone();
             let have = u64::from(self.starting) + u64::from(self.running());
             if have >= u64::from(self.demand.target_executors) {
@@ -667,6 +714,43 @@ impl Allocator {
             }
         }
     }
+}
+
+/// A request's node and rack lists.
+type Lists = (Arc<[HostName]>, Arc<[RackName]>);
+/// Identity of a request's shared node, placed and rack lists (one group of the update step).
+type ListKey = (*const [HostName], *const [HostName], *const [RackName]);
+
+fn list_key(req: &PendingRequest) -> ListKey {
+    (
+        Arc::as_ptr(&req.nodes),
+        Arc::as_ptr(&req.placed),
+        Arc::as_ptr(&req.racks),
+    )
+}
+
+/// Rule 4's lists for a request: every host it was placed on that YARN can use and that has
+/// room, and their racks joined to its own (YARN counts a node's rack with it, and matching
+/// reads the rack list). `None` when that names no host the request does not name already.
+fn widened(
+    req: &PendingRequest,
+    topology: &super::state::Topology,
+    has_room: &impl Fn(&HostName) -> bool,
+) -> Option<Lists> {
+    let named: HashSet<&HostName> = req.nodes.iter().collect();
+    let adds = req.placed.iter().any(|h| has_room(h) && !named.contains(h));
+    adds.then(|| {
+        let nodes: Arc<[HostName]> = req.placed.iter().filter(|h| has_room(h)).cloned().collect();
+        let mut racks: Vec<RackName> = req.racks.to_vec();
+        for n in nodes.iter() {
+            let rack = topology.rack_of(n);
+            if !racks.contains(rack) {
+                racks.push(rack.clone());
+            }
+        }
+        racks.sort();
+        (nodes, Arc::from(racks))
+    })
 }
 
 fn dec(map: &mut HashMap<HostName, u32>, host: &HostName) {
