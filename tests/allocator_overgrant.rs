@@ -249,12 +249,12 @@ impl Run {
 fn demand(target: u32, counts: &[(usize, u32)]) -> Demand {
     Demand {
         target_executors: target,
-        tasks_per_executor: 1,
         locality_aware_tasks: counts.iter().map(|c| c.1).sum(),
         host_to_local_task_count: counts
             .iter()
             .map(|&(h, c)| (HostName::from(format!("h{h}").as_str()), c))
             .collect(),
+        excluded_hosts: Vec::new(),
     }
 }
 

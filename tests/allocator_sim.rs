@@ -88,9 +88,14 @@ fn spread_requests_are_asked_again_so_a_busy_cluster_is_not_slower() {
         )
         .rounds;
     }
+    // Relaxing is done in two heartbeats since the over-grant fix (withdraw, then ask again
+    // relaxed), and the simulator now rebuilds YARN's tables from the AM's actions, so a
+    // withdrawn request is out of YARN's table for one round: on this trace rule 4 no longer
+    // wins rounds (it did when withdrawn requests stayed grantable in the model), but it
+    // must not cost more than that one round per relaxed request.
     assert!(
-        ours < never,
-        "rule 4 gets executors sooner: {ours} rounds, {never} without"
+        ours * 100 <= never * 105,
+        "rule 4 costs at most 5% more rounds: {ours} rounds, {never} without"
     );
     assert!(
         ours * 100 <= spark * 105,

@@ -684,7 +684,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             }
 
             // The RM's absolute tables, one per request key.
-            debug_assert_eq!(book.requests.len(), alloc.pending_requests());
+            debug_assert_eq!(book.requests.len(), alloc.asked_requests());
             let strict_key = cfg.strict_requests;
             for (k, key) in keys.iter_mut().enumerate() {
                 key.load(
