@@ -99,8 +99,9 @@
 //! - dealing the capped node names round-robin over the requests, so that no request names
 //!   nothing: in the simulator the wide requests that matching removes stop carrying the
 //!   narrow hosts, and the busy traces lose 8 points node-local. Taken back with rule 5 after
-//!   the real scheduler packed the nested lists (the simulator models neither strict requests
-//!   nor the off-switch wait above; it is being calibrated against the real scheduler);
+//!   the real scheduler packed the nested lists (the simulator keeps strict requests in a
+//!   key of their own only in its calibrated configuration, `strict_requests`, and does not
+//!   model the off-switch wait above);
 //! - a cap at `ceil(aware x need / sum of needs)` (each host's share of the containers): worse
 //!   than Spark on very skewed traces, where popular hosts have work for more executors;
 //! - leaving out of the node lists only the hosts YARN cannot use, with no work cap (the
