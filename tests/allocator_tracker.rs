@@ -629,6 +629,29 @@ fn a_container_granted_again_is_neither_released_nor_launched_twice() {
 }
 
 #[test]
+fn a_container_granted_again_on_its_way_back_is_not_launched_on() {
+    let mut am = Am::new(1);
+    let (cs, actions) = am.grant(&["host1"]);
+    let executor = executor_of(&actions, &cs[0]);
+    // Killed: its container goes back, and a replacement is asked for.
+    let kill = am.alloc.on_event(am.now, Event::KillExecutor { executor });
+    assert_eq!(releases(&kill), vec![cs[0].id.clone()]);
+    am.alloc.on_event(am.now, Event::Heartbeat);
+    assert_eq!(am.alloc.pending_requests(), 1);
+    assert!(am.alloc.is_ours(&cs[0].id));
+    // The same container granted again before YARN reports it completed: still ours, on
+    // its way back; no executor starts in it and the request still waits.
+    let again = am
+        .alloc
+        .on_event(am.now, Event::ContainersGranted(vec![cs[0].clone()]));
+    assert!(again.is_empty(), "{again:?}");
+    assert_eq!((am.alloc.starting(), am.alloc.pending_requests()), (0, 1));
+    // Its completion ends it: ours no more.
+    assert!(am.complete(&[&cs[0]], -105).is_empty());
+    assert!(!am.alloc.is_ours(&cs[0].id));
+}
+
+#[test]
 fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
     // An AM attempt after a crash: executors 4 and 7 of the earlier attempt come back.
     let mut alloc = Allocator::new(AllocatorConfig {

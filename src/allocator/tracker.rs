@@ -148,8 +148,9 @@ pub enum DriverNotice {
     },
 }
 
+/// Where a tracked executor's launch is: granted and being started, or started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+pub enum Phase {
     Starting,
     Running,
 }
@@ -286,6 +287,29 @@ impl Allocator {
 
     pub fn starting_on(&self, host: &str) -> u32 {
         self.starting_per_host.get(host).copied().unwrap_or(0)
+    }
+
+    /// The executors the allocator counts (launched, not killed or ended), each as
+    /// (container, executor, host, phase): read-only, for checks that the AM's registry
+    /// agrees with the allocator.
+    pub fn tracked(
+        &self,
+    ) -> impl Iterator<Item = (&ContainerId, ExecutorId, &HostName, Phase)> + '_ {
+        self.containers
+            .iter()
+            .map(|(c, t)| (c, t.executor, &t.host, t.phase))
+    }
+
+    /// The AM gave `container` back and YARN has not yet reported it completed.
+    pub fn is_releasing(&self, container: &str) -> bool {
+        self.released.contains(container)
+    }
+
+    /// `container` is ours already: an executor's, or given back and not yet reported
+    /// completed. A grant of it again is ignored (the AM's pool asks this too, so that it
+    /// keeps a granted container for a launch exactly when the allocator may launch on it).
+    pub fn is_ours(&self, container: &str) -> bool {
+        self.containers.contains_key(container) || self.released.contains(container)
     }
 
     /// The pending requests, oldest first.
@@ -512,12 +536,13 @@ impl Allocator {
 
     fn granted(&mut self, containers: Vec<Container>) -> Vec<Action> {
         // A container granted again (an RM that restarted or answered a retried call from
-        // its cache) is already ours, live: it must neither take a request nor be released.
+        // its cache) is already ours, live or on its way back: it must neither take a
+        // request nor be released again.
         let mut seen = HashSet::new();
         let containers: Vec<Container> = containers
             .into_iter()
             .filter(|c| {
-                let fresh = !self.containers.contains_key(&c.id) && seen.insert(c.id.clone());
+                let fresh = !self.is_ours(&c.id) && seen.insert(c.id.clone());
                 if !fresh {
                     debug!(container = %c.id, "granted again; already tracked, ignored");
                 }

@@ -277,7 +277,11 @@ impl Registry {
             };
             self.released.remove(&id);
             if let Some(e) = self.executors.remove(&id) {
-                self.by_container.remove(&e.container_id);
+                // Unless a later executor got the same container (YARN does not grant a
+                // completed container again; the record stays right if it ever did).
+                if self.by_container.get(&e.container_id) == Some(&id) {
+                    self.by_container.remove(&e.container_id);
+                }
                 self.retention.forgotten += 1;
                 self.changed(id);
             }

@@ -374,7 +374,8 @@ impl Pool {
                     host: host.as_str().into(),
                     rack,
                 });
-                if self.registry.executor_of(&id).is_none() {
+                // Kept for a launch exactly when the allocator may launch on it.
+                if !self.allocator.is_ours(&id) {
                     self.granted.insert(id, c);
                 }
             }
@@ -460,3 +461,7 @@ impl Pool {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "pool_tests.rs"]
+mod tests;
