@@ -323,17 +323,6 @@ impl Allocator {
         self.failures_ms.len()
     }
 
-    /// The snapshot the update step sees.
-    pub fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            demand: self.demand.clone(),
-            tasks_per_executor: self.config.tasks_per_executor,
-            running: self.running_per_host.clone(),
-            starting: self.starting,
-            pending: self.pending.iter().map(|r| r.req.clone()).collect(),
-        }
-    }
-
     /// Rule 4 of the default strategy: a request the work cap kept off some of its hosts, still
     /// pending after `spread_wait_ms`, is asked again naming every host it was placed on that
     /// YARN can use and that has room. YARN had its chance to spread the executors; now any of
@@ -462,9 +451,9 @@ impl Allocator {
     }
 
     fn update(&mut self, now_ms: u64) -> Vec<Action> {
-        // The step reads what `snapshot()` gives, with the demand and the per-host counts
-        // lent to it rather than copied: every event runs an update, and at 1,000 hosts the
-        // copy cost more than the step.
+        // The step's snapshot, with the demand and the per-host counts lent to it rather
+        // than copied: every event runs an update, and at 1,000 hosts the copy cost more
+        // than the step.
         let snapshot = Snapshot {
             demand: std::mem::take(&mut self.demand),
             running: std::mem::take(&mut self.running_per_host),
