@@ -61,6 +61,8 @@ struct Args {
     seed: u64,
     trace: String,
     round_ms: u64,
+    /// Print the simulator's predictions for the trace and exit (no harness needed).
+    sim_only: bool,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -80,9 +82,14 @@ fn parse_args() -> Result<Option<Args>> {
         seed: 1,
         trace: "standard".into(),
         round_ms: 1000,
+        sim_only: false,
     };
     let mut it = raw.into_iter();
     while let Some(k) = it.next() {
+        if k == "--sim-only" {
+            a.sim_only = true;
+            continue;
+        }
         let v = it.next().with_context(|| format!("{k} wants a value"))?;
         let bad = |what: &str| format!("{k}: '{v}' is not {what}");
         match k.as_str() {
@@ -94,7 +101,7 @@ fn parse_args() -> Result<Option<Args>> {
             "--seed" => a.seed = v.parse().with_context(|| bad("a number"))?,
             "--trace" => a.trace = v,
             "--round-ms" => a.round_ms = v.parse().with_context(|| bad("milliseconds"))?,
-            _ => bail!("unknown option {k} (--dir --strategy --nodes --racks --skew --seed --trace --round-ms)"),
+            _ => bail!("unknown option {k} (--dir --strategy --nodes --racks --skew --seed --trace --round-ms --sim-only)"),
         }
     }
     Ok(Some(a))
@@ -161,6 +168,38 @@ struct Am {
     executors: HashMap<Arc<str>, (ExecutorId, usize)>,
     host_index: HashMap<HostName, usize>,
     launched_by: [u64; 3],
+    /// What each request in the table is (the allocator's ids), to break the grants down.
+    kinds: HashMap<u64, AskKind>,
+    /// The allocate round whose answer brought each container.
+    granted_in: HashMap<String, u64>,
+    /// Per round: requests of each kind in the table when the round's allocate call went.
+    asks_by_round: Vec<[u64; AskKind::COUNT]>,
+}
+
+/// The allocator's request kinds, as the AM asks them (`request_book`): strict named
+/// (relax locality off, allocation request id -1), relaxed named (hosts and racks, id 0),
+/// rack-only (id 0) and no location at all (past every work cap, id 0: ANY only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AskKind {
+    Strict,
+    RelaxedNamed,
+    RackOnly,
+    NoLocation,
+}
+
+impl AskKind {
+    const COUNT: usize = 4;
+    const NAMES: [&'static str; Self::COUNT] =
+        ["strict", "relaxed_named", "rack_only", "no_location"];
+
+    fn of(nodes: &[HostName], racks: &[RackName], strict: bool) -> Self {
+        match (strict, nodes.is_empty(), racks.is_empty()) {
+            (true, _, _) => AskKind::Strict,
+            (false, false, _) => AskKind::RelaxedNamed,
+            (false, true, false) => AskKind::RackOnly,
+            (false, true, true) => AskKind::NoLocation,
+        }
+    }
 }
 
 impl Am {
@@ -169,8 +208,49 @@ impl Am {
         self.apply(now, actions);
     }
 
+    /// Keeps `kinds` in step with the table: what each request action adds or takes out.
+    fn note_kinds(&mut self, action: &Action) {
+        match action {
+            Action::AddRequests {
+                ids,
+                nodes,
+                racks,
+                strict,
+            } => {
+                let kind = AskKind::of(nodes, racks, *strict);
+                self.kinds.extend(ids.iter().map(|&id| (id, kind)));
+            }
+            Action::RemoveRequest(id) => {
+                self.kinds.remove(id);
+            }
+            Action::ReplaceRequests {
+                old,
+                ids,
+                nodes,
+                racks,
+            } => {
+                let kind = AskKind::of(nodes, racks, false);
+                for (o, id) in old.iter().zip(ids) {
+                    if self.kinds.remove(o).is_some() {
+                        self.kinds.insert(*id, kind);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn asks_now(&self) -> [u64; AskKind::COUNT] {
+        let mut n = [0; AskKind::COUNT];
+        for &k in self.kinds.values() {
+            n[k as usize] += 1;
+        }
+        n
+    }
+
     fn apply(&mut self, now: u64, actions: Vec<Action>) {
         for action in actions {
+            self.note_kinds(&action);
             let Some(action) = self.requests.apply(&mut self.table.table, action) else {
                 continue;
             };
@@ -208,9 +288,12 @@ impl Am {
         }
     }
 
-    fn digest(&mut self, now: u64, resp: Allocation, topology: &Topology) -> usize {
+    fn digest(&mut self, now: u64, round: u64, resp: Allocation, topology: &Topology) -> usize {
         self.table.on_allocate_success((&resp).into());
         let granted = resp.allocated.len();
+        for c in &resp.allocated {
+            self.granted_in.insert(c.id.to_string(), round);
+        }
         if !resp.allocated.is_empty() {
             let containers = resp
                 .allocated
@@ -276,6 +359,206 @@ fn run_round_tasks(
     let (local, rack, launched) =
         sim::place_round(trace, pending, host_slots, runnable, true, true);
     (launched, local, rack)
+}
+
+/// One container the RM committed, as the harness recorded it (`grants.tsv`, written by
+/// `scale/src/yarnam/scale/RecordingCapacityScheduler.java`).
+struct RmGrant {
+    t_ms: u64,
+    container: String,
+    alloc_id: i64,
+    /// NODE_LOCAL, RACK_LOCAL or OFF_SWITCH: how the scheduler assigned it.
+    kind: String,
+    /// The key's missed scheduling opportunities, outstanding ANY count and location map
+    /// size (zero counts included) just before the commit.
+    missed: u64,
+    outstanding: u64,
+    unique: u64,
+    nodes: u64,
+}
+
+fn read_grants(path: &Path) -> Result<Vec<RmGrant>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() < 13 {
+            bail!("{}:{}: {} fields, want 13", path.display(), i + 1, f.len());
+        }
+        let n = |k: usize| -> Result<i64> {
+            f[k].parse()
+                .with_context(|| format!("{}:{}: field {k} '{}'", path.display(), i + 1, f[k]))
+        };
+        out.push(RmGrant {
+            t_ms: n(0)? as u64,
+            container: f[1].to_string(),
+            alloc_id: n(3)?,
+            kind: f[4].to_string(),
+            missed: n(7)?.max(0) as u64,
+            outstanding: n(8)?.max(0) as u64,
+            unique: n(9)?.max(0) as u64,
+            nodes: n(12)?.max(1) as u64,
+        });
+    }
+    Ok(out)
+}
+
+/// The RM's grants broken down by request key and locality, and the off-switch ones by the
+/// round that brought them with the AM's asks of the call before (what the RM was filling),
+/// and by what the key's off-switch wait was at the time: Hadoop 3.4.1's
+/// `RegularContainerAllocator` lets a key go off-switch with no wait when its location map
+/// holds ANY only (unique == 1), else once its missed opportunities exceed
+/// `min(nodes, outstanding x min(1, (unique - 1) / nodes))`.
+fn grant_breakdown(grants: &[RmGrant], am: &Am) -> serde_json::Value {
+    let col = |t: &str| match t {
+        "NODE_LOCAL" => 0,
+        "RACK_LOCAL" => 1,
+        _ => 2,
+    };
+    let mut by_key: std::collections::BTreeMap<i64, [u64; 3]> = Default::default();
+    // Per round: node, rack, off-switch, off-switch from a key holding ANY only.
+    let mut by_round: std::collections::BTreeMap<u64, [u64; 4]> = Default::default();
+    let (mut any_only, mut past_wait, mut waits) = (0u64, 0u64, Vec::new());
+    let mut off_t = Vec::new();
+    for g in grants {
+        by_key.entry(g.alloc_id).or_default()[col(&g.kind)] += 1;
+        let round = am.granted_in.get(&g.container).copied().unwrap_or(0);
+        by_round.entry(round).or_default()[col(&g.kind)] += 1;
+        if col(&g.kind) != 2 {
+            continue;
+        }
+        off_t.push(g.t_ms);
+        if g.unique <= 1 {
+            any_only += 1;
+            by_round.entry(round).or_default()[3] += 1;
+        } else {
+            past_wait += 1;
+            let factor = ((g.unique - 1) as f64 / g.nodes as f64).min(1.0);
+            let wait = (g.outstanding as f64 * factor).min(g.nodes as f64);
+            waits.push(json!({ "wait": (wait * 10.0).round() / 10.0, "missed": g.missed, "outstanding": g.outstanding, "unique": g.unique }));
+        }
+    }
+    let kinds = |a: &[u64; AskKind::COUNT]| {
+        AskKind::NAMES
+            .iter()
+            .zip(a)
+            .map(|(k, n)| ((*k).to_string(), json!(n)))
+            .collect::<serde_json::Map<_, _>>()
+    };
+    let rounds: Vec<_> = by_round
+        .iter()
+        .map(|(&r, c)| {
+            // Grants in round r's answer were made after call r-1, against its asks.
+            let asked = r
+                .checked_sub(2)
+                .and_then(|i| am.asks_by_round.get(i as usize));
+            json!({
+                "round": r, "node": c[0], "rack": c[1], "off": c[2], "off_any_only": c[3],
+                "asks_before": asked.map(kinds),
+            })
+        })
+        .collect();
+    waits.truncate(40);
+    json!({
+        "by_key": by_key.iter().map(|(k, c)| json!({ "alloc_id": k, "node": c[0], "rack": c[1], "off": c[2] })).collect::<Vec<_>>(),
+        "off_switch_key_any_only": any_only,
+        "off_switch_after_wait": past_wait,
+        "off_switch_waits": waits,
+        "off_switch_first_ms": off_t.iter().min(),
+        "off_switch_last_ms": off_t.iter().max(),
+        "by_round": rounds,
+    })
+}
+
+/// The simulator's predictions for the trace: the base model (every request in one key, as
+/// the big tables in BENCHMARKS.md) and the per-key model (`strict_requests` and
+/// `strict_first`: strict and relaxed requests in YARN's two keys, strict first, as the real
+/// scheduler holds them; the model that explains the real off-switch grants).
+fn predictions(trace: &Trace, strategy: Strategy) -> serde_json::Value {
+    let one = |t: &Trace| {
+        let p = simulate(t, strategy);
+        json!({
+            "node_local": p.node_local,
+            "rack_local": p.rack_local,
+            "granted": p.granted,
+            "off_switch": p.off_switch,
+            "off_switch_no_location": p.off_switch_no_location,
+            "rounds": p.rounds,
+        })
+    };
+    let keyed = Trace::generate(TraceConfig {
+        strict_requests: true,
+        strict_first: true,
+        ..trace.config.clone()
+    });
+    json!({ "base": one(trace), "keys": one(&keyed) })
+}
+
+/// What the allocator asks at the start of each stage (nothing running, nothing pending, the
+/// stage's whole demand), by request kind, and how much node-local room it leaves unasked:
+/// for every NodeManager host with work, `min(work cap, capacity)` minus the requests that
+/// name it (the work cap as `allocator::strategy`'s rule 2 computes it). Evidence for the
+/// off-switch breakdown: a request with no location is ANY-only for YARN (no off-switch wait).
+fn first_asks(trace: &Trace, strategy: Strategy) -> serde_json::Value {
+    let cfg = &trace.config;
+    let topology = trace.topology();
+    let mut out = Vec::new();
+    for stage in &trace.stages {
+        let mut alloc = Allocator::new(AllocatorConfig {
+            strategy,
+            tasks_per_executor: cfg.tasks_per_executor,
+            ..AllocatorConfig::default()
+        })
+        .with_cluster(topology.clone(), trace.cluster());
+        let demand = round_demand(trace, stage);
+        let (target, aware) = (
+            u64::from(demand.target_executors),
+            u64::from(demand.locality_aware_tasks.max(1)),
+        );
+        let counts = demand.host_to_local_task_count.clone();
+        let mut actions = alloc.on_event(0, Event::DemandChanged(demand));
+        actions.extend(alloc.on_event(0, Event::Heartbeat));
+        let mut kinds = [0u64; AskKind::COUNT];
+        let mut named: HashMap<HostName, u64> = HashMap::new();
+        let mut widest = 0usize;
+        for a in &actions {
+            if let Action::AddRequests {
+                ids,
+                nodes,
+                racks,
+                strict,
+            } = a
+            {
+                kinds[AskKind::of(nodes, racks, *strict) as usize] += ids.len() as u64;
+                widest = widest.max(nodes.len());
+                for h in nodes.iter() {
+                    *named.entry(h.clone()).or_insert(0) += ids.len() as u64;
+                }
+            }
+        }
+        let (mut spare, mut spare_hosts) = (0u64, 0u64);
+        for (h, &c) in &counts {
+            let is_nm = trace.hosts[..cfg.nodes].contains(h);
+            if !is_nm {
+                continue;
+            }
+            let cap = (u64::from(c) * target)
+                .div_ceil(aware)
+                .min(u64::from(cfg.capacity));
+            let left = cap.saturating_sub(named.get(h).copied().unwrap_or(0));
+            spare += left;
+            spare_hosts += u64::from(left > 0);
+        }
+        out.push(json!({
+            "asks": AskKind::NAMES.iter().zip(kinds).map(|(k, n)| ((*k).to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
+            "hosts_named": named.len(),
+            "widest_request_hosts": widest,
+            "unasked_node_local_room": spare,
+            "hosts_with_unasked_room": spare_hosts,
+        }));
+    }
+    json!(out)
 }
 
 fn percentile(sorted: &[u64], p: f64) -> u64 {
@@ -346,6 +629,9 @@ async fn run(a: Args) -> Result<serde_json::Value> {
             .map(|(i, h)| (h.clone(), i))
             .collect(),
         launched_by: [0; 3],
+        kinds: HashMap::new(),
+        granted_in: HashMap::new(),
+        asks_by_round: Vec::new(),
     };
 
     let mut client = AmRmClient::new(&scheduler, token, RpcConfig::default());
@@ -376,13 +662,15 @@ async fn run(a: Args) -> Result<serde_json::Value> {
             am.event(now, Event::DemandChanged(round_demand(&trace, &pending)));
             am.event(now, Event::Heartbeat);
             let batch = am.table.take_batch();
+            let asks = am.asks_now();
+            am.asks_by_round.push(asks);
             let input = AllocateInput::from_batch(&batch, 0.5);
             let cpu1 = cpu_us();
             let sent = Instant::now();
             let resp = client.allocate(&input).await.context("allocate")?;
             rpc_us.push(sent.elapsed().as_micros() as u64);
             let cpu2 = cpu_us();
-            granted += am.digest(now_ms(), Allocation::from(&resp), &topology) as u64;
+            granted += am.digest(now_ms(), rounds, Allocation::from(&resp), &topology) as u64;
             if granted == 0 && rounds > 30 {
                 bail!("no container granted in 30 rounds: see the harness's log");
             }
@@ -409,13 +697,15 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         }
     }
     // Let the releases reach the RM and their completions come back.
-    for _ in 0..3 {
+    for k in 1..=3 {
+        let asks = am.asks_now();
+        am.asks_by_round.push(asks);
         tokio::time::sleep(Duration::from_millis(a.round_ms)).await;
         let batch = am.table.take_batch();
         let resp = client
             .allocate(&AllocateInput::from_batch(&batch, 1.0))
             .await?;
-        granted += am.digest(now_ms(), Allocation::from(&resp), &topology) as u64;
+        granted += am.digest(now_ms(), rounds + k, Allocation::from(&resp), &topology) as u64;
     }
     let elapsed = start.elapsed();
     client
@@ -423,7 +713,9 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         .await?;
     let stats = wait_for(&a.dir.join("stats"), Duration::from_secs(60))?;
     let num = |k: &str| -> u64 { stats.get(k).and_then(|v| v.parse().ok()).unwrap_or(0) };
-    let predicted = simulate(&trace, a.strategy);
+    let predicted = predictions(&trace, a.strategy);
+    let grants = read_grants(&a.dir.join("grants.tsv"))?;
+    let breakdown = grant_breakdown(&grants, &am);
 
     rpc_us.sort_unstable();
     cpu_per_round.sort_unstable();
@@ -466,13 +758,9 @@ async fn run(a: Args) -> Result<serde_json::Value> {
             "mean": mean(&cpu_per_round) / 1000.0,
             "p99": percentile(&cpu_per_round, 0.99) as f64 / 1000.0,
         },
-        "sim": {
-            "node_local": predicted.node_local,
-            "rack_local": predicted.rack_local,
-            "granted": predicted.granted,
-            "off_switch": predicted.off_switch,
-            "rounds": predicted.rounds,
-        },
+        "rm_grants": breakdown,
+        "sim": predicted["base"],
+        "sim_keys": predicted["keys"],
     }))
 }
 
@@ -481,6 +769,16 @@ fn main() -> Result<()> {
         println!("rm_scale: needs the scale harness; run scripts/scale-bench.sh");
         return Ok(());
     };
+    if args.sim_only {
+        let trace = Trace::generate(trace_config(&args)?);
+        let p = predictions(&trace, args.strategy);
+        let asks = first_asks(&trace, args.strategy);
+        println!(
+            "{}",
+            json!({ "strategy": args.strategy.to_string(), "skew": args.skew, "nodes": args.nodes, "sim": p["base"], "sim_keys": p["keys"], "first_asks": asks })
+        );
+        return Ok(());
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -3,7 +3,10 @@
 # part 2): builds the harness (scale/, javac) and the benchmark (benches/rm_scale.rs), then for
 # each run and strategy starts a fresh harness JVM (its own RM on 127.0.0.40:18030-18033, its
 # own runtime dir; the shared test cluster is not touched, no lock needed), runs the AM side
-# against it and collects one JSON line per run into $DIR/results.jsonl; prints a summary.
+# against it and collects one JSON line per run into $DIR/results.jsonl; prints a summary
+# (sim-*: the simulator's base model; simk-*: its per-key model, strict_requests and
+# strict_first; off-any: real off-switch grants for a request key that named no location).
+# The RM's grants one by one: $DIR/grants-STRATEGY-RUN.tsv (RecordingCapacityScheduler).
 #
 #   scripts/scale-bench.sh [--nodes 1000] [--racks N/20] [--runs 2] [--skew 0.8] [--seed 1]
 #                          [--trace standard] [--strategies "default spark"]
@@ -106,6 +109,8 @@ run_one() { # strategy run
   fi
   echo "$out" | tail -1 >>"$RESULTS"
   stop_harness
+  # Every container the RM committed, with its request key and locality (grant by grant).
+  if [[ -f "$DIR/grants.tsv" ]]; then mv "$DIR/grants.tsv" "$DIR/grants-$strategy-$run.tsv"; fi
   grep '^\[harness' "$log" >&2 || true
 }
 
@@ -125,10 +130,12 @@ jq -r -s '
     (avg(.node_local) * 100 | floor), (avg(.rack_local) * 100 | floor),
     (avg(.sim.node_local) * 100 | floor), (avg(.sim.rack_local) * 100 | floor),
     avg(.rm.allocated), avg(.rm.node_local), avg(.rm.rack_local), avg(.rm.off_switch), avg(.sim.off_switch),
+    (avg(.sim_keys.node_local) * 100 | floor), avg(.sim_keys.off_switch),
+    avg(.rm_grants.off_switch_key_any_only),
     avg(.to_target_s // -1), avg(.to_target_rounds // -1), avg(.rounds), avg(.sim.rounds),
     avg(.allocate_ms.p50), avg(.allocate_ms.p99), avg(.am_cpu_ms_per_round.mean), avg(.am_cpu_ms_per_round.p99) ]
   | @tsv' "$RESULTS" |
-  awk -F'\t' 'BEGIN { printf "%-8s %4s %8s %8s %8s %8s %6s %6s %6s %6s %6s %8s %6s %6s %6s %8s %8s %8s %8s\n",
-      "strategy","runs","nodeloc%","rack%","sim-nl%","sim-rk%","grants","rm-nl","rm-rk","rm-off","sim-off","to-N-s","to-N-r","rounds","sim-r","alloc50","alloc99","cpu-ms","cpu99" }
-    { printf "%-8s %4d %8d %8d %8d %8d %6.0f %6.0f %6.0f %6.0f %6.0f %8.1f %6.1f %6.0f %6.0f %8.2f %8.2f %8.3f %8.3f\n",
-      $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19 }'
+  awk -F'\t' 'BEGIN { printf "%-8s %4s %8s %8s %8s %8s %6s %6s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %8s %8s %8s %8s\n",
+      "strategy","runs","nodeloc%","rack%","sim-nl%","sim-rk%","grants","rm-nl","rm-rk","rm-off","sim-off","simk-nl","simk-of","off-any","to-N-s","to-N-r","rounds","sim-r","alloc50","alloc99","cpu-ms","cpu99" }
+    { printf "%-8s %4d %8d %8d %8d %8d %6.0f %6.0f %6.0f %6.0f %6.0f %6d %6.0f %6.0f %8.1f %6.1f %6.0f %6.0f %8.2f %8.2f %8.3f %8.3f\n",
+      $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22 }'

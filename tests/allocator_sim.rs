@@ -233,3 +233,37 @@ fn heartbeat_phases_pack_and_strict_requests_stay_local() {
     assert!(relaxed > 0, "the relaxed model places some off-switch");
     assert_eq!(strict, 0, "strict requests are never placed off-switch");
 }
+
+/// The per-key model (`strict_requests` with `strict_first`: YARN's two request keys, the
+/// strict one first) reproduces what the real CapacityScheduler did at 1,000 nodes, grant by
+/// grant (BENCHMARKS.md, "The real scheduler at 1,000 nodes"): the default strategy's
+/// requests past every work cap name no location, so their key (the relaxed one, which the
+/// strict requests no longer lengthen) has no off-switch wait and they go off-switch on the
+/// first nodes that heartbeat. Pooled in one key, as the base model has them, they wait for
+/// the strict requests' many locations. Spark's strategy asks nothing strict: the same
+/// either way.
+#[test]
+fn per_key_model_sends_requests_without_a_location_off_switch() {
+    let base = TraceConfig::standard("standard", 200, 0.8, 1);
+    let keyed = TraceConfig {
+        strict_requests: true,
+        strict_first: true,
+        ..base.clone()
+    };
+    let (pooled, keys) = (Trace::generate(base), Trace::generate(keyed));
+    let (p, k) = (
+        simulate(&pooled, Strategy::Default),
+        simulate(&keys, Strategy::Default),
+    );
+    assert_eq!(p.off_switch_no_location, 0, "pooled: {p:?}");
+    assert!(k.off_switch_no_location > 0, "per key: {k:?}");
+    assert!(
+        k.off_switch > p.off_switch + k.off_switch_no_location / 2,
+        "per key {k:?}, pooled {p:?}"
+    );
+    assert!(k.node_local < p.node_local, "per key {k:?}, pooled {p:?}");
+    assert_eq!(
+        simulate(&pooled, Strategy::Spark),
+        simulate(&keys, Strategy::Spark)
+    );
+}

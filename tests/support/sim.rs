@@ -81,7 +81,14 @@
 //! Requests asked with relax locality off (the default strategy's rule 5) are a separate
 //! request key for YARN (their own allocation request id) and are placed node-local only;
 //! with `strict_requests` the model keeps two keys, each with its own counts, entries and
-//! missed opportunities, relaxed first (YARN's key order).
+//! missed opportunities, relaxed first (YARN's key order while strict requests used id 1),
+//! strict first with `strict_first` (id -1, now). This is what the real scheduler does at
+//! 1,000 nodes (verified grant by grant, `scale/`'s `RecordingCapacityScheduler`): the
+//! relaxed key holds only what the strict one does not, often no location at all (requests
+//! past every work cap: no off-switch wait) or one host or rack named many times over (a
+//! wait of `ANY x 1 / nodes`, under one missed offer), so those requests go off-switch on
+//! the first nodes that heartbeat, one a node. Pooled into one key, as the base model has
+//! them, they share the strict requests' hundreds of locations and wait for them.
 //!
 //! Reported: over every round, the share of pending locality-aware tasks that had an executor
 //! on one of their hosts (could run node-local) or on one of their hosts' racks (rack-local or
@@ -197,6 +204,12 @@ pub struct TraceConfig {
     /// own request key and are placed node-local only, as YARN does. Off: the RM treats every
     /// request as relaxed (the big tables in BENCHMARKS.md were made so).
     pub strict_requests: bool,
+    /// With `strict_requests`: the strict key is tried first on every node, as the real
+    /// CapacityScheduler does since strict requests use allocation request id -1
+    /// (`request_book::STRICT_REQUEST_ID`; keys go in (priority, id) order). Off: relaxed
+    /// first, the order of id 1 that `examples/locality_trace.rs` was calibrated with.
+    /// The 1,000-node scale runs (`benches/rm_scale.rs`) predict with both knobs on.
+    pub strict_first: bool,
 }
 
 impl TraceConfig {
@@ -227,6 +240,7 @@ impl TraceConfig {
             heartbeat_phase_jitter: None,
             rm_draw: 0,
             strict_requests: false,
+            strict_first: false,
         }
     }
 
@@ -325,7 +339,7 @@ impl Trace {
         }
     }
 
-    fn topology(&self) -> Topology {
+    pub fn topology(&self) -> Topology {
         Topology::new(
             self.hosts
                 .iter()
@@ -335,7 +349,7 @@ impl Trace {
         )
     }
 
-    fn cluster(&self) -> Cluster {
+    pub fn cluster(&self) -> Cluster {
         Cluster {
             nodes: Some(self.hosts[..self.config.nodes].iter().cloned().collect()),
             capacity: self.hosts[..self.config.nodes]
@@ -363,6 +377,9 @@ pub struct SimResult {
     pub granted: u64,
     /// Of those, containers the RM granted off-switch (no node or rack ask matched the node).
     pub off_switch: u64,
+    /// Of the off-switch ones, those granted for a key that named no location at all (ANY
+    /// only: YARN gives such a key no off-switch wait).
+    pub off_switch_no_location: u64,
     /// Node-level asks on hosts without a NodeManager, summed over rounds: asks YARN can
     /// never grant (it still counts them as locations, see the module docs).
     pub asks_without_nodemanager: u64,
@@ -620,6 +637,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
         reasked: 0,
         granted: 0,
         off_switch: 0,
+        off_switch_no_location: 0,
         asks_without_nodemanager: 0,
         rounds: 0,
         executor_hosts: 0,
@@ -695,6 +713,12 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 out.asks_without_nodemanager += key.hosts[cfg.nodes..].iter().sum::<u64>();
             }
             let delay = u64::from(cfg.node_locality_delay).min(cfg.nodes as u64);
+            // YARN's key order: (priority, allocation request id).
+            let key_order: [usize; 2] = if strict_key && cfg.strict_first {
+                [1, 0]
+            } else {
+                [0, 1]
+            };
 
             let mut granted = Vec::new();
             for _ in 0..cfg.offers_per_round.max(1) {
@@ -715,16 +739,18 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                     // off-switch container.
                     'heartbeat: while used[n] < cfg.capacity {
                         let mut placed = None;
-                        for (k, key) in keys.iter_mut().enumerate() {
+                        for k in key_order {
+                            let key = &mut keys[k];
                             if key.any == 0 {
                                 continue;
                             }
+                            let no_location = key.locations == 0;
                             if let Some(off_switch) = key.offer(n, r, delay, cfg.nodes, k == 1) {
-                                placed = Some(off_switch);
+                                placed = Some((off_switch, no_location));
                                 break;
                             }
                         }
-                        let Some(off_switch) = placed else {
+                        let Some((off_switch, no_location)) = placed else {
                             break 'heartbeat;
                         };
                         used[n] += 1;
@@ -736,6 +762,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                         });
                         if off_switch {
                             out.off_switch += 1;
+                            out.off_switch_no_location += u64::from(no_location);
                             break;
                         }
                     }
@@ -999,6 +1026,7 @@ pub fn bench_snapshot(
         heartbeat_phase_jitter: None,
         rm_draw: 0,
         strict_requests: false,
+        strict_first: false,
     };
     let trace = Trace::generate(config);
     let mut counts: HashMap<HostName, u32> = HashMap::new();

@@ -50,7 +50,9 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
  * Files in --dir: conf/ (the written configuration and rack table), tokens (the AMRM token),
  * ready (scheduler address, app id, token file; written once every node is registered and the
  * app's attempt is launched), stats (the scheduler's locality counters and the nodes'
- * heartbeat figures; written when the app has finished). The JVM exits after writing stats,
+ * heartbeat figures; written when the app has finished), grants.tsv (every container the
+ * scheduler committed, with its request key and locality: {@link RecordingCapacityScheduler};
+ * complete once stats exists). The JVM exits after writing stats,
  * or after --max-seconds whatever happens.
  */
 public final class Harness {
@@ -142,6 +144,7 @@ public final class Harness {
     }
     log(nodes + " NodeManagers registered on " + racks + " racks in " + ms(t1) + " ms");
 
+    RecordingCapacityScheduler.record(new File(dir, "grants.tsv"));
     ApplicationId app = submitUnmanaged(rm);
     RMAppAttempt attempt = waitForAttempt(rm, app);
     Token<?> amrm = attempt.getAMRMToken();
@@ -152,6 +155,7 @@ public final class Harness {
     try (DataOutputStream out = new DataOutputStream(new FileOutputStream(tokens))) {
       creds.writeTokenStorageToStream(out);
     }
+    RecordingCapacityScheduler.restartClock();
     writeAtomically(new File(dir, "ready"),
         "scheduler=" + host + ":" + base + "\napp=" + app + "\ntokens=" + tokens + "\nnodes=" + nodes
             + "\nracks=" + racks + "\n");
@@ -171,6 +175,7 @@ public final class Harness {
     s.append("off_switch=").append(m.getAggregateOffSwitchContainersAllocated()).append('\n');
     sim.appendStats(s);
     s.append("rm_heap_used_mb=").append((rt.totalMemory() - rt.freeMemory()) >> 20).append('\n');
+    RecordingCapacityScheduler.stopRecording();
     writeAtomically(new File(dir, "stats"), s.toString());
     log("app " + app + " " + rmApp.getState() + "; stats written");
     sim.stopping = true;
@@ -188,8 +193,8 @@ public final class Harness {
     conf.set(YarnConfiguration.RM_ADDRESS, host + ":" + (base + 2));
     conf.set(YarnConfiguration.RM_ADMIN_ADDRESS, host + ":" + (base + 3));
     conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, host + ":" + (base + 58));
-    conf.set(YarnConfiguration.RM_SCHEDULER,
-        "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler");
+    // The stock CapacityScheduler, recording each container it commits (grants.tsv).
+    conf.set(YarnConfiguration.RM_SCHEDULER, RecordingCapacityScheduler.class.getName());
     conf.set("yarn.scheduler.capacity.root.queues", "default");
     conf.set("yarn.scheduler.capacity.root.default.capacity", "100");
     conf.set("yarn.scheduler.capacity.root.default.maximum-capacity", "100");
