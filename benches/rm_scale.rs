@@ -22,6 +22,12 @@
 //! counted them (node-local, rack-local, off-switch: its queue metrics, from the harness),
 //! time and rounds to the first stage's target, allocate latency (RM round trip) and the
 //! AM's CPU per round (process CPU time: allocator, request table, protobuf, RPC).
+//!
+//! Grant by grant (`rm_grants`): the harness's RM records every container it commits with its
+//! request key and locality (`grants.tsv`); joined here with the round whose answer brought it
+//! and with this AM's asks by kind at the call before, so that each off-switch container can be
+//! traced to the requests it filled. `--sim-only` prints the simulator's predictions (base,
+//! per-key, what-ifs) and the allocator's first asks per stage, with no harness.
 
 #[path = "../tests/support/sim.rs"]
 mod sim;
@@ -168,8 +174,10 @@ struct Am {
     executors: HashMap<Arc<str>, (ExecutorId, usize)>,
     host_index: HashMap<HostName, usize>,
     launched_by: [u64; 3],
-    /// What each request in the table is (the allocator's ids), to break the grants down.
-    kinds: HashMap<u64, AskKind>,
+    /// The requests in the table by the allocator's ids, with their locations and strictness
+    /// (the simulator's book of the RM's table), to break the grants down by request kind.
+    book: sim::Book,
+    rack_index: HashMap<RackName, usize>,
     /// The allocate round whose answer brought each container.
     granted_in: HashMap<String, u64>,
     /// Per round: requests of each kind in the table when the round's allocate call went.
@@ -200,6 +208,15 @@ impl AskKind {
             (false, true, true) => AskKind::NoLocation,
         }
     }
+
+    fn of_locations(l: &sim::Locations, strict: bool) -> Self {
+        match (strict, l.0.is_empty(), l.1.is_empty()) {
+            (true, _, _) => AskKind::Strict,
+            (false, false, _) => AskKind::RelaxedNamed,
+            (false, true, false) => AskKind::RackOnly,
+            (false, true, true) => AskKind::NoLocation,
+        }
+    }
 }
 
 impl Am {
@@ -208,49 +225,24 @@ impl Am {
         self.apply(now, actions);
     }
 
-    /// Keeps `kinds` in step with the table: what each request action adds or takes out.
-    fn note_kinds(&mut self, action: &Action) {
-        match action {
-            Action::AddRequests {
-                ids,
-                nodes,
-                racks,
-                strict,
-            } => {
-                let kind = AskKind::of(nodes, racks, *strict);
-                self.kinds.extend(ids.iter().map(|&id| (id, kind)));
-            }
-            Action::RemoveRequest(id) => {
-                self.kinds.remove(id);
-            }
-            Action::ReplaceRequests {
-                old,
-                ids,
-                nodes,
-                racks,
-            } => {
-                let kind = AskKind::of(nodes, racks, false);
-                for (o, id) in old.iter().zip(ids) {
-                    if self.kinds.remove(o).is_some() {
-                        self.kinds.insert(*id, kind);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
     fn asks_now(&self) -> [u64; AskKind::COUNT] {
         let mut n = [0; AskKind::COUNT];
-        for &k in self.kinds.values() {
-            n[k as usize] += 1;
+        for (l, strict) in self.book.requests.values() {
+            n[AskKind::of_locations(l, *strict) as usize] += 1;
         }
         n
     }
 
     fn apply(&mut self, now: u64, actions: Vec<Action>) {
         for action in actions {
-            self.note_kinds(&action);
+            let (hosts, racks) = (&self.host_index, &self.rack_index);
+            let locate = |n: &[HostName], r: &[RackName]| -> sim::Locations {
+                (
+                    n.iter().filter_map(|h| hosts.get(h).copied()).collect(),
+                    r.iter().filter_map(|k| racks.get(k).copied()).collect(),
+                )
+            };
+            self.book.apply(std::slice::from_ref(&action), &locate);
             let Some(action) = self.requests.apply(&mut self.table.table, action) else {
                 continue;
             };
@@ -492,7 +484,20 @@ fn predictions(trace: &Trace, strategy: Strategy) -> serde_json::Value {
         strict_first: true,
         ..trace.config.clone()
     });
-    json!({ "base": one(trace), "keys": one(&keyed) })
+    let what_if = Trace::generate(TraceConfig {
+        what_if_unplaced_name_work: true,
+        ..keyed.config.clone()
+    });
+    let own_key = Trace::generate(TraceConfig {
+        what_if_no_location_key_first: true,
+        ..keyed.config.clone()
+    });
+    json!({
+        "base": one(trace),
+        "keys": one(&keyed),
+        "keys_what_if_name_work": one(&what_if),
+        "keys_what_if_own_key": one(&own_key),
+    })
 }
 
 /// What the allocator asks at the start of each stage (nothing running, nothing pending, the
@@ -629,7 +634,13 @@ async fn run(a: Args) -> Result<serde_json::Value> {
             .map(|(i, h)| (h.clone(), i))
             .collect(),
         launched_by: [0; 3],
-        kinds: HashMap::new(),
+        book: sim::Book::default(),
+        rack_index: trace
+            .racks
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.clone(), i))
+            .collect(),
         granted_in: HashMap::new(),
         asks_by_round: Vec::new(),
     };
@@ -761,6 +772,8 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         "rm_grants": breakdown,
         "sim": predicted["base"],
         "sim_keys": predicted["keys"],
+        "sim_keys_what_if_name_work": predicted["keys_what_if_name_work"],
+        "sim_keys_what_if_own_key": predicted["keys_what_if_own_key"],
     }))
 }
 
@@ -775,7 +788,7 @@ fn main() -> Result<()> {
         let asks = first_asks(&trace, args.strategy);
         println!(
             "{}",
-            json!({ "strategy": args.strategy.to_string(), "skew": args.skew, "nodes": args.nodes, "sim": p["base"], "sim_keys": p["keys"], "first_asks": asks })
+            json!({ "strategy": args.strategy.to_string(), "skew": args.skew, "nodes": args.nodes, "sim": p["base"], "sim_keys": p["keys"], "sim_keys_what_if_name_work": p["keys_what_if_name_work"], "sim_keys_what_if_own_key": p["keys_what_if_own_key"], "first_asks": asks })
         );
         return Ok(());
     }

@@ -266,4 +266,21 @@ fn per_key_model_sends_requests_without_a_location_off_switch() {
         simulate(&pooled, Strategy::Spark),
         simulate(&keys, Strategy::Spark)
     );
+
+    // The proposal's what-ifs (BENCHMARKS.md): naming the hosts with work leaves no request
+    // without a location; a key of their own, tried first, keeps them off the strict
+    // containers' nodes, and more tasks run node-local.
+    let what_if = |f: fn(&mut TraceConfig)| {
+        let mut c = keys.config.clone();
+        f(&mut c);
+        simulate(&Trace::generate(c), Strategy::Default)
+    };
+    let named = what_if(|c| c.what_if_unplaced_name_work = true);
+    assert_eq!(named.off_switch_no_location, 0, "named: {named:?}");
+    let own = what_if(|c| c.what_if_no_location_key_first = true);
+    assert!(own.off_switch_no_location > 0, "own key: {own:?}");
+    assert!(
+        own.node_local > k.node_local,
+        "own key {own:?}, per key {k:?}"
+    );
 }

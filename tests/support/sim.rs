@@ -88,7 +88,9 @@
 //! past every work cap: no off-switch wait) or one host or rack named many times over (a
 //! wait of `ANY x 1 / nodes`, under one missed offer), so those requests go off-switch on
 //! the first nodes that heartbeat, one a node. Pooled into one key, as the base model has
-//! them, they share the strict requests' hundreds of locations and wait for them.
+//! them, they share the strict requests' hundreds of locations and wait for them. Two
+//! what-if knobs (`what_if_unplaced_name_work`, `what_if_no_location_key_first`) change how
+//! those requests reach the model's RM, to estimate a change to the allocator before making it.
 //!
 //! Reported: over every round, the share of pending locality-aware tasks that had an executor
 //! on one of their hosts (could run node-local) or on one of their hosts' racks (rack-local or
@@ -141,7 +143,7 @@ impl Rng {
 }
 
 /// Host and rack indices one request names.
-type Locations = (Vec<usize>, Vec<usize>);
+pub type Locations = (Vec<usize>, Vec<usize>);
 
 /// One demand trace and the cluster it runs on.
 #[derive(Debug, Clone)]
@@ -210,6 +212,17 @@ pub struct TraceConfig {
     /// first, the order of id 1 that `examples/locality_trace.rs` was calibrated with.
     /// The 1,000-node scale runs (`benches/rm_scale.rs`) predict with both knobs on.
     pub strict_first: bool,
+    /// What if (a proposal, not what the allocator does): every request the allocator asks
+    /// with no host (no location at all, or racks only) reaches the RM relaxed and naming
+    /// every NodeManager host with pending work and their racks, as Spark's strategy names
+    /// them, so that its key's off-switch wait counts those locations. Estimates the change
+    /// proposed in NOTES issue 12 part 2 without changing the allocator.
+    pub what_if_unplaced_name_work: bool,
+    /// What if (a proposal): with `strict_requests`, requests with no location at all go
+    /// under a third request key tried before the others (an allocation request id below the
+    /// strict one's), so that such a container ends its node's heartbeat (one off-switch
+    /// assignment a heartbeat) instead of landing beside a strict one in the same heartbeat.
+    pub what_if_no_location_key_first: bool,
 }
 
 impl TraceConfig {
@@ -241,6 +254,8 @@ impl TraceConfig {
             rm_draw: 0,
             strict_requests: false,
             strict_first: false,
+            what_if_unplaced_name_work: false,
+            what_if_no_location_key_first: false,
         }
     }
 
@@ -418,12 +433,12 @@ fn unit(rng: &mut Rng) -> f64 {
 /// request actions (added, removed, replaced) as the AM's request book applies them: by id,
 /// each request's host and rack indices and whether it is strict.
 #[derive(Default)]
-struct Book {
-    requests: HashMap<RequestId, (Arc<Locations>, bool)>,
+pub struct Book {
+    pub requests: HashMap<RequestId, (Arc<Locations>, bool)>,
 }
 
 impl Book {
-    fn apply(
+    pub fn apply(
         &mut self,
         actions: &[Action],
         locate: &impl Fn(&[HostName], &[RackName]) -> Locations,
@@ -602,8 +617,15 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
         .enumerate()
         .map(|(i, r)| (r.clone(), i))
         .collect();
+    // The hosts with pending work and their racks, this round (`what_if_unplaced_name_work`).
+    let work_hosts: std::cell::RefCell<Option<Locations>> = std::cell::RefCell::new(None);
     // A request's host and rack indices, as the RM counts them (no racks given: its hosts').
     let locate = |nodes: &[HostName], racks: &[RackName]| -> Locations {
+        if nodes.is_empty() {
+            if let Some(l) = work_hosts.borrow().as_ref() {
+                return l.clone();
+            }
+        }
         let hs: Vec<usize> = nodes
             .iter()
             .filter_map(|n| host_index.get(n).copied())
@@ -628,7 +650,8 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     // request keys: relaxed (allocation request id 0) and strict (1), each with its own
     // missed opportunities and location entries.
     let mut book = Book::default();
-    let mut keys = [RmKey::new(trace), RmKey::new(trace)];
+    // (A third key, tried first, for requests with no location: `what_if_no_location_key_first`.)
+    let mut keys = [RmKey::new(trace), RmKey::new(trace), RmKey::new(trace)];
     let (mut tasks_seen, mut node_hits, mut rack_hits) = (0u64, 0u64, 0u64);
     let mut out = SimResult {
         node_local: 0.0,
@@ -683,6 +706,15 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             } else {
                 need
             };
+            if cfg.what_if_unplaced_name_work {
+                let hs: Vec<usize> = counts
+                    .keys()
+                    .map(|h| host_index[h])
+                    .filter(|&i| i < cfg.nodes)
+                    .collect();
+                let rs: HashSet<usize> = hs.iter().map(|&i| trace.host_rack[i]).collect();
+                *work_hosts.borrow_mut() = Some((hs, rs.into_iter().collect()));
+            }
             let demand = Demand {
                 target_executors: target,
                 locality_aware_tasks: pending.len() as u32,
@@ -704,20 +736,27 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             // The RM's absolute tables, one per request key.
             debug_assert_eq!(book.requests.len(), alloc.asked_requests());
             let strict_key = cfg.strict_requests;
+            let own_key = strict_key && cfg.what_if_no_location_key_first;
+            let key_of = |r: &(Arc<Locations>, bool)| -> usize {
+                if r.1 && strict_key {
+                    1
+                } else if own_key && r.0 .0.is_empty() && r.0 .1.is_empty() {
+                    2
+                } else {
+                    0
+                }
+            };
             for (k, key) in keys.iter_mut().enumerate() {
-                key.load(
-                    book.requests
-                        .values()
-                        .filter(|r| (r.1 && strict_key) == (k == 1)),
-                );
+                key.load(book.requests.values().filter(|r| key_of(r) == k));
                 out.asks_without_nodemanager += key.hosts[cfg.nodes..].iter().sum::<u64>();
             }
             let delay = u64::from(cfg.node_locality_delay).min(cfg.nodes as u64);
             // YARN's key order: (priority, allocation request id).
-            let key_order: [usize; 2] = if strict_key && cfg.strict_first {
-                [1, 0]
-            } else {
-                [0, 1]
+            let key_order: [usize; 3] = match (strict_key && cfg.strict_first, own_key) {
+                (true, true) => [2, 1, 0],
+                (true, false) => [1, 0, 2],
+                (false, true) => [2, 0, 1],
+                (false, false) => [0, 1, 2],
             };
 
             let mut granted = Vec::new();
@@ -1027,6 +1066,8 @@ pub fn bench_snapshot(
         rm_draw: 0,
         strict_requests: false,
         strict_first: false,
+        what_if_unplaced_name_work: false,
+        what_if_no_location_key_first: false,
     };
     let trace = Trace::generate(config);
     let mut counts: HashMap<HostName, u32> = HashMap::new();
