@@ -2,7 +2,9 @@
 # yarn-am's allocator against a real ResourceManager with N simulated NodeManagers (issue 12
 # part 2): builds the harness (scale/, javac) and the benchmark (benches/rm_scale.rs), then for
 # each run and strategy starts a fresh harness JVM (its own RM on 127.0.0.40:18030-18033, its
-# own runtime dir; the shared test cluster is not touched, no lock needed), runs the AM side
+# own runtime dir; the shared test cluster is not touched, but it is CPU-heavy: run it under
+# the shared lock, `flock /tmp/yarn-am-it.lock -c '...'`, so others' timings are not disturbed,
+# after building outside it), runs the AM side
 # against it and collects one JSON line per run into $DIR/results.jsonl; prints a summary
 # (sim-*: the simulator's base model; simk-*: its per-key model, strict_requests and
 # strict_first; off-any: real off-switch grants for a request key that named no location).
