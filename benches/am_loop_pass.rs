@@ -214,12 +214,7 @@ impl Bench {
         // (Each executor has one core, so the entry taken was its only running attempt.)
         let (id, _, _, _) = self.running.pop_front().expect("running");
         let n: ExecutorId = id.parse().expect("numeric id");
-        let cid = self
-            .core
-            .pool_registry()
-            .view(n)
-            .map(|e| e.container_id.clone())
-            .expect("live executor");
+        let cid = self.core.container_of(n).expect("live executor");
         let completed = vec![CompletedContainer {
             id: cid,
             exit_status: 1,

@@ -160,6 +160,10 @@ struct Tracked {
     executor: ExecutorId,
     host: HostName,
     phase: Phase,
+    /// Given back (killed, launch failed, declared lost): no longer counted towards the
+    /// target, kept until YARN reports the container completed so that container <->
+    /// executor and the phase have one owner for the executor's whole life.
+    releasing: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -189,6 +193,8 @@ pub struct Allocator {
     pending: Vec<Request>,
     next_request: RequestId,
     next_executor: ExecutorId,
+    /// Every container with an executor until YARN reports it completed: counted ones and
+    /// those being given back (`Tracked::releasing`).
     containers: HashMap<ContainerId, Tracked>,
     executors: HashMap<ExecutorId, ContainerId>,
     running_per_host: HashMap<HostName, u32>,
@@ -289,18 +295,33 @@ impl Allocator {
         self.starting_per_host.get(host).copied().unwrap_or(0)
     }
 
-    /// The executors the allocator counts (launched, not killed or ended), each as
-    /// (container, executor, host, phase): read-only, for checks that the AM's registry
-    /// agrees with the allocator.
+    /// The executors the allocator counts (launched, not given back or ended), each as
+    /// (container, executor, host, phase): read-only, for checks.
     pub fn tracked(
         &self,
     ) -> impl Iterator<Item = (&ContainerId, ExecutorId, &HostName, Phase)> + '_ {
         self.containers
             .iter()
+            .filter(|(_, t)| !t.releasing)
             .map(|(c, t)| (c, t.executor, &t.host, t.phase))
     }
 
-    /// The AM gave `container` back and YARN has not yet reported it completed.
+    /// The executor launched in `container`, from its launch (or adoption) until YARN
+    /// reports the container completed, given back or not. The AM's one container ->
+    /// executor record.
+    pub fn executor_of(&self, container: &str) -> Option<ExecutorId> {
+        self.containers.get(container).map(|t| t.executor)
+    }
+
+    /// The container executor `executor` runs in, and its launch phase, over the same life
+    /// as [`Self::executor_of`]: the AM's one executor -> container record and phase.
+    pub fn container_of(&self, executor: ExecutorId) -> Option<(&ContainerId, Phase)> {
+        let c = self.executors.get(&executor)?;
+        self.containers.get(c).map(|t| (c, t.phase))
+    }
+
+    /// The AM gave `container` back and YARN has not yet reported it completed (its
+    /// executor, if it had one, no longer counts towards the target).
     pub fn is_releasing(&self, container: &str) -> bool {
         self.released.contains(container)
     }
@@ -571,6 +592,7 @@ impl Allocator {
                     executor,
                     host: container.host.clone(),
                     phase: Phase::Starting,
+                    releasing: false,
                 },
             );
             actions.push(Action::LaunchExecutor {
@@ -599,10 +621,10 @@ impl Allocator {
 
     /// A container an earlier AM attempt started executor `executor` in, handed back by
     /// YARN at registration: tracked as running (it counts towards the target), nothing
-    /// launched. A container already tracked is left alone.
-    pub fn adopt(&mut self, container: Container, executor: ExecutorId) {
-        if self.containers.contains_key(&container.id) || self.executors.contains_key(&executor) {
-            return;
+    /// launched. A container or executor already tracked is left alone (`false`).
+    pub fn adopt(&mut self, container: Container, executor: ExecutorId) -> bool {
+        if self.is_ours(&container.id) || self.executors.contains_key(&executor) {
+            return false;
         }
         self.next_executor = self.next_executor.max(executor.next());
         *self
@@ -616,25 +638,38 @@ impl Allocator {
                 executor,
                 host: container.host,
                 phase: Phase::Running,
+                releasing: false,
             },
         );
+        true
     }
 
+    /// The executor started: running from now, counted as such unless its container is
+    /// being given back (then only its phase changes, for the API).
     fn launched(&mut self, id: &ContainerId) {
         if let Some(t) = self.containers.get_mut(id) {
             if t.phase == Phase::Starting {
                 t.phase = Phase::Running;
-                self.starting -= 1;
-                dec(&mut self.starting_per_host, &t.host);
-                *self.running_per_host.entry(t.host.clone()).or_insert(0) += 1;
+                if !t.releasing {
+                    self.starting -= 1;
+                    dec(&mut self.starting_per_host, &t.host);
+                    *self.running_per_host.entry(t.host.clone()).or_insert(0) += 1;
+                }
             }
         }
     }
 
-    /// Forgets a container's executor, whatever phase it was in.
-    fn forget(&mut self, id: &ContainerId) -> Option<Tracked> {
-        let t = self.containers.remove(id)?;
-        self.executors.remove(&t.executor);
+    /// Stops counting a container's executor, whatever phase it was in; the container stays
+    /// known (releasing) until YARN reports it completed. `None` when it was not counted.
+    fn stop_counting(&mut self, id: &ContainerId) -> Option<Tracked> {
+        let t = self.containers.get_mut(id).filter(|t| !t.releasing)?;
+        t.releasing = true;
+        let t = t.clone();
+        self.uncount(&t);
+        Some(t)
+    }
+
+    fn uncount(&mut self, t: &Tracked) {
         match t.phase {
             Phase::Starting => {
                 self.starting -= 1;
@@ -642,11 +677,20 @@ impl Allocator {
             }
             Phase::Running => dec(&mut self.running_per_host, &t.host),
         }
+    }
+
+    /// YARN reported the container completed: its executor is forgotten.
+    fn forget(&mut self, id: &ContainerId) -> Option<Tracked> {
+        let t = self.containers.remove(id)?;
+        self.executors.remove(&t.executor);
+        if !t.releasing {
+            self.uncount(&t);
+        }
         Some(t)
     }
 
     fn launch_failed(&mut self, now_ms: u64, id: ContainerId, error: &str) -> Vec<Action> {
-        let Some(t) = self.forget(&id) else {
+        let Some(t) = self.stop_counting(&id) else {
             return Vec::new();
         };
         warn!(container = %id, %error, "executor launch failed");
@@ -666,7 +710,10 @@ impl Allocator {
         let Some(id) = self.executors.get(&executor).cloned() else {
             return Vec::new();
         };
-        self.forget(&id);
+        if self.stop_counting(&id).is_none() {
+            // Already on its way back.
+            return Vec::new();
+        }
         vec![self.release(id)]
     }
 

@@ -541,6 +541,12 @@ impl AmCore {
         &self.pool.registry
     }
 
+    /// The container executor `id` runs in, the tracker's (for the loop-pass bench).
+    #[allow(dead_code)]
+    pub fn container_of(&self, id: ExecutorId) -> Option<String> {
+        self.pool.container_of(id)
+    }
+
     pub fn job_summary(&self) -> Option<&yarn_am::driver::report::JobSummary> {
         self.job.as_ref().and_then(JobRun::finished)
     }

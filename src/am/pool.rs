@@ -2,7 +2,10 @@
 //! allocate response turned back into allocator events, and the launches that follow.
 //!
 //! The allocator decides; this module only translates. Its ids (requests, executors) are
-//! mapped onto the request table's and YARN's here, so neither side knows the other. No
+//! mapped onto the request table's and YARN's here, so neither side knows the other. A
+//! container is turned into its executor through the allocator's tracker (the one owner of
+//! container <-> executor and launch phase); the registry hears executor ids only (see
+//! `executors` for which component answers what). No
 //! socket, no clock: time comes in as `now_ms`, launches go out as [`Launch`] values for the
 //! loop to hand to the launcher, and the allocate call itself is the RM session's.
 
@@ -11,7 +14,9 @@ use std::sync::Arc;
 
 use tracing::{debug, info, warn};
 use yarn_am::allocator::matching::{Container, Locality};
-use yarn_am::allocator::tracker::{Action, Allocator, CompletedContainer, DriverNotice, Event};
+use yarn_am::allocator::tracker::{
+    Action, Allocator, CompletedContainer, DriverNotice, Event, Phase,
+};
 use yarn_am::allocator::{Demand, RackName};
 use yarn_am::executor_id::ExecutorId;
 use yarn_am::request_book::RequestBook;
@@ -21,7 +26,7 @@ use yarn_client::ids::parse_container_id;
 use yarn_client::request_table::{AllocateBatch, AmrmState, ContainerId};
 use yarn_client::token::Token;
 
-use super::executors::Registry;
+use super::executors::{Held, Registry};
 use super::launcher::LaunchReport;
 use super::topology::{listed_node_update, node_update};
 use crate::api::model::{PendingView, StateView};
@@ -198,7 +203,12 @@ impl Pool {
         now_ms: u64,
         limit_ms: u64,
     ) -> (Vec<ExecutorId>, Option<u64>) {
-        let (silent, next) = self.registry.silent(now_ms, limit_ms);
+        let allocator = &self.allocator;
+        let (silent, next) = self.registry.silent(now_ms, limit_ms, |id| {
+            allocator
+                .container_of(id)
+                .is_some_and(|(c, _)| allocator.is_releasing(c))
+        });
         for &(id, quiet_ms) in &silent {
             let reason = format!(
                 "lost: no poll for {quiet_ms} ms (executor silence timeout {limit_ms} ms); \
@@ -207,7 +217,8 @@ impl Pool {
             warn!(executor = %id, %reason, "executor went silent");
             self.event(now_ms, Event::KillExecutor { executor: id });
             self.urgent = true;
-            self.registry.declare_lost(id, &reason);
+            let container = self.container_of(id).unwrap_or_default();
+            self.registry.declare_lost(id, &container, &reason);
         }
         (silent.into_iter().map(|(id, _)| id).collect(), next)
     }
@@ -235,19 +246,21 @@ impl Pool {
             };
             self.note_host(&host);
             let rack = self.rack_of(&host).to_string();
+            let container = Container {
+                id: Arc::from(cid.as_str()),
+                host: host.as_str().into(),
+                rack: rack.as_str().into(),
+            };
+            if !self.allocator.adopt(container, executor) {
+                warn!(executor = %executor, container = %cid, "handed back twice (container or executor id already adopted); ignored");
+                continue;
+            }
             info!(executor = %executor, container = %cid, %host, "adopting an executor of an earlier attempt");
-            self.registry
-                .launching(executor, &cid, &host, &rack, Locality::Any);
-            self.registry.running(&cid);
+            if let Some(held) = Held::of(&self.allocator, executor) {
+                self.registry
+                    .launching(executor, &host, &rack, Locality::Any, held);
+            }
             self.registry.heard(executor, now_ms);
-            self.allocator.adopt(
-                Container {
-                    id: Arc::from(cid.as_str()),
-                    host: host.as_str().into(),
-                    rack: rack.as_str().into(),
-                },
-                executor,
-            );
             adopted.push((executor, host, rack));
         }
         adopted
@@ -256,16 +269,24 @@ impl Pool {
     pub fn on_launch(&mut self, now_ms: u64, report: LaunchReport) {
         match report {
             LaunchReport::Started { container } => {
-                self.registry.running(&container);
+                let id = self.allocator.executor_of(&container);
+                let was = id.and_then(|id| self.allocator.container_of(id).map(|(_, p)| p));
                 self.event(
                     now_ms,
                     Event::ExecutorLaunched {
                         container: Arc::from(container.as_str()),
                     },
                 );
+                if let (Some(id), Some(Phase::Starting)) = (id, was) {
+                    if let Some(held) = Held::of(&self.allocator, id) {
+                        self.registry.running(id, held);
+                    }
+                }
             }
             LaunchReport::Failed { container, error } => {
-                self.registry.launch_failed(&container, &error);
+                if let Some(id) = self.allocator.executor_of(&container) {
+                    self.registry.launch_failed(id, &container, &error);
+                }
                 // The container may still hold resources: give it back.
                 if let Some(id) = to_table_id(&container) {
                     self.table.releases.release(id);
@@ -291,8 +312,6 @@ impl Pool {
             match action {
                 Action::ReleaseContainer(cid) => {
                     self.granted.remove(&*cid);
-                    self.registry
-                        .released(&cid, "released by the AM (killed by the driver)");
                     if let Some(id) = to_table_id(&cid) {
                         self.table.releases.release(id);
                     }
@@ -308,13 +327,15 @@ impl Pool {
                     };
                     let node = proto.node.clone();
                     info!(executor = %executor, container = %container.id, host = %container.host, ?locality, "launching executor");
-                    self.registry.launching(
-                        executor,
-                        &container.id,
-                        &container.host,
-                        &container.rack,
-                        locality,
-                    );
+                    if let Some(held) = Held::of(&self.allocator, executor) {
+                        self.registry.launching(
+                            executor,
+                            &container.host,
+                            &container.rack,
+                            locality,
+                            held,
+                        );
+                    }
                     // Silence counts from the launch until the first poll.
                     self.registry.heard(executor, now_ms);
                     let nm_token = self.table.nm_tokens.get(&node).cloned();
@@ -386,7 +407,12 @@ impl Pool {
             for s in resp.completed {
                 let (id, status, diagnostics) = (s.id, s.exit_status, s.diagnostics);
                 info!(container = %id, exit_status = status, "container completed");
-                self.registry.completed(&id, status, &diagnostics);
+                // Asked before the allocator hears of it: it forgets the container then.
+                if let Some(executor) = self.allocator.executor_of(&id) {
+                    let released = self.allocator.is_releasing(&id);
+                    self.registry
+                        .completed(executor, &id, status, &diagnostics, released);
+                }
                 done.push(CompletedContainer {
                     id: Arc::from(id.as_str()),
                     exit_status: status,
@@ -410,13 +436,18 @@ impl Pool {
             if seen.insert(id) {
                 let reason = self
                     .registry
-                    .view(id)
+                    .exited_view(id)
                     .and_then(|e| e.reason.clone())
                     .unwrap_or_else(|| "container ended".into());
                 gone.push((id, reason));
             }
         }
         gone
+    }
+
+    /// The container the tracker has executor `id` in, until YARN reports it completed.
+    pub fn container_of(&self, id: ExecutorId) -> Option<String> {
+        self.allocator.container_of(id).map(|(c, _)| c.to_string())
     }
 
     pub fn has_pending(&self) -> bool {
@@ -430,7 +461,7 @@ impl Pool {
     /// The reason of the newest executor failure that counts against the app.
     pub fn last_failure(&self) -> String {
         self.registry
-            .iter()
+            .exited_views()
             .rev()
             .find(|e| e.counts_against_app == Some(true))
             .and_then(|e| e.reason.clone())
@@ -454,7 +485,7 @@ impl Pool {
             starting: self.allocator.starting(),
             running: self.allocator.running(),
             executor_failures: self.registry.counts_against_app(),
-            executors: self.registry.views(),
+            executors: self.registry.views(&self.allocator),
             retention: self.registry.retention(),
             recent_events: self.registry.recent(),
             job: None,
