@@ -256,9 +256,10 @@ impl Preferences<'_> {
 
 /// Rule 2's spread: the work caps fill the hosts level by level. A host's level is its
 /// executors plus the pending requests that name it; the new requests may name a host only up
-/// to the lowest level `L` at which the hosts still below their work caps give `new_requests`
-/// names (`min(cap, L - level)` each), so no host is named again while another with work is
-/// lower. Why: a work cap counts a host's tasks alone, but with replicated blocks every task
+/// to the lowest level `L` at which the hosts' names (`min(cap, L - level)` each) still give
+/// every new request with locality as many names as the caps alone would (a request placed on
+/// a few popular hosts only must keep one of them), so no host is named again while another
+/// with work is lower. Why: a work cap counts a host's tasks alone, but with replicated blocks every task
 /// is local to several hosts (three on HDFS), so on a uniform trace every host's tasks "keep
 /// two executors busy" and two strict requests named each host: the node that heartbeats
 /// first after the ask took both (two containers in one heartbeat), and the node that took
