@@ -313,19 +313,40 @@ fn level_caps(
     // `j` on can use `min(names, ratio - j)` of each host's names, and that is kept at every
     // `j` (or is at least the `aware - j` requests there), so that filling the hosts level
     // by level never leaves a request placed on a few popular hosts naming none of them.
-    let top = covered(open.iter().map(|o| (o.2, o.3)), aware);
+    let top: Vec<i64> = covered(open.iter().map(|o| (o.2, o.3)), aware).collect();
     let enough = |l: u64| {
         let got = covered(open.iter().map(|o| (o.2, cap_at(l, o.1, o.3))), aware);
-        (0..aware as usize).all(|j| got[j] >= top[j].min(aware as i64 - j as i64))
+        (got.zip(&top).enumerate()).all(|(j, (got, &top))| got >= top.min(aware as i64 - j as i64))
     };
-    // `enough` holds from some level on (names only grow with it): the lowest, by bisection.
-    let (mut lo, mut level) = (lowest, highest);
-    while level - lo > 1 {
-        let mid = lo + (level - lo) / 2;
-        if enough(mid) {
-            level = mid;
-        } else {
-            lo = mid;
+    // `enough` holds from some level on (names only grow with it): the lowest. Its `j = 0`
+    // term alone (enough names in all) is O(hosts) and usually decides: bisect on it first,
+    // then search upwards with the whole test (O(hosts + aware)), doubling then bisecting.
+    let names_at = |l: u64| -> i64 { open.iter().map(|o| cap_at(l, o.1, o.3) as i64).sum() };
+    let wanted = top[0].min(aware as i64);
+    let lowest_with = |mut lo: u64, mut hi: u64, ok: &dyn Fn(u64) -> bool| {
+        // `ok(hi)` holds and `ok(lo)` is not known to: the lowest level in (lo, hi] for which it holds.
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if ok(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
+    };
+    let first = lowest_with(lowest, highest, &|l| names_at(l) >= wanted);
+    let mut level = first;
+    if !enough(first) {
+        let (mut lo, mut step) = (first, 1u64);
+        loop {
+            let hi = (first + step).min(highest);
+            if enough(hi) {
+                level = lowest_with(lo, hi, &enough);
+                break;
+            }
+            lo = hi;
+            step *= 2;
         }
     }
     for &(i, l, _, cap) in &open {
@@ -333,11 +354,11 @@ fn level_caps(
     }
 }
 
-/// `out[j]` for `j < aware`: how many names hosts of `(ratio, names)` can give the requests
+/// Item `j` for `j < aware`: how many names hosts of `(ratio, names)` can give the requests
 /// from `j` on (a host's names go to distinct requests among the first `ratio`): the sum of
 /// `min(names, ratio - j)` over the hosts with `ratio > j`. O(hosts + aware), by difference
 /// arrays: a host adds `names` up to `ratio - names`, then `ratio - j` up to `ratio`.
-fn covered(hosts: impl Iterator<Item = (u64, u64)>, aware: u64) -> Vec<i64> {
+fn covered(hosts: impl Iterator<Item = (u64, u64)>, aware: u64) -> impl Iterator<Item = i64> {
     let n = aware as usize + 1;
     let (mut constant, mut slope) = (vec![0i64; n], vec![0i64; n]);
     for (ratio, names) in hosts {
@@ -350,13 +371,11 @@ fn covered(hosts: impl Iterator<Item = (u64, u64)>, aware: u64) -> Vec<i64> {
         slope[r] -= 1;
     }
     let (mut k, mut m) = (0i64, 0i64);
-    (0..aware as usize)
-        .map(|j| {
-            k += constant[j];
-            m += slope[j];
-            k - m * j as i64
-        })
-        .collect()
+    (0..aware as usize).map(move |j| {
+        k += constant[j];
+        m += slope[j];
+        k - m * j as i64
+    })
 }
 
 /// Pending local requests count as containers already placed, spread over the hosts they were
@@ -409,7 +428,7 @@ mod tests {
         for a in &pairs {
             for b in &pairs {
                 let hosts = [*a, *b, (aware, 1)];
-                let got = covered(hosts.iter().copied(), aware);
+                let got: Vec<i64> = covered(hosts.iter().copied(), aware).collect();
                 let want: Vec<i64> = (0..aware)
                     .map(|j| {
                         hosts
