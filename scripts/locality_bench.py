@@ -25,8 +25,11 @@ Per application: tasks by locality (the AM's job report), time from submit to th
 `container granted` lines), and the RM's own count of containers by locality, read from the
 application attempt page of the RM web UI (RMAppAttemptMetrics: node-local, rack-local and
 off-switch containers by the request level that satisfied them), and the RM's grants in order
-(time, container, host, NODE_LOCAL / RACK_LOCAL / OFF_SWITCH) from its log. The AM's log is
-kept in target/locality-bench/<app>-am.log.
+(time, container, host, NODE_LOCAL / RACK_LOCAL / OFF_SWITCH) from its log, and per grant
+the YARN allocation request id that filled it (-1 strict, 0 relaxed) with the allocator
+request the AM matched it to (`am_grants`, from the AM's log). The AM's log is
+kept in target/locality-bench/<app>-am.log. `report` also prints default against Spark
+paired by seed, with the simulator's prediction and gap.
 
 The `busy` family first submits a competing application (`--executors 12` containers of 2
 vcores running `sleep`, no locality): half the cluster's vcores are taken while the trace runs.
