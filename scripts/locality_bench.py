@@ -25,8 +25,11 @@ Per application: tasks by locality (the AM's job report), time from submit to th
 `container granted` lines), and the RM's own count of containers by locality, read from the
 application attempt page of the RM web UI (RMAppAttemptMetrics: node-local, rack-local and
 off-switch containers by the request level that satisfied them), and the RM's grants in order
-(time, container, host, NODE_LOCAL / RACK_LOCAL / OFF_SWITCH) from its log. The AM's log is
-kept in target/locality-bench/<app>-am.log.
+(time, container, host, NODE_LOCAL / RACK_LOCAL / OFF_SWITCH) from its log, and per grant
+the YARN allocation request id that filled it (-1 strict, 0 relaxed) with the allocator
+request the AM matched it to (`am_grants`, from the AM's log). The AM's log is
+kept in target/locality-bench/<app>-am.log. `report` also prints default against Spark
+paired by seed, with the simulator's prediction and gap.
 
 The `busy` family first submits a competing application (`--executors 12` containers of 2
 vcores running `sleep`, no locality): half the cluster's vcores are taken while the trace runs.
@@ -117,6 +120,26 @@ def am_log_counts(am_dir):
     granted = len(re.findall(r"container granted", text))
     hosts = re.findall(r"launching executor .*?host=(\S+)", text)
     return requests, granted, hosts
+
+
+def am_grant_requests(am_dir):
+    """Each grant with the YARN request key that filled it (yarn-client's `granted by the RM`:
+    allocation request id -1 = a strict request, 0 = a relaxed one) and the allocator's request
+    it was matched to (`grant matched to a request`: level, named hosts), in log order:
+    [container, host, allocation request id, level, request]."""
+    text = open(os.path.join(am_dir, "stderr"), errors="replace").read()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    ids, out = {}, []
+    for line in text.splitlines():
+        m = re.search(r"granted by the RM.*?container=(\S+).*?allocation_request_id=(-?\d+)", line)
+        if m:
+            ids[m.group(1)] = int(m.group(2))
+            continue
+        m = re.search(r"grant matched to a request.*?container=(\S+) host=(\S+) level=(\w+) "
+                      r"request=(.*?) placed=", line)
+        if m:
+            out.append([m.group(1), m.group(2), ids.get(m.group(1)), m.group(3), m.group(4)])
+    return out
 
 
 def rm_grants(cluster_dir, app):
@@ -213,6 +236,7 @@ def run(args):
                             "executor_hosts": hosts,
                             "rm_locality": rm_locality(env, app),
                             "rm_grants": rm_grants(cluster_dir, app),
+                            "am_grants": am_grant_requests(am_dir) if am_dir else [],
                         }
                         out.write(json.dumps(rec) + "\n")
                         out.flush()
@@ -286,6 +310,41 @@ def report(args):
               f"{mean([r['requests_sent'] for r in rs]):.1f} | {mean([r['containers_granted'] for r in rs]):.1f} | "
               f"{rm_cell} | {mean([r['calibrated']['off_switch'] for r in rs]):.1f} | "
               f"{mean(hosts):.1f} | {mean([r['calibrated'].get('executor_hosts') for r in rs]):.1f} |")
+    print()
+    print("Default against Spark, paired by seed (difference = default - Spark, points, ± sd of "
+          "the mean), with the calibrated simulator's prediction and its gap (model - real):")
+    print()
+    print("| trace | seeds | node-local: default | spark | paired diff | sim: default (gap) | "
+          "sim: spark (gap) | rack-or-better: default | spark | paired diff | executor hosts: "
+          "default / spark | RM off-switch executors: default / spark | strict grants (default) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for family in FAMILIES:
+        runs = {}
+        for r in recs:
+            if r["family"] == family and r["by_locality"]:
+                runs.setdefault(r["seed"], {})[r["strategy"]] = r
+        pairs = [v for v in runs.values() if "default" in v and "spark" in v]
+        if not pairs:
+            continue
+        def col(strategy, f):
+            return [f(p[strategy]) for p in pairs]
+        def diff(f):
+            d = [100 * (f(p["default"]) - f(p["spark"])) for p in pairs]
+            sem = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+            return f"{mean(d):+.1f} ±{sem:.1f}"
+        node = lambda r: share(r, False)
+        rack = lambda r: share(r, True)
+        def sim(strategy):
+            m, real = mean(col(strategy, lambda r: r["calibrated"]["node_local"])), mean(col(strategy, node))
+            return f"{100 * m:.0f}% ({100 * (m - real):+.0f})"
+        hosts = lambda s: mean(col(s, lambda r: len(set(r["executor_hosts"])) if r.get("executor_hosts") else None))
+        off = lambda s: mean(col(s, lambda r: sum(r["rm_locality"]["off_switch"]) - 1 if r.get("rm_locality") else None))
+        strict = [sum(1 for g in p["default"].get("am_grants", []) if g[2] == -1) for p in pairs]
+        allg = [len(p["default"].get("am_grants", [])) for p in pairs]
+        print(f"| {family} | {len(pairs)} | {pct(col('default', node))} | {pct(col('spark', node))} | "
+              f"{diff(node)} | {sim('default')} | {sim('spark')} | {pct(col('default', rack))} | "
+              f"{pct(col('spark', rack))} | {diff(rack)} | {hosts('default'):.1f} / {hosts('spark'):.1f} | "
+              f"{off('default'):.1f} / {off('spark'):.1f} | {sum(strict)} of {sum(allg)} |")
     print()
     print("Simulator vs reality, node-local share (gap = model - real, points):")
     print()

@@ -198,12 +198,6 @@ proptest! {
         // are then named by no request.
         let some_below = d.host_to_local_task_count.keys().any(|h| !cannot(h) && work(h) > u64::from(running(h)));
         let at_work_cap = |h: &HostName| some_below && work(h) <= u64::from(running(h));
-        for g in ours.local.groups() {
-            let hosts = if g.placed.is_empty() { g.nodes } else { g.placed };
-            let want: HashSet<&RackName> = g.nodes.iter().chain(hosts.iter().filter(|h| cannot(h) || at_work_cap(h))).map(|h| topo.rack_of(h)).collect();
-            let got: HashSet<&RackName> = g.racks.iter().collect();
-            prop_assert_eq!(got, want, "racks of the named hosts and of the placed hosts YARN cannot use");
-        }
         // Requests placed on / naming each host. The names are dealt (placement module docs):
         // where every request is placed on every named host, the requests name numbers of
         // hosts that differ by at most one.
@@ -231,6 +225,23 @@ proptest! {
             let (lo, hi) = (per_request.iter().min().unwrap(), per_request.iter().max().unwrap());
             prop_assert!(hi - lo <= 1, "names dealt evenly: {:?}", per_request);
         }
+        // A host named by no new request (YARN cannot use it, at its work cap, or above the
+        // level the others are filled to) has its rack asked by every request placed on it.
+        for g in ours.local.groups() {
+            let hosts = if g.placed.is_empty() { g.nodes } else { g.placed };
+            let unnamed = |h: &&HostName| !named.contains_key(*h);
+            let want: HashSet<&RackName> = g.nodes.iter().chain(hosts.iter().filter(unnamed)).map(|h| topo.rack_of(h)).collect();
+            let got: HashSet<&RackName> = g.racks.iter().collect();
+            prop_assert_eq!(got, want, "racks of the named hosts and of the placed hosts not named");
+            prop_assert!(hosts.iter().filter(|h| cannot(h) || at_work_cap(h)).all(|h| !named.contains_key(h)));
+        }
+        // Rule 2's levels: a host's level is its executors plus the pending requests naming
+        // it; the new names fill the hosts up to one level `top`, each within its work cap
+        // and its placement (with no host below its work cap, each usable host once).
+        let level = |h: &HostName| u64::from(running(h)) + s.pending.iter().filter(|r| {
+            !r.placed_hosts().is_empty() && r.placed_hosts().iter().any(|p| d.host_to_local_task_count.contains_key(p))
+        }).filter(|r| r.nodes.contains(h)).count() as u64;
+        let top = named.iter().map(|(h, n)| level(h) + n).max().unwrap_or(0);
         for (h, &placed) in &placed_on {
             let named = named.get(h).copied().unwrap_or(0);
             let running = s.running.get(h).copied().unwrap_or(0);
@@ -240,8 +251,8 @@ proptest! {
                 continue;
             }
             let left = work(h).saturating_sub(u64::from(running));
-            let cap = if some_below { left } else { left.max(1) };
-            prop_assert_eq!(named, placed.min(cap), "{}: placed {}, work cap {}", h, placed, cap);
+            let cap = if some_below { left.min(top.saturating_sub(level(h))) } else { left.max(1) };
+            prop_assert_eq!(named, placed.min(cap), "{}: placed {}, capped at {} (level {}, filled to {})", h, placed, cap, level(h), top);
         }
     }
 

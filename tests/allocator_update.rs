@@ -113,19 +113,32 @@ const ONE_EACH: &[(&str, u32)] = &[("h1", 1), ("h2", 1), ("h3", 1), ("h4", 1)];
 #[test]
 fn worked_example_of_the_design_doc() {
     let s = snapshot(16, 2, 30, WORKED_HOSTS, ONE_EACH, vec![]);
-    for strategy in [Strategy::Spark, Strategy::Default] {
-        let plan = update_requests(&s, strategy, &Topology::default(), &Cluster::default());
-        assert!(plan.cancel.is_empty());
-        assert_eq!(
-            nodes(&plan),
-            vec![
-                (3, v(&["h1", "h2", "h3", "h4"])),
-                (6, v(&["h1", "h2", "h3"])),
-                (3, v(&["h1", "h2"]))
-            ],
-            "{strategy}"
-        );
-    }
+    let expected = vec![
+        (3, v(&["h1", "h2", "h3", "h4"])),
+        (6, v(&["h1", "h2", "h3"])),
+        (3, v(&["h1", "h2"])),
+    ];
+    let theirs = update_requests(
+        &s,
+        Strategy::Spark,
+        &Topology::default(),
+        &Cluster::default(),
+    );
+    assert!(theirs.cancel.is_empty());
+    assert_eq!(nodes(&theirs), expected);
+    // The default places the requests as Spark does, and names the hosts level by level
+    // (each runs one executor): 3 new requests each, one host a request.
+    let ours = update_requests(
+        &s,
+        Strategy::Default,
+        &Topology::default(),
+        &Cluster::default(),
+    );
+    assert!(ours.cancel.is_empty());
+    assert_eq!(placed(&ours), expected);
+    let (hosts, _) = ours.local.location_counts();
+    assert!(hosts.iter().all(|(_, n)| *n == 3), "{hosts:?}");
+    assert!(ours.add_groups().all(|g| g.nodes.len() == 1));
     spark(&s, &Topology::default());
 }
 
@@ -424,11 +437,12 @@ fn default_never_names_a_full_node() {
         .map(|(h, c)| (h.to_string(), c))
         .collect();
     assert!(!per_host.contains_key("h1"), "{per_host:?}");
-    assert_eq!(
-        per_host["h2"], 12,
-        "same as Spark: only a full node is dropped"
-    );
-    assert_eq!(per_host["h3"], 9);
+    // Only the full node is dropped; the others are filled to one level (rule 2's spread):
+    // h4 to its ratio (3, as Spark names it), h2 and h3 alike, every request naming one.
+    assert_eq!(per_host["h4"], 3, "{per_host:?}");
+    assert_eq!(per_host["h2"], per_host["h3"], "{per_host:?}");
+    assert_eq!(per_host.values().sum::<u64>(), 13, "{per_host:?}");
+    assert!(ours.add_groups().all(|g| !g.nodes.is_empty()));
     assert_eq!(ours.added(), 12, "the total asked does not change");
     assert_eq!(
         placed(&ours),
@@ -596,4 +610,95 @@ fn default_names_no_host_at_its_work_cap_while_another_is_below() {
     let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
     let named: Vec<Vec<String>> = groups(&ours).into_iter().map(|(_, n, _)| n).collect();
     assert_eq!(named, vec![v(&["nm1", "nm2"])]);
+}
+
+/// The 12-node test cluster's uniform trace: 96 tasks, each local to 3 of nm1..nm12 (24 a
+/// host), executors of 2 tasks, 8 at most. Each host's tasks alone "keep 2 executors busy".
+fn uniform_12(target: u32, running: &[(&str, u32)], pending: Vec<PendingRequest>) -> Snapshot {
+    let hosts: Vec<(String, u32)> = (1..=12).map(|i| (format!("nm{i}"), 24)).collect();
+    let running: Vec<(String, u32)> = running.iter().map(|&(h, n)| (h.to_string(), n)).collect();
+    snapshot(target, 2, 96, &hosts, &running, pending)
+}
+
+fn uniform_12_topology() -> Topology {
+    Topology::new(
+        (1..=12)
+            .map(|i| {
+                (
+                    HostName::from(format!("nm{i}").as_str()),
+                    RackName::from(format!("/rack{}", (i - 1) / 3 + 1).as_str()),
+                )
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn default_names_no_host_twice_while_another_host_with_work_is_lower() {
+    // The real cluster's uniform runs (BENCHMARKS.md "After the uniform fix"): with the work
+    // cap alone (2 a host) a batch of 4 named every host in 2 strict requests, and the node
+    // that heartbeat first took two containers at once; the host running the first executor
+    // was named again in the next batch and took the second.
+    let topo = uniform_12_topology();
+    let ours = update_requests(
+        &uniform_12(4, &[], vec![]),
+        Strategy::Default,
+        &topo,
+        &Cluster::default(),
+    );
+    assert_eq!(ours.added(), 4);
+    let (hosts, _) = ours.local.location_counts();
+    assert!(
+        hosts.iter().all(|(_, n)| *n <= 1),
+        "a host named twice in one batch: {hosts:?}"
+    );
+    assert!(
+        ours.add_groups().all(|g| !g.nodes.is_empty()),
+        "every request names a host"
+    );
+
+    let ours = update_requests(
+        &uniform_12(3, &[("nm4", 1)], vec![]),
+        Strategy::Default,
+        &topo,
+        &Cluster::default(),
+    );
+    assert_eq!(ours.added(), 2);
+    let (hosts, _) = ours.local.location_counts();
+    assert!(
+        hosts.iter().all(|(h, n)| *n == 0 || h.as_ref() != "nm4"),
+        "nm4 runs one already and 11 hosts run none: {hosts:?}"
+    );
+    assert!(hosts.iter().all(|(_, n)| *n <= 1), "{hosts:?}");
+
+    // A pending request naming nm5 counts as nm5's: the new ones name the other hosts.
+    let ours = update_requests(
+        &uniform_12(3, &[("nm4", 1)], vec![PendingRequest::on(&["nm5"])]),
+        Strategy::Default,
+        &topo,
+        &Cluster::default(),
+    );
+    assert_eq!(ours.added(), 1);
+    let (hosts, _) = ours.local.location_counts();
+    assert!(
+        hosts
+            .iter()
+            .all(|(h, n)| *n == 0 || !["nm4", "nm5"].contains(&h.as_ref())),
+        "{hosts:?}"
+    );
+
+    // Once every host runs one, the second level opens (each host's tasks keep 2 busy).
+    let all_one: Vec<(String, u32)> = (1..=12).map(|i| (format!("nm{i}"), 1)).collect();
+    let all_one: Vec<(&str, u32)> = all_one.iter().map(|(h, n)| (h.as_str(), *n)).collect();
+    let ours = update_requests(
+        &uniform_12(14, &all_one, vec![]),
+        Strategy::Default,
+        &topo,
+        &Cluster::default(),
+    );
+    assert_eq!(ours.added(), 2);
+    assert!(
+        ours.add_groups().all(|g| !g.nodes.is_empty()),
+        "every request names a host"
+    );
 }

@@ -66,11 +66,18 @@ fn worked_example_from_a_file_with_both_strategies() {
     input.as_object_mut().unwrap().remove("racks");
     let path = std::env::temp_dir().join(format!("yarn-am-plan-{}.json", std::process::id()));
     std::fs::write(&path, input.to_string()).unwrap();
-    let expected = json!({"cancel": [], "add": [
+    let spark = json!({"cancel": [], "add": [
         {"count": 3, "nodes": ["h1","h2","h3","h4"], "racks": ["/default-rack"]},
         {"count": 6, "nodes": ["h1","h2","h3"], "racks": ["/default-rack"]},
         {"count": 3, "nodes": ["h1","h2"], "racks": ["/default-rack"]}]});
-    for strategy in ["spark", "default"] {
+    // The default places the same 12 requests but names the hosts level by level (each runs
+    // one executor): 3 new requests each, one host a request.
+    let default = json!({"cancel": [], "add": [
+        {"count": 3, "nodes": ["h4"], "racks": ["/default-rack"]},
+        {"count": 3, "nodes": ["h3"], "racks": ["/default-rack"]},
+        {"count": 3, "nodes": ["h1"], "racks": ["/default-rack"]},
+        {"count": 3, "nodes": ["h2"], "racks": ["/default-rack"]}]});
+    for (strategy, expected) in [("spark", spark), ("default", default)] {
         let out = plan(&["--strategy", strategy, path.to_str().unwrap()], "");
         assert_eq!(ok_json(&out), expected, "{strategy}");
     }

@@ -15,6 +15,8 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use tracing::info;
+
 use super::state::{HostName, PendingRequest, RackName, Topology};
 
 /// A container as YARN granted it.
@@ -178,7 +180,41 @@ pub fn match_containers(
             None => outcome.unmatched.push(c),
         }
     }
+    for &(c, r, level) in &outcome.matched {
+        let req = &pending[r];
+        info!(
+            container = %containers[c].id,
+            host = %containers[c].host,
+            ?level,
+            request = %NamedHosts(req),
+            placed = req.placed_hosts().len(),
+            "grant matched to a request"
+        );
+    }
     outcome
+}
+
+/// A request's named hosts for the log: the first few names and how many, its racks.
+/// Which YARN request key filled the grant (strict or relaxed) is yarn-client's
+/// `granted by the RM` line for the same container.
+struct NamedHosts<'a>(&'a PendingRequest);
+
+impl std::fmt::Display for NamedHosts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHOWN: usize = 4;
+        let nodes = &self.0.nodes;
+        if nodes.is_empty() {
+            f.write_str("no host")?;
+        } else {
+            for (i, n) in nodes.iter().take(SHOWN).enumerate() {
+                write!(f, "{}{n}", if i == 0 { "" } else { "," })?;
+            }
+            if nodes.len() > SHOWN {
+                write!(f, ",+{}", nodes.len() - SHOWN)?;
+            }
+        }
+        write!(f, " ({} racks)", self.0.racks.len())
+    }
 }
 
 /// Pops the oldest request in `queue` not yet used, and marks it used.

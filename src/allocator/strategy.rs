@@ -34,7 +34,11 @@
 //!    usable host is below that, so that something is named): with the
 //!    target's executors running, the locality-aware tasks last `aware_tasks / (target x
 //!    tasks_per_executor)` waves, so the host's `count(h)` tasks keep that many executors busy
-//!    (`work_cap`). The names are dealt over the requests placed on the host, to those that
+//!    (`work_cap`). Within those caps the hosts are filled level by level (`level_caps`): a
+//!    host's level is its executors plus the pending requests naming it, and no host is named
+//!    past the lowest level that gives the step enough names (with replicated blocks a task
+//!    counts on three hosts, so the work caps alone allowed two executors on every host of a
+//!    uniform trace). The names are dealt over the requests placed on the host, to those that
 //!    name the fewest hosts so far (`placement` module docs), so that requests name different
 //!    hosts and, where there are names enough, every request names one. A request asks for
 //!    the racks of the hosts it names (and of the unusable or full hosts it was placed on), so
@@ -193,10 +197,13 @@ impl Preferences<'_> {
 
     /// `need(h)` for every preferred host (step 3 of the strategy), and for the default
     /// strategy how many new requests may name it to YARN (rules 1 and 2 of the module docs).
+    /// `new_requests`: how many requests the step may add (the level the default strategy
+    /// fills hosts to is the lowest that gives that many names, rule 2).
     pub(crate) fn needs(
         &self,
         running: &HashMap<HostName, u32>,
         local_pending: &[&PendingRequest],
+        new_requests: u64,
     ) -> Vec<HostNeed> {
         let demand = self.demand;
         let executors = f64::from(
@@ -240,8 +247,135 @@ impl Preferences<'_> {
                 cap,
             });
         }
+        if self.strategy == Strategy::Default && some_below {
+            level_caps(&mut needs, running, local_pending, new_requests);
+        }
         needs
     }
+}
+
+/// Rule 2's spread: the work caps fill the hosts level by level. A host's level is its
+/// executors plus the pending requests that name it; the new requests may name a host only up
+/// to the lowest level `L` at which the hosts' names (`min(cap, L - level)` each) still give
+/// every new request with locality as many names as the caps alone would (a request placed on
+/// a few popular hosts only must keep one of them), so no host is named again while another
+/// with work is lower. Why: a work cap counts a host's tasks alone, but with replicated blocks every task
+/// is local to several hosts (three on HDFS), so on a uniform trace every host's tasks "keep
+/// two executors busy" and two strict requests named each host: the node that heartbeats
+/// first after the ask took both (two containers in one heartbeat), and the node that took
+/// the last batch's first executor was named again for the next (8 executors on 4 hosts,
+/// real cluster, BENCHMARKS.md "After the uniform fix"). Hosts that get no name keep their
+/// place in the bookkeeping, as with any cap.
+fn level_caps(
+    needs: &mut [HostNeed],
+    running: &HashMap<HostName, u32>,
+    local_pending: &[&PendingRequest],
+    new_requests: u64,
+) {
+    let mut named: HashMap<&HostName, u64> = HashMap::new();
+    for req in local_pending {
+        for n in req.nodes.iter() {
+            *named.entry(n).or_insert(0) += 1;
+        }
+    }
+    // The placement names a host in no more requests than its ratio (`Placement::round_up`:
+    // `ceil(need x aware / largest need)`, the same arithmetic), and request `j` (widest
+    // first) is placed on the hosts whose ratio exceeds `j`.
+    let aware = new_requests.min(needs.iter().map(|n| n.need).sum());
+    let largest = needs.iter().map(|n| n.need).max().unwrap_or(0);
+    if aware == 0 || largest == 0 {
+        return;
+    }
+    let ratio = |need: u64| (need as f64 * aware as f64 / largest as f64).ceil() as u64;
+    // (index, level, ratio, cap) of every host that may be named at all.
+    let open: Vec<(usize, u64, u64, u64)> = needs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, n)| {
+            let r = ratio(n.need).min(aware);
+            let cap = n.cap.unwrap_or(u64::MAX).min(r);
+            (n.need > 0 && cap > 0).then(|| {
+                let level = u64::from(running.get(&n.host).copied().unwrap_or(0))
+                    + named.get(&n.host).copied().unwrap_or(0);
+                (i, level, r, cap)
+            })
+        })
+        .collect();
+    let cap_at = |l: u64, level: u64, cap: u64| cap.min(l.saturating_sub(level));
+    let (Some(lowest), Some(highest)) = (
+        open.iter().map(|o| o.1).min(),
+        open.iter().map(|o| o.1 + o.3).max(),
+    ) else {
+        return;
+    };
+    // At `highest` every host has its whole cap (the caps as they were). A level is enough
+    // when the narrow requests get as many names as they would get then: the requests from
+    // `j` on can use `min(names, ratio - j)` of each host's names, and that is kept at every
+    // `j` (or is at least the `aware - j` requests there), so that filling the hosts level
+    // by level never leaves a request placed on a few popular hosts naming none of them.
+    let top: Vec<i64> = covered(open.iter().map(|o| (o.2, o.3)), aware).collect();
+    let enough = |l: u64| {
+        let got = covered(open.iter().map(|o| (o.2, cap_at(l, o.1, o.3))), aware);
+        (got.zip(&top).enumerate()).all(|(j, (got, &top))| got >= top.min(aware as i64 - j as i64))
+    };
+    // `enough` holds from some level on (names only grow with it): the lowest. Its `j = 0`
+    // term alone (enough names in all) is O(hosts) and usually decides: bisect on it first,
+    // then search upwards with the whole test (O(hosts + aware)), doubling then bisecting.
+    let names_at = |l: u64| -> i64 { open.iter().map(|o| cap_at(l, o.1, o.3) as i64).sum() };
+    let wanted = top[0].min(aware as i64);
+    let lowest_with = |mut lo: u64, mut hi: u64, ok: &dyn Fn(u64) -> bool| {
+        // `ok(hi)` holds and `ok(lo)` is not known to: the lowest level in (lo, hi] for which it holds.
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if ok(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
+    };
+    let first = lowest_with(lowest, highest, &|l| names_at(l) >= wanted);
+    let mut level = first;
+    if !enough(first) {
+        let (mut lo, mut step) = (first, 1u64);
+        loop {
+            let hi = (first + step).min(highest);
+            if enough(hi) {
+                level = lowest_with(lo, hi, &enough);
+                break;
+            }
+            lo = hi;
+            step *= 2;
+        }
+    }
+    for &(i, l, _, cap) in &open {
+        needs[i].cap = Some(cap_at(level, l, cap));
+    }
+}
+
+/// Item `j` for `j < aware`: how many names hosts of `(ratio, names)` can give the requests
+/// from `j` on (a host's names go to distinct requests among the first `ratio`): the sum of
+/// `min(names, ratio - j)` over the hosts with `ratio > j`. O(hosts + aware), by difference
+/// arrays: a host adds `names` up to `ratio - names`, then `ratio - j` up to `ratio`.
+fn covered(hosts: impl Iterator<Item = (u64, u64)>, aware: u64) -> impl Iterator<Item = i64> {
+    let n = aware as usize + 1;
+    let (mut constant, mut slope) = (vec![0i64; n], vec![0i64; n]);
+    for (ratio, names) in hosts {
+        let (r, c) = (ratio.min(aware) as usize, names.min(ratio) as usize);
+        let a = r - c;
+        constant[0] += c as i64;
+        constant[a] += r as i64 - c as i64;
+        constant[r] -= r as i64;
+        slope[a] += 1;
+        slope[r] -= 1;
+    }
+    let (mut k, mut m) = (0i64, 0i64);
+    (0..aware as usize).map(move |j| {
+        k += constant[j];
+        m += slope[j];
+        k - m * j as i64
+    })
 }
 
 /// Pending local requests count as containers already placed, spread over the hosts they were
@@ -277,5 +411,34 @@ fn ceil_to_u64(x: f64) -> u64 {
         0
     } else {
         x.ceil() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::covered;
+
+    /// The difference arrays against the sum they stand for, on every small case.
+    #[test]
+    fn covered_is_the_sum_of_min_names_and_ratio_minus_j() {
+        let aware = 5u64;
+        let pairs: Vec<(u64, u64)> = (1..=aware)
+            .flat_map(|r| (0..=r).map(move |c| (r, c)))
+            .collect();
+        for a in &pairs {
+            for b in &pairs {
+                let hosts = [*a, *b, (aware, 1)];
+                let got: Vec<i64> = covered(hosts.iter().copied(), aware).collect();
+                let want: Vec<i64> = (0..aware)
+                    .map(|j| {
+                        hosts
+                            .iter()
+                            .map(|&(r, c)| c.min(r.saturating_sub(j)) as i64)
+                            .sum()
+                    })
+                    .collect();
+                assert_eq!(got, want, "{hosts:?}");
+            }
+        }
     }
 }

@@ -25,7 +25,10 @@ use crate::token::Token;
 mod convert;
 mod records;
 
-pub use records::{AllocatedContainer, Allocation, CompletedContainer, NodeReport, Registration};
+pub use records::{
+    allocation_request_id, AllocatedContainer, Allocation, CompletedContainer, NodeReport,
+    Registration,
+};
 
 pub const PROTOCOL: &str = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB";
 
@@ -149,6 +152,16 @@ impl AmRmClient {
             tracking_url: None,
         };
         let resp: AllocateResponseProto = self.rpc.call("allocate", &req).await?;
+        // Which request key each grant filled (the AM's strict and relaxed requests use
+        // different ids): the AM's matching logs which of its requests it charged it to.
+        for c in &resp.allocated_containers {
+            info!(
+                container = %c.id.as_ref().map(crate::ids::container_id_string).unwrap_or_default(),
+                host = c.node_id.as_ref().and_then(|n| n.host.as_deref()).unwrap_or(""),
+                allocation_request_id = records::allocation_request_id(c),
+                "granted by the RM"
+            );
+        }
         if let Some(t) = &resp.am_rm_token {
             info!("AMRM token rolled over; new connections use the new one");
             self.rpc.set_token(t.clone().into());

@@ -52,6 +52,11 @@ pub struct Allocation {
     pub allocated: Vec<AllocatedContainer>,
     pub completed: Vec<CompletedContainer>,
     pub updated_nodes: Vec<NodeReport>,
+    /// YARN's allocation request id of each container in `allocated`, in the same order
+    /// ([`allocation_request_id`]): which request key filled it (the AM's strict requests use
+    /// their own id). Kept beside the containers rather than in [`AllocatedContainer`], whose
+    /// literal constructions elsewhere would all have to change.
+    pub allocated_request_ids: Vec<i64>,
     /// NM tokens by NodeId (`host:port`); the RM sends each only once.
     pub nm_tokens: Vec<(String, Token)>,
     /// A rolled-over AMRM token.
@@ -83,6 +88,13 @@ impl From<&ContainerProto> for AllocatedContainer {
             token: c.container_token.clone().map(Token::from),
         }
     }
+}
+
+/// The allocation request id YARN filled `c` for (`ContainerProto` field 8,
+/// `allocation_request_id`): the id of the request key the scheduler allocated it against,
+/// `-1` when the RM left it out (the proto's default, and the id of requests that set none).
+pub fn allocation_request_id(c: &ContainerProto) -> i64 {
+    c.allocation_request_id()
 }
 
 impl From<&ContainerStatusProto> for CompletedContainer {
@@ -132,6 +144,11 @@ impl From<&AllocateResponseProto> for Allocation {
         Allocation {
             response_id: r.response_id(),
             allocated: r.allocated_containers.iter().map(Into::into).collect(),
+            allocated_request_ids: r
+                .allocated_containers
+                .iter()
+                .map(allocation_request_id)
+                .collect(),
             completed: r
                 .completed_container_statuses
                 .iter()
@@ -241,5 +258,51 @@ mod tests {
         assert_eq!(o.nm_tokens[0].0, "nm1:45454");
         assert_eq!(o.nm_tokens[0].1.identifier, [2]);
         assert!(o.amrm_token.is_none());
+    }
+}
+
+#[cfg(test)]
+mod decode_tests {
+    use prost::Message;
+
+    use super::*;
+
+    /// Field 8 as the RM writes it: tag `0x40` (field 8, varint), then the id; negative ids
+    /// are ten-byte varints. Absent, the proto's default -1.
+    #[test]
+    fn allocation_request_id_is_decoded_from_field_8() {
+        let c = ContainerProto::decode(&[0x40, 0x05][..]).unwrap();
+        assert_eq!(allocation_request_id(&c), 5);
+        let minus_one = [
+            0x40, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+        ];
+        let c = ContainerProto::decode(&minus_one[..]).unwrap();
+        assert_eq!(allocation_request_id(&c), -1);
+        let c = ContainerProto::decode(&[][..]).unwrap();
+        assert_eq!(allocation_request_id(&c), -1, "absent: the proto's default");
+    }
+
+    #[test]
+    fn an_allocation_keeps_each_containers_request_id_in_order() {
+        let container = |seq: i64, id: Option<i64>| ContainerProto {
+            id: Some(crate::proto::yarn::ContainerIdProto {
+                id: Some(seq),
+                ..Default::default()
+            }),
+            allocation_request_id: id,
+            ..Default::default()
+        };
+        let resp = AllocateResponseProto {
+            allocated_containers: vec![
+                container(2, Some(0)),
+                container(3, None),
+                container(4, Some(-1)),
+            ],
+            ..Default::default()
+        };
+        let bytes = resp.encode_to_vec();
+        let a = Allocation::from(&AllocateResponseProto::decode(&bytes[..]).unwrap());
+        assert_eq!(a.allocated.len(), 3);
+        assert_eq!(a.allocated_request_ids, vec![0, -1, -1]);
     }
 }
