@@ -362,7 +362,9 @@ fn covered(hosts: impl Iterator<Item = (u64, u64)>, aware: u64) -> impl Iterator
     let n = aware as usize + 1;
     let (mut constant, mut slope) = (vec![0i64; n], vec![0i64; n]);
     for (ratio, names) in hosts {
-        let (r, c) = (ratio.min(aware) as usize, names.min(ratio) as usize);
+        let r = ratio.min(aware);
+        // `names` clamped to `r`, not `ratio`: with `ratio > aware`, `r - c` would underflow.
+        let (r, c) = (r as usize, names.min(r) as usize);
         let a = r - c;
         constant[0] += c as i64;
         constant[a] += r as i64 - c as i64;

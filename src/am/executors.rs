@@ -272,8 +272,16 @@ impl Registry {
     }
 
     /// Launch failed before the container ran anything.
-    pub fn launch_failed(&mut self, id: ExecutorId, container: &str, error: &str) {
-        self.exited(id, container, None, format!("launch failed: {error}"), true);
+    /// `released`: the AM had already given the container back (a kill while it was
+    /// starting); its launch failing then is our doing, so it does not count against the app.
+    pub fn launch_failed(&mut self, id: ExecutorId, container: &str, error: &str, released: bool) {
+        self.exited(
+            id,
+            container,
+            None,
+            format!("launch failed: {error}"),
+            !released,
+        );
     }
 
     /// YARN reported executor `id`'s container completed; `released`: the AM had given it
@@ -510,12 +518,15 @@ mod tests {
             }
         }
 
+        /// As the pool: the registry hears whether the container was already being given
+        /// back before the tracker marks it so.
         fn launch_failed(&mut self, id: ExecutorId, error: &str) {
-            if let Some((c, _, _)) = self.held.get_mut(&id).map(|h| {
+            if let Some((c, _, released)) = self.held.get_mut(&id).map(|h| {
+                let before = h.clone();
                 h.2 = true;
-                h.clone()
+                before
             }) {
-                self.r.launch_failed(id, &c, error);
+                self.r.launch_failed(id, &c, error, released);
             }
         }
 
@@ -582,6 +593,23 @@ mod tests {
         f.r.completed(e(4), "c4", 1, "again", false);
         assert_eq!(f.r.counts_against_app(), crashes);
         assert_eq!(f.views().len(), 3 + FINISHED_KEPT);
+    }
+
+    /// A container the driver killed while it was starting, whose launch then fails (the
+    /// RM killed it under the launcher): our doing, not the app's failure.
+    #[test]
+    fn a_failed_launch_of_a_container_given_back_does_not_count() {
+        let (tx, _rx) = broadcast::channel(16);
+        let mut f = Fixture::new(tx);
+        f.launching(e(1), "c1", "nm1", "/rack1", MatchLevel::Node);
+        f.launching(e(2), "c2", "nm2", "/rack1", MatchLevel::Node);
+        f.released(e(1));
+        f.launch_failed(e(1), "container killed");
+        f.launch_failed(e(2), "refused");
+        let v = f.views();
+        assert_eq!(v[0].counts_against_app, Some(false));
+        assert_eq!(v[1].counts_against_app, Some(true));
+        assert_eq!(f.r.counts_against_app(), 1);
     }
 
     #[test]

@@ -285,7 +285,9 @@ impl Pool {
             }
             LaunchReport::Failed { container, error } => {
                 if let Some(id) = self.allocator.executor_of(&container) {
-                    self.registry.launch_failed(id, &container, &error);
+                    let released = self.allocator.is_releasing(&container);
+                    self.registry
+                        .launch_failed(id, &container, &error, released);
                 }
                 // The container may still hold resources: give it back.
                 if let Some(id) = to_table_id(&container) {
