@@ -195,6 +195,8 @@ pub fn parse_state(
         tasks_per_executor,
         running: host_counts("running", input.running)?,
         starting: count("starting", input.starting)?,
+        // The plan's input gives starting containers as a total only.
+        starting_per_host: HashMap::new(),
         pending: input
             .pending
             .into_iter()

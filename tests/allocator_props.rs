@@ -11,7 +11,9 @@ use std::sync::Arc;
 use allocator::{expanded_adds, snapshot, sorted_lists};
 use proptest::prelude::*;
 use yarn_am::allocator::matching::{match_containers, Container, Locality};
-use yarn_am::allocator::tracker::{Action, Allocator, AllocatorConfig, Event};
+use yarn_am::allocator::tracker::{
+    Action, Allocator, AllocatorConfig, CompletedContainer, Event, Phase,
+};
 use yarn_am::allocator::{
     update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot, Strategy,
     Topology, UpdatePlan,
@@ -58,12 +60,17 @@ prop_compose! {
         aware in 0u32..120,
         counts in prop::collection::vec(prop::option::of(0u32..60), HOSTS),
         running in prop::collection::vec(0u32..4, HOSTS),
-        starting in 0u32..6,
+        starting in prop::collection::vec(prop::sample::select(vec![0u32, 0, 0, 1, 2]), HOSTS),
         pending in prop::collection::vec(arb_pending(), 0..12),
     ) -> Snapshot {
         let hosts: Vec<(HostName, u32)> = counts.iter().enumerate().filter_map(|(i, c)| c.map(|c| (host(i), c))).collect();
         let running: Vec<(HostName, u32)> = running.iter().enumerate().filter(|(_, &r)| r > 0).map(|(i, &r)| (host(i), r)).collect();
-        Snapshot { starting, ..snapshot(target, tasks_per_executor, aware, &hosts, &running, pending) }
+        let starting_per_host: HashMap<HostName, u32> = starting.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (host(i), n)).collect();
+        Snapshot {
+            starting: starting_per_host.values().sum(),
+            starting_per_host,
+            ..snapshot(target, tasks_per_executor, aware, &hosts, &running, pending)
+        }
     }
 }
 
@@ -235,10 +242,12 @@ proptest! {
             prop_assert_eq!(got, want, "racks of the named hosts and of the placed hosts not named");
             prop_assert!(hosts.iter().filter(|h| cannot(h) || at_work_cap(h)).all(|h| !named.contains_key(h)));
         }
-        // Rule 2's levels: a host's level is its executors plus the pending requests naming
-        // it; the new names fill the hosts up to one level `top`, each within its work cap
-        // and its placement (with no host below its work cap, each usable host once).
-        let level = |h: &HostName| u64::from(running(h)) + s.pending.iter().filter(|r| {
+        // Rule 2's levels: a host's level is its executors (running or starting) plus the
+        // pending requests naming it; the new names fill the hosts up to one level `top`, each
+        // within its work cap and its placement (with no host below its work cap, each usable
+        // host once).
+        let starting = |h: &HostName| s.starting_per_host.get(h).copied().unwrap_or(0);
+        let level = |h: &HostName| u64::from(running(h)) + u64::from(starting(h)) + s.pending.iter().filter(|r| {
             !r.placed_hosts().is_empty() && r.placed_hosts().iter().any(|p| d.host_to_local_task_count.contains_key(p))
         }).filter(|r| r.nodes.contains(h)).count() as u64;
         let top = named.iter().map(|(h, n)| level(h) + n).max().unwrap_or(0);
@@ -304,11 +313,17 @@ proptest! {
     /// neither, and running + starting never exceeds the target.
     #[test]
     fn tracker_never_leaks_or_overshoots(
-        steps in prop::collection::vec((0u32..12, prop::collection::vec(0usize..HOSTS, 0..8), any::<bool>()), 1..12),
+        steps in prop::collection::vec((
+            0u32..12,
+            prop::collection::vec(0usize..HOSTS, 0..8),
+            any::<bool>(),
+            prop::collection::vec((any::<prop::sample::Index>(), 0u8..3), 0..3),
+        ), 1..12),
     ) {
         let mut alloc = Allocator::new(AllocatorConfig { strategy: Strategy::Default, ..AllocatorConfig::default() });
         let mut n = 0;
-        for (target, hosts, launch) in steps {
+        let mut launched: Vec<Arc<str>> = Vec::new();
+        for (target, hosts, launch, ends) in steps {
             alloc.on_event(0, Event::DemandChanged(Demand { target_executors: target, ..Demand::default() }));
             alloc.on_event(0, Event::Heartbeat);
             let cs: Vec<Container> = hosts.iter().map(|&h| { n += 1; Container {
@@ -329,13 +344,29 @@ proptest! {
             }
             let after = alloc.starting() + alloc.running();
             prop_assert!(after <= target.max(before), "over the target: {} > {}", after, target);
-            if launch {
-                for a in &actions {
-                    if let Action::LaunchExecutor { container, .. } = a {
+            for a in &actions {
+                if let Action::LaunchExecutor { container, .. } = a {
+                    launched.push(container.id.clone());
+                    if launch {
                         alloc.on_event(0, Event::ExecutorLaunched { container: container.id.clone() });
                     }
                 }
             }
+            // Executors ending in any phase, given back or not, some of them twice.
+            for (i, how) in ends {
+                if launched.is_empty() {
+                    break;
+                }
+                let id = launched[i.index(launched.len())].clone();
+                match how {
+                    0 => { alloc.on_event(0, Event::ExecutorLaunchFailed { container: id, error: "refused".into() }); }
+                    1 => if let Some(executor) = alloc.executor_of(&id) {
+                        alloc.on_event(0, Event::KillExecutor { executor });
+                    },
+                    _ => { alloc.on_event(0, Event::ContainersCompleted(vec![CompletedContainer { id, exit_status: 0, diagnostics: String::new() }])); }
+                }
+            }
+            per_host_counts_match_a_recount(&alloc)?;
         }
     }
 
@@ -397,4 +428,26 @@ proptest! {
             prop_assert!(alloc.asked_requests() <= alloc.pending_requests());
         }
     }
+}
+
+/// The tracker's incremental per-host counts (running, and starting: the default strategy's
+/// levels read both) against a recount of the executors it tracks.
+fn per_host_counts_match_a_recount(alloc: &Allocator) -> Result<(), TestCaseError> {
+    // (starting, running) per host.
+    let mut recount: HashMap<HostName, (u32, u32)> = HashMap::new();
+    for (_, _, host, phase) in alloc.tracked() {
+        let n = recount.entry(host.clone()).or_default();
+        match phase {
+            Phase::Starting => n.0 += 1,
+            Phase::Running => n.1 += 1,
+        }
+    }
+    for h in (0..HOSTS).map(host) {
+        let (starting, running) = recount.get(&h).copied().unwrap_or_default();
+        prop_assert_eq!(alloc.starting_on(&h), starting, "starting on {}", &h);
+        prop_assert_eq!(alloc.running_on(&h), running, "running on {}", &h);
+    }
+    prop_assert_eq!(alloc.starting(), recount.values().map(|n| n.0).sum::<u32>());
+    prop_assert_eq!(alloc.running(), recount.values().map(|n| n.1).sum::<u32>());
+    Ok(())
 }

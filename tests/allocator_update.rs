@@ -635,7 +635,7 @@ fn uniform_12_topology() -> Topology {
 
 #[test]
 fn default_names_no_host_twice_while_another_host_with_work_is_lower() {
-    // The real cluster's uniform runs (BENCHMARKS.md "After the uniform fix"): with the work
+    // The real cluster's uniform runs (BENCHMARKS.md "After the level fix"): with the work
     // cap alone (2 a host) a batch of 4 named every host in 2 strict requests, and the node
     // that heartbeat first took two containers at once; the host running the first executor
     // was named again in the next batch and took the second.
@@ -701,4 +701,52 @@ fn default_names_no_host_twice_while_another_host_with_work_is_lower() {
         ours.add_groups().all(|g| !g.nodes.is_empty()),
         "every request names a host"
     );
+}
+
+#[test]
+fn default_counts_containers_still_starting_in_a_hosts_level() {
+    // Target 4 granted on nm1..nm4, all four still launching (no executor running, no request
+    // pending); the target ramps to 8. A granted request is gone, so without the starting
+    // containers nm1..nm4 were back at level 0 and could be named again: two executors on one
+    // host, the packing the levels stop (seen once on the real cluster).
+    let launching = ["nm1", "nm2", "nm3", "nm4"];
+    let s = Snapshot {
+        starting: 4,
+        starting_per_host: launching.iter().map(|&h| (HostName::from(h), 1)).collect(),
+        ..uniform_12(8, &[], vec![])
+    };
+    let ours = update_requests(
+        &s,
+        Strategy::Default,
+        &uniform_12_topology(),
+        &Cluster::default(),
+    );
+    assert_eq!(ours.added(), 4);
+    let (hosts, _) = ours.local.location_counts();
+    assert!(
+        hosts
+            .iter()
+            .all(|(h, n)| *n == 0 || !launching.contains(&h.as_ref())),
+        "a host whose container is still starting is named again while 8 hosts have none: {hosts:?}"
+    );
+    assert!(hosts.iter().all(|(_, n)| *n <= 1), "{hosts:?}");
+    assert!(
+        ours.add_groups().all(|g| !g.nodes.is_empty()),
+        "every request names a host"
+    );
+
+    // Spark's arithmetic does not see them per host: its plan is the same with or without.
+    let spark = |s: &Snapshot| {
+        update_requests(
+            s,
+            Strategy::Spark,
+            &uniform_12_topology(),
+            &Cluster::default(),
+        )
+    };
+    let total_only = Snapshot {
+        starting_per_host: HashMap::new(),
+        ..s.clone()
+    };
+    assert_eq!(spark(&s), spark(&total_only));
 }

@@ -85,8 +85,12 @@ pub struct Snapshot {
     pub tasks_per_executor: u32,
     /// Executors running per host.
     pub running: HashMap<HostName, u32>,
-    /// Containers granted and still launching (not yet per host: Spark does not count them).
+    /// Containers granted and still launching. Spark counts them in total only.
     pub starting: u32,
+    /// The same per host. Only the default strategy's levels (`strategy::level_caps`) read
+    /// it: a host whose container is still launching is as taken as one running an executor,
+    /// or the next batch names it again. Hosts with none may be missing.
+    pub starting_per_host: HashMap<HostName, u32>,
     /// Outstanding requests, oldest first.
     pub pending: Vec<PendingRequest>,
 }

@@ -35,7 +35,7 @@
 //!    target's executors running, the locality-aware tasks last `aware_tasks / (target x
 //!    tasks_per_executor)` waves, so the host's `count(h)` tasks keep that many executors busy
 //!    (`work_cap`). Within those caps the hosts are filled level by level (`level_caps`): a
-//!    host's level is its executors plus the pending requests naming it, and no host is named
+//!    host's level is its executors (running or starting) plus the pending requests naming it, and no host is named
 //!    past the lowest level that gives the step enough names (with replicated blocks a task
 //!    counts on three hosts, so the work caps alone allowed two executors on every host of a
 //!    uniform trace). The names are dealt over the requests placed on the host, to those that
@@ -198,10 +198,13 @@ impl Preferences<'_> {
     /// `need(h)` for every preferred host (step 3 of the strategy), and for the default
     /// strategy how many new requests may name it to YARN (rules 1 and 2 of the module docs).
     /// `new_requests`: how many requests the step may add (the level the default strategy
-    /// fills hosts to is the lowest that gives that many names, rule 2).
+    /// fills hosts to is the lowest that gives that many names, rule 2). `starting`: the
+    /// containers still launching per host, read by the default strategy's levels only (Spark's
+    /// arithmetic and the work caps count running executors, as Spark does).
     pub(crate) fn needs(
         &self,
         running: &HashMap<HostName, u32>,
+        starting: &HashMap<HostName, u32>,
         local_pending: &[&PendingRequest],
         new_requests: u64,
     ) -> Vec<HostNeed> {
@@ -248,14 +251,14 @@ impl Preferences<'_> {
             });
         }
         if self.strategy == Strategy::Default && some_below {
-            level_caps(&mut needs, running, local_pending, new_requests);
+            level_caps(&mut needs, running, starting, local_pending, new_requests);
         }
         needs
     }
 }
 
 /// Rule 2's spread: the work caps fill the hosts level by level. A host's level is its
-/// executors plus the pending requests that name it; the new requests may name a host only up
+/// executors (running or still starting) plus the pending requests that name it; the new requests may name a host only up
 /// to the lowest level `L` at which the hosts' names (`min(cap, L - level)` each) still give
 /// every new request with locality as many names as the caps alone would (a request placed on
 /// a few popular hosts only must keep one of them), so no host is named again while another
@@ -264,11 +267,14 @@ impl Preferences<'_> {
 /// two executors busy" and two strict requests named each host: the node that heartbeats
 /// first after the ask took both (two containers in one heartbeat), and the node that took
 /// the last batch's first executor was named again for the next (8 executors on 4 hosts,
-/// real cluster, BENCHMARKS.md "After the uniform fix"). Hosts that get no name keep their
-/// place in the bookkeeping, as with any cap.
+/// real cluster, BENCHMARKS.md "After the level fix"). A container still starting counts as
+/// its host's: a request is gone once granted, so without it a host whose executor is still
+/// launching would be back at level 0 when the target ramps, and named again. Hosts that get
+/// no name keep their place in the bookkeeping, as with any cap.
 fn level_caps(
     needs: &mut [HostNeed],
     running: &HashMap<HostName, u32>,
+    starting: &HashMap<HostName, u32>,
     local_pending: &[&PendingRequest],
     new_requests: u64,
 ) {
@@ -296,6 +302,7 @@ fn level_caps(
             let cap = n.cap.unwrap_or(u64::MAX).min(r);
             (n.need > 0 && cap > 0).then(|| {
                 let level = u64::from(running.get(&n.host).copied().unwrap_or(0))
+                    + u64::from(starting.get(&n.host).copied().unwrap_or(0))
                     + named.get(&n.host).copied().unwrap_or(0);
                 (i, level, r, cap)
             })

@@ -479,6 +479,7 @@ impl Allocator {
             demand: std::mem::take(&mut self.demand),
             running: std::mem::take(&mut self.running_per_host),
             starting: self.starting,
+            starting_per_host: std::mem::take(&mut self.starting_per_host),
             tasks_per_executor: self.config.tasks_per_executor,
             pending: self.pending.iter().map(|r| r.req.clone()).collect(),
         };
@@ -488,7 +489,11 @@ impl Allocator {
             &self.topology.read(),
             &self.cluster,
         );
-        (self.demand, self.running_per_host) = (snapshot.demand, snapshot.running);
+        (self.demand, self.running_per_host, self.starting_per_host) = (
+            snapshot.demand,
+            snapshot.running,
+            snapshot.starting_per_host,
+        );
         let mut actions = Vec::new();
         if !plan.cancel.is_empty() {
             let cancel: HashSet<usize> = plan.cancel.iter().copied().collect();

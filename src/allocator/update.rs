@@ -107,7 +107,12 @@ pub fn update_requests(
             .map(|&i| &snapshot.pending[i])
             .filter(|r| !r.placed_hosts().is_empty())
             .collect();
-        let needs = prefs.needs(&snapshot.running, &local_pending, potential);
+        let needs = prefs.needs(
+            &snapshot.running,
+            &snapshot.starting_per_host,
+            &local_pending,
+            potential,
+        );
         plan.local = Placement::round_up(potential, &needs, topology);
         plan.cancel = split.stale;
         if replace_stale {

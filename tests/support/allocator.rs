@@ -33,6 +33,7 @@ pub fn snapshot<H: AsRef<str>>(
         tasks_per_executor,
         running: counts(running),
         starting: 0,
+        starting_per_host: HashMap::new(),
         pending,
     }
 }
