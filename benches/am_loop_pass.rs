@@ -108,6 +108,7 @@ fn container(n: usize) -> AllocatedContainer {
         memory_mb: 256,
         vcores: 1,
         token: None,
+        allocation_request_id: -1,
     }
 }
 

@@ -55,6 +55,7 @@ fn container(id: &str, host: &str) -> AllocatedContainer {
         memory_mb: 256,
         vcores: 1,
         token: None,
+        allocation_request_id: -1,
     }
 }
 

@@ -34,6 +34,7 @@ fn container(n: u64, host: &str) -> AllocatedContainer {
         memory_mb: 256,
         vcores: 1,
         token: None,
+        allocation_request_id: -1,
     }
 }
 

@@ -25,10 +25,7 @@ use crate::token::Token;
 mod convert;
 mod records;
 
-pub use records::{
-    allocation_request_id, AllocatedContainer, Allocation, CompletedContainer, NodeReport,
-    Registration,
-};
+pub use records::{AllocatedContainer, Allocation, CompletedContainer, NodeReport, Registration};
 
 pub const PROTOCOL: &str = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB";
 
@@ -158,7 +155,7 @@ impl AmRmClient {
             info!(
                 container = %c.id.as_ref().map(crate::ids::container_id_string).unwrap_or_default(),
                 host = c.node_id.as_ref().and_then(|n| n.host.as_deref()).unwrap_or(""),
-                allocation_request_id = records::allocation_request_id(c),
+                allocation_request_id = c.allocation_request_id(),
                 "granted by the RM"
             );
         }

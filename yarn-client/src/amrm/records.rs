@@ -22,6 +22,10 @@ pub struct AllocatedContainer {
     pub vcores: i32,
     /// The container token the NodeManager wants at start (opaque to the AM).
     pub token: Option<Token>,
+    /// YARN's allocation request id (`ContainerProto` field 8): the id of the request key
+    /// the scheduler allocated it against (the AM's strict requests use their own id), `-1`
+    /// when the RM left it out (the proto's default, and the id of requests that set none).
+    pub allocation_request_id: i64,
 }
 
 /// A container that ended.
@@ -52,11 +56,6 @@ pub struct Allocation {
     pub allocated: Vec<AllocatedContainer>,
     pub completed: Vec<CompletedContainer>,
     pub updated_nodes: Vec<NodeReport>,
-    /// YARN's allocation request id of each container in `allocated`, in the same order
-    /// ([`allocation_request_id`]): which request key filled it (the AM's strict requests use
-    /// their own id). Kept beside the containers rather than in [`AllocatedContainer`], whose
-    /// literal constructions elsewhere would all have to change.
-    pub allocated_request_ids: Vec<i64>,
     /// NM tokens by NodeId (`host:port`); the RM sends each only once.
     pub nm_tokens: Vec<(String, Token)>,
     /// A rolled-over AMRM token.
@@ -86,15 +85,9 @@ impl From<&ContainerProto> for AllocatedContainer {
             memory_mb: r.memory(),
             vcores: r.virtual_cores(),
             token: c.container_token.clone().map(Token::from),
+            allocation_request_id: c.allocation_request_id(),
         }
     }
-}
-
-/// The allocation request id YARN filled `c` for (`ContainerProto` field 8,
-/// `allocation_request_id`): the id of the request key the scheduler allocated it against,
-/// `-1` when the RM left it out (the proto's default, and the id of requests that set none).
-pub fn allocation_request_id(c: &ContainerProto) -> i64 {
-    c.allocation_request_id()
 }
 
 impl From<&ContainerStatusProto> for CompletedContainer {
@@ -144,11 +137,6 @@ impl From<&AllocateResponseProto> for Allocation {
         Allocation {
             response_id: r.response_id(),
             allocated: r.allocated_containers.iter().map(Into::into).collect(),
-            allocated_request_ids: r
-                .allocated_containers
-                .iter()
-                .map(allocation_request_id)
-                .collect(),
             completed: r
                 .completed_container_statuses
                 .iter()
@@ -272,14 +260,18 @@ mod decode_tests {
     #[test]
     fn allocation_request_id_is_decoded_from_field_8() {
         let c = ContainerProto::decode(&[0x40, 0x05][..]).unwrap();
-        assert_eq!(allocation_request_id(&c), 5);
+        assert_eq!(AllocatedContainer::from(&c).allocation_request_id, 5);
         let minus_one = [
             0x40, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
         ];
         let c = ContainerProto::decode(&minus_one[..]).unwrap();
-        assert_eq!(allocation_request_id(&c), -1);
+        assert_eq!(AllocatedContainer::from(&c).allocation_request_id, -1);
         let c = ContainerProto::decode(&[][..]).unwrap();
-        assert_eq!(allocation_request_id(&c), -1, "absent: the proto's default");
+        assert_eq!(
+            AllocatedContainer::from(&c).allocation_request_id,
+            -1,
+            "absent: the proto's default"
+        );
     }
 
     #[test]
@@ -303,6 +295,11 @@ mod decode_tests {
         let bytes = resp.encode_to_vec();
         let a = Allocation::from(&AllocateResponseProto::decode(&bytes[..]).unwrap());
         assert_eq!(a.allocated.len(), 3);
-        assert_eq!(a.allocated_request_ids, vec![0, -1, -1]);
+        let ids: Vec<i64> = a
+            .allocated
+            .iter()
+            .map(|c| c.allocation_request_id)
+            .collect();
+        assert_eq!(ids, vec![0, -1, -1]);
     }
 }
