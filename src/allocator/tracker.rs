@@ -160,10 +160,6 @@ struct Tracked {
     executor: ExecutorId,
     host: HostName,
     phase: Phase,
-    /// Given back (killed, launch failed, declared lost): no longer counted towards the
-    /// target, kept until YARN reports the container completed so that container <->
-    /// executor and the phase have one owner for the executor's whole life.
-    releasing: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -194,7 +190,8 @@ pub struct Allocator {
     next_request: RequestId,
     next_executor: ExecutorId,
     /// Every container with an executor until YARN reports it completed: counted ones and
-    /// those being given back (`Tracked::releasing`).
+    /// those being given back (also in `released`; kept so that container <-> executor and
+    /// the phase have one owner for the executor's whole life).
     containers: HashMap<ContainerId, Tracked>,
     executors: HashMap<ExecutorId, ContainerId>,
     running_per_host: HashMap<HostName, u32>,
@@ -302,7 +299,7 @@ impl Allocator {
     ) -> impl Iterator<Item = (&ContainerId, ExecutorId, &HostName, Phase)> + '_ {
         self.containers
             .iter()
-            .filter(|(_, t)| !t.releasing)
+            .filter(|(c, _)| !self.released.contains(*c))
             .map(|(c, t)| (c, t.executor, &t.host, t.phase))
     }
 
@@ -597,7 +594,6 @@ impl Allocator {
                     executor,
                     host: container.host.clone(),
                     phase: Phase::Starting,
-                    releasing: false,
                 },
             );
             actions.push(Action::LaunchExecutor {
@@ -643,7 +639,6 @@ impl Allocator {
                 executor,
                 host: container.host,
                 phase: Phase::Running,
-                releasing: false,
             },
         );
         true
@@ -652,10 +647,11 @@ impl Allocator {
     /// The executor started: running from now, counted as such unless its container is
     /// being given back (then only its phase changes, for the API).
     fn launched(&mut self, id: &ContainerId) {
+        let given_back = self.released.contains(id);
         if let Some(t) = self.containers.get_mut(id) {
             if t.phase == Phase::Starting {
                 t.phase = Phase::Running;
-                if !t.releasing {
+                if !given_back {
                     self.starting -= 1;
                     dec(&mut self.starting_per_host, &t.host);
                     *self.running_per_host.entry(t.host.clone()).or_insert(0) += 1;
@@ -664,14 +660,16 @@ impl Allocator {
         }
     }
 
-    /// Stops counting a container's executor, whatever phase it was in; the container stays
-    /// known (releasing) until YARN reports it completed. `None` when it was not counted.
-    fn stop_counting(&mut self, id: &ContainerId) -> Option<Tracked> {
-        let t = self.containers.get_mut(id).filter(|t| !t.releasing)?;
-        t.releasing = true;
-        let t = t.clone();
+    /// Gives a counted container back: its executor stops counting, whatever phase it was
+    /// in, and the container is released; it stays known until YARN reports it completed.
+    /// `None` when it was not counted (unknown, or already on its way back).
+    fn give_back(&mut self, id: &ContainerId) -> Option<(Tracked, Action)> {
+        if self.released.contains(id) {
+            return None;
+        }
+        let t = self.containers.get(id)?.clone();
         self.uncount(&t);
-        Some(t)
+        Some((t, self.release(id.clone())))
     }
 
     fn uncount(&mut self, t: &Tracked) {
@@ -684,24 +682,25 @@ impl Allocator {
         }
     }
 
-    /// YARN reported the container completed: its executor is forgotten.
-    fn forget(&mut self, id: &ContainerId) -> Option<Tracked> {
+    /// YARN reported the container completed: its executor is forgotten (and uncounted,
+    /// unless it was `given_back`, which uncounted it then).
+    fn forget(&mut self, id: &ContainerId, given_back: bool) -> Option<Tracked> {
         let t = self.containers.remove(id)?;
         self.executors.remove(&t.executor);
-        if !t.releasing {
+        if !given_back {
             self.uncount(&t);
         }
         Some(t)
     }
 
     fn launch_failed(&mut self, now_ms: u64, id: ContainerId, error: &str) -> Vec<Action> {
-        let Some(t) = self.stop_counting(&id) else {
+        let Some((t, release)) = self.give_back(&id) else {
             return Vec::new();
         };
         warn!(container = %id, %error, "executor launch failed");
         self.failures_ms.push_back(now_ms);
         vec![
-            self.release(id),
+            release,
             Action::TellDriver(DriverNotice::ExecutorExited {
                 executor: t.executor,
                 host: t.host,
@@ -715,22 +714,23 @@ impl Allocator {
         let Some(id) = self.executors.get(&executor).cloned() else {
             return Vec::new();
         };
-        if self.stop_counting(&id).is_none() {
-            // Already on its way back.
-            return Vec::new();
-        }
-        vec![self.release(id)]
+        // `None`: already on its way back.
+        self.give_back(&id)
+            .map(|(_, release)| release)
+            .into_iter()
+            .collect()
     }
 
     fn completed(&mut self, now_ms: u64, completed: Vec<CompletedContainer>) -> Vec<Action> {
         let mut actions = Vec::new();
         for c in completed {
-            if self.released.remove(&c.id) {
+            let given_back = self.released.remove(&c.id);
+            let forgotten = self.forget(&c.id, given_back);
+            if given_back {
                 // We asked for it; whatever the status says, this is expected.
-                self.forget(&c.id);
                 continue;
             }
-            let Some(t) = self.forget(&c.id) else {
+            let Some(t) = forgotten else {
                 debug!(container = %c.id, "completion for a container we do not know (repeat?)");
                 continue;
             };
