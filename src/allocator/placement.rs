@@ -110,24 +110,45 @@ pub struct RequestGroup<'a> {
     pub placed: &'a [HostName],
 }
 
+/// Spark's scaling of the hosts' needs to `potential` requests: `aware` of them are
+/// locality-aware (`min(potential, sum of needs)`), and request `j` (from 0) is placed on
+/// the hosts whose ratio, `ceil(need x aware / largest need)`, exceeds `j`. One owner,
+/// because the default strategy's levels (`strategy::level_caps`) must agree with the
+/// placement on every ratio.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scaling {
+    pub aware: u64,
+    largest: u64,
+}
+
+impl Scaling {
+    /// `None` when no request is locality-aware (no potential, or no host with a need).
+    pub(crate) fn of(potential: u64, needs: &[HostNeed]) -> Option<Scaling> {
+        let aware = potential.min(needs.iter().map(|n| n.need).sum());
+        let largest = needs.iter().map(|n| n.need).max().unwrap_or(0);
+        (aware > 0 && largest > 0).then_some(Scaling { aware, largest })
+    }
+
+    /// Spark scales in floating point: ceil(need * aware / largest). Same order of
+    /// operations, so the results agree bit for bit.
+    pub(crate) fn ratio(&self, need: u64) -> u64 {
+        (need as f64 * self.aware as f64 / self.largest as f64).ceil() as u64
+    }
+}
+
 impl Placement {
     /// Places `potential` containers given each preferred host's need (steps 4-6 of the
     /// strategy in docs/allocator.md).
     pub fn round_up(potential: u64, needs: &[HostNeed], topology: &Topology) -> Placement {
-        let aware_total: u64 = needs.iter().map(|n| n.need).sum();
-        let free = potential.saturating_sub(aware_total);
-        let aware = potential - free;
-        let largest = needs.iter().map(|n| n.need).max().unwrap_or(0);
-        if aware == 0 || largest == 0 {
+        let Some(scaling) = Scaling::of(potential, needs) else {
             return Placement {
                 any_host: potential,
                 ..Placement::default()
             };
-        }
-
-        // Spark scales in floating point: ceil(need * aware / largest). Same order of operations,
-        // so the results agree bit for bit.
-        let ratio = |n: &HostNeed| (n.need as f64 * aware as f64 / largest as f64).ceil() as u64;
+        };
+        let aware = scaling.aware;
+        let free = potential - aware;
+        let ratio = |n: &HostNeed| scaling.ratio(n.need);
 
         // Request i (from 0) is placed on every host whose ratio exceeds i (Spark's node list),
         // and names to YARN the hosts whose capped ratio exceeds i. It asks for the racks of

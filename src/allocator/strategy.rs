@@ -116,7 +116,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use super::placement::HostNeed;
+use super::placement::{HostNeed, Scaling};
 use super::state::{Cluster, Demand, HostName, PendingRequest};
 
 /// Which placement rules the allocator follows.
@@ -284,21 +284,19 @@ fn level_caps(
             *named.entry(n).or_insert(0) += 1;
         }
     }
-    // The placement names a host in no more requests than its ratio (`Placement::round_up`:
-    // `ceil(need x aware / largest need)`, the same arithmetic), and request `j` (widest
-    // first) is placed on the hosts whose ratio exceeds `j`.
-    let aware = new_requests.min(needs.iter().map(|n| n.need).sum());
-    let largest = needs.iter().map(|n| n.need).max().unwrap_or(0);
-    if aware == 0 || largest == 0 {
+    // The placement names a host in no more requests than its ratio (`Placement::round_up`,
+    // the same `Scaling`), and request `j` (widest first) is placed on the hosts whose ratio
+    // exceeds `j`.
+    let Some(scaling) = Scaling::of(new_requests, needs) else {
         return;
-    }
-    let ratio = |need: u64| (need as f64 * aware as f64 / largest as f64).ceil() as u64;
+    };
+    let aware = scaling.aware;
     // (index, level, ratio, cap) of every host that may be named at all.
     let open: Vec<(usize, u64, u64, u64)> = needs
         .iter()
         .enumerate()
         .filter_map(|(i, n)| {
-            let r = ratio(n.need).min(aware);
+            let r = scaling.ratio(n.need).min(aware);
             let cap = n.cap.unwrap_or(u64::MAX).min(r);
             (n.need > 0 && cap > 0).then(|| {
                 let level = u64::from(running.get(&n.host).copied().unwrap_or(0))
