@@ -2,9 +2,8 @@
 //! executor polls (each carrying a finished task, each a driver round whose freed slot
 //! gets the next task), a few executor changes through the RM (one container ends on its
 //! own, one is granted and launched, and its executor polls for the first time), then the
-//! view the API and the page publish. Everything here is the binary's own code: the bench
-//! builds the binary's module tree (`#[path]`, as `main.rs` does) around the real
-//! `AmCore`, `Pool`, `JobRun`, `Registry` and `Driver`.
+//! view the API and the page publish. Everything here is the library's own code (the `bench`
+//! feature exposes its fixtures): the real `AmCore`, `Pool`, `JobRun`, `Registry` and `Driver`.
 //!
 //! Baseline, in the same run: the same pass, plus after every input the from-scratch
 //! computations that the kept state replaced (what every round did before): the list of
@@ -12,40 +11,7 @@
 //! allocation got), the idle executors rebuilt from it into a map, and the executors the
 //! job knows diffed against the registry's live ones.
 //!
-//! `cargo bench --bench am_loop_pass`
-
-// The binary's whole tree is built here; the bench uses a small part of it (and a build
-// of all targets compiles its test modules here too, without their tests).
-#![allow(dead_code, unused_imports)]
-
-#[path = "../src/am/mod.rs"]
-mod am;
-#[path = "../src/api/mod.rs"]
-mod api;
-#[path = "../src/cli.rs"]
-mod cli;
-#[path = "../src/executor/mod.rs"]
-mod executor;
-#[path = "../src/input_listing.rs"]
-mod input_listing;
-#[path = "../src/login.rs"]
-mod login;
-#[path = "../src/nodes.rs"]
-mod nodes;
-#[path = "../src/plan.rs"]
-mod plan;
-#[path = "../src/private_fs.rs"]
-mod private_fs;
-#[path = "../src/spec.rs"]
-mod spec;
-#[path = "../src/staging.rs"]
-mod staging;
-#[path = "../src/status.rs"]
-mod status;
-#[path = "../src/submit.rs"]
-mod submit;
-#[path = "../src/tokens.rs"]
-mod tokens;
+//! `cargo bench --features bench --bench am_loop_pass`
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hint::black_box;
@@ -53,17 +19,18 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use tokio::sync::oneshot;
-use yarn_am::driver::{Driver, ExecutorId, Job};
+use yarn_am::core::driver::{Driver, ExecutorId, Job};
 use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer};
 use yarn_client::rest::NodeInfo;
 
-use am::core::AmCore;
-use am::job::JobRun;
-use am::launcher::LaunchReport;
-use am::pool::Pool;
-use am::rm::RmReply;
-use api::model::{PollReply, PollRequest, TaskResult};
-use api::Command;
+use yarn_am::am::launcher::LaunchReport;
+use yarn_am::am::rm::RmReply;
+use yarn_am::core::am::am_core::AmCore;
+use yarn_am::core::am::fixtures;
+use yarn_am::core::am::job_run::JobRun;
+use yarn_am::core::am::pool::Pool;
+use yarn_am::http::Command;
+use yarn_am::protocol::driver_api::{PollReply, PollRequest, TaskResult};
 
 const TASKS: usize = 100_000;
 const EXECUTORS: usize = 10_000;
@@ -77,9 +44,9 @@ fn host(i: usize) -> String {
 
 fn pool() -> Pool {
     let nodes: Vec<NodeInfo> = (0..HOSTS)
-        .map(|i| am::fixtures::node(&host(i), &format!("/rack-{}", i % 25), 65536, 64))
+        .map(|i| fixtures::node(&host(i), &format!("/rack-{}", i % 25), 65536, 64))
         .collect();
-    am::fixtures::pool(&nodes, EXECUTORS as u32 + 100)
+    fixtures::pool(&nodes, EXECUTORS as u32 + 100)
 }
 
 fn job() -> JobRun {

@@ -26,9 +26,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use yarn_am::driver::report::{Report, TaskRecord};
-use yarn_am::driver::scheduler::Locality;
-use yarn_am::driver::{Driver, DriverAction, DriverEvent, ExecutorId, Job};
+use yarn_am::core::driver::report::{Report, TaskRecord};
+use yarn_am::core::driver::scheduler::Locality;
+use yarn_am::core::driver::{Driver, DriverAction, DriverEvent, ExecutorId, Job};
 
 const TASKS: usize = 100_000;
 const EXECUTORS: usize = 10_000;

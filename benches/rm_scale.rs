@@ -5,7 +5,7 @@
 //!
 //! `cargo bench --bench rm_scale -- --dir /tmp/yarn-am-scale --strategy default --nodes 1000`
 //!
-//! This is the AM side for real: the allocator (`yarn_am::allocator::tracker`), yarn-client's
+//! This is the AM side for real: the allocator (`yarn_am::core::allocator::tracker`), yarn-client's
 //! request table and AMRM client register with the RM, send the allocator's requests and
 //! match the grants. Only executors are simulated, here and nowhere else (this launch-free
 //! mode exists in this benchmark only; the `yarn-am` binary has no such switch): a matched
@@ -29,8 +29,7 @@
 //! traced to the requests it filled. `--sim-only` prints the simulator's predictions (base,
 //! per-key, what-ifs) and the allocator's first asks per stage, with no harness.
 
-#[path = "../tests/support/sim.rs"]
-mod sim;
+use yarn_am::sim;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -40,12 +39,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 use sim::{simulate, Trace, TraceConfig};
-use yarn_am::allocator::matching::{Container, Locality};
-use yarn_am::allocator::tracker::{
+use yarn_am::core::allocator::matching::{Container, Locality};
+use yarn_am::core::allocator::tracker::{
     Action, Allocator, AllocatorConfig, CompletedContainer, Event, ExecutorId,
 };
-use yarn_am::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
-use yarn_am::request_book::RequestBook;
+use yarn_am::core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
+use yarn_am::core::request_book::RequestBook;
 use yarn_client::amrm::{AllocateInput, Allocation, AmRmClient, FinalStatus};
 use yarn_client::ask::Capability;
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};

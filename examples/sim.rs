@@ -11,11 +11,10 @@
 
 use std::time::Instant;
 
-#[path = "../tests/support/sim.rs"]
-mod sim;
+use yarn_am::sim;
 
 use sim::{simulate, SimResult, Trace, TraceConfig};
-use yarn_am::allocator::Strategy;
+use yarn_am::core::allocator::Strategy;
 
 /// A trace family: its configuration for the k-th seed.
 type Family = Box<dyn Fn(u64) -> TraceConfig>;

@@ -196,5 +196,5 @@ pub struct SubmitArgs {
     /// Allocation strategy of the AM: `default` (ours) or `spark` (Spark's exact placement,
     /// for comparisons).
     #[arg(long, default_value = "default")]
-    pub strategy: yarn_am::allocator::Strategy,
+    pub strategy: crate::core::allocator::Strategy,
 }

@@ -1,11 +1,37 @@
-//! The `yarn-am` library: the parts of the ApplicationMaster that do not touch the network,
-//! shared by the binary, the benchmarks and the integration tests.
+//! `yarn-am`: a YARN ApplicationMaster for elastic, locality-aware work.
+//!
+//! # Layout
+//!
+//! One library holds every module; `src/main.rs` only parses the command line and
+//! dispatches. The folders name a layer or a process (docs/architecture.md has the map):
+//!
+//! - [`core`]: the sans-IO core. Ids, demand, topology, the allocator, the embedded
+//!   driver, input splits, and the AM's decisions (`AmCore`, the executor pool, the
+//!   registry, poll deliveries). Plain data in, plain data out; no sockets, no clock reads.
+//! - [`protocol`]: the contracts between processes, one file each: the driver API's JSON,
+//!   the executor poll protocol with its MAC scheme, the submitter -> AM spec.
+//! - [`am`]: the AM process, the tokio shell that carries out what the core decides.
+//! - [`http`]: the AM's HTTP face: the driver API, the executor poll endpoint, the
+//!   tracking page and the metrics.
+//! - [`executor`]: the executor process (runs the embedded driver's tasks).
+//! - [`submit`]: the submitter (`yarn-am submit`): spec, credentials, staging, the RM call.
+//! - [`staging`]: the application's folder of files, local or on HDFS.
+//! - [`tools`]: the small commands (`nodes`, `status`, `kill`, `plan`) and the way every
+//!   command reaches the RM from its flags and the Hadoop configuration.
+//! - [`sim`]: the locality simulator, a model of the RM's scheduler for comparing
+//!   placement strategies offline (tests, benches, the `sim` example).
+//! - [`cli`]: the command line's definitions.
+//!
+//! The network protocols themselves (Hadoop IPC, SASL, RM REST, WebHDFS) are the
+//! `yarn-client` crate's.
 
-pub mod allocator;
-pub mod demand;
-pub mod driver;
-pub mod executor_id;
-pub mod inputs;
-pub mod poll_auth;
-pub mod request_book;
-pub mod topology;
+pub mod am;
+pub mod cli;
+pub mod core;
+pub mod executor;
+pub mod http;
+pub mod protocol;
+pub mod sim;
+pub mod staging;
+pub mod submit;
+pub mod tools;

@@ -3,34 +3,20 @@
 //! The binary edge: parses the command line, sets up logging, and hands each subcommand
 //! to its module. Errors become `anyhow` here and a meaningful exit code.
 
-mod am;
-mod api;
-mod cli;
-mod executor;
-mod input_listing;
-mod login;
-mod nodes;
-mod plan;
-mod private_fs;
-mod spec;
-mod staging;
-mod status;
-mod submit;
-mod tokens;
-
 use std::process::ExitCode;
 
 use clap::Parser;
+use yarn_am::{am, cli, executor, submit, tools};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     init_tracing(cli.verbose);
     match cli.command {
-        cli::Command::Nodes(args) => report(nodes::run(args)),
-        cli::Command::Plan(args) => plan::run(args),
+        cli::Command::Nodes(args) => report(tools::nodes::run(args)),
+        cli::Command::Plan(args) => tools::plan::run(args),
         cli::Command::Submit(args) => exit(submit::run(*args)),
-        cli::Command::Status(args) => exit(status::status(args)),
-        cli::Command::Kill(args) => exit(status::kill(args)),
+        cli::Command::Status(args) => exit(tools::status::status(args)),
+        cli::Command::Kill(args) => exit(tools::status::kill(args)),
         cli::Command::Am => am::run(),
         cli::Command::Executor => executor::run(),
     }

@@ -2,19 +2,18 @@
 
 #[path = "support/allocator.rs"]
 mod allocator;
-#[path = "support/literal.rs"]
-mod literal;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use allocator::{expanded_adds, snapshot, sorted_lists};
 use proptest::prelude::*;
-use yarn_am::allocator::matching::{match_containers, Container, Locality};
-use yarn_am::allocator::tracker::{
+use yarn_am::core::allocator::literal;
+use yarn_am::core::allocator::matching::{match_containers, Container, Locality};
+use yarn_am::core::allocator::tracker::{
     Action, Allocator, AllocatorConfig, CompletedContainer, Event, Phase,
 };
-use yarn_am::allocator::{
+use yarn_am::core::allocator::{
     update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot, Strategy,
     Topology, UpdatePlan,
 };

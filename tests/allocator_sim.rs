@@ -11,12 +11,11 @@
 //!
 //! Sizes are small so that `cargo test` (debug) runs this in a few seconds.
 
-#[path = "support/sim.rs"]
-mod sim;
+use yarn_am::sim;
 
 use sim::{simulate, simulate_with, SimResult, Trace, TraceConfig};
-use yarn_am::allocator::tracker::AllocatorConfig;
-use yarn_am::allocator::Strategy;
+use yarn_am::core::allocator::tracker::AllocatorConfig;
+use yarn_am::core::allocator::Strategy;
 
 fn both(config: TraceConfig) -> (SimResult, SimResult) {
     let trace = Trace::generate(config);

@@ -5,13 +5,12 @@
 
 #[path = "support/allocator.rs"]
 mod allocator;
-#[path = "support/literal.rs"]
-mod literal;
 
 use std::collections::HashMap;
 
 use allocator::{counts, expanded_adds, snapshot, sorted, sorted_lists};
-use yarn_am::allocator::{
+use yarn_am::core::allocator::literal;
+use yarn_am::core::allocator::{
     update_requests, Cluster, HostName, PendingRequest, RackName, Snapshot, Strategy, Topology,
     UpdatePlan,
 };

@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use proptest::prelude::*;
-use yarn_am::driver::job::LocalityWait;
-use yarn_am::driver::scheduler::Outcome;
-use yarn_am::driver::{Allocation, Demand, ExecutorId, Job, Scheduler, TaskSpec};
+use yarn_am::core::driver::job::LocalityWait;
+use yarn_am::core::driver::scheduler::Outcome;
+use yarn_am::core::driver::{Allocation, Demand, ExecutorId, Job, Scheduler, TaskSpec};
 
 #[derive(Debug, Clone)]
 enum Op {

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use am::{job_report, rest, submit, submit_job, summary_of, wait_for, Driver};
 use serde_json::json;
-use yarn_am::driver::report::JobSummary;
-use yarn_am::driver::scheduler::Locality;
+use yarn_am::core::driver::report::JobSummary;
+use yarn_am::core::driver::scheduler::Locality;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 

@@ -19,7 +19,7 @@ use std::time::Duration;
 use am::{rest, submit_job, wait_for, Driver};
 use base64::Engine;
 use serde_json::json;
-use yarn_am::poll_auth::executor_key;
+use yarn_am::protocol::poll::executor_key;
 
 /// One secret and the forms it could take in a file or a page.
 struct Secret {

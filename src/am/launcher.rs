@@ -16,11 +16,11 @@ use yarn_client::nm::{LaunchSpec, NmClient};
 use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
-use yarn_am::executor_id::ExecutorId;
-use yarn_am::poll_auth;
+use crate::core::ids::ExecutorId;
+use crate::protocol::poll;
 use yarn_client::credentials::Format;
 
-use crate::spec::ExecutorSpec;
+use crate::protocol::spec::ExecutorSpec;
 
 use super::token_refresh::SharedTokens;
 
@@ -100,7 +100,7 @@ impl Launcher {
     /// The launch context of one executor: its command with logs in the container log dir,
     /// the environment that lets it find the AM (nothing secret: the NodeManager writes the
     /// environment into `launch_container.sh` in the log dir), and its credentials with its
-    /// own key to authenticate to the AM (see [`yarn_am::poll_auth`]).
+    /// own key to authenticate to the AM (see [`crate::protocol::poll`]).
     pub fn launch_spec(&self, executor_id: ExecutorId, container_id: &str) -> LaunchSpec {
         let mut environment = self.spec.env.clone();
         environment.extend([
@@ -145,7 +145,7 @@ impl Launcher {
 
     /// One executor's token blob: the shared tokens plus its own key, nothing else secret.
     fn executor_credentials(&self, executor_id: ExecutorId, container_id: &str) -> Vec<u8> {
-        let key = poll_auth::executor_key(
+        let key = poll::executor_key(
             &self.contact.master_secret,
             &executor_id.to_string(),
             container_id,
@@ -153,7 +153,7 @@ impl Launcher {
         let mut creds = self.contact.tokens.executor_tokens();
         creds
             .secrets
-            .push((poll_auth::EXECUTOR_KEY_ALIAS.to_string(), key.to_vec()));
+            .push((poll::EXECUTOR_KEY_ALIAS.to_string(), key.to_vec()));
         creds.encode(Format::Writable)
     }
 
@@ -244,8 +244,8 @@ mod tests {
         let container = "container_1_0001_01_000002";
         let l = launcher.launch_spec(ExecutorId::new(1), container);
         let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
-        let key = poll_auth::executor_key(&master, "1", container);
-        assert_eq!(creds.secret(poll_auth::EXECUTOR_KEY_ALIAS), Some(&key[..]));
+        let key = poll::executor_key(&master, "1", container);
+        assert_eq!(creds.secret(poll::EXECUTOR_KEY_ALIAS), Some(&key[..]));
         assert_eq!(creds.secrets.len(), 1);
         assert_eq!(creds.tokens.len(), 1, "the HDFS token goes along");
         let other = Credentials::decode(
@@ -255,7 +255,7 @@ mod tests {
                 .unwrap(),
         )
         .unwrap();
-        assert_ne!(other.secret(poll_auth::EXECUTOR_KEY_ALIAS), Some(&key[..]));
+        assert_ne!(other.secret(poll::EXECUTOR_KEY_ALIAS), Some(&key[..]));
         let shown = format!("{:?} {:?}", l.environment, l.command);
         for needle in [hex::encode(key), "master-secret-hex".to_string()] {
             assert!(!shown.contains(&needle), "{shown}");

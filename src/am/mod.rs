@@ -8,22 +8,11 @@
 //! command ever waits on the RM. The HTTP server and the launches run as tasks that only
 //! talk to the loop through channels.
 
-// Crate-visible for `benches/am_loop_pass.rs`, which builds the binary's module tree around
-// the real core.
-pub(crate) mod core;
-mod deliveries;
-mod env;
-pub(crate) mod executors;
-#[cfg(test)]
-pub(crate) mod fixtures;
-mod interval;
-pub(crate) mod job;
-mod journal;
-pub(crate) mod launcher;
-pub(crate) mod pool;
-pub(crate) mod rm;
-mod token_refresh;
-pub(crate) mod topology;
+mod container_env;
+mod journal_store;
+pub mod launcher;
+pub mod rm;
+pub mod token_refresh;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -31,23 +20,23 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::core::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAIT_MS};
 use anyhow::{bail, Context};
 use tokio::signal::unix::{signal, SignalKind};
 use tracing::{error, info, warn};
-use yarn_am::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAIT_MS};
 use yarn_client::amrm::FinalStatus;
 use yarn_client::credentials::Credentials;
 use yarn_client::request_table::{AllocateBatch, AmrmState};
 use yarn_client::rest::RmRest;
 use yarn_client::rpc::RpcConfig;
 
-use self::core::{AmCore, Ending, Outcome, DEFAULT_EXECUTOR_SILENCE};
-use crate::api;
-use crate::spec::{AppSpec, SPEC_FILE};
-use env::ContainerEnv;
-use executors::Registry;
+use crate::core::am::am_core::{AmCore, Ending, Outcome, DEFAULT_EXECUTOR_SILENCE};
+use crate::core::am::pool::Pool;
+use crate::core::am::registry::Registry;
+use crate::http;
+use crate::protocol::spec::{AppSpec, SPEC_FILE};
+use container_env::ContainerEnv;
 use launcher::{DriverContact, Launcher};
-use pool::Pool;
 use rm::{Registration, RmReply, RmSession};
 use token_refresh::SharedTokens;
 
@@ -99,7 +88,7 @@ async fn remove_staging_after_error() {
         return;
     };
     if let Some(staging) = &spec.staging {
-        let auth = crate::tokens::AmAuth::from_container();
+        let auth = crate::submit::tokens::AmAuth::from_container();
         staging.remove_with(auth.webhdfs.as_ref()).await;
     }
 }
@@ -132,9 +121,9 @@ async fn run_am() -> anyhow::Result<Outcome> {
     info!(%url, "driver API listening");
     // Served from now on, while registration (which a slow RM can make take a while) runs:
     // reads answer at once, commands wait in the channel for the loop.
-    let (shared, mut handle) = api::channel(&secret, Default::default());
+    let (shared, mut handle) = http::channel(&secret, Default::default());
     let (stop_server, api_stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(api::serve(listener, shared, async {
+    let server = tokio::spawn(http::serve(listener, shared, async {
         let _ = api_stopped.await;
     }));
 
@@ -173,7 +162,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
 
     // Racks and capacities, for the allocator and for the request table's rack lookups.
     // On a secure cluster the submitter gave us delegation tokens for the RM and WebHDFS.
-    let am_auth = crate::tokens::AmAuth::from_credentials(&creds);
+    let am_auth = crate::submit::tokens::AmAuth::from_credentials(&creds);
     let mut rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
     if let Some(auth) = &am_auth.rm {
         rest = rest.with_auth(auth.clone());
@@ -184,38 +173,42 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .context("listing the cluster's nodes")?;
     // The one topology: the allocator, the request table, the pool and the driver hold
     // handles to the same map.
-    let (topo, cluster) =
-        topology::from_nodes(&nodes, spec.executor.memory_mb, spec.executor.vcores);
+    let (topo, cluster) = crate::core::am::cluster_view::from_nodes(
+        &nodes,
+        spec.executor.memory_mb,
+        spec.executor.vcores,
+    );
     let job = match &spec.job {
         Some(j) => {
-            let driver = yarn_am::driver::Driver::new(j.clone(), topo.clone())
+            let driver = crate::core::driver::Driver::new(j.clone(), topo.clone())
                 .context("the job in the spec is not valid")?;
             info!(job = %j.name, tasks = j.tasks.len(), "running a job with the embedded driver");
-            Some(job::JobRun::new(driver))
+            Some(crate::core::am::job_run::JobRun::new(driver))
         }
         None => None,
     };
     // The journal of earlier attempts: the job resumes where a crashed attempt left it, and
     // executor ids continue past every id it used.
     let shared_tokens = SharedTokens::new(creds.clone());
-    let webhdfs_auth: journal::HttpAuthSource = {
+    let webhdfs_auth: journal_store::HttpAuthSource = {
         let t = shared_tokens.clone();
         Arc::new(move || t.webhdfs_auth())
     };
     let opened = match &spec.job {
         Some(_) => {
-            journal::Journal::open(spec.staging.as_ref(), env.attempt, webhdfs_auth.clone()).await?
+            journal_store::Journal::open(spec.staging.as_ref(), env.attempt, webhdfs_auth.clone())
+                .await?
         }
         None => None,
     };
-    let mut first_executor_id = yarn_am::executor_id::ExecutorId::new(1);
+    let mut first_executor_id = crate::core::ids::ExecutorId::new(1);
     let mut job = job;
     let mut journal = None;
     let mut earlier_executors = std::collections::HashMap::new();
     let mut in_flight = Vec::new();
     if let Some((file, entries)) = opened {
-        earlier_executors = yarn_am::driver::journal::executors(&entries);
-        in_flight = yarn_am::driver::journal::in_flight(&entries);
+        earlier_executors = crate::core::driver::journal::executors(&entries);
+        in_flight = crate::core::driver::journal::in_flight(&entries);
         if let (Some(j), false) = (job.as_mut(), entries.is_empty()) {
             let r = j.replay(&entries);
             info!(succeeded = r.succeeded, failed = r.failed, earlier_attempts = ?r.am_attempts,
@@ -225,7 +218,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         journal = Some(file);
     }
     if let Some(j) = journal.as_mut() {
-        j.append(&[yarn_am::driver::journal::Entry::AmAttempt {
+        j.append(&[crate::core::driver::journal::Entry::AmAttempt {
             attempt: env.attempt,
         }]);
     }
@@ -240,7 +233,10 @@ async fn run_am() -> anyhow::Result<Outcome> {
     })
     .with_first_executor_id(first_executor_id)
     .with_cluster(topo.clone(), cluster);
-    let mut table = AmrmState::new(topology::rack_resolver(&topo), Some(amrm_token));
+    let mut table = AmrmState::new(
+        crate::core::am::cluster_view::rack_resolver(&topo),
+        Some(amrm_token),
+    );
     table.on_registered(registered.nm_tokens_from_previous_attempts.clone());
 
     let registry = Registry::new(handle.events.clone());
@@ -294,12 +290,12 @@ async fn run_am() -> anyhow::Result<Outcome> {
             "containers of earlier attempts"
         );
     }
-    // Executors of an earlier attempt find this one here (see `journal::publish_url`).
+    // Executors of an earlier attempt find this one here (see `journal_store::publish_url`).
     // In the background: on HDFS it takes two calls, which must not hold up the first
     // demand (those executors keep looking for a minute).
     if let Some(staging) = spec.staging.clone() {
         let (url, auth) = (url.clone(), webhdfs_auth.clone());
-        tokio::spawn(async move { journal::publish_url(&staging, &url, &auth).await });
+        tokio::spawn(async move { journal_store::publish_url(&staging, &url, &auth).await });
     }
 
     let mut sigterm = signal(SignalKind::terminate())?;
@@ -321,7 +317,8 @@ async fn run_am() -> anyhow::Result<Outcome> {
             if launches_now.is_empty() {
                 j.append(&entries);
             } else {
-                j.append_durable(&entries, journal::DURABLE_WAIT).await;
+                j.append_durable(&entries, journal_store::DURABLE_WAIT)
+                    .await;
             }
         }
         for l in launches_now {
@@ -442,9 +439,9 @@ async fn run_am() -> anyhow::Result<Outcome> {
 }
 
 /// The application's master secret, from the AM container's credentials (where `submit` put
-/// it: never in an environment, see [`yarn_am::poll_auth`]).
+/// it: never in an environment, see [`crate::protocol::poll`]).
 fn master_secret(creds: &Credentials) -> anyhow::Result<String> {
-    use yarn_am::poll_auth::MASTER_SECRET_ALIAS;
+    use crate::protocol::poll::MASTER_SECRET_ALIAS;
     let bytes = creds.secret(MASTER_SECRET_ALIAS).with_context(|| {
         format!(
             "the token file has no secret {MASTER_SECRET_ALIAS:?}: submit with `yarn-am submit`"
@@ -475,7 +472,7 @@ async fn stop_api<T>(stop: tokio::sync::oneshot::Sender<()>, server: tokio::task
 pub const JOB_REPORT_FILE: &str = "job-report.json";
 
 /// Writes the whole job report (every task) to [`JOB_REPORT_FILE`].
-fn write_job_report(summary: &yarn_am::driver::report::JobSummary, log_dir: &std::path::Path) {
+fn write_job_report(summary: &crate::core::driver::report::JobSummary, log_dir: &std::path::Path) {
     let path = log_dir.join(JOB_REPORT_FILE);
     if let Err(e) = std::fs::write(
         &path,
@@ -487,7 +484,7 @@ fn write_job_report(summary: &yarn_am::driver::report::JobSummary, log_dir: &std
 
 /// The application's final diagnostics for a job: one line for people, then the summary
 /// JSON (without the per-task list, which goes to [`JOB_REPORT_FILE`]) for `submit --wait`.
-fn job_diagnostics_line(summary: &yarn_am::driver::report::JobSummary) -> String {
+pub fn job_diagnostics_line(summary: &crate::core::driver::report::JobSummary) -> String {
     let mut brief = summary.clone();
     brief.tasks.clear();
     format!(

@@ -12,7 +12,7 @@
 //! at once.
 //!
 //! # Trust
-//! The executor and the AM authenticate each other ([`yarn_am::poll_auth`]): each poll is
+//! The executor and the AM authenticate each other ([`crate::protocol::poll`]): each poll is
 //! signed with this executor's own key, and every reply must carry the AM's MAC over the
 //! poll's nonce and the reply, checked before anything in it is run. A reply without a valid
 //! MAC (another process on a dead AM's port, a tampered reply) ends the executor at once,
@@ -55,11 +55,11 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
-use yarn_am::poll_auth::{self, RequestAuth};
+use crate::protocol::poll::{self, RequestAuth};
 use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
 use yarn_client::webhdfs::WebHdfs;
 
-use crate::api::model::{PollReply, PollRequest, TaskAssignment, TaskRef, TaskResult};
+use crate::protocol::driver_api::{PollReply, PollRequest, TaskAssignment, TaskRef, TaskResult};
 
 /// How long the executor keeps trying to reach an AM that does not answer. Longer than one
 /// blocking RM call of the AM's loop (20 s connect + 60 s call), during which polls wait.
@@ -85,7 +85,7 @@ const TERM_GRACE: Duration = Duration::from_millis(100);
 
 struct Config {
     url: String,
-    /// This executor's own key (see [`yarn_am::poll_auth`]).
+    /// This executor's own key (see [`crate::protocol::poll`]).
     key: [u8; 32],
     id: String,
     container_id: String,
@@ -145,21 +145,16 @@ fn take_key(token_file: &Path) -> anyhow::Result<[u8; 32]> {
     let creds =
         Credentials::read_file(token_file).context("reading this container's token file")?;
     let key = creds
-        .secret(poll_auth::EXECUTOR_KEY_ALIAS)
+        .secret(poll::EXECUTOR_KEY_ALIAS)
         .with_context(|| {
             format!(
                 "{} has no secret {:?}: was this executor started by its AM?",
                 token_file.display(),
-                poll_auth::EXECUTOR_KEY_ALIAS
+                poll::EXECUTOR_KEY_ALIAS
             )
         })?
         .try_into()
-        .with_context(|| {
-            format!(
-                "the secret {:?} is not 32 bytes",
-                poll_auth::EXECUTOR_KEY_ALIAS
-            )
-        })?;
+        .with_context(|| format!("the secret {:?} is not 32 bytes", poll::EXECUTOR_KEY_ALIAS))?;
     write_task_tokens(token_file, &for_tasks(&creds))?;
     Ok(key)
 }
@@ -168,7 +163,7 @@ fn take_key(token_file: &Path) -> anyhow::Result<[u8; 32]> {
 fn for_tasks(creds: &Credentials) -> Credentials {
     let mut c = creds.clone();
     c.secrets
-        .retain(|(alias, _)| !alias.starts_with(poll_auth::ALIAS_PREFIX));
+        .retain(|(alias, _)| !alias.starts_with(poll::ALIAS_PREFIX));
     c
 }
 
@@ -488,7 +483,7 @@ impl StagingFolder {
         let client = WebHdfs::new(&url, &user, WEBHDFS_TIMEOUT)
             .with_context(|| format!("YARN_AM_STAGING_WEBHDFS {url:?}"))?;
         // Read after `take_key` rewrote the token file: it keeps the HDFS tokens.
-        let client = match crate::tokens::AmAuth::from_container().webhdfs {
+        let client = match crate::submit::tokens::AmAuth::from_container().webhdfs {
             Some(auth) => client.with_auth(auth),
             None => client,
         };
@@ -580,7 +575,7 @@ enum PollError {
     /// The AM answered and will not take this poll however often it is sent.
     Refused(String),
     /// A reply that does not carry this application's AM's signature.
-    Forged(poll_auth::ReplyError),
+    Forged(poll::ReplyError),
     /// Nobody listens on the AM's port (connection refused).
     Gone(anyhow::Error),
     /// No answer, or one that may change (5xx, a broken reply).
@@ -626,15 +621,15 @@ async fn poll(
         seq,
         now_ms(),
         rand::random(),
-        &poll_auth::Request {
+        &poll::Request {
             method: "POST",
-            path: poll_auth::POLL_PATH,
+            path: poll::POLL_PATH,
             body: &body,
         },
     );
     let resp = http
-        .post(format!("{}{}", cfg.url, poll_auth::POLL_PATH))
-        .header(poll_auth::AUTH_HEADER, auth.header_value())
+        .post(format!("{}{}", cfg.url, poll::POLL_PATH))
+        .header(poll::AUTH_HEADER, auth.header_value())
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body)
         .send()
@@ -649,7 +644,7 @@ async fn poll(
     let status = resp.status();
     let mac = resp
         .headers()
-        .get(poll_auth::REPLY_MAC_HEADER)
+        .get(poll::REPLY_MAC_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let bytes = resp
@@ -657,7 +652,7 @@ async fn poll(
         .await
         .context("reading the AM's reply")
         .map_err(PollError::Unreachable)?;
-    let signed = poll_auth::check_reply(&cfg.key, &auth, status.as_u16(), &bytes, mac.as_deref());
+    let signed = poll::check_reply(&cfg.key, &auth, status.as_u16(), &bytes, mac.as_deref());
     if status.is_success() {
         signed.map_err(PollError::Forged)?;
         return serde_json::from_slice(&bytes)

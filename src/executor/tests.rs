@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::api::{self, Command};
+use crate::http::{self, Command};
 
 type Script = Box<dyn FnMut(&PollRequest) -> PollReply + Send>;
 
@@ -16,8 +16,8 @@ struct FakeAm {
 }
 
 async fn am(mut script: Script) -> FakeAm {
-    let secret = api::new_secret();
-    let (shared, mut handle) = api::channel(&secret, Default::default());
+    let secret = http::new_secret();
+    let (shared, mut handle) = http::channel(&secret, Default::default());
     let polls = Arc::new(Mutex::new(Vec::new()));
     let seen = polls.clone();
     tokio::spawn(async move {
@@ -31,7 +31,7 @@ async fn am(mut script: Script) -> FakeAm {
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(api::serve(listener, shared, std::future::pending()));
+    tokio::spawn(http::serve(listener, shared, std::future::pending()));
     FakeAm { url, secret, polls }
 }
 
@@ -48,7 +48,7 @@ const CONTAINER: &str = "container_1_0001_01_000002";
 fn config(url: &str, secret: &str, log_dir: &Path) -> Config {
     Config {
         url: url.to_string(),
-        key: poll_auth::executor_key(secret.as_bytes(), "1", CONTAINER),
+        key: poll::executor_key(secret.as_bytes(), "1", CONTAINER),
         id: "1".into(),
         container_id: CONTAINER.into(),
         host: "localhost".into(),
@@ -166,13 +166,10 @@ async fn a_fake_am_reply_is_refused_and_nothing_in_it_runs() {
     let wrong = hex::encode([0u8; 32]);
     for (header, says) in [
         (None, "not signed"),
-        (
-            Some((poll_auth::REPLY_MAC_HEADER, wrong)),
-            "does not verify",
-        ),
+        (Some((poll::REPLY_MAC_HEADER, wrong)), "does not verify"),
     ] {
         let url = impostor(reply.clone(), header).await;
-        let mut cfg = config(&url, &api::new_secret(), &dir);
+        let mut cfg = config(&url, &http::new_secret(), &dir);
         cfg.am_lost_after = Duration::from_secs(60);
         let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
             .await
@@ -196,8 +193,8 @@ async fn a_fake_am_reply_is_refused_and_nothing_in_it_runs() {
 #[tokio::test]
 async fn an_executor_whose_am_is_gone_exits_within_5_s() {
     // The real API (signed replies) until it stops, as when the AM exits.
-    let secret = api::new_secret();
-    let (shared, mut handle) = api::channel(&secret, Default::default());
+    let secret = http::new_secret();
+    let (shared, mut handle) = http::channel(&secret, Default::default());
     let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let seen = polls.clone();
     tokio::spawn(async move {
@@ -211,7 +208,7 @@ async fn an_executor_whose_am_is_gone_exits_within_5_s() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(api::serve(listener, shared, async {
+    let server = tokio::spawn(http::serve(listener, shared, async {
         let _ = stopped.await;
     }));
     let dir = log_dir("gone");
@@ -280,7 +277,7 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
     let creds = Credentials {
         tokens: vec![("hdfs".into(), hdfs.clone())],
         secrets: vec![
-            (poll_auth::EXECUTOR_KEY_ALIAS.into(), key.to_vec()),
+            (poll::EXECUTOR_KEY_ALIAS.into(), key.to_vec()),
             ("user.secret".into(), b"theirs".to_vec()),
         ],
     };
@@ -304,7 +301,7 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
     );
     // Read again (the key is gone now): a clear error, not a panic.
     let err = format!("{:#}", take_key(&path).unwrap_err());
-    assert!(err.contains(poll_auth::EXECUTOR_KEY_ALIAS), "{err}");
+    assert!(err.contains(poll::EXECUTOR_KEY_ALIAS), "{err}");
 }
 
 #[tokio::test]
@@ -557,7 +554,7 @@ async fn polls_name_the_attempts_it_runs_until_their_results_are_delivered() {
     cfg.idle_poll = Duration::from_millis(100);
     run_until_done(cfg).await;
     let polls = am.polls.lock().unwrap();
-    let slow = api::model::TaskRef {
+    let slow = crate::protocol::driver_api::TaskRef {
         task_id: "slow".into(),
         attempt: 0,
     };

@@ -274,14 +274,14 @@ pub fn submit_job(c: &Cluster, name: &str, job: &serde_json::Value) -> String {
 }
 
 /// The job summary the AM leaves in the app's diagnostics (second line, JSON).
-pub fn summary_of(diagnostics: &str) -> yarn_am::driver::report::JobSummary {
-    yarn_am::driver::report::JobSummary::from_diagnostics(diagnostics)
+pub fn summary_of(diagnostics: &str) -> yarn_am::core::driver::report::JobSummary {
+    yarn_am::core::driver::report::JobSummary::from_diagnostics(diagnostics)
         .unwrap_or_else(|| panic!("no job summary in diagnostics: {diagnostics}"))
         .1
 }
 
 /// The full job report (every task) the AM writes into its log dir.
-pub fn job_report(c: &Cluster, app: &str) -> yarn_am::driver::report::JobSummary {
+pub fn job_report(c: &Cluster, app: &str) -> yarn_am::core::driver::report::JobSummary {
     let dir = am_log_dir(c, app).expect("AM log dir");
     let text = std::fs::read_to_string(dir.join("job-report.json")).expect("job-report.json");
     serde_json::from_str(&text).unwrap()

@@ -1,0 +1,829 @@
+//! The event-driven allocator the AM drives: owns the request table and the executor
+//! bookkeeping, consumes [`Event`]s and answers with [`Action`]s.
+//!
+//! Invariants it keeps (each is tested):
+//! - every granted container is either launched or released in the same call; none is left
+//!   waiting (Spark can leak a matched container it decides not to launch, SPARK-49783);
+//! - no executor is launched beyond the target: `running + starting <= target` after a grant;
+//! - a matched request leaves the table at once (YARN's table is absolute: a request the client
+//!   forgets to remove is asked for again on the next heartbeat);
+//! - a completed container we released ourselves is expected and never counts as a failure.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use tracing::{debug, info, warn};
+
+use super::exit_status::{classify, ExitCause};
+use super::matching::{match_containers, Container, Locality};
+use super::state::{Cluster, Demand, HostName, PendingRequest, RackName, Snapshot};
+use super::strategy::Strategy;
+use super::update::update_requests;
+use crate::core::topology::SharedTopology;
+
+/// Our id for a container request (YARN has none: requests are counts in a table).
+pub type RequestId = u64;
+/// The executor id the driver knows an executor by (one type for the whole AM).
+pub use crate::core::ids::ExecutorId;
+pub type ContainerId = Arc<str>;
+
+#[derive(Debug, Clone)]
+pub struct AllocatorConfig {
+    pub strategy: Strategy,
+    /// Failures older than this stop counting (Spark's
+    /// `spark.executor.failuresValidityInterval`). `None`: they count forever.
+    pub failure_validity_ms: Option<u64>,
+    /// Default strategy: how long a request spread by the work cap waits for YARN before it
+    /// names every usable host it was placed on (rule 4 in `strategy`).
+    pub spread_wait_ms: u64,
+    /// Tasks one executor runs at once (executor cores / cpus per task; 0 counts as 1): fixed
+    /// by the executor's size for the AM's life, so not part of the driver's demand.
+    pub tasks_per_executor: u32,
+}
+
+/// One NodeManager heartbeat at YARN's default interval
+/// (`yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`, 1 s): by then every node has
+/// been offered to the scheduler once since the request reached it. The AM uses the interval
+/// of the submitter's Hadoop configuration when it had one (`AppSpec::nm_heartbeat_ms`).
+pub const DEFAULT_SPREAD_WAIT_MS: u64 = 1_000;
+
+impl Default for AllocatorConfig {
+    fn default() -> Self {
+        AllocatorConfig {
+            strategy: Strategy::default(),
+            failure_validity_ms: None,
+            spread_wait_ms: DEFAULT_SPREAD_WAIT_MS,
+            tasks_per_executor: 1,
+        }
+    }
+}
+
+/// Something that happened, as the AM's event loop saw it.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The driver's new whole demand.
+    DemandChanged(Demand),
+    /// Time for an update step (once per heartbeat, before the allocate call).
+    Heartbeat,
+    /// Containers from one allocate response.
+    ContainersGranted(Vec<Container>),
+    /// Completed containers from one allocate response.
+    ContainersCompleted(Vec<CompletedContainer>),
+    /// The executor in this container registered / started.
+    ExecutorLaunched { container: ContainerId },
+    /// Starting the executor failed (NM refused, launch error).
+    ExecutorLaunchFailed {
+        container: ContainerId,
+        error: String,
+    },
+    /// The driver wants this executor gone.
+    KillExecutor { executor: ExecutorId },
+    /// Node reports from the RM: a node joined, left, or changed health or capacity.
+    NodesUpdated(Vec<NodeUpdate>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletedContainer {
+    pub id: ContainerId,
+    pub exit_status: i32,
+    pub diagnostics: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeUpdate {
+    pub host: HostName,
+    pub rack: RackName,
+    /// Running and healthy; `false` for lost, decommissioned or unhealthy nodes.
+    pub usable: bool,
+    /// Executors of this app the node can hold, if known.
+    pub capacity: Option<u32>,
+}
+
+/// What the AM should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Add `ids.len()` identical requests naming `nodes` and `racks`. Both empty: any host;
+    /// `nodes` empty but `racks` not: a rack-only request (default strategy).
+    AddRequests {
+        ids: Vec<RequestId>,
+        nodes: Arc<[HostName]>,
+        racks: Arc<[RackName]>,
+        /// Only on `nodes`: YARN must not place these requests elsewhere (relax locality off,
+        /// rule 5 of the default strategy) until rule 4 withdraws them (`RemoveRequest`) and
+        /// asks again relaxed what is still pending (`AddRequests`). Asked apart
+        /// from relaxed requests (YARN's relax flag for a rack and ANY is per request key).
+        strict: bool,
+    },
+    /// Take a request out of the table (cancelled, or satisfied by a granted container).
+    RemoveRequest(RequestId),
+    /// Ask again for the containers of requests `old[i]`, now as `ids[i]` naming `nodes` and
+    /// `racks`, with relaxed locality (rule 4 of the default strategy). A replacement, not a remove and an add: the
+    /// table must not re-send the entries both count (see `RequestTable::replace`).
+    ReplaceRequests {
+        old: Vec<RequestId>,
+        ids: Vec<RequestId>,
+        nodes: Arc<[HostName]>,
+        racks: Arc<[RackName]>,
+    },
+    /// Give a container back to YARN.
+    ReleaseContainer(ContainerId),
+    /// Start an executor in a granted container.
+    LaunchExecutor {
+        executor: ExecutorId,
+        container: Container,
+        locality: Locality,
+    },
+    /// Tell the driver.
+    TellDriver(DriverNotice),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DriverNotice {
+    /// An executor is gone for a reason other than our own release.
+    ExecutorExited {
+        executor: ExecutorId,
+        host: HostName,
+        counts_against_app: bool,
+        reason: String,
+    },
+}
+
+/// Where a tracked executor's launch is: granted and being started, or started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Starting,
+    Running,
+}
+
+#[derive(Debug, Clone)]
+struct Tracked {
+    executor: ExecutorId,
+    host: HostName,
+    phase: Phase,
+}
+
+#[derive(Debug, Clone)]
+struct Request {
+    id: RequestId,
+    req: PendingRequest,
+    /// When it was added, for rule 4 of the default strategy.
+    since_ms: u64,
+    /// Rule 4 has looked at it (once is enough).
+    relaxed: bool,
+    /// Asked with strict locality (rule 5 of the default strategy) until rule 4 relaxes it.
+    strict: bool,
+    /// Rule 4 took this strict request out of YARN's table at heartbeat `n` (the first half
+    /// of relaxing it); it is asked again relaxed at the first heartbeat after `n`, if no
+    /// container granted meanwhile satisfied it. Not in YARN's table until then.
+    withdrawn: Option<u64>,
+}
+
+/// The allocator's whole state.
+#[derive(Debug, Default)]
+pub struct Allocator {
+    config: AllocatorConfig,
+    /// The AM's one topology; node reports are written into it here.
+    topology: SharedTopology,
+    cluster: Cluster,
+    demand: Demand,
+    pending: Vec<Request>,
+    next_request: RequestId,
+    next_executor: ExecutorId,
+    /// Every container with an executor until YARN reports it completed: counted ones and
+    /// those being given back (also in `released`; kept so that container <-> executor and
+    /// the phase have one owner for the executor's whole life).
+    containers: HashMap<ContainerId, Tracked>,
+    executors: HashMap<ExecutorId, ContainerId>,
+    running_per_host: HashMap<HostName, u32>,
+    starting_per_host: HashMap<HostName, u32>,
+    starting: u32,
+    released: HashSet<ContainerId>,
+    failures_ms: VecDeque<u64>,
+    /// Heartbeats seen: one per allocate call, so a heartbeat after the one that withdrew a
+    /// strict request comes after the answer to the call that carried the withdrawal.
+    heartbeats: u64,
+}
+
+impl Allocator {
+    pub fn new(config: AllocatorConfig) -> Self {
+        Allocator {
+            config,
+            next_request: 1,
+            next_executor: ExecutorId::new(1),
+            ..Allocator::default()
+        }
+    }
+
+    /// Executor ids start at `first` (at least 1): a later AM attempt numbers its executors
+    /// past every id an earlier attempt used, so an old executor can never pass for a new one.
+    pub fn with_first_executor_id(mut self, first: ExecutorId) -> Self {
+        self.next_executor = first.max(ExecutorId::new(1));
+        self
+    }
+
+    /// The cluster to place requests on. `topology` may be a handle others read too: the
+    /// racks of node reports are recorded in it.
+    pub fn with_cluster(mut self, topology: impl Into<SharedTopology>, cluster: Cluster) -> Self {
+        self.topology = topology.into();
+        self.cluster = cluster;
+        self
+    }
+
+    pub fn on_event(&mut self, now_ms: u64, event: Event) -> Vec<Action> {
+        match event {
+            Event::DemandChanged(d) => {
+                self.demand = d;
+                Vec::new()
+            }
+            Event::Heartbeat => {
+                self.heartbeats += 1;
+                let mut actions = self.relax_spread(now_ms);
+                actions.extend(self.update(now_ms));
+                actions
+            }
+            Event::ContainersGranted(cs) => self.granted(cs),
+            Event::ContainersCompleted(cs) => self.completed(now_ms, cs),
+            Event::ExecutorLaunched { container } => {
+                self.launched(&container);
+                Vec::new()
+            }
+            Event::ExecutorLaunchFailed { container, error } => {
+                self.launch_failed(now_ms, container, &error)
+            }
+            Event::KillExecutor { executor } => self.kill(executor),
+            Event::NodesUpdated(nodes) => {
+                self.nodes_updated(nodes);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The topology the allocator places requests on (a handle to the shared map).
+    pub fn topology(&self) -> &SharedTopology {
+        &self.topology
+    }
+
+    pub fn pending_requests(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Pending requests that are in YARN's table: all but the strict ones rule 4 has
+    /// withdrawn and not yet asked again relaxed.
+    pub fn asked_requests(&self) -> usize {
+        self.pending
+            .iter()
+            .filter(|r| r.withdrawn.is_none())
+            .count()
+    }
+
+    pub fn starting(&self) -> u32 {
+        self.starting
+    }
+
+    pub fn running(&self) -> u32 {
+        self.running_per_host.values().sum()
+    }
+
+    pub fn running_on(&self, host: &str) -> u32 {
+        self.running_per_host.get(host).copied().unwrap_or(0)
+    }
+
+    pub fn starting_on(&self, host: &str) -> u32 {
+        self.starting_per_host.get(host).copied().unwrap_or(0)
+    }
+
+    /// The executors the allocator counts (launched, not given back or ended), each as
+    /// (container, executor, host, phase): read-only, for checks.
+    pub fn tracked(
+        &self,
+    ) -> impl Iterator<Item = (&ContainerId, ExecutorId, &HostName, Phase)> + '_ {
+        self.containers
+            .iter()
+            .filter(|(c, _)| !self.released.contains(*c))
+            .map(|(c, t)| (c, t.executor, &t.host, t.phase))
+    }
+
+    /// The executor launched in `container`, from its launch (or adoption) until YARN
+    /// reports the container completed, given back or not. The AM's one container ->
+    /// executor record.
+    pub fn executor_of(&self, container: &str) -> Option<ExecutorId> {
+        self.containers.get(container).map(|t| t.executor)
+    }
+
+    /// The container executor `executor` runs in, and its launch phase, over the same life
+    /// as [`Self::executor_of`]: the AM's one executor -> container record and phase.
+    pub fn container_of(&self, executor: ExecutorId) -> Option<(&ContainerId, Phase)> {
+        let c = self.executors.get(&executor)?;
+        self.containers.get(c).map(|t| (c, t.phase))
+    }
+
+    /// The AM gave `container` back and YARN has not yet reported it completed (its
+    /// executor, if it had one, no longer counts towards the target).
+    pub fn is_releasing(&self, container: &str) -> bool {
+        self.released.contains(container)
+    }
+
+    /// `container` is ours already: an executor's, or given back and not yet reported
+    /// completed. A grant of it again is ignored (the AM's pool asks this too, so that it
+    /// keeps a granted container for a launch exactly when the allocator may launch on it).
+    pub fn is_ours(&self, container: &str) -> bool {
+        self.containers.contains_key(container) || self.released.contains(container)
+    }
+
+    /// The pending requests, oldest first.
+    pub fn pending(&self) -> impl Iterator<Item = &PendingRequest> + '_ {
+        self.pending.iter().map(|r| &r.req)
+    }
+
+    /// Failures that count against the app and are still within the validity window.
+    pub fn failed_executors(&mut self, now_ms: u64) -> usize {
+        self.expire_failures(now_ms);
+        self.failures_ms.len()
+    }
+
+    /// Rule 4 of the default strategy: a request the work cap kept off some of its hosts, still
+    /// pending after `spread_wait_ms`, is asked again naming every host it was placed on that
+    /// YARN can use and that has room. YARN had its chance to spread the executors; now any of
+    /// those hosts is better than a rack-local or off-switch container later. Requests of one
+    /// group share their lists, so each list is filtered once.
+    ///
+    /// A strict request is relaxed in two heartbeats, so that YARN is never asked for more
+    /// containers than executors are missing. YARN's asks are absolute per (priority,
+    /// allocation request id, location), and strict and relaxed requests have different
+    /// allocation request ids: a relaxed ask sent with the strict one's cancellation would not
+    /// know the containers the scheduler gave the strict requests since our last allocate call
+    /// (they come back in the answer to this one), and YARN would fill both: at 1,000 nodes,
+    /// 1,000 containers for 600 executors. So the first heartbeat only takes the strict
+    /// request out of YARN's table (YARN applies the cancellation before it hands over what it
+    /// granted, so nothing more is granted for it); the answer brings the containers it got
+    /// meanwhile, which match it as usual; at the next heartbeat what is still pending is asked
+    /// again relaxed. A relaxed request that gains hosts is replaced at once: it shares its
+    /// `*` entry with its replacement, which `RequestTable::replace` does not re-send.
+    fn relax_spread(&mut self, now_ms: u64) -> Vec<Action> {
+        if self.config.strategy != Strategy::Default {
+            return Vec::new();
+        }
+        /// One group's lists, and what becomes of its requests.
+        struct Relaxed {
+            key: ListKey,
+            lists: Option<Lists>,
+            removed: Vec<RequestId>,
+            added: Vec<RequestId>,
+            /// Strict requests withdrawn at an earlier heartbeat, now asked relaxed.
+            readd: bool,
+        }
+        let topology = self.topology.read();
+        let (cluster, running, topology) = (&self.cluster, &self.running_per_host, &*topology);
+        let has_room = |h: &HostName| cluster.has_room(h, running.get(h).copied().unwrap_or(0));
+        let heartbeat = self.heartbeats;
+        let mut relaxed: Vec<Relaxed> = Vec::new();
+        let mut actions = Vec::new();
+        for r in &mut self.pending {
+            let readd = match r.withdrawn {
+                // Withdrawn at this heartbeat: its answer has not come back yet.
+                Some(at) if at >= heartbeat => continue,
+                Some(_) => true,
+                None => {
+                    if r.relaxed
+                        || (r.req.placed.is_empty() && !r.strict)
+                        || now_ms.saturating_sub(r.since_ms) < self.config.spread_wait_ms
+                    {
+                        continue;
+                    }
+                    // Looked at once: a request as wide as it can be stays as it is, and a
+                    // re-asked one is not re-asked again.
+                    r.relaxed = true;
+                    if r.strict {
+                        // First half (rule 5 ends here): out of YARN's table now, asked
+                        // again relaxed at the next heartbeat.
+                        r.withdrawn = Some(heartbeat);
+                        actions.push(Action::RemoveRequest(r.id));
+                        continue;
+                    }
+                    false
+                }
+            };
+            let req = &r.req;
+            let key = list_key(req);
+            let g = match relaxed
+                .iter()
+                .position(|g| g.key == key && g.readd == readd)
+            {
+                Some(i) => &mut relaxed[i],
+                None => {
+                    let lists = widened(req, topology, &has_room);
+                    // A withdrawn strict request is asked again even when it gains no host.
+                    let lists =
+                        lists.or_else(|| readd.then(|| (req.nodes.clone(), req.racks.clone())));
+                    relaxed.push(Relaxed {
+                        key,
+                        lists,
+                        removed: Vec::new(),
+                        added: Vec::new(),
+                        readd,
+                    });
+                    relaxed.last_mut().expect("just pushed")
+                }
+            };
+            let Some((nodes, racks)) = &g.lists else {
+                continue;
+            };
+            g.removed.push(r.id);
+            r.id = self.next_request;
+            self.next_request += 1;
+            g.added.push(r.id);
+            r.strict = false;
+            r.withdrawn = None;
+            r.req.nodes = nodes.clone();
+            r.req.racks = racks.clone();
+        }
+        let withdrawn = actions.len();
+        for g in relaxed {
+            let Some((nodes, racks)) = g.lists else {
+                continue;
+            };
+            actions.push(if g.readd {
+                Action::AddRequests {
+                    ids: g.added,
+                    nodes,
+                    racks,
+                    strict: false,
+                }
+            } else {
+                Action::ReplaceRequests {
+                    old: g.removed,
+                    ids: g.added,
+                    nodes,
+                    racks,
+                }
+            });
+        }
+        if !actions.is_empty() {
+            debug!(
+                withdrawn,
+                asked_again = actions.len() - withdrawn,
+                "spread requests: strict ones withdrawn, then asked again relaxed naming every usable host they were placed on"
+            );
+        }
+        actions
+    }
+
+    fn update(&mut self, now_ms: u64) -> Vec<Action> {
+        // The step's snapshot, with the demand and the per-host counts lent to it rather
+        // than copied: every event runs an update, and at 1,000 hosts the copy cost more
+        // than the step.
+        let snapshot = Snapshot {
+            demand: std::mem::take(&mut self.demand),
+            running: std::mem::take(&mut self.running_per_host),
+            starting: self.starting,
+            starting_per_host: std::mem::take(&mut self.starting_per_host),
+            tasks_per_executor: self.config.tasks_per_executor,
+            pending: self.pending.iter().map(|r| r.req.clone()).collect(),
+        };
+        let plan = update_requests(
+            &snapshot,
+            self.config.strategy,
+            &self.topology.read(),
+            &self.cluster,
+        );
+        (self.demand, self.running_per_host, self.starting_per_host) = (
+            snapshot.demand,
+            snapshot.running,
+            snapshot.starting_per_host,
+        );
+        let mut actions = Vec::new();
+        if !plan.cancel.is_empty() {
+            let cancel: HashSet<usize> = plan.cancel.iter().copied().collect();
+            let mut i = 0;
+            self.pending.retain(|r| {
+                let keep = !cancel.contains(&i);
+                // A withdrawn request is in our table only (rule 4).
+                if !keep && r.withdrawn.is_none() {
+                    actions.push(Action::RemoveRequest(r.id));
+                }
+                i += 1;
+                keep
+            });
+        }
+        for g in plan.add_groups() {
+            let nodes: Arc<[HostName]> = Arc::from(g.nodes);
+            let racks: Arc<[RackName]> = Arc::from(g.racks);
+            let placed: Arc<[HostName]> = Arc::from(g.placed);
+            // Rule 5: the default strategy's requests that name hosts are strict until rule 4
+            // relaxes them.
+            let strict = self.config.strategy == Strategy::Default && !nodes.is_empty();
+            let ids: Vec<RequestId> = (0..g.count).map(|k| self.next_request + k).collect();
+            self.next_request += g.count;
+            for &id in &ids {
+                self.pending.push(Request {
+                    id,
+                    req: PendingRequest {
+                        nodes: nodes.clone(),
+                        racks: racks.clone(),
+                        placed: placed.clone(),
+                    },
+                    since_ms: now_ms,
+                    relaxed: false,
+                    strict,
+                    withdrawn: None,
+                });
+            }
+            actions.push(Action::AddRequests {
+                ids,
+                nodes,
+                racks,
+                strict,
+            });
+        }
+        if !actions.is_empty() {
+            info!(
+                cancelled = plan.cancel.len(),
+                added = plan.added(),
+                pending = self.pending.len(),
+                "updated container requests"
+            );
+        }
+        actions
+    }
+
+    fn granted(&mut self, containers: Vec<Container>) -> Vec<Action> {
+        // A container granted again (an RM that restarted or answered a retried call from
+        // its cache) is already ours, live or on its way back: it must neither take a
+        // request nor be released again.
+        let mut seen = HashSet::new();
+        let containers: Vec<Container> = containers
+            .into_iter()
+            .filter(|c| {
+                let fresh = !self.is_ours(&c.id) && seen.insert(c.id.clone());
+                if !fresh {
+                    debug!(container = %c.id, "granted again; already tracked, ignored");
+                }
+                fresh
+            })
+            .collect();
+        let pending: Vec<PendingRequest> = self.pending.iter().map(|r| r.req.clone()).collect();
+        let outcome = match_containers(&containers, &pending, &self.topology.read());
+        let mut actions = Vec::new();
+        let mut matched_requests: HashSet<usize> = HashSet::new();
+        for &(c, r, locality) in &outcome.matched {
+            matched_requests.insert(r);
+            // A withdrawn request (rule 4) is not in YARN's table any more: this is a
+            // container YARN gave it before the withdrawal reached it.
+            if self.pending[r].withdrawn.is_none() {
+                actions.push(Action::RemoveRequest(self.pending[r].id));
+            }
+            let container = containers[c].clone();
+            let have = u64::from(self.starting) + u64::from(self.running());
+            if have >= u64::from(self.demand.target_executors) {
+                // Beyond the target: give it back rather than keep it idle.
+                debug!(container = %container.id, "releasing a container beyond the target");
+                actions.push(self.release(container.id));
+                continue;
+            }
+            let executor = self.next_executor;
+            self.next_executor = executor.next();
+            self.starting += 1;
+            *self
+                .starting_per_host
+                .entry(container.host.clone())
+                .or_insert(0) += 1;
+            self.executors.insert(executor, container.id.clone());
+            self.containers.insert(
+                container.id.clone(),
+                Tracked {
+                    executor,
+                    host: container.host.clone(),
+                    phase: Phase::Starting,
+                },
+            );
+            actions.push(Action::LaunchExecutor {
+                executor,
+                container,
+                locality,
+            });
+        }
+        let mut i = 0;
+        self.pending.retain(|_| {
+            let keep = !matched_requests.contains(&i);
+            i += 1;
+            keep
+        });
+        for c in outcome.unmatched {
+            debug!(container = %containers[c].id, "releasing a container no request wants");
+            actions.push(self.release(containers[c].id.clone()));
+        }
+        actions
+    }
+
+    fn release(&mut self, id: ContainerId) -> Action {
+        self.released.insert(id.clone());
+        Action::ReleaseContainer(id)
+    }
+
+    /// A container an earlier AM attempt started executor `executor` in, handed back by
+    /// YARN at registration: tracked as running (it counts towards the target), nothing
+    /// launched. A container or executor already tracked is left alone (`false`).
+    pub fn adopt(&mut self, container: Container, executor: ExecutorId) -> bool {
+        if self.is_ours(&container.id) || self.executors.contains_key(&executor) {
+            return false;
+        }
+        self.next_executor = self.next_executor.max(executor.next());
+        *self
+            .running_per_host
+            .entry(container.host.clone())
+            .or_insert(0) += 1;
+        self.executors.insert(executor, container.id.clone());
+        self.containers.insert(
+            container.id,
+            Tracked {
+                executor,
+                host: container.host,
+                phase: Phase::Running,
+            },
+        );
+        true
+    }
+
+    /// The executor started: running from now, counted as such unless its container is
+    /// being given back (then only its phase changes, for the API).
+    fn launched(&mut self, id: &ContainerId) {
+        let given_back = self.released.contains(id);
+        if let Some(t) = self.containers.get_mut(id) {
+            if t.phase == Phase::Starting {
+                t.phase = Phase::Running;
+                if !given_back {
+                    self.starting -= 1;
+                    dec(&mut self.starting_per_host, &t.host);
+                    *self.running_per_host.entry(t.host.clone()).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+
+    /// Gives a counted container back: its executor stops counting, whatever phase it was
+    /// in, and the container is released; it stays known until YARN reports it completed.
+    /// `None` when it was not counted (unknown, or already on its way back).
+    fn give_back(&mut self, id: &ContainerId) -> Option<(Tracked, Action)> {
+        if self.released.contains(id) {
+            return None;
+        }
+        let t = self.containers.get(id)?.clone();
+        self.uncount(&t);
+        Some((t, self.release(id.clone())))
+    }
+
+    fn uncount(&mut self, t: &Tracked) {
+        match t.phase {
+            Phase::Starting => {
+                self.starting -= 1;
+                dec(&mut self.starting_per_host, &t.host);
+            }
+            Phase::Running => dec(&mut self.running_per_host, &t.host),
+        }
+    }
+
+    /// YARN reported the container completed: its executor is forgotten (and uncounted,
+    /// unless it was `given_back`, which uncounted it then).
+    fn forget(&mut self, id: &ContainerId, given_back: bool) -> Option<Tracked> {
+        let t = self.containers.remove(id)?;
+        self.executors.remove(&t.executor);
+        if !given_back {
+            self.uncount(&t);
+        }
+        Some(t)
+    }
+
+    fn launch_failed(&mut self, now_ms: u64, id: ContainerId, error: &str) -> Vec<Action> {
+        let Some((t, release)) = self.give_back(&id) else {
+            return Vec::new();
+        };
+        warn!(container = %id, %error, "executor launch failed");
+        self.failures_ms.push_back(now_ms);
+        vec![
+            release,
+            Action::TellDriver(DriverNotice::ExecutorExited {
+                executor: t.executor,
+                host: t.host,
+                counts_against_app: true,
+                reason: format!("the executor could not be launched: {error}"),
+            }),
+        ]
+    }
+
+    fn kill(&mut self, executor: ExecutorId) -> Vec<Action> {
+        let Some(id) = self.executors.get(&executor).cloned() else {
+            return Vec::new();
+        };
+        // `None`: already on its way back.
+        self.give_back(&id)
+            .map(|(_, release)| release)
+            .into_iter()
+            .collect()
+    }
+
+    fn completed(&mut self, now_ms: u64, completed: Vec<CompletedContainer>) -> Vec<Action> {
+        let mut actions = Vec::new();
+        for c in completed {
+            let given_back = self.released.remove(&c.id);
+            let forgotten = self.forget(&c.id, given_back);
+            if given_back {
+                // We asked for it; whatever the status says, this is expected.
+                continue;
+            }
+            let Some(t) = forgotten else {
+                debug!(container = %c.id, "completion for a container we do not know (repeat?)");
+                continue;
+            };
+            let verdict = classify(c.exit_status, &c.diagnostics);
+            if verdict.counts_against_app {
+                self.failures_ms.push_back(now_ms);
+            }
+            if verdict.cause != ExitCause::Exited {
+                info!(container = %c.id, host = %t.host, reason = %verdict.reason, "executor container ended");
+            }
+            actions.push(Action::TellDriver(DriverNotice::ExecutorExited {
+                executor: t.executor,
+                host: t.host,
+                counts_against_app: verdict.counts_against_app,
+                reason: verdict.reason,
+            }));
+        }
+        actions
+    }
+
+    fn nodes_updated(&mut self, nodes: Vec<NodeUpdate>) {
+        for n in nodes {
+            self.topology.set_rack(n.host.clone(), n.rack);
+            if n.usable {
+                self.cluster.excluded.remove(&n.host);
+            } else {
+                self.cluster.excluded.insert(n.host.clone());
+            }
+            if let Some(known) = self.cluster.nodes.as_mut() {
+                known.insert(n.host.clone());
+            }
+            match n.capacity {
+                Some(c) => self.cluster.capacity.insert(n.host, c),
+                None => self.cluster.capacity.remove(&n.host),
+            };
+        }
+    }
+
+    fn expire_failures(&mut self, now_ms: u64) {
+        if let Some(window) = self.config.failure_validity_ms {
+            while self
+                .failures_ms
+                .front()
+                .is_some_and(|&t| now_ms.saturating_sub(t) > window)
+            {
+                self.failures_ms.pop_front();
+            }
+        }
+    }
+}
+
+/// A request's node and rack lists.
+type Lists = (Arc<[HostName]>, Arc<[RackName]>);
+/// Identity of a request's shared node, placed and rack lists (one group of the update step).
+type ListKey = (*const [HostName], *const [HostName], *const [RackName]);
+
+fn list_key(req: &PendingRequest) -> ListKey {
+    (
+        Arc::as_ptr(&req.nodes),
+        Arc::as_ptr(&req.placed),
+        Arc::as_ptr(&req.racks),
+    )
+}
+
+/// Rule 4's lists for a request: every host it was placed on that YARN can use and that has
+/// room, and their racks joined to its own (YARN counts a node's rack with it, and matching
+/// reads the rack list). `None` when that names no host the request does not name already.
+fn widened(
+    req: &PendingRequest,
+    topology: &super::state::Topology,
+    has_room: &impl Fn(&HostName) -> bool,
+) -> Option<Lists> {
+    let named: HashSet<&HostName> = req.nodes.iter().collect();
+    let adds = req.placed.iter().any(|h| has_room(h) && !named.contains(h));
+    adds.then(|| {
+        let nodes: Arc<[HostName]> = req.placed.iter().filter(|h| has_room(h)).cloned().collect();
+        let mut racks: Vec<RackName> = req.racks.to_vec();
+        for n in nodes.iter() {
+            let rack = topology.rack_of(n);
+            if !racks.contains(rack) {
+                racks.push(rack.clone());
+            }
+        }
+        racks.sort();
+        (nodes, Arc::from(racks))
+    })
+}
+
+fn dec(map: &mut HashMap<HostName, u32>, host: &HostName) {
+    if let Some(n) = map.get_mut(host) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(host);
+        }
+    }
+}

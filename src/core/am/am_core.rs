@@ -1,0 +1,562 @@
+//! The AM's brain, sans-IO: everything the loop decides, with time passed in as `now_ms`.
+//!
+//! [`AmCore`] holds the executor pool (allocator, request table, executor registry), the
+//! embedded job if there is one, the heartbeat schedule and the RM-outage count. The loop in
+//! `mod.rs` only feeds it inputs (driver commands, executor polls, launch reports, allocate
+//! outcomes, the passing of time) and carries out what it asks for: an allocate call
+//! ([`AmCore::heartbeat`]), launches ([`AmCore::take_launches`]), and the wake-up time
+//! ([`AmCore::next_deadline_ms`]). Because the allocate call runs beside the core instead
+//! of inside it, nothing here ever waits on the RM; a batch in flight is safe since the
+//! request table lets changes made after it was taken win over it when it is restored.
+//!
+//! Timers come from deadlines, not a fixed round: the driver says when a tick would matter
+//! (a locality wait, a backlog timeout, an idle executor), a changed demand or a kill makes
+//! the next heartbeat due at once, and otherwise heartbeats follow [`Interval`].
+//!
+//! Ending is two steps: [`AmCore::ending`] says why the AM will stop; while executors are
+//! still running and have not yet been told to stop, polls are answered with "shut down"
+//! until [`AmCore::drained`], so that executors exit before the AM unregisters instead of
+//! polling a dead address until the NodeManager kills them.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use tracing::{info, warn};
+use yarn_client::request_table::AllocateBatch;
+
+use super::interval::Interval;
+use super::job_run::JobRun;
+use super::pool::{Launch, Pool};
+use crate::am::launcher::LaunchReport;
+use crate::am::rm::RmReply;
+use crate::http::Command;
+use crate::protocol::driver_api::{
+    self, ExecutorId, FinalOutcome, KillOutcome, PollReply, StateView,
+};
+
+/// How long the AM rides out an RM that does not answer (Hadoop's RM clients retry for
+/// 15 minutes; the AM's executors give up on a silent AM after 2).
+pub const RM_OUTAGE_LIMIT: Duration = Duration::from_secs(180);
+/// Allocate calls that must fail in a row (besides [`RM_OUTAGE_LIMIT`]) before giving up.
+const RM_OUTAGE_CALLS: u32 = 5;
+/// The shortest gap between two driver ticks, so that a deadline a tick cannot move (a
+/// locality wait with no free slot) does not spin the loop.
+const MIN_TICK_GAP_MS: u64 = 20;
+/// The least wait after an allocate call that got no answer: a restarting RM refuses
+/// connections at once, and a burst of demand changes must not turn into a burst of calls.
+const RETRY_GAP_MS: u64 = 1_000;
+/// How long an ending AM waits for its executors to hear "shut down" (they poll every
+/// 300 ms when idle).
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(3);
+/// How long an executor of the embedded job may go without polling before the AM declares
+/// it lost, by default: Spark's `spark.network.timeout` (120 s), which bounds its executor
+/// heartbeats the same way. `submit --executor-silence-timeout` changes it.
+pub const DEFAULT_EXECUTOR_SILENCE: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Succeeded,
+    Failed,
+    Killed,
+}
+
+/// Why the AM stops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// Unregister (or not, see `mod.rs`) with this outcome.
+    Finish {
+        outcome: Outcome,
+        diagnostics: String,
+    },
+    /// The RM no longer accepts this AM or has been gone too long: exit with an error
+    /// without unregistering (the RM would not take it).
+    Abort(String),
+}
+
+/// Allocate calls that failed in a row without an answer from the RM. A short outage (an RM
+/// restart) is ridden out, requests kept; a long one ends the AM with an error (exit 1, no
+/// unregistration: YARN can start another attempt when the RM is back), rather than
+/// heartbeating into the void for ever.
+#[derive(Debug, Clone)]
+pub struct RmOutage {
+    since_ms: Option<u64>,
+    failures: u32,
+    min_failures: u32,
+    max_time_ms: u64,
+}
+
+impl RmOutage {
+    /// Give up after `min_failures` failed calls in a row spanning at least `max_time`.
+    pub fn new(min_failures: u32, max_time: Duration) -> Self {
+        Self {
+            since_ms: None,
+            failures: 0,
+            min_failures,
+            max_time_ms: max_time.as_millis() as u64,
+        }
+    }
+
+    /// An allocate call failed at `now_ms`. `Some(why)` when it is time to give up.
+    pub fn failed(&mut self, now_ms: u64, error: &str) -> Option<String> {
+        let since = *self.since_ms.get_or_insert(now_ms);
+        self.failures += 1;
+        let down = now_ms.saturating_sub(since);
+        (self.failures >= self.min_failures && down >= self.max_time_ms).then(|| {
+            format!(
+                "no answer for {} s ({} allocate calls failed in a row); last error: {error}",
+                down / 1000,
+                self.failures
+            )
+        })
+    }
+
+    /// The RM answered.
+    pub fn answered(&mut self) {
+        self.since_ms = None;
+        self.failures = 0;
+    }
+}
+
+pub struct AmCore {
+    pool: Pool,
+    job: Option<JobRun>,
+    interval: Interval,
+    next_heartbeat_ms: u64,
+    /// An allocate call is out; its batch is not in the request table.
+    in_flight: bool,
+    /// The next heartbeat should go out as soon as the one in flight is back.
+    urgent: bool,
+    /// No call before this (the last one got no answer).
+    retry_at_ms: u64,
+    outage: RmOutage,
+    max_executor_failures: usize,
+    last_tick_ms: u64,
+    ending: Option<Ending>,
+    /// When the drain of an ending AM gives up.
+    drain_until_ms: u64,
+    /// Executors answered "shut down".
+    told_to_stop: HashSet<ExecutorId>,
+    /// An executor of the embedded job silent this long is declared lost.
+    silence_limit_ms: u64,
+    /// No executor can have been silent for the limit before this; 0: look at once.
+    silence_check_ms: u64,
+}
+
+impl AmCore {
+    /// `idle_heartbeat`: the interval with nothing outstanding; `initial`: the executors to
+    /// hold when there is no embedded job (a driver may post its own demand later).
+    pub fn new(
+        pool: Pool,
+        job: Option<JobRun>,
+        idle_heartbeat: Duration,
+        max_executor_failures: usize,
+    ) -> Self {
+        Self {
+            pool,
+            job,
+            interval: Interval::new(Duration::from_millis(200), idle_heartbeat),
+            next_heartbeat_ms: 0,
+            in_flight: false,
+            urgent: false,
+            retry_at_ms: 0,
+            outage: RmOutage::new(RM_OUTAGE_CALLS, RM_OUTAGE_LIMIT),
+            max_executor_failures,
+            last_tick_ms: 0,
+            ending: None,
+            drain_until_ms: 0,
+            told_to_stop: HashSet::new(),
+            silence_limit_ms: DEFAULT_EXECUTOR_SILENCE.as_millis() as u64,
+            silence_check_ms: 0,
+        }
+    }
+
+    /// Declares executors of the embedded job lost after `limit` without a poll (counted
+    /// from their launch until the first one).
+    pub fn with_executor_silence(mut self, limit: Duration) -> Self {
+        self.silence_limit_ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX).max(1);
+        self
+    }
+
+    /// The first step: the job's first demand, or `initial` executors without a job.
+    pub fn start(&mut self, now_ms: u64, initial: u32) {
+        match self.job.as_mut() {
+            Some(j) => j.tick(now_ms, &mut self.pool),
+            None => self.pool.set_demand(
+                now_ms,
+                driver_api::Demand {
+                    target_executors: initial,
+                    ..Default::default()
+                },
+            ),
+        }
+        self.settle(now_ms);
+    }
+
+    /// A command from the driver API (or an executor poll).
+    pub fn command(&mut self, now_ms: u64, cmd: Command) {
+        match cmd {
+            Command::SetDemand(d) => {
+                info!(
+                    target = d.target_executors,
+                    hosts = d.host_to_local_task_count.len(),
+                    "new demand"
+                );
+                self.pool.set_demand(now_ms, d);
+                // A repeated demand still asks for a prompt heartbeat, as a driver expects.
+                self.urgent = true;
+            }
+            Command::Kill {
+                executor_ids,
+                reply,
+            } => {
+                // A name that is no executor id is as unknown as an id the AM never ran.
+                let mut unknown = Vec::new();
+                let ids = executor_ids
+                    .into_iter()
+                    .filter_map(|s| s.parse().map_err(|_| unknown.push(s)).ok())
+                    .collect();
+                let (killed, not_live) = self.pool.kill(now_ms, ids);
+                unknown.extend(not_live.iter().map(ExecutorId::to_string));
+                let _ = reply.send(KillOutcome { killed, unknown });
+            }
+            Command::ExecutorPoll { request, reply } => {
+                let answer = self.poll(now_ms, request);
+                // A reply the executor never gets (its call timed out) is found on its
+                // next poll, which does not name those attempts (see `deliveries`).
+                let _ = reply.send(answer);
+            }
+            Command::Finish(f) => {
+                let outcome = match f.status {
+                    FinalOutcome::Succeeded => Outcome::Succeeded,
+                    FinalOutcome::Failed => Outcome::Failed,
+                    FinalOutcome::Killed => Outcome::Killed,
+                };
+                self.end(
+                    now_ms,
+                    Ending::Finish {
+                        outcome,
+                        diagnostics: f.diagnostics,
+                    },
+                );
+            }
+        }
+        self.settle(now_ms);
+    }
+
+    fn poll(&mut self, now_ms: u64, request: driver_api::PollRequest) -> PollReply {
+        // A claim that is no executor id is refused below (`JobRun::poll`) like an unknown one.
+        let id = request.executor_id.parse::<ExecutorId>().ok();
+        if let Some(id) = id {
+            self.pool.registry.heard(id, now_ms);
+        }
+        let job_over = self.job.as_ref().is_some_and(|j| j.finished().is_some());
+        let reply = match self.job.as_mut() {
+            // Only `yarn-am executor` processes poll, and only job runs start them.
+            None => PollReply {
+                shutdown: true,
+                reason: Some("this application runs no embedded job".into()),
+                ..Default::default()
+            },
+            // The AM stops for another reason than the job's end: no more work.
+            Some(_) if self.ending.is_some() && !job_over => PollReply {
+                shutdown: true,
+                reason: Some("the ApplicationMaster is stopping".into()),
+                ..Default::default()
+            },
+            Some(j) => j.poll(now_ms, request, &mut self.pool),
+        };
+        if let (true, Some(id)) = (reply.shutdown, id) {
+            self.told_to_stop.insert(id);
+        }
+        reply
+    }
+
+    /// A launch finished (either way).
+    pub fn launched(&mut self, now_ms: u64, report: LaunchReport) {
+        self.pool.on_launch(now_ms, report);
+        self.settle(now_ms);
+    }
+
+    /// Time passed: ticks the driver when its deadline came (silent executors are looked
+    /// for in `settle`).
+    pub fn tick(&mut self, now_ms: u64) {
+        if let Some(j) = self.job.as_mut() {
+            if j.next_deadline_ms().is_some_and(|d| d <= now_ms) {
+                self.last_tick_ms = now_ms;
+                j.tick(now_ms, &mut self.pool);
+            }
+        }
+        self.settle(now_ms);
+    }
+
+    /// Executors of the embedded job that have not polled for the silence limit are lost:
+    /// their containers go back and their tasks run elsewhere (`settle` tells the driver).
+    /// Only the embedded job's executors poll the AM (an external driver's run its own
+    /// command and report to that driver, which judges their liveness itself and kills
+    /// through `POST /v1/executors/kill`), so without a job nothing is checked. Nor while
+    /// the AM is ending: silence then is the drain's business.
+    fn check_silence(&mut self, now_ms: u64) {
+        if self.job.is_none() || self.ending.is_some() || now_ms < self.silence_check_ms {
+            return;
+        }
+        let (_, next) = self.pool.declare_silent_lost(now_ms, self.silence_limit_ms);
+        // Every later "heard" is at `now_ms` or after, so this is never too late.
+        self.silence_check_ms =
+            next.unwrap_or_else(|| now_ms.saturating_add(self.silence_limit_ms));
+    }
+
+    /// The allocate call to make now, if one is due (none while another is in flight or
+    /// once the AM is ending).
+    pub fn heartbeat(&mut self, now_ms: u64) -> Option<AllocateBatch> {
+        if self.in_flight
+            || self.ending.is_some()
+            || now_ms < self.next_heartbeat_ms.max(self.retry_at_ms)
+        {
+            return None;
+        }
+        self.in_flight = true;
+        self.urgent = false;
+        let batch = self.pool.heartbeat(now_ms);
+        if !batch.asks.is_empty() {
+            // Tests measure the first request's timing from this line.
+            info!(asks = batch.asks.len(), "asking the RM for containers");
+        }
+        self.settle(now_ms);
+        Some(batch)
+    }
+
+    /// The allocate call made with `batch` came back.
+    pub fn allocated(&mut self, now_ms: u64, batch: AllocateBatch, reply: RmReply) {
+        self.in_flight = false;
+        match reply {
+            RmReply::Allocated(resp) => {
+                self.outage.answered();
+                self.pool.allocated(now_ms, *resp);
+            }
+            RmReply::Failed { error, answered } => {
+                warn!(%error, "allocate failed; retrying on the next heartbeat");
+                self.pool.table.restore_batch(batch);
+                if answered {
+                    self.outage.answered();
+                } else {
+                    self.retry_at_ms = now_ms + RETRY_GAP_MS;
+                    if let Some(why) = self.outage.failed(now_ms, &error) {
+                        let why = format!("lost the ResourceManager: {why}");
+                        self.end(now_ms, Ending::Abort(why));
+                    }
+                }
+            }
+            RmReply::Reregistered { nm_tokens } => {
+                self.outage.answered();
+                self.pool.table.on_registered(nm_tokens);
+                self.pool.table.resync(Some(batch));
+                // Everything goes out again at once.
+                self.urgent = true;
+            }
+            RmReply::Refused(why) => self.end(
+                now_ms,
+                Ending::Abort(format!(
+                    "the ResourceManager stopped accepting this AM: {why}"
+                )),
+            ),
+        }
+        let wait = self.interval.next(self.pool.has_pending());
+        self.next_heartbeat_ms = now_ms + wait.as_millis() as u64;
+        self.settle(now_ms);
+    }
+
+    /// After every input: silent executors are declared lost, the job learns of lost executors, and the AM's end is noticed.
+    fn settle(&mut self, now_ms: u64) {
+        self.check_silence(now_ms);
+        let gone = self.pool.take_gone();
+        if let Some(j) = self.job.as_mut() {
+            if !gone.is_empty() {
+                j.executors_gone(now_ms, gone, &mut self.pool);
+            }
+        }
+        if self.pool.take_urgent() || std::mem::take(&mut self.urgent) {
+            self.interval.reset();
+            self.next_heartbeat_ms = now_ms;
+            // Remembered in case a call is in flight: the next one goes out when it is back.
+            self.urgent = self.in_flight;
+        }
+        if self.ending.is_some() {
+            return;
+        }
+        if let Some(summary) = self.job.as_ref().and_then(JobRun::finished) {
+            let outcome = if summary.succeeded {
+                Outcome::Succeeded
+            } else {
+                Outcome::Failed
+            };
+            let diagnostics = crate::am::job_diagnostics_line(summary);
+            self.end(
+                now_ms,
+                Ending::Finish {
+                    outcome,
+                    diagnostics,
+                },
+            );
+            return;
+        }
+        let failures = self.pool.failures(now_ms);
+        if failures >= self.max_executor_failures {
+            let diagnostics = format!(
+                "{failures} executor failures (limit {}); last: {}",
+                self.max_executor_failures,
+                self.pool.last_failure()
+            );
+            self.end(
+                now_ms,
+                Ending::Finish {
+                    outcome: Outcome::Failed,
+                    diagnostics,
+                },
+            );
+        }
+    }
+
+    fn end(&mut self, now_ms: u64, why: Ending) {
+        if self.ending.is_none() {
+            info!(?why, "the ApplicationMaster is ending");
+            self.ending = Some(why);
+            self.drain_until_ms = now_ms + DRAIN_LIMIT.as_millis() as u64;
+        }
+    }
+
+    pub fn ending(&self) -> Option<&Ending> {
+        self.ending.as_ref()
+    }
+
+    /// Whether an ending AM may stop now: every executor still running has been told to
+    /// stop, or the drain limit passed. An AM the RM refused does not wait.
+    pub fn drained(&self, now_ms: u64) -> bool {
+        match &self.ending {
+            None => false,
+            Some(Ending::Abort(_)) => true,
+            Some(Ending::Finish { .. }) => {
+                self.job.is_none()
+                    || now_ms >= self.drain_until_ms
+                    || self
+                        .pool
+                        .registry
+                        .live_ids()
+                        .all(|id| self.told_to_stop.contains(&id))
+            }
+        }
+    }
+
+    /// The executors to start now; none once the AM is ending (its containers go back to
+    /// YARN with the unregistration).
+    pub fn take_launches(&mut self) -> Vec<Launch> {
+        let launches = self.pool.take_launches();
+        if self.ending.is_some() {
+            return Vec::new();
+        }
+        launches
+    }
+
+    /// When the loop must call again ([`Self::heartbeat`], [`Self::tick`], or check
+    /// [`Self::drained`]) even if nothing arrives.
+    pub fn next_deadline_ms(&self) -> Option<u64> {
+        if self.ending.is_some() {
+            return Some(self.drain_until_ms);
+        }
+        let heartbeat = (!self.in_flight).then_some(self.next_heartbeat_ms.max(self.retry_at_ms));
+        let tick = self
+            .job
+            .as_ref()
+            .and_then(JobRun::next_deadline_ms)
+            .map(|d| d.max(self.last_tick_ms + MIN_TICK_GAP_MS));
+        let silence = self.job.is_some().then_some(self.silence_check_ms);
+        [heartbeat, tick, silence].into_iter().flatten().min()
+    }
+
+    /// Whether the loop should fetch the RM's node list (a container on a host of unknown
+    /// rack); the answer goes to [`Self::nodes_listed`].
+    pub fn take_nodes_wanted(&mut self) -> bool {
+        self.pool.take_nodes_wanted()
+    }
+
+    /// The RM's node list, fetched again off the loop (`None`: the fetch failed).
+    pub fn nodes_listed(&mut self, now_ms: u64, nodes: Option<&[yarn_client::rest::NodeInfo]>) {
+        self.pool.nodes_listed(now_ms, nodes);
+    }
+
+    /// The NM-token and AMRM-token state, e.g. the newest AMRM token for a fresh session.
+    pub fn table(&self) -> &yarn_client::request_table::AmrmState {
+        &self.pool.table
+    }
+
+    /// Journal entries since the last call: executors launched (from `launches`, which the
+    /// loop is about to start) and the job's task launches and outcomes.
+    pub fn take_journal(
+        &mut self,
+        launches: &[Launch],
+    ) -> Vec<crate::core::driver::journal::Entry> {
+        use crate::core::driver::journal::Entry;
+        let mut out: Vec<Entry> = launches
+            .iter()
+            .map(|l| Entry::Executor {
+                id: l.executor,
+                container: l.container.id.clone(),
+                host: l.container.host.clone(),
+            })
+            .collect();
+        if let Some(j) = self.job.as_mut() {
+            out.extend(j.take_journal());
+        }
+        out
+    }
+
+    /// Takes over the executors of an earlier attempt that YARN handed back (see
+    /// [`Pool::adopt`]) with the attempts the journal says they run (`in_flight`, see
+    /// [`JobRun::adopt`]); returns how many.
+    pub fn adopt(
+        &mut self,
+        now_ms: u64,
+        containers: &[yarn_client::amrm::AllocatedContainer],
+        ids: &std::collections::HashMap<String, ExecutorId>,
+        in_flight: &[(String, u32, ExecutorId)],
+    ) -> usize {
+        let adopted = self.pool.adopt(now_ms, containers, ids);
+        if let Some(j) = self.job.as_mut() {
+            j.adopt(now_ms, &adopted, in_flight, &mut self.pool);
+        }
+        adopted.len()
+    }
+
+    /// What the read endpoints show now.
+    pub fn view(&mut self) -> StateView {
+        let mut v = self.pool.view();
+        v.job = self.job.as_mut().map(JobRun::report);
+        v
+    }
+
+    /// The whole job summary once it is over, for the report file.
+    /// The embedded job, if any (for the loop-pass bench's reference computation).
+    #[allow(dead_code)]
+    pub fn job(&self) -> Option<&JobRun> {
+        self.job.as_ref()
+    }
+
+    /// The executor registry (for the loop-pass bench).
+    #[allow(dead_code)]
+    pub fn pool_registry(&self) -> &super::registry::Registry {
+        &self.pool.registry
+    }
+
+    /// The container executor `id` runs in, the tracker's (for the loop-pass bench).
+    #[allow(dead_code)]
+    pub fn container_of(&self, id: ExecutorId) -> Option<String> {
+        self.pool.container_of(id)
+    }
+
+    pub fn job_summary(&self) -> Option<&crate::core::driver::report::JobSummary> {
+        self.job.as_ref().and_then(JobRun::finished)
+    }
+}
+
+#[cfg(test)]
+#[path = "am_core_tests.rs"]
+mod tests;

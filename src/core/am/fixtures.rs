@@ -1,0 +1,49 @@
+//! Fixtures for the AM's sans-IO parts, shared by the core's unit tests and the loop-pass
+//! bench (`benches/am_loop_pass.rs` builds this module tree with `cfg(test)` too), so that
+//! both build their pool the way the AM does.
+
+use crate::core::allocator::tracker::{Allocator, AllocatorConfig};
+use tokio::sync::broadcast;
+use yarn_client::request_table::AmrmState;
+use yarn_client::rest::NodeInfo;
+
+use super::pool::Pool;
+use super::registry::Registry;
+use crate::protocol::spec::ExecutorSpec;
+
+/// Executors of 256 MB x 1 vcore, none at start, at most `max`.
+pub fn spec(max: u32) -> ExecutorSpec {
+    ExecutorSpec {
+        command: "yarn-am executor".into(),
+        memory_mb: 256,
+        vcores: 1,
+        initial: 0,
+        min: 0,
+        max,
+        env: Default::default(),
+        files: Default::default(),
+    }
+}
+
+/// A running node of the RM REST node list with `memory_mb` and `vcores` available.
+pub fn node(host: &str, rack: &str, memory_mb: u64, vcores: u64) -> NodeInfo {
+    serde_json::from_value(serde_json::json!({
+        "id": format!("{host}:45454"), "rack": rack, "state": "RUNNING",
+        "nodeHostName": host, "availMemoryMB": memory_mb, "availableVirtualCores": vcores,
+    }))
+    .expect("a node of the RM's node list")
+}
+
+/// The AM's pool over `nodes`, with the default allocator and [`spec`]`(max)`.
+pub fn pool(nodes: &[NodeInfo], max: u32) -> Pool {
+    let (topo, cluster) = super::cluster_view::from_nodes(nodes, 256, 1);
+    let (events, _) = broadcast::channel(64);
+    let table = AmrmState::new(super::cluster_view::rack_resolver(&topo), None);
+    Pool::new(
+        Allocator::new(AllocatorConfig::default()).with_cluster(topo, cluster),
+        table,
+        Registry::new(events),
+        spec(max),
+        "application_1_0001".into(),
+    )
+}

@@ -1,0 +1,13 @@
+//! The AM's decisions, sans-IO: [`am_core::AmCore`] owns the executor pool, the embedded
+//! job and the driver's commands, and answers every input with what the shell must do.
+//! Nothing here opens a socket or reads the clock: the shell passes `now` in.
+
+pub mod am_core;
+pub mod cluster_view;
+pub mod deliveries;
+#[cfg(any(test, feature = "bench"))]
+pub mod fixtures;
+pub mod interval;
+pub mod job_run;
+pub mod pool;
+pub mod registry;

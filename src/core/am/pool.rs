@@ -1,0 +1,500 @@
+//! The executor pool, sans-IO: the allocator's actions applied to the request table, an
+//! allocate response turned back into allocator events, and the launches that follow.
+//!
+//! The allocator decides; this module only translates. Its ids (requests, executors) are
+//! mapped onto the request table's and YARN's here, so neither side knows the other. A
+//! container is turned into its executor through the allocator's tracker (the one owner of
+//! container <-> executor and launch phase); the registry hears executor ids only (see
+//! `executors` for which component answers what). No
+//! socket, no clock: time comes in as `now_ms`, launches go out as [`Launch`] values for the
+//! loop to hand to the launcher, and the allocate call itself is the RM session's.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::core::allocator::matching::{Container, Locality};
+use crate::core::allocator::tracker::{
+    Action, Allocator, CompletedContainer, DriverNotice, Event, Phase,
+};
+use crate::core::allocator::{Demand, RackName};
+use crate::core::ids::ExecutorId;
+use crate::core::request_book::RequestBook;
+use tracing::{debug, info, warn};
+use yarn_client::amrm::{AllocatedContainer, Allocation};
+use yarn_client::ask::Capability;
+use yarn_client::ids::parse_container_id;
+use yarn_client::request_table::{AllocateBatch, AmrmState, ContainerId};
+use yarn_client::token::Token;
+
+use super::cluster_view::{listed_node_update, node_update};
+use super::registry::{Held, Registry};
+use crate::am::launcher::LaunchReport;
+use crate::protocol::driver_api::{PendingView, StateView};
+use crate::protocol::spec::ExecutorSpec;
+
+/// An executor to start on a granted container.
+#[derive(Debug)]
+pub struct Launch {
+    pub executor: ExecutorId,
+    pub container: AllocatedContainer,
+    /// The NM token for the container's node (the RM sends each only once).
+    pub nm_token: Option<Token>,
+}
+
+pub struct Pool {
+    allocator: Allocator,
+    pub table: AmrmState,
+    pub registry: Registry,
+    spec: ExecutorSpec,
+    /// Allocator request id -> request-table id.
+    requests: RequestBook,
+    /// Granted containers not yet launched or released, by id string.
+    granted: HashMap<String, AllocatedContainer>,
+    demand: Demand,
+    excluded: HashSet<String>,
+    app_id: String,
+    /// Executors to start, taken by the loop.
+    launches: Vec<Launch>,
+    /// The demand changed or executors were killed since the last look: the RM should hear
+    /// of it on the next heartbeat, not after a full interval.
+    urgent: bool,
+    /// Hosts a container landed on that the topology did not know; one node-list fetch
+    /// each at most (see [`Pool::take_nodes_wanted`]).
+    unknown_hosts: HashSet<String>,
+    nodes_wanted: bool,
+    /// The allocator's notices of executors gone (exited, launch failed), for the driver:
+    /// taken with the registry's own exits by [`Pool::take_gone`].
+    notices: Vec<(ExecutorId, String)>,
+}
+
+fn to_table_id(id: &str) -> Option<ContainerId> {
+    parse_container_id(id).map(|p| ContainerId::from(&p))
+}
+
+impl Pool {
+    pub fn new(
+        allocator: Allocator,
+        table: AmrmState,
+        registry: Registry,
+        spec: ExecutorSpec,
+        app_id: String,
+    ) -> Self {
+        let capability = Capability::new(spec.memory_mb, spec.vcores);
+        Self {
+            allocator,
+            table,
+            registry,
+            spec,
+            requests: RequestBook::new(capability),
+            granted: HashMap::new(),
+            demand: Demand::default(),
+            excluded: HashSet::new(),
+            app_id,
+            launches: Vec::new(),
+            urgent: false,
+            unknown_hosts: HashSet::new(),
+            nodes_wanted: false,
+            notices: Vec::new(),
+        }
+    }
+
+    /// The AM's one topology (a handle), for the driver to share.
+    pub fn topology(&self) -> &crate::core::topology::SharedTopology {
+        self.allocator.topology()
+    }
+
+    /// The host's rack, from the AM's one topology.
+    pub fn rack_of(&self, host: &str) -> RackName {
+        self.topology().rack_of(host)
+    }
+
+    /// A container landed on a host the topology does not know (a NodeManager that joined
+    /// after the start and whose report did not come with an allocate response): the loop
+    /// should fetch the RM's node list, off the loop, and hand it to [`Pool::nodes_listed`].
+    pub fn take_nodes_wanted(&mut self) -> bool {
+        std::mem::take(&mut self.nodes_wanted)
+    }
+
+    fn note_host(&mut self, host: &str) {
+        if !host.is_empty()
+            && !self.topology().knows(host)
+            && self.unknown_hosts.insert(host.to_string())
+        {
+            info!(%host, "a container on a host of unknown rack; fetching the node list");
+            self.nodes_wanted = true;
+        }
+    }
+
+    /// The RM's node list, fetched again: racks and capacities of nodes that joined later.
+    /// `None`: the fetch failed; a later container on a host still unknown asks again.
+    pub fn nodes_listed(&mut self, now_ms: u64, nodes: Option<&[yarn_client::rest::NodeInfo]>) {
+        let Some(nodes) = nodes else {
+            let topology = self.topology().clone();
+            self.unknown_hosts.retain(|h| topology.knows(h));
+            return;
+        };
+        let updates = nodes
+            .iter()
+            .map(|n| listed_node_update(n, &self.excluded, self.spec.memory_mb, self.spec.vcores))
+            .collect();
+        self.event(now_ms, Event::NodesUpdated(updates));
+    }
+
+    fn event(&mut self, now_ms: u64, event: Event) {
+        let actions = self.allocator.on_event(now_ms, event);
+        self.apply(now_ms, actions);
+    }
+
+    /// Whether something the RM should hear of soon happened since the last call.
+    pub fn take_urgent(&mut self) -> bool {
+        std::mem::take(&mut self.urgent)
+    }
+
+    /// The executors to start now.
+    pub fn take_launches(&mut self) -> Vec<Launch> {
+        std::mem::take(&mut self.launches)
+    }
+
+    /// The driver's whole demand. Executors run one task per vcore.
+    pub fn set_demand(&mut self, now_ms: u64, d: Demand) {
+        let newly_excluded: HashSet<String> = d.excluded_hosts.iter().cloned().collect();
+        let added: Vec<String> = newly_excluded.difference(&self.excluded).cloned().collect();
+        let removed: Vec<String> = self.excluded.difference(&newly_excluded).cloned().collect();
+        if !added.is_empty() || !removed.is_empty() {
+            self.table.exclusions.update(added, removed);
+            self.excluded = newly_excluded;
+        }
+        if self.demand != d {
+            self.urgent = true;
+        }
+        // The allocator gets the same demand, its target within the executor bounds.
+        let target = d.target_executors.min(self.spec.max).max(self.spec.min);
+        self.demand = d.clone();
+        self.event(
+            now_ms,
+            Event::DemandChanged(Demand {
+                target_executors: target,
+                ..d
+            }),
+        );
+    }
+
+    /// Kills executors by id; returns (killed, unknown).
+    pub fn kill(
+        &mut self,
+        now_ms: u64,
+        ids: Vec<ExecutorId>,
+    ) -> (Vec<ExecutorId>, Vec<ExecutorId>) {
+        let (killed, unknown): (Vec<_>, Vec<_>) =
+            ids.into_iter().partition(|&id| self.registry.is_live(id));
+        for &id in &killed {
+            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.urgent = true;
+        }
+        (killed, unknown)
+    }
+
+    /// Declares the executors not heard from for `limit_ms` lost: each container goes back
+    /// to YARN (the allocator replaces it if the demand still wants it) and the executor is
+    /// gone at once, with a reason saying so, not counted against the app (see
+    /// [`Registry::declare_lost`]). Returns the ids declared lost and when to look again.
+    pub fn declare_silent_lost(
+        &mut self,
+        now_ms: u64,
+        limit_ms: u64,
+    ) -> (Vec<ExecutorId>, Option<u64>) {
+        let allocator = &self.allocator;
+        let (silent, next) = self.registry.silent(now_ms, limit_ms, |id| {
+            allocator
+                .container_of(id)
+                .is_some_and(|(c, _)| allocator.is_releasing(c))
+        });
+        for &(id, quiet_ms) in &silent {
+            let reason = format!(
+                "lost: no poll for {quiet_ms} ms (executor silence timeout {limit_ms} ms); \
+                 container released by the AM"
+            );
+            warn!(executor = %id, %reason, "executor went silent");
+            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.urgent = true;
+            let container = self.container_of(id).unwrap_or_default();
+            self.registry.declare_lost(id, &container, &reason);
+        }
+        (silent.into_iter().map(|(id, _)| id).collect(), next)
+    }
+
+    /// Takes over containers an earlier AM attempt ran executors in (YARN's
+    /// `containers_from_previous_attempts`), under the executor ids that attempt gave them
+    /// (`ids`, from the journal): they run on, nothing is launched. One whose id is not
+    /// known is released (its executor will be refused when it polls and stop).
+    /// Returns the adopted executors as (id, host, rack).
+    pub fn adopt(
+        &mut self,
+        now_ms: u64,
+        containers: &[AllocatedContainer],
+        ids: &HashMap<String, ExecutorId>,
+    ) -> Vec<(ExecutorId, String, String)> {
+        let mut adopted = Vec::new();
+        for c in containers {
+            let (cid, host) = (c.id.clone(), c.host.clone());
+            let Some(&executor) = ids.get(&cid) else {
+                warn!(container = %cid, %host, "a container of an earlier attempt with no executor in the journal; releasing it");
+                if let Some(id) = to_table_id(&cid) {
+                    self.table.releases.release(id);
+                }
+                continue;
+            };
+            self.note_host(&host);
+            let rack = self.rack_of(&host).to_string();
+            let container = Container {
+                id: Arc::from(cid.as_str()),
+                host: host.as_str().into(),
+                rack: rack.as_str().into(),
+            };
+            if !self.allocator.adopt(container, executor) {
+                warn!(executor = %executor, container = %cid, "handed back twice (container or executor id already adopted); ignored");
+                continue;
+            }
+            info!(executor = %executor, container = %cid, %host, "adopting an executor of an earlier attempt");
+            if let Some(held) = Held::of(&self.allocator, executor) {
+                self.registry
+                    .launching(executor, &host, &rack, Locality::Any, held);
+            }
+            self.registry.heard(executor, now_ms);
+            adopted.push((executor, host, rack));
+        }
+        adopted
+    }
+
+    pub fn on_launch(&mut self, now_ms: u64, report: LaunchReport) {
+        match report {
+            LaunchReport::Started { container } => {
+                let id = self.allocator.executor_of(&container);
+                let was = id.and_then(|id| self.allocator.container_of(id).map(|(_, p)| p));
+                self.event(
+                    now_ms,
+                    Event::ExecutorLaunched {
+                        container: Arc::from(container.as_str()),
+                    },
+                );
+                if let (Some(id), Some(Phase::Starting)) = (id, was) {
+                    if let Some(held) = Held::of(&self.allocator, id) {
+                        self.registry.running(id, held);
+                    }
+                }
+            }
+            LaunchReport::Failed { container, error } => {
+                if let Some(id) = self.allocator.executor_of(&container) {
+                    let released = self.allocator.is_releasing(&container);
+                    self.registry
+                        .launch_failed(id, &container, &error, released);
+                }
+                // The container may still hold resources: give it back.
+                if let Some(id) = to_table_id(&container) {
+                    self.table.releases.release(id);
+                }
+                self.event(
+                    now_ms,
+                    Event::ExecutorLaunchFailed {
+                        container: Arc::from(container.as_str()),
+                        error,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Carries out the allocator's actions: request changes through the request book,
+    /// releases and launches here, notices of executors gone queued for the driver.
+    fn apply(&mut self, now_ms: u64, actions: Vec<Action>) {
+        for action in actions {
+            let Some(action) = self.requests.apply(&mut self.table.table, action) else {
+                continue;
+            };
+            match action {
+                Action::ReleaseContainer(cid) => {
+                    self.granted.remove(&*cid);
+                    if let Some(id) = to_table_id(&cid) {
+                        self.table.releases.release(id);
+                    }
+                }
+                Action::LaunchExecutor {
+                    executor,
+                    container,
+                    locality,
+                } => {
+                    let Some(proto) = self.granted.remove(&*container.id) else {
+                        warn!(container = %container.id, "asked to launch on an unknown container");
+                        continue;
+                    };
+                    let node = proto.node.clone();
+                    info!(executor = %executor, container = %container.id, host = %container.host, ?locality, "launching executor");
+                    if let Some(held) = Held::of(&self.allocator, executor) {
+                        self.registry.launching(
+                            executor,
+                            &container.host,
+                            &container.rack,
+                            locality,
+                            held,
+                        );
+                    }
+                    // Silence counts from the launch until the first poll.
+                    self.registry.heard(executor, now_ms);
+                    let nm_token = self.table.nm_tokens.get(&node).cloned();
+                    self.launches.push(Launch {
+                        executor,
+                        container: proto,
+                        nm_token,
+                    });
+                }
+                Action::TellDriver(DriverNotice::ExecutorExited {
+                    executor, reason, ..
+                }) => {
+                    debug!(executor = %executor, %reason, "allocator: executor gone");
+                    self.notices.push((executor, reason));
+                }
+                // Request actions were the book's.
+                Action::AddRequests { .. }
+                | Action::RemoveRequest(_)
+                | Action::ReplaceRequests { .. } => {}
+            }
+        }
+    }
+
+    /// A heartbeat is due: lets the allocator update its requests (time-based rules too) and
+    /// takes everything the next allocate call must carry.
+    pub fn heartbeat(&mut self, now_ms: u64) -> AllocateBatch {
+        self.event(now_ms, Event::Heartbeat);
+        self.table.take_batch()
+    }
+
+    /// The RM answered an allocate call.
+    pub fn allocated(&mut self, now_ms: u64, resp: Allocation) {
+        self.table.on_allocate_success((&resp).into());
+        self.digest(now_ms, resp);
+    }
+
+    fn digest(&mut self, now_ms: u64, resp: Allocation) {
+        if !resp.updated_nodes.is_empty() {
+            let updates: Vec<_> = resp
+                .updated_nodes
+                .iter()
+                .filter_map(|r| {
+                    node_update(r, &self.excluded, self.spec.memory_mb, self.spec.vcores)
+                })
+                .collect();
+            self.event(now_ms, Event::NodesUpdated(updates));
+        }
+        if !resp.allocated.is_empty() {
+            let mut containers = Vec::new();
+            for c in resp.allocated {
+                let (id, host) = (c.id.clone(), c.host.clone());
+                self.note_host(&host);
+                let rack = self.rack_of(&host);
+                info!(container = %id, %host, %rack, "container granted");
+                containers.push(Container {
+                    id: Arc::from(id.as_str()),
+                    host: host.as_str().into(),
+                    rack,
+                });
+                // Kept for a launch exactly when the allocator may launch on it.
+                if !self.allocator.is_ours(&id) {
+                    self.granted.insert(id, c);
+                }
+            }
+            self.event(now_ms, Event::ContainersGranted(containers));
+        }
+        if !resp.completed.is_empty() {
+            let mut done = Vec::new();
+            for s in resp.completed {
+                let (id, status, diagnostics) = (s.id, s.exit_status, s.diagnostics);
+                info!(container = %id, exit_status = status, "container completed");
+                // Asked before the allocator hears of it: it forgets the container then.
+                if let Some(executor) = self.allocator.executor_of(&id) {
+                    let released = self.allocator.is_releasing(&id);
+                    self.registry
+                        .completed(executor, &id, status, &diagnostics, released);
+                }
+                done.push(CompletedContainer {
+                    id: Arc::from(id.as_str()),
+                    exit_status: status,
+                    diagnostics,
+                });
+            }
+            self.event(now_ms, Event::ContainersCompleted(done));
+        }
+    }
+
+    /// The executors gone since the last call, each once with why: the allocator's
+    /// notices (a container that ended on its own, a launch that failed) and the exits
+    /// the allocator does not announce (containers the AM released, executors declared
+    /// silent). What the embedded driver hears as
+    /// `ExecutorRemoved`; the loop takes it after every input, job or not, so it stays
+    /// small.
+    pub fn take_gone(&mut self) -> Vec<(ExecutorId, String)> {
+        let mut gone = std::mem::take(&mut self.notices);
+        let mut seen: HashSet<ExecutorId> = gone.iter().map(|(id, _)| *id).collect();
+        for id in self.registry.take_exits() {
+            if seen.insert(id) {
+                let reason = self
+                    .registry
+                    .exited_view(id)
+                    .and_then(|e| e.reason.clone())
+                    .unwrap_or_else(|| "container ended".into());
+                gone.push((id, reason));
+            }
+        }
+        gone
+    }
+
+    /// The container the tracker has executor `id` in, until YARN reports it completed.
+    pub fn container_of(&self, id: ExecutorId) -> Option<String> {
+        self.allocator.container_of(id).map(|(c, _)| c.to_string())
+    }
+
+    pub fn has_pending(&self) -> bool {
+        self.allocator.pending_requests() > 0
+    }
+
+    pub fn failures(&mut self, now_ms: u64) -> usize {
+        self.allocator.failed_executors(now_ms)
+    }
+
+    /// The reason of the newest executor failure that counts against the app.
+    pub fn last_failure(&self) -> String {
+        self.registry
+            .exited_views()
+            .rev()
+            .find(|e| e.counts_against_app == Some(true))
+            .and_then(|e| e.reason.clone())
+            .unwrap_or_default()
+    }
+
+    /// What the read endpoints show now. Costs no copy of the executor list unless it
+    /// changed (see `executors::Registry::views`).
+    pub fn view(&mut self) -> StateView {
+        let (locality, any_host) = self.allocator.pending().fold((0, 0), |(l, a), r| {
+            if r.is_any_host() {
+                (l, a + 1)
+            } else {
+                (l + 1, a)
+            }
+        });
+        StateView {
+            app_id: self.app_id.clone(),
+            demand: self.demand.clone(),
+            pending: PendingView { locality, any_host },
+            starting: self.allocator.starting(),
+            running: self.allocator.running(),
+            executor_failures: self.registry.counts_against_app(),
+            executors: self.registry.views(&self.allocator),
+            retention: self.registry.retention(),
+            recent_events: self.registry.recent(),
+            job: None,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "pool_tests.rs"]
+mod tests;

@@ -1,0 +1,732 @@
+//! The AM's record of every executor it launched: what the driver API shows and streams.
+//!
+//! One owner per fact. The allocator's tracker owns which container each executor runs in
+//! and its launch phase (starting, running), from the launch until YARN reports the
+//! container completed, given back or not ([`Allocator::container_of`],
+//! [`Allocator::executor_of`]); the registry keeps only what it alone knows: the host and
+//! rack YARN placed the executor on and at which locality, when the AM last heard from it,
+//! how it ended (exit status, reason, whether it counts against the app), and the bounded
+//! history of exited executors for `GET /v1/executors`, loss reasons and the event stream,
+//! long after the tracker has forgotten a finished container. Its methods take executor
+//! ids; the pool translates containers through the tracker and hands the registry the
+//! tracker's container and phase where an event or the published list shows them.
+//!
+//! **Is this executor live?** The registry answers ([`Registry::is_live`],
+//! [`Registry::live_host`], [`Registry::live_ids`]): live means launched (or adopted) and
+//! not exited, and the exit is the registry's fact. An executor exits when YARN reports its
+//! container completed, or earlier when the AM gives up on it (silence, a failed launch).
+//! A killed executor stays live until YARN reports its container completed (it may still
+//! poll and finish its work meanwhile), while the tracker stops counting it towards the
+//! target at once (the allocator replaces it without waiting): "counts towards the target"
+//! is the tracker's question, "live" the registry's; the executor is still known to the
+//! tracker (`is_releasing`) in between.
+//!
+//! Bounded for long apps: live executors are always kept, finished ones only the last
+//! [`FINISHED_KEPT`] (older ones are forgotten, in the order they finished), and the recent
+//! events the last [`RECENT_EVENTS`]. The failure count stays exact across forgetting.
+//!
+//! Published cheaply: the AM loop publishes the executor list after every event, at 10,000
+//! executors too, so each executor's view is kept behind an `Arc`, and the list ([`Listed`])
+//! is kept in chunks of [`LISTED_CHUNK`] ids: after a change, only the views of the
+//! executors that changed are rendered again, and the chunks they are in copied again (as
+//! pointers), then the chunk pointers. A live executor's view is rendered from the tracker's
+//! container and phase at publication; the published copy is output, never asked.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+
+use crate::core::allocator::exit_status::classify;
+use crate::core::allocator::matching::Locality as MatchLevel;
+use crate::core::allocator::tracker::{Allocator, Phase};
+use crate::core::ids::ExecutorId;
+use tokio::sync::broadcast;
+
+use crate::protocol::driver_api::{
+    ExecutorEvent, ExecutorState, ExecutorView, Listed, Locality, Retention, LISTED_CHUNK,
+};
+
+/// Events kept for the tracking page and `GET /v1/state`.
+const RECENT_EVENTS: usize = 50;
+
+/// Finished executors kept for `GET /v1/executors` and loss reasons.
+pub const FINISHED_KEPT: usize = 1000;
+
+/// What the tracker says of a live executor (its container and launch phase), handed to
+/// the registry where it shows them; the registry does not keep them.
+#[derive(Debug, Clone, Copy)]
+pub struct Held<'a> {
+    pub container: &'a str,
+    pub phase: Phase,
+}
+
+impl<'a> Held<'a> {
+    /// The tracker's record of `id`, if it still knows the executor.
+    pub fn of(allocator: &'a Allocator, id: ExecutorId) -> Option<Self> {
+        allocator.container_of(id).map(|(c, phase)| Held {
+            container: c,
+            phase,
+        })
+    }
+}
+
+/// Where YARN placed a live executor: the registry's own facts about it.
+#[derive(Debug, Clone)]
+struct Placed {
+    host: String,
+    rack: String,
+    locality: Locality,
+}
+
+#[derive(Debug, Clone)]
+enum Record {
+    Live(Placed),
+    /// Its final view (container as it was at the exit), kept for the API's history.
+    Exited(Arc<ExecutorView>),
+}
+
+pub struct Registry {
+    executors: BTreeMap<ExecutorId, Record>,
+    /// Finished executors still kept, oldest first.
+    finished: VecDeque<ExecutorId>,
+    recent: VecDeque<Arc<ExecutorEvent>>,
+    events: broadcast::Sender<ExecutorEvent>,
+    retention: Retention,
+    /// Executors that counted against the app, forgotten ones included.
+    failures: u32,
+    /// The list last published; `None` after a change.
+    listed: Option<Listed<ExecutorView>>,
+    /// The published list's chunks, by chunk number (id / [`LISTED_CHUNK`]).
+    chunks: BTreeMap<u64, Arc<[Arc<ExecutorView>]>>,
+    /// Executors whose view changed (or that were added or forgotten) since the list was
+    /// last published: rendered again, their chunks rebuilt.
+    stale: BTreeSet<ExecutorId>,
+    /// The recent events last published; `None` after a new one.
+    listed_recent: Option<Listed<ExecutorEvent>>,
+    /// Live executors: when the AM last heard from each (its launch until its first poll),
+    /// in the core's `now_ms`; what declares a silent executor lost (see `AmCore`).
+    last_heard: HashMap<ExecutorId, u64>,
+    /// Executors that exited since [`Self::take_exits`] last ran: the driver hears of each
+    /// once, as an event, instead of diffing the live list.
+    exits: Vec<ExecutorId>,
+}
+
+fn level(l: MatchLevel) -> Locality {
+    match l {
+        MatchLevel::Node => Locality::Node,
+        MatchLevel::Rack => Locality::Rack,
+        MatchLevel::Any => Locality::Any,
+    }
+}
+
+fn state(phase: Phase) -> ExecutorState {
+    match phase {
+        Phase::Starting => ExecutorState::Starting,
+        Phase::Running => ExecutorState::Running,
+    }
+}
+
+/// A live executor's view: the registry's placement with the tracker's container and phase.
+fn render(id: ExecutorId, p: &Placed, held: Held<'_>) -> ExecutorView {
+    ExecutorView {
+        id,
+        container_id: held.container.to_string(),
+        host: p.host.clone(),
+        rack: p.rack.clone(),
+        locality: p.locality,
+        state: state(held.phase),
+        exit_status: None,
+        reason: None,
+        counts_against_app: None,
+    }
+}
+
+impl Registry {
+    pub fn new(events: broadcast::Sender<ExecutorEvent>) -> Self {
+        Self {
+            executors: BTreeMap::new(),
+            finished: VecDeque::new(),
+            recent: VecDeque::new(),
+            events,
+            retention: Retention {
+                finished_kept: FINISHED_KEPT as u64,
+                ..Retention::default()
+            },
+            failures: 0,
+            listed: None,
+            chunks: BTreeMap::new(),
+            stale: BTreeSet::new(),
+            listed_recent: None,
+            last_heard: HashMap::new(),
+            exits: Vec::new(),
+        }
+    }
+
+    /// Executor `id`'s view changed (or it was added or forgotten): it is rendered again,
+    /// and its chunk of the published list built again, on the next [`Self::views`].
+    fn changed(&mut self, id: ExecutorId) {
+        self.listed = None;
+        self.stale.insert(id);
+    }
+
+    fn emit(&mut self, ev: ExecutorEvent) {
+        self.listed_recent = None;
+        self.recent.push_back(Arc::new(ev.clone()));
+        if self.recent.len() > RECENT_EVENTS {
+            self.recent.pop_front();
+        }
+        // No subscriber is fine: the event is still in `recent`.
+        let _ = self.events.send(ev);
+    }
+
+    /// Executor `id` was launched (or adopted) on `host`, in the container and phase the
+    /// tracker gave it (`held`).
+    pub fn launching(
+        &mut self,
+        id: ExecutorId,
+        host: &str,
+        rack: &str,
+        at: MatchLevel,
+        held: Held<'_>,
+    ) {
+        let placed = Placed {
+            host: host.to_string(),
+            rack: rack.to_string(),
+            locality: level(at),
+        };
+        let view = render(id, &placed, held);
+        self.executors.insert(id, Record::Live(placed));
+        self.changed(id);
+        self.retention.last_id = self.retention.last_id.max(id);
+        self.emit(ExecutorEvent::Added { executor: view });
+    }
+
+    pub fn is_live(&self, id: ExecutorId) -> bool {
+        self.live_host(id).is_some()
+    }
+
+    /// The host YARN placed a live executor on: what the driver should believe, rather than
+    /// the host the executor process says it is on.
+    pub fn live_host(&self, id: ExecutorId) -> Option<&str> {
+        match self.executors.get(&id)? {
+            Record::Live(p) => Some(p.host.as_str()),
+            Record::Exited(_) => None,
+        }
+    }
+
+    /// Executors not yet exited.
+    pub fn live_ids(&self) -> impl Iterator<Item = ExecutorId> + '_ {
+        self.executors
+            .iter()
+            .filter(|(_, r)| matches!(r, Record::Live(_)))
+            .map(|(id, _)| *id)
+    }
+
+    /// The tracker saw live executor `id` start (`held`: its container, now running).
+    pub fn running(&mut self, id: ExecutorId, held: Held<'_>) {
+        if let Some(Record::Live(p)) = self.executors.get(&id) {
+            let executor = render(id, p, held);
+            self.changed(id);
+            self.emit(ExecutorEvent::Updated { executor });
+        }
+    }
+
+    /// The AM heard from a live executor at `now_ms` (launched it, or got its poll).
+    pub fn heard(&mut self, id: ExecutorId, now_ms: u64) {
+        if self.is_live(id) {
+            let at = self.last_heard.entry(id).or_insert(now_ms);
+            *at = (*at).max(now_ms);
+        }
+    }
+
+    /// The live executors not heard from for `limit_ms`, with how long each has been silent
+    /// (those whose containers the AM is already giving back aside: `releasing`, the
+    /// tracker's), and the earliest time another one could become silent.
+    pub fn silent(
+        &self,
+        now_ms: u64,
+        limit_ms: u64,
+        releasing: impl Fn(ExecutorId) -> bool,
+    ) -> (Vec<(ExecutorId, u64)>, Option<u64>) {
+        let mut silent = Vec::new();
+        let mut next: Option<u64> = None;
+        for (&id, &at) in &self.last_heard {
+            if releasing(id) {
+                continue;
+            }
+            let due = at.saturating_add(limit_ms);
+            if due <= now_ms {
+                silent.push((id, now_ms - at));
+            } else {
+                next = Some(next.map_or(due, |n| n.min(due)));
+            }
+        }
+        silent.sort_unstable();
+        (silent, next)
+    }
+
+    /// The AM gave up on a live executor (it went silent): it is gone now for the driver
+    /// and the API, with `reason`, not counted against the app; its container's completion,
+    /// when YARN reports it, changes nothing more. `container`: the tracker's.
+    pub fn declare_lost(&mut self, id: ExecutorId, container: &str, reason: &str) {
+        self.exited(id, container, None, reason.to_string(), false);
+    }
+
+    /// Launch failed before the container ran anything.
+    /// `released`: the AM had already given the container back (a kill while it was
+    /// starting); its launch failing then is our doing, so it does not count against the app.
+    pub fn launch_failed(&mut self, id: ExecutorId, container: &str, error: &str, released: bool) {
+        self.exited(
+            id,
+            container,
+            None,
+            format!("launch failed: {error}"),
+            !released,
+        );
+    }
+
+    /// YARN reported executor `id`'s container completed; `released`: the AM had given it
+    /// back (the tracker's), so whatever the status says, it does not count against the app.
+    pub fn completed(
+        &mut self,
+        id: ExecutorId,
+        container: &str,
+        exit_status: i32,
+        diagnostics: &str,
+        released: bool,
+    ) {
+        let (reason, counts) = if released {
+            (RELEASED_REASON.to_string(), false)
+        } else {
+            let v = classify(exit_status, diagnostics);
+            (v.reason, v.counts_against_app)
+        };
+        self.exited(id, container, Some(exit_status), reason, counts);
+    }
+
+    fn exited(
+        &mut self,
+        id: ExecutorId,
+        container: &str,
+        status: Option<i32>,
+        reason: String,
+        counts: bool,
+    ) {
+        let Some(Record::Live(p)) = self.executors.get(&id) else {
+            return;
+        };
+        let executor = ExecutorView {
+            id,
+            container_id: container.to_string(),
+            host: p.host.clone(),
+            rack: p.rack.clone(),
+            locality: p.locality,
+            state: ExecutorState::Exited,
+            exit_status: status,
+            reason: Some(reason),
+            counts_against_app: Some(counts),
+        };
+        self.executors
+            .insert(id, Record::Exited(Arc::new(executor.clone())));
+        self.last_heard.remove(&id);
+        if counts {
+            self.failures = self.failures.saturating_add(1);
+        }
+        self.exits.push(id);
+        self.finished.push_back(id);
+        self.changed(id);
+        self.emit(ExecutorEvent::Removed { executor });
+        self.forget_oldest_finished();
+    }
+
+    /// Drops the oldest finished executors beyond [`FINISHED_KEPT`], keeping the failure
+    /// count exact. A late duplicate completion of a forgotten container is then ignored,
+    /// as for any unknown container.
+    fn forget_oldest_finished(&mut self) {
+        while self.finished.len() > FINISHED_KEPT {
+            let Some(id) = self.finished.pop_front() else {
+                break;
+            };
+            if self.executors.remove(&id).is_some() {
+                self.retention.forgotten += 1;
+                self.changed(id);
+            }
+        }
+    }
+
+    /// The executors that exited since the last call, in the order they did, each once.
+    pub fn take_exits(&mut self) -> Vec<ExecutorId> {
+        std::mem::take(&mut self.exits)
+    }
+
+    /// What the registry has forgotten, for the API's answer about an old executor.
+    pub fn retention(&self) -> Retention {
+        self.retention
+    }
+
+    /// Every executor kept, by id, live ones with the container and phase the tracker
+    /// (`allocator`) has for them: the list last published when nothing changed since,
+    /// else one that shares the chunks nothing changed in with it, and the views of the
+    /// executors that did not change.
+    pub fn views(&mut self, allocator: &Allocator) -> Listed<ExecutorView> {
+        self.views_with(|id| Held::of(allocator, id))
+    }
+
+    fn views_with<'a>(
+        &mut self,
+        held: impl Fn(ExecutorId) -> Option<Held<'a>>,
+    ) -> Listed<ExecutorView> {
+        if let Some(listed) = &self.listed {
+            return listed.clone();
+        }
+        let size = LISTED_CHUNK as u64;
+        let stale = std::mem::take(&mut self.stale);
+        let mut chunks: Vec<u64> = stale.iter().map(|id| id.get() / size).collect();
+        chunks.dedup();
+        for k in chunks {
+            let ids = ExecutorId::new(k * size)..ExecutorId::new((k + 1) * size);
+            let old = self.chunks.remove(&k);
+            let mut old = old.iter().flat_map(|c| c.iter()).peekable();
+            let chunk: Arc<[Arc<ExecutorView>]> = self
+                .executors
+                .range(ids)
+                .map(|(&id, r)| {
+                    while old.next_if(|v| v.id < id).is_some() {}
+                    match r {
+                        Record::Exited(v) => v.clone(),
+                        Record::Live(p) => match old.peek() {
+                            Some(v) if v.id == id && !stale.contains(&id) => (*v).clone(),
+                            _ => Arc::new(match held(id) {
+                                Some(h) => render(id, p, h),
+                                // The tracker knows every live executor (the pool's
+                                // property test checks it); shown as starting otherwise.
+                                None => render(
+                                    id,
+                                    p,
+                                    Held {
+                                        container: "",
+                                        phase: Phase::Starting,
+                                    },
+                                ),
+                            }),
+                        },
+                    }
+                })
+                .collect();
+            if !chunk.is_empty() {
+                self.chunks.insert(k, chunk);
+            }
+        }
+        let listed = Listed::from_chunks(self.chunks.values().cloned());
+        self.listed = Some(listed.clone());
+        listed
+    }
+
+    /// An exited executor's view, if it is kept.
+    pub fn exited_view(&self, id: ExecutorId) -> Option<&ExecutorView> {
+        match self.executors.get(&id)? {
+            Record::Exited(v) => Some(v),
+            Record::Live(_) => None,
+        }
+    }
+
+    /// The exited executors kept, by id.
+    pub fn exited_views(&self) -> impl DoubleEndedIterator<Item = &ExecutorView> {
+        self.executors.values().filter_map(|r| match r {
+            Record::Exited(v) => Some(&**v),
+            Record::Live(_) => None,
+        })
+    }
+
+    pub fn recent(&mut self) -> Listed<ExecutorEvent> {
+        self.listed_recent
+            .get_or_insert_with(|| self.recent.iter().cloned().collect())
+            .clone()
+    }
+
+    /// Every executor failure that counted against the app, forgotten ones included.
+    pub fn counts_against_app(&self) -> u32 {
+        self.failures
+    }
+}
+
+/// The reason an executor whose container the AM gave back exited with.
+pub const RELEASED_REASON: &str = "released by the AM (killed by the driver)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(n: u64) -> ExecutorId {
+        ExecutorId::new(n)
+    }
+
+    type Kept = HashMap<ExecutorId, (String, Phase, bool)>;
+
+    fn held(kept: &Kept, id: ExecutorId) -> Option<Held<'_>> {
+        kept.get(&id).map(|(c, phase, _)| Held {
+            container: c,
+            phase: *phase,
+        })
+    }
+
+    /// The registry with a stand-in for the tracker: each executor's container and phase,
+    /// and whether the AM gave it back, until its container completes.
+    struct Fixture {
+        r: Registry,
+        held: Kept,
+    }
+
+    impl Fixture {
+        fn new(tx: broadcast::Sender<ExecutorEvent>) -> Self {
+            Fixture {
+                r: Registry::new(tx),
+                held: HashMap::new(),
+            }
+        }
+
+        fn held(&self, id: ExecutorId) -> Option<Held<'_>> {
+            held(&self.held, id)
+        }
+
+        fn launching(&mut self, id: ExecutorId, c: &str, host: &str, rack: &str, at: MatchLevel) {
+            self.held
+                .insert(id, (c.to_string(), Phase::Starting, false));
+            let held = held(&self.held, id).unwrap();
+            self.r.launching(id, host, rack, at, held);
+        }
+
+        fn running(&mut self, id: ExecutorId) {
+            let Some(h) = self.held.get_mut(&id) else {
+                return;
+            };
+            if h.1 == Phase::Starting {
+                h.1 = Phase::Running;
+                let held = held(&self.held, id).unwrap();
+                self.r.running(id, held);
+            }
+        }
+
+        fn released(&mut self, id: ExecutorId) {
+            if let Some(h) = self.held.get_mut(&id) {
+                h.2 = true;
+            }
+        }
+
+        fn completed(&mut self, id: ExecutorId, status: i32, diagnostics: &str) {
+            if let Some((c, _, released)) = self.held.remove(&id) {
+                self.r.completed(id, &c, status, diagnostics, released);
+            }
+        }
+
+        /// As the pool: the registry hears whether the container was already being given
+        /// back before the tracker marks it so.
+        fn launch_failed(&mut self, id: ExecutorId, error: &str) {
+            if let Some((c, _, released)) = self.held.get_mut(&id).map(|h| {
+                let before = h.clone();
+                h.2 = true;
+                before
+            }) {
+                self.r.launch_failed(id, &c, error, released);
+            }
+        }
+
+        fn views(&mut self) -> Listed<ExecutorView> {
+            let kept = &self.held;
+            self.r.views_with(|id| held(kept, id))
+        }
+
+        /// The list rendered from scratch from the records and the tracker's stand-in.
+        fn rebuilt(&self) -> Vec<ExecutorView> {
+            self.r
+                .executors
+                .iter()
+                .map(|(&id, r)| match r {
+                    Record::Exited(v) => (**v).clone(),
+                    Record::Live(p) => render(id, p, self.held(id).unwrap()),
+                })
+                .collect()
+        }
+    }
+
+    /// A long app: 10,000 executors come and go (every third one crashes) while a few stay
+    /// live throughout. Only the last FINISHED_KEPT finished ones are kept, the live ones
+    /// always, and the failure count stays exact.
+    #[test]
+    fn ten_thousand_lifecycles_keep_a_bounded_history() {
+        let (tx, _rx) = broadcast::channel(16);
+        let mut f = Fixture::new(tx);
+        for id in 1..=3 {
+            f.launching(e(id), &format!("live{id}"), "nm1", "/r", MatchLevel::Node);
+            f.running(e(id));
+        }
+        let mut crashes = 0;
+        for id in 4..10_004u64 {
+            let c = format!("c{id}");
+            f.launching(e(id), &c, "nm2", "/r", MatchLevel::Any);
+            f.running(e(id));
+            if id % 3 == 0 {
+                crashes += 1;
+                f.completed(e(id), 1, "Exception from container-launch");
+            } else {
+                f.released(e(id));
+                f.completed(e(id), -105, "killed");
+            }
+            let finished = (id - 3) as usize;
+            assert_eq!(f.r.executors.len(), 3 + finished.min(FINISHED_KEPT));
+            assert_eq!(f.r.counts_against_app(), crashes);
+        }
+        assert_eq!(f.r.recent().len(), RECENT_EVENTS);
+        assert_eq!(f.r.live_ids().collect::<Vec<_>>(), [e(1), e(2), e(3)]);
+        let views = f.views();
+        // The kept finished executors are the newest ones.
+        assert_eq!(views[3].id, e(10_004 - FINISHED_KEPT as u64));
+        assert_eq!(views[0].container_id, "live1");
+        assert_eq!(
+            views[3].container_id,
+            format!("c{}", 10_004 - FINISHED_KEPT)
+        );
+        let ret = f.r.retention();
+        assert_eq!(ret.forgotten, 10_000 - FINISHED_KEPT as u64);
+        assert_eq!(ret.last_id, e(10_003));
+        assert!(ret.forgot(e(4)) && !ret.forgot(e(10_004)));
+        // A late second completion of a forgotten executor is ignored.
+        f.r.completed(e(4), "c4", 1, "again", false);
+        assert_eq!(f.r.counts_against_app(), crashes);
+        assert_eq!(f.views().len(), 3 + FINISHED_KEPT);
+    }
+
+    /// A container the driver killed while it was starting, whose launch then fails (the
+    /// RM killed it under the launcher): our doing, not the app's failure.
+    #[test]
+    fn a_failed_launch_of_a_container_given_back_does_not_count() {
+        let (tx, _rx) = broadcast::channel(16);
+        let mut f = Fixture::new(tx);
+        f.launching(e(1), "c1", "nm1", "/rack1", MatchLevel::Node);
+        f.launching(e(2), "c2", "nm2", "/rack1", MatchLevel::Node);
+        f.released(e(1));
+        f.launch_failed(e(1), "container killed");
+        f.launch_failed(e(2), "refused");
+        let v = f.views();
+        assert_eq!(v[0].counts_against_app, Some(false));
+        assert_eq!(v[1].counts_against_app, Some(true));
+        assert_eq!(f.r.counts_against_app(), 1);
+    }
+
+    #[test]
+    fn lifecycle_released_vs_failed() {
+        let (tx, mut rx) = broadcast::channel(16);
+        let mut f = Fixture::new(tx);
+        f.launching(e(1), "c1", "nm1", "/rack1", MatchLevel::Node);
+        f.launching(e(2), "c2", "nm3", "/rack2", MatchLevel::Any);
+        f.running(e(1));
+        f.running(e(2));
+        assert_eq!(f.r.live_host(e(2)), Some("nm3"));
+        assert_eq!(f.r.live_host(e(9)), None);
+        f.released(e(1));
+        // Given back, not yet reported completed: still live.
+        assert!(f.r.is_live(e(1)));
+        f.completed(e(1), -105, "Container killed by the ApplicationMaster.");
+        f.completed(e(2), 1, "Exception from container-launch");
+        let v = f.views();
+        assert_eq!(
+            v[0].reason.as_deref(),
+            Some("released by the AM (killed by the driver)")
+        );
+        assert_eq!(v[0].counts_against_app, Some(false));
+        assert_eq!(v[0].container_id, "c1");
+        assert_eq!(v[1].exit_status, Some(1));
+        assert_eq!(v[1].counts_against_app, Some(true));
+        assert_eq!(v[1].locality, Locality::Any);
+        assert_eq!(f.r.counts_against_app(), 1);
+        assert!(!f.r.is_live(e(2)));
+        assert_eq!(f.r.live_host(e(2)), None);
+        let names: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|e| e.name())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "executor_added",
+                "executor_added",
+                "executor_updated",
+                "executor_updated",
+                "executor_removed",
+                "executor_removed"
+            ]
+        );
+        // A second completion report for the same executor changes nothing.
+        f.r.completed(e(2), "c2", 0, "", false);
+        assert_eq!(f.views()[1].exit_status, Some(1));
+    }
+
+    /// One step of a random executor history.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Launch,
+        Run(usize),
+        Release(usize),
+        Complete(usize, i32),
+        LaunchFailed(usize),
+        Publish,
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => Just(Step::Launch),
+            2 => any::<usize>().prop_map(Step::Run),
+            1 => any::<usize>().prop_map(Step::Release),
+            2 => (any::<usize>(), prop_oneof![Just(0), Just(1), Just(-105), Just(143)])
+                .prop_map(|(i, s)| Step::Complete(i, s)),
+            1 => any::<usize>().prop_map(Step::LaunchFailed),
+            2 => Just(Step::Publish),
+        ]
+    }
+
+    proptest::proptest! {
+        /// After any history, what the registry publishes equals a list rendered from
+        /// scratch from its records and the tracker's containers and phases, the failure
+        /// count kept on each exit equals a recount (every exit that counted, forgotten or
+        /// not), and a list published earlier still shows the executors as they were then.
+        #[test]
+        fn published_lists_equal_a_rebuild(steps in proptest::collection::vec(step(), 0..300)) {
+            let (tx, _rx) = broadcast::channel(16);
+            let mut f = Fixture::new(tx);
+            let mut launched = 0u64;
+            let mut earlier: Option<(Listed<ExecutorView>, Vec<ExecutorView>)> = None;
+            for s in steps {
+                let x = |i: usize| e(i as u64 % launched.max(1) + 1);
+                match s {
+                    Step::Launch => {
+                        launched += 1;
+                        f.launching(e(launched), &format!("c{launched}"), "nm1", "/r", MatchLevel::Node);
+                    }
+                    Step::Run(i) => f.running(x(i)),
+                    Step::Release(i) => f.released(x(i)),
+                    Step::Complete(i, status) => f.completed(x(i), status, "diagnostics"),
+                    Step::LaunchFailed(i) => f.launch_failed(x(i), "refused"),
+                    Step::Publish => {
+                        if let Some((list, was)) = &earlier {
+                            let now: Vec<ExecutorView> = list.iter().map(|e| (**e).clone()).collect();
+                            proptest::prop_assert_eq!(&now, was);
+                        }
+                        let list = f.views();
+                        let was = list.iter().map(|e| (**e).clone()).collect();
+                        earlier = Some((list, was));
+                    }
+                }
+                let rebuilt = f.rebuilt();
+                let published: Vec<ExecutorView> = f.views().iter().map(|e| (**e).clone()).collect();
+                proptest::prop_assert_eq!(published, rebuilt);
+                let recent: Vec<ExecutorEvent> = f.r.recent.iter().map(|e| (**e).clone()).collect();
+                let published: Vec<ExecutorEvent> = f.r.recent().iter().map(|e| (**e).clone()).collect();
+                proptest::prop_assert_eq!(published, recent);
+                // Fewer than FINISHED_KEPT executors finish here, so none is forgotten and
+                // the recount is over the records (`ten_thousand_lifecycles...` covers
+                // forgetting).
+                let kept = f.r.exited_views().filter(|e| e.counts_against_app == Some(true)).count() as u32;
+                proptest::prop_assert_eq!(f.r.counts_against_app(), kept);
+            }
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The sans-IO core: every decision yarn-am makes, as plain data in and data out. No
+//! sockets, no clock reads, no tasks: the shells (`am`, `executor`, `submit`) feed it
+//! inputs with the time they happened and carry out what it returns.
+
+pub mod allocator;
+pub mod am;
+pub mod demand;
+pub mod driver;
+pub mod ids;
+pub mod inputs;
+pub mod request_book;
+pub mod topology;

@@ -1,0 +1,379 @@
+//! The driver API: how any driver tells the AM what it wants and watches what it gets.
+//!
+//! HTTP/JSON (axum). The API holds no allocator state of its own: writes become [`Command`]s
+//! on a channel that the AM loop consumes between heartbeats, and reads serve the latest
+//! [`StateView`] the loop published. So data flows one way (driver -> AM loop -> allocator)
+//! and a slow or broken client can never block the heartbeat.
+
+mod auth;
+mod page;
+mod poll;
+mod server;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{middleware, Json, Router};
+use futures_util::{Stream, StreamExt};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+use tokio_stream::wrappers::BroadcastStream;
+
+use crate::protocol::driver_api::{
+    ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, PollReply,
+    PollRequest, StateView,
+};
+pub use auth::new_secret;
+
+/// What the API asks of the AM loop.
+#[derive(Debug)]
+pub enum Command {
+    SetDemand(Demand),
+    Kill {
+        executor_ids: Vec<String>,
+        reply: oneshot::Sender<KillOutcome>,
+    },
+    /// End the application: unregister with this status and stop.
+    Finish(FinishRequest),
+    /// An executor of the embedded driver reports results and asks for work.
+    ExecutorPoll {
+        request: PollRequest,
+        reply: oneshot::Sender<PollReply>,
+    },
+}
+
+/// The AM loop's end of the API.
+pub struct ApiHandle {
+    pub commands: mpsc::Receiver<Command>,
+    pub state: watch::Sender<Arc<StateView>>,
+    pub events: broadcast::Sender<ExecutorEvent>,
+}
+
+/// The HTTP side's end, cloned into every handler.
+#[derive(Clone)]
+pub struct Shared {
+    secret: Arc<str>,
+    /// Checks executors' signed polls (keys derived from `secret`; see `poll_auth`).
+    executors: Arc<std::sync::Mutex<crate::protocol::poll::Verifier>>,
+    commands: mpsc::Sender<Command>,
+    state: watch::Receiver<Arc<StateView>>,
+    events: broadcast::Sender<ExecutorEvent>,
+    /// Turns true when the server stops; ends the event streams.
+    closing: Arc<watch::Sender<bool>>,
+    /// The tracking page as last rendered.
+    page: Arc<page::PageCache>,
+}
+
+/// Makes both ends. `secret` guards every `/v1` route and `/metrics` (Bearer), except the
+/// executors' poll, which each executor signs with its own key derived from it.
+pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
+    let (cmd_tx, cmd_rx) = mpsc::channel(64);
+    let (state_tx, state_rx) = watch::channel(Arc::new(initial));
+    let (events_tx, _) = broadcast::channel(1024);
+    (
+        Shared {
+            secret: secret.into(),
+            executors: Arc::new(std::sync::Mutex::new(crate::protocol::poll::Verifier::new(
+                secret.as_bytes(),
+            ))),
+            commands: cmd_tx,
+            state: state_rx,
+            events: events_tx.clone(),
+            closing: Arc::new(watch::channel(false).0),
+            page: Arc::default(),
+        },
+        ApiHandle {
+            commands: cmd_rx,
+            state: state_tx,
+            events: events_tx,
+        },
+    )
+}
+
+pub(crate) fn error(
+    status: StatusCode,
+    message: impl Into<String>,
+) -> (StatusCode, Json<ApiError>) {
+    (
+        status,
+        Json(ApiError {
+            error: message.into(),
+        }),
+    )
+}
+
+/// Parses a JSON body ourselves so that the 400 names the field that was wrong.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+) -> Result<T, (StatusCode, Json<ApiError>)> {
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            String::new()
+        } else {
+            format!(" at `{path}`")
+        };
+        error(
+            StatusCode::BAD_REQUEST,
+            format!("malformed request{at}: {}", e.inner()),
+        )
+    })
+}
+
+pub fn router(shared: Shared) -> Router {
+    let private = Router::new()
+        .route("/v1/demand", post(post_demand))
+        .route("/v1/executors/kill", post(post_kill))
+        .route("/v1/finish", post(post_finish))
+        .route("/v1/job", get(get_job))
+        .route("/v1/executors", get(get_executors))
+        .route("/v1/executors/{id}/loss-reason", get(get_loss_reason))
+        .route("/v1/events", get(get_events))
+        .route("/v1/state", get(get_state))
+        .route("/metrics", get(get_metrics))
+        .route_layer(middleware::from_fn_with_state(
+            shared.clone(),
+            auth::require_secret,
+        ));
+    Router::new()
+        .route("/", get(get_page))
+        // Executors sign their polls with their own keys instead (see `poll`).
+        .route(poll::PATH, post(poll::post_poll))
+        .merge(private)
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
+        .with_state(shared)
+}
+
+/// Serves until `shutdown` resolves, within the limits of [`server`].
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Shared,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let closing = shared.closing.clone();
+    let limits = server::Limits::for_this_process();
+    server::run(listener, router(shared), limits, async move {
+        shutdown.await;
+        closing.send_replace(true);
+    })
+    .await
+}
+
+fn snapshot(shared: &Shared) -> Arc<StateView> {
+    shared.state.borrow().clone()
+}
+
+async fn send(shared: &Shared, cmd: Command) -> Result<(), (StatusCode, Json<ApiError>)> {
+    // The loop drains this channel every round; a full channel means it is stuck or gone.
+    match tokio::time::timeout(Duration::from_secs(5), shared.commands.send(cmd)).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the ApplicationMaster is not taking commands (shutting down?)",
+        )),
+    }
+}
+
+async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let demand: Demand = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => return e.into_response(),
+    };
+    if demand.host_to_local_task_count.keys().any(|h| h.is_empty()) {
+        return error(StatusCode::BAD_REQUEST, "host names must not be empty").into_response();
+    }
+    if demand.excluded_hosts.iter().any(|h| h.trim().is_empty()) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "excluded_hosts must not contain empty host names",
+        )
+        .into_response();
+    }
+    match send(&shared, Command::SetDemand(demand.clone())).await {
+        Ok(()) => (StatusCode::ACCEPTED, Json(demand)).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// How long a call waits for the AM loop's reply (the loop may be in an RM call).
+const ASK_TIMEOUT: Duration = if cfg!(test) {
+    Duration::from_millis(300)
+} else {
+    Duration::from_secs(10)
+};
+
+/// Sends a command that carries a reply channel and answers with what the loop replies.
+pub(crate) async fn ask<R: serde::Serialize>(
+    shared: &Shared,
+    make: impl FnOnce(oneshot::Sender<R>) -> Command,
+    what: &str,
+) -> Response {
+    let (reply, rx) = oneshot::channel();
+    if let Err(e) = send(shared, make(reply)).await {
+        return e.into_response();
+    }
+    let mut rx = rx;
+    let answer = match tokio::time::timeout(ASK_TIMEOUT, &mut rx).await {
+        Ok(r) => r.ok(),
+        Err(_) => {
+            // Closing first makes the loop's late `send` fail rather than vanish unseen; a
+            // reply that got in before the close is still delivered. (A poll reply lost
+            // here is found on the executor's next poll: see `am::deliveries`.)
+            rx.close();
+            rx.try_recv().ok()
+        }
+    };
+    match answer {
+        Some(r) => Json(r).into_response(),
+        None => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the ApplicationMaster did not answer the {what}"),
+        )
+        .into_response(),
+    }
+}
+
+async fn post_kill(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    match parse::<KillRequest>(&body) {
+        Ok(req) => {
+            let make = |reply| Command::Kill {
+                executor_ids: req.executor_ids,
+                reply,
+            };
+            ask(&shared, make, "kill request").await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn post_finish(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let req: FinishRequest = match parse(&body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    match send(&shared, Command::Finish(req.clone())).await {
+        Ok(()) => (StatusCode::ACCEPTED, Json(req)).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Answers with `value` as JSON, encoded on a blocking thread: the job report lists every
+/// task (100,000 take tens of milliseconds), and the AM loop shares the runtime's workers.
+async fn json_off_runtime<T: serde::Serialize + Send + 'static>(value: T) -> Response {
+    match tokio::task::spawn_blocking(move || serde_json::to_vec(&value)).await {
+        Ok(Ok(body)) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        _ => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the reply could not be encoded",
+        )
+        .into_response(),
+    }
+}
+
+async fn get_job(State(shared): State<Shared>) -> Response {
+    match &snapshot(&shared).job {
+        Some(job) => json_off_runtime(job.clone()).await,
+        None => error(
+            StatusCode::NOT_FOUND,
+            "this application runs no embedded job",
+        )
+        .into_response(),
+    }
+}
+
+async fn get_executors(State(shared): State<Shared>) -> Response {
+    json_off_runtime(snapshot(&shared).executors.clone()).await
+}
+
+async fn get_loss_reason(State(shared): State<Shared>, Path(id): Path<String>) -> Response {
+    let state = snapshot(&shared);
+    let known = id.parse().ok();
+    match known.and_then(|n| state.executor(n)) {
+        Some(e) => Json(serde_json::json!({
+            "id": e.id,
+            "state": e.state,
+            "exit_status": e.exit_status,
+            "reason": e.reason,
+            "counts_against_app": e.counts_against_app,
+        }))
+        .into_response(),
+        None if known.is_some_and(|n| state.retention.forgot(n)) => error(
+            StatusCode::NOT_FOUND,
+            format!(
+                "executor {id} is forgotten: only the last {} finished executors are kept",
+                state.retention.finished_kept
+            ),
+        )
+        .into_response(),
+        None => error(StatusCode::NOT_FOUND, format!("no executor {id:?}")).into_response(),
+    }
+}
+
+async fn get_state(State(shared): State<Shared>) -> Response {
+    json_off_runtime(snapshot(&shared)).await
+}
+
+/// One server-sent event: its name and JSON data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SseItem {
+    name: &'static str,
+    data: String,
+}
+
+/// Executor events as SSE items. A client too slow to keep up with the AM (more than the
+/// channel holds behind) is not waited for: it gets a `lagged` event saying how many it
+/// missed (`GET /v1/state` has the full picture) and the stream goes on from the oldest
+/// event still held. The stream ends when `closing` turns true (the server is stopping),
+/// so an open stream does not hold up the AM's shutdown.
+fn sse_items(
+    events: broadcast::Receiver<ExecutorEvent>,
+    mut closing: watch::Receiver<bool>,
+) -> impl Stream<Item = SseItem> {
+    let closed = async move {
+        let _ = closing.wait_for(|c| *c).await;
+    };
+    BroadcastStream::new(events)
+        .filter_map(|msg| async move {
+            match msg {
+                Ok(ev) => Some(SseItem {
+                    name: ev.name(),
+                    data: serde_json::to_string(&ev).ok()?,
+                }),
+                Err(BroadcastStreamRecvError::Lagged(missed)) => Some(SseItem {
+                    name: "lagged",
+                    data: serde_json::json!({ "missed": missed }).to_string(),
+                }),
+            }
+        })
+        .take_until(closed)
+}
+
+async fn get_events(
+    State(shared): State<Shared>,
+) -> Sse<impl Stream<Item = Result<Event, std::convert::Infallible>>> {
+    let items = sse_items(shared.events.subscribe(), shared.closing.subscribe());
+    let stream = items.map(|i| Ok(Event::default().event(i.name).data(i.data)));
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+async fn get_metrics(State(shared): State<Shared>) -> Response {
+    let text = page::metrics(&snapshot(&shared));
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+async fn get_page(State(shared): State<Shared>) -> Html<axum::body::Bytes> {
+    Html(
+        shared
+            .page
+            .get(&snapshot(&shared), std::time::Instant::now()),
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,546 @@
+//! Human and machine views of the state: the tracking page (HTML, reached through the RM's
+//! web proxy) and Prometheus metrics.
+//!
+//! The page needs no secret, so it is cheap by construction: lists are cut to their first
+//! rows and the rendered page is shared by all requests for up to [`REBUILD_EVERY`]
+//! ([`PageCache`]).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use crate::core::driver::report::ReportView;
+use axum::body::Bytes;
+
+use crate::protocol::driver_api::{ExecutorState, Locality, StateView};
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn locality(l: Locality) -> &'static str {
+    match l {
+        Locality::Node => "node",
+        Locality::Rack => "rack",
+        Locality::Any => "any",
+    }
+}
+
+/// Executor rows the page shows (live ones first); the whole list is at `GET /v1/executors`.
+const PAGE_EXECUTORS: usize = 200;
+/// Hosts the per-host table shows.
+const PAGE_HOSTS: usize = 200;
+/// Task rows the page shows; the whole list is at `GET /v1/job`.
+const PAGE_TASKS: usize = 200;
+/// Executor samples the page's summary JSON keeps (the latest ones).
+const PAGE_SAMPLES: usize = 100;
+/// How often the page may be rebuilt at most: between rebuilds every request is served the
+/// same rendered bytes, so unauthenticated page loads cost the AM nothing that grows with
+/// the number of executors or tasks.
+pub const REBUILD_EVERY: Duration = Duration::from_secs(1);
+
+/// The rendered tracking page, rebuilt when the state changed and the last build is older
+/// than [`REBUILD_EVERY`]. The page is reachable without the secret (the RM's proxy links
+/// to it), so what one request costs must not grow with the job: a build renders at most
+/// a fixed number of rows, and builds are rate-limited.
+#[derive(Default)]
+pub struct PageCache {
+    built: Mutex<Option<Built>>,
+}
+
+struct Built {
+    /// The state it was rendered from; weak, so an old state is not kept alive, yet its
+    /// address cannot be reused by a newer one while this is held.
+    from: Weak<StateView>,
+    at: Instant,
+    page: Bytes,
+}
+
+/// Whether a page built `age` ago is still served: always for the state it was built
+/// from, and for a newer state until it is [`REBUILD_EVERY`] old.
+fn still_fresh(same_state: bool, age: Duration) -> bool {
+    same_state || age < REBUILD_EVERY
+}
+
+impl PageCache {
+    /// The page for `state` at `now`.
+    pub fn get(&self, state: &Arc<StateView>, now: Instant) -> Bytes {
+        // A panic while rendering poisons the lock; the cache is still sound.
+        let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = built.as_ref() {
+            let same = Weak::ptr_eq(&b.from, &Arc::downgrade(state));
+            if still_fresh(same, now.saturating_duration_since(b.at)) {
+                return b.page.clone();
+            }
+        }
+        let page = Bytes::from(html(state));
+        *built = Some(Built {
+            from: Arc::downgrade(state),
+            at: now,
+            page: page.clone(),
+        });
+        page
+    }
+}
+
+/// The page for one state: summaries in full, lists cut to their first rows.
+pub fn html(s: &StateView) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>yarn-am {id}</title>\
+         <meta http-equiv=\"refresh\" content=\"5\">\
+         <style>body{{font-family:sans-serif;margin:1.5em}}table{{border-collapse:collapse}}\
+         td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}</style></head><body>\
+         <h1>yarn-am — {id}</h1>",
+        id = esc(&s.app_id)
+    );
+    let d = &s.demand;
+    let _ = write!(
+        out,
+        "<h2>Demand</h2><p>target executors <b>{}</b>, locality-aware tasks {}, hosts {}, excluded {}</p>\
+         <h2>Requests and executors</h2><p>pending: {} with locality, {} any-host; \
+         starting {}, running {}, executor failures {}</p>",
+        d.target_executors,
+        d.locality_aware_tasks,
+        d.host_to_local_task_count.len(),
+        d.excluded_hosts.len(),
+        s.pending.locality,
+        s.pending.any_host,
+        s.starting,
+        s.running,
+        s.executor_failures
+    );
+    // Per host and rack: how many live executors, at which matched level.
+    let mut per_host: BTreeMap<(&str, &str), [u32; 3]> = BTreeMap::new();
+    for e in s
+        .executors
+        .iter()
+        .filter(|e| e.state != ExecutorState::Exited)
+    {
+        let slot = per_host.entry((&e.rack, &e.host)).or_default();
+        slot[e.locality as usize] += 1;
+    }
+    out.push_str("<h2>Executors per host</h2><table><tr><th>rack</th><th>host</th><th>node-local</th><th>rack-local</th><th>any</th></tr>");
+    for ((rack, host), c) in per_host.iter().take(PAGE_HOSTS) {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(rack),
+            esc(host),
+            c[0],
+            c[1],
+            c[2]
+        );
+    }
+    out.push_str("</table>");
+    more(
+        &mut out,
+        per_host.len(),
+        PAGE_HOSTS,
+        "hosts",
+        "GET /v1/executors",
+    );
+    out.push_str("<h2>Executors</h2><table><tr><th>id</th><th>container</th><th>host</th><th>level</th><th>state</th><th>exit</th><th>reason</th></tr>");
+    let live = s
+        .executors
+        .iter()
+        .filter(|e| e.state != ExecutorState::Exited);
+    let exited = s
+        .executors
+        .iter()
+        .filter(|e| e.state == ExecutorState::Exited);
+    for e in live.chain(exited).take(PAGE_EXECUTORS) {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:?}</td><td>{}</td><td>{}</td></tr>",
+            e.id,
+            esc(&e.container_id),
+            esc(&e.host),
+            locality(e.locality),
+            e.state,
+            e.exit_status.map(|x| x.to_string()).unwrap_or_default(),
+            esc(e.reason.as_deref().unwrap_or(""))
+        );
+    }
+    out.push_str("</table>");
+    more(
+        &mut out,
+        s.executors.len(),
+        PAGE_EXECUTORS,
+        "executors",
+        "GET /v1/executors",
+    );
+    out.push_str("<h2>Recent events</h2><ul>");
+    for ev in s.recent_events.iter().rev() {
+        let e = ev.executor();
+        let _ = write!(
+            out,
+            "<li>{} {} on {} ({:?}){}</li>",
+            ev.name(),
+            e.id,
+            esc(&e.host),
+            e.state,
+            e.reason
+                .as_deref()
+                .map(|r| format!(": {}", esc(r)))
+                .unwrap_or_default()
+        );
+    }
+    out.push_str("</ul>");
+    if let Some(job) = &s.job {
+        job_html(&mut out, job);
+    }
+    out.push_str("</body></html>");
+    out
+}
+
+/// "N more <what>: see <whence>" when a list was cut at `shown`.
+fn more(out: &mut String, total: usize, shown: usize, what: &str, whence: &str) {
+    if total > shown {
+        let _ = write!(out, "<p>{} more {what}: see {whence}</p>", total - shown);
+    }
+}
+
+fn task_locality(l: crate::core::driver::Locality) -> &'static str {
+    use crate::core::driver::Locality as L;
+    match l {
+        L::NodeLocal => "NODE_LOCAL",
+        L::NoPref => "NO_PREF",
+        L::RackLocal => "RACK_LOCAL",
+        L::Any => "ANY",
+    }
+}
+
+/// The embedded driver's job: summary (with only the latest executor samples), its JSON,
+/// and the last finished attempt of the first tasks. Reads the shared report: no task
+/// record is copied or turned into JSON.
+fn job_html(out: &mut String, job: &ReportView) {
+    let mut summary = job.brief();
+    let samples = &mut summary.executors_over_time;
+    samples.drain(..samples.len().saturating_sub(PAGE_SAMPLES));
+    let state = match (&summary.failure, summary.succeeded) {
+        (Some(_), _) => "failed",
+        (None, true) => "succeeded",
+        (None, false) => "running",
+    };
+    let l = &summary.by_locality;
+    let _ = write!(
+        out,
+        "<h2>Job {name}</h2><p>{state}: {ok}/{total} tasks succeeded in {secs:.1} s{failure}</p>\
+         <p>tasks by locality: NODE_LOCAL {nl}, NO_PREF {np}, RACK_LOCAL {rl}, ANY {any}</p>",
+        name = esc(&summary.name),
+        ok = summary.tasks_succeeded,
+        total = summary.tasks_total,
+        secs = summary.wall_time_ms as f64 / 1000.0,
+        failure = summary
+            .failure
+            .as_deref()
+            .map(|f| format!(" ({})", esc(f)))
+            .unwrap_or_default(),
+        nl = l.node_local,
+        np = l.no_pref,
+        rl = l.rack_local,
+        any = l.any,
+    );
+    let _ = write!(
+        out,
+        "<h3>Summary JSON</h3><pre>{}</pre>",
+        esc(&serde_json::to_string(&summary).unwrap_or_default())
+    );
+    out.push_str(
+        "<h3>Tasks</h3><table><tr><th>task</th><th>executor</th><th>host</th>\
+         <th>locality</th><th>attempts</th><th>duration</th><th>exit</th></tr>",
+    );
+    for t in job.tasks().take(PAGE_TASKS) {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} s</td><td>{}</td></tr>",
+            esc(&t.task_id),
+            t.executor_id,
+            esc(&t.host),
+            task_locality(t.locality),
+            t.attempts,
+            t.duration_ms as f64 / 1000.0,
+            t.exit_code
+        );
+    }
+    out.push_str("</table>");
+    more(out, job.tasks_listed(), PAGE_TASKS, "tasks", "GET /v1/job");
+}
+
+pub fn metrics(s: &StateView) -> String {
+    let mut out = String::new();
+    let mut gauge = |name: &str, help: &str, samples: &[(&str, u64)]| {
+        let _ = writeln!(
+            out,
+            "# HELP yarn_am_{name} {help}\n# TYPE yarn_am_{name} gauge"
+        );
+        for (labels, v) in samples {
+            let _ = writeln!(out, "yarn_am_{name}{labels} {v}");
+        }
+    };
+    gauge(
+        "target_executors",
+        "Executors the driver wants.",
+        &[("", s.demand.target_executors.into())],
+    );
+    gauge(
+        "executors",
+        "Executors by state.",
+        &[
+            ("{state=\"starting\"}", s.starting.into()),
+            ("{state=\"running\"}", s.running.into()),
+        ],
+    );
+    gauge(
+        "pending_requests",
+        "Outstanding container requests by placement.",
+        &[
+            ("{placement=\"locality\"}", s.pending.locality.into()),
+            ("{placement=\"any\"}", s.pending.any_host.into()),
+        ],
+    );
+    gauge(
+        "executor_failures",
+        "Executor exits that count against the application.",
+        &[("", s.executor_failures.into())],
+    );
+    if let Some(rss) = resident_bytes() {
+        gauge(
+            "process_resident_memory_bytes",
+            "Resident memory of the ApplicationMaster process.",
+            &[("", rss)],
+        );
+    }
+    if let Some(fds) = super::server::open_fds() {
+        gauge(
+            "open_fds",
+            "File descriptors the ApplicationMaster process has open.",
+            &[("", fds)],
+        );
+    }
+    let mut by_level = [0u64; 3];
+    for e in s
+        .executors
+        .iter()
+        .filter(|e| e.state == ExecutorState::Running)
+    {
+        by_level[e.locality as usize] += 1;
+    }
+    gauge(
+        "running_executors_by_locality",
+        "Running executors by the level their container matched at.",
+        &[
+            ("{level=\"node\"}", by_level[0]),
+            ("{level=\"rack\"}", by_level[1]),
+            ("{level=\"any\"}", by_level[2]),
+        ],
+    );
+    out
+}
+
+/// VmRSS of this process, from /proc (Linux only; `None` elsewhere).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::core::driver::report::{ExecutorSample, JobSummary, LocalityCounts, TaskRecord};
+
+    use super::*;
+    use crate::protocol::driver_api::{ExecutorId, ExecutorView, Locality};
+
+    /// A state with `executors` executors (every other one exited) on 1,000 hosts and a job
+    /// report of `tasks` finished tasks.
+    pub(super) fn big_state(executors: usize, tasks: usize) -> StateView {
+        let executors: Vec<ExecutorView> = (0..executors)
+            .map(|i| {
+                let exited = i % 2 == 1;
+                ExecutorView {
+                    id: ExecutorId::new(i as u64),
+                    container_id: format!("container_1_0001_01_{i:06}"),
+                    host: format!("host{:04}", i % 1000),
+                    rack: format!("/rack{}", i % 25),
+                    locality: Locality::Node,
+                    state: if exited {
+                        ExecutorState::Exited
+                    } else {
+                        ExecutorState::Running
+                    },
+                    exit_status: exited.then_some(0),
+                    reason: exited.then(|| "released: idle".into()),
+                    counts_against_app: exited.then_some(false),
+                }
+            })
+            .collect();
+        let tasks: Vec<TaskRecord> = (0..tasks)
+            .map(|i| TaskRecord {
+                task_id: format!("task-{i}"),
+                executor_id: ExecutorId::new((i % 5000) as u64),
+                host: format!("host{:04}", i % 1000),
+                locality: crate::core::driver::Locality::NodeLocal,
+                attempts: 1,
+                duration_ms: 1500,
+                exit_code: 0,
+                last_failure: None,
+            })
+            .collect();
+        let n = tasks.len() as u32;
+        StateView {
+            app_id: "application_1_0001".into(),
+            running: (executors.len() / 2) as u32,
+            executors: executors.into(),
+            job: Some(ReportView::from(JobSummary {
+                name: "big".into(),
+                succeeded: false,
+                failure: None,
+                tasks_total: n,
+                tasks_succeeded: n,
+                tasks_failed: 0,
+                by_locality: LocalityCounts {
+                    node_local: n,
+                    ..Default::default()
+                },
+                executors_over_time: (0..5000)
+                    .map(|t| ExecutorSample {
+                        t_ms: t * 1000,
+                        executors: t as u32,
+                    })
+                    .collect(),
+                wall_time_ms: 60_000,
+                tasks,
+            })),
+            ..Default::default()
+        }
+    }
+
+    fn rows(html: &str, section: &str) -> usize {
+        let start = html.find(section).unwrap();
+        let table = &html[start..];
+        let end = table.find("</table>").unwrap();
+        table[..end].matches("<tr><td>").count()
+    }
+
+    #[test]
+    fn lists_are_cut_to_their_first_rows_live_executors_first() {
+        let html = html(&big_state(1000, 1000));
+        assert_eq!(rows(&html, "<h2>Executors</h2>"), PAGE_EXECUTORS);
+        assert_eq!(rows(&html, "<h3>Tasks</h3>"), PAGE_TASKS);
+        assert!(html.contains("<p>800 more executors: see GET /v1/executors</p>"));
+        assert!(html.contains("<p>800 more tasks: see GET /v1/job</p>"));
+        // 500 hosts with a live executor (even ids land on even hosts).
+        assert_eq!(rows(&html, "<h2>Executors per host</h2>"), PAGE_HOSTS);
+        assert!(html.contains("<p>300 more hosts: see GET /v1/executors</p>"));
+        // 500 live executors: the first 200 rows are all live.
+        let table = &html[html.find("<h2>Executors</h2>").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert!(
+            !table.contains("Exited"),
+            "an exited executor shown before live ones"
+        );
+        // Summary numbers are whole; its JSON keeps the latest samples only.
+        assert!(
+            html.contains("running: 1000/1000 tasks succeeded"),
+            "{html}"
+        );
+        assert!(html.contains("&quot;executors&quot;:4999}"));
+        assert!(!html.contains("&quot;executors&quot;:4899}"));
+    }
+
+    #[test]
+    fn the_page_does_not_grow_with_executors_and_tasks() {
+        let small = html(&big_state(1000, 1000)).len();
+        let big = html(&big_state(20_000, 100_000)).len();
+        // Only the "N more" counts and wider ids differ.
+        assert!(
+            big < small + 2000,
+            "{small} bytes at 1,000, {big} at 100,000"
+        );
+        assert!(big < 128 << 10, "{big} bytes");
+    }
+
+    #[test]
+    fn the_cache_serves_one_build_per_state_and_at_most_one_per_interval() {
+        assert!(still_fresh(true, Duration::from_secs(3600)));
+        assert!(still_fresh(false, REBUILD_EVERY - Duration::from_millis(1)));
+        assert!(!still_fresh(false, REBUILD_EVERY));
+
+        let cache = PageCache::default();
+        let t0 = Instant::now();
+        let first = Arc::new(big_state(2, 2));
+        let a = cache.get(&first, t0);
+        assert_eq!(cache.get(&first, t0 + Duration::from_secs(60)), a);
+        // A new state within the interval gets the page already built...
+        let mut changed = big_state(2, 2);
+        changed.app_id = "application_1_0002".into();
+        let second = Arc::new(changed);
+        let b = cache.get(&second, t0 + Duration::from_secs(60));
+        assert!(
+            std::str::from_utf8(&b)
+                .unwrap()
+                .contains("application_1_0002"),
+            "rebuilt: the last build was a minute ago"
+        );
+        let mut changed = big_state(2, 2);
+        changed.app_id = "application_1_0003".into();
+        let third = Arc::new(changed);
+        let t1 = t0 + Duration::from_secs(60) + REBUILD_EVERY / 2;
+        assert_eq!(cache.get(&third, t1), b, "rebuilt within the interval");
+        // ...and a fresh one once the interval has passed.
+        let c = cache.get(&third, t1 + REBUILD_EVERY);
+        assert!(std::str::from_utf8(&c)
+            .unwrap()
+            .contains("application_1_0003"));
+    }
+
+    #[test]
+    fn metrics_count_open_descriptors() {
+        let text = metrics(&StateView::default());
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("yarn_am_open_fds "))
+            .expect(&text);
+        let n: u64 = line.split(' ').nth(1).unwrap().parse().unwrap();
+        assert!(n >= 3, "{line}");
+    }
+
+    /// The cost of one tracking page at scale. A measurement, not a test: run with
+    /// `cargo test --release --bin yarn-am page_cost -- --ignored --nocapture`
+    /// (figures in BENCHMARKS.md).
+    #[test]
+    #[ignore]
+    fn page_cost_at_scale() {
+        for (executors, tasks) in [(10_000, 100_000), (100_000, 100_000)] {
+            let state = Arc::new(big_state(executors, tasks));
+            let runs = 10;
+            let t = Instant::now();
+            let mut bytes = 0;
+            for _ in 0..runs {
+                bytes = html(&state).len();
+            }
+            let build = t.elapsed() / runs;
+            let cache = PageCache::default();
+            let now = Instant::now();
+            cache.get(&state, now);
+            let hits = 100_000;
+            let t = Instant::now();
+            for _ in 0..hits {
+                std::hint::black_box(cache.get(&state, now));
+            }
+            let hit = t.elapsed() / hits;
+            println!(
+                "page at {executors} executors, {tasks} tasks: build {build:?}, {bytes} bytes; \
+                 cached request {hit:?}"
+            );
+        }
+    }
+}

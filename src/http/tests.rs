@@ -1,0 +1,544 @@
+//! The HTTP layer over a real loopback socket. A tiny loop stands in for the AM's command
+//! handling so each endpoint's contract (auth, validation, replies) is checked on its own.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::protocol::driver_api::*;
+
+struct Running {
+    base: String,
+    secret: String,
+    http: reqwest::Client,
+    handle_state: watch::Sender<Arc<StateView>>,
+    events: broadcast::Sender<ExecutorEvent>,
+    demands: Arc<std::sync::Mutex<Vec<Demand>>>,
+}
+
+fn executor(id: u64, state: ExecutorState) -> ExecutorView {
+    ExecutorView {
+        id: ExecutorId::new(id),
+        container_id: format!("container_1_0001_01_00000{id}"),
+        host: "nm1".into(),
+        rack: "/rack1".into(),
+        locality: Locality::Node,
+        state,
+        exit_status: (state == ExecutorState::Exited).then_some(1),
+        reason: (state == ExecutorState::Exited).then(|| "exited with 1".into()),
+        counts_against_app: (state == ExecutorState::Exited).then_some(true),
+    }
+}
+
+async fn start() -> Running {
+    let secret = new_secret();
+    let initial = StateView {
+        app_id: "application_1_0001".into(),
+        executors: vec![
+            executor(1, ExecutorState::Running),
+            executor(2, ExecutorState::Exited),
+        ]
+        .into(),
+        running: 1,
+        ..Default::default()
+    };
+    let (shared, mut handle) = channel(&secret, initial);
+    let demands = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = demands.clone();
+    tokio::spawn(async move {
+        while let Some(cmd) = handle.commands.recv().await {
+            match cmd {
+                Command::SetDemand(d) => seen.lock().unwrap().push(d),
+                Command::Kill {
+                    executor_ids,
+                    reply,
+                } => {
+                    let (killed, unknown): (Vec<_>, _) =
+                        executor_ids.into_iter().partition(|i| i == "1");
+                    let killed = killed.iter().map(|i| i.parse().unwrap()).collect();
+                    let _ = reply.send(KillOutcome { killed, unknown });
+                }
+                Command::Finish(_) => {}
+                Command::ExecutorPoll { reply, .. } => {
+                    let _ = reply.send(PollReply::default());
+                }
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(serve(listener, shared, std::future::pending()));
+    Running {
+        base,
+        secret,
+        http: reqwest::Client::new(),
+        handle_state: handle.state,
+        events: handle.events,
+        demands,
+    }
+}
+
+impl Running {
+    fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.secret)
+    }
+    /// GETs `path` and decodes the JSON body (whatever the status).
+    async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        self.get(path).send().await.unwrap().json().await.unwrap()
+    }
+    /// GETs `path` (with the secret) and returns the body as text.
+    async fn get_text(&self, path: &str) -> String {
+        self.get(path).send().await.unwrap().text().await.unwrap()
+    }
+    fn post(&self, path: &str, body: &str) -> reqwest::RequestBuilder {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.secret)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+    }
+}
+
+#[tokio::test]
+async fn demand_is_forwarded_whole() {
+    let r = start().await;
+    let body = r#"{"target_executors": 6, "locality_aware_tasks": 12,
+                   "host_to_local_task_count": {"nm1": 4, "nm3": 8}}"#;
+    let resp = r.post("/v1/demand", body).send().await.unwrap();
+    assert_eq!(resp.status(), 202);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let seen = r.demands.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].target_executors, 6);
+    assert_eq!(seen[0].host_to_local_task_count["nm3"], 8);
+}
+
+#[tokio::test]
+async fn unauthenticated_or_wrong_secret_is_refused_and_changes_nothing() {
+    let r = start().await;
+    let url = format!("{}/v1/demand", r.base);
+    let body = r#"{"target_executors": 1}"#;
+    let none = r.http.post(&url).body(body).send().await.unwrap();
+    assert_eq!(none.status(), 401);
+    let err: ApiError = none.json().await.unwrap();
+    assert!(err.error.contains("secret"), "{}", err.error);
+    let wrong = r
+        .http
+        .post(&url)
+        .bearer_auth("nope")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let metrics = r
+        .http
+        .get(format!("{}/metrics", r.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(metrics.status(), 401);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(r.demands.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn malformed_demands_get_400_naming_the_problem() {
+    let r = start().await;
+    for (body, needle) in [
+        ("{not json", "malformed request"),
+        (r#"{"target_executors": -1}"#, "target_executors"),
+        (r#"{"target_executors": 2, "bogus": 1}"#, "bogus"),
+        (r#"{"locality_aware_tasks": 2}"#, "target_executors"),
+        (
+            r#"{"target_executors": 2, "host_to_local_task_count": {"h": -3}}"#,
+            "host_to_local_task_count",
+        ),
+        (
+            r#"{"target_executors": 2, "excluded_hosts": ["nm1", " "]}"#,
+            "excluded_hosts",
+        ),
+    ] {
+        let resp = r.post("/v1/demand", body).send().await.unwrap();
+        assert_eq!(resp.status(), 400, "{body}");
+        let err: ApiError = resp.json().await.unwrap();
+        assert!(err.error.contains(needle), "{body}: {}", err.error);
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(r.demands.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn kill_reports_known_and_unknown_ids() {
+    let r = start().await;
+    let resp = r
+        .post("/v1/executors/kill", r#"{"executor_ids": ["1", "9"]}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let out: KillOutcome = resp.json().await.unwrap();
+    assert_eq!(out.killed, [ExecutorId::new(1)]);
+    assert_eq!(out.unknown, ["9"]);
+}
+
+#[tokio::test]
+async fn executors_state_and_loss_reason_reflect_the_published_snapshot() {
+    let r = start().await;
+    let list: Vec<ExecutorView> = r.get_json("/v1/executors").await;
+    assert_eq!(list.len(), 2);
+    let reason: serde_json::Value = r.get_json("/v1/executors/2/loss-reason").await;
+    assert_eq!(reason["exit_status"], 1);
+    assert_eq!(reason["counts_against_app"], true);
+    assert_eq!(
+        r.get("/v1/executors/7/loss-reason")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+
+    // Once finished executors are forgotten, an old id gets a 404 that says so.
+    let mut next = (**r.handle_state.borrow()).clone();
+    next.retention = Retention {
+        finished_kept: 1000,
+        forgotten: 5,
+        last_id: ExecutorId::new(9),
+    };
+    r.handle_state.send(Arc::new(next)).unwrap();
+    let resp = r.get("/v1/executors/7/loss-reason").send().await.unwrap();
+    assert_eq!(resp.status(), 404);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(
+        body["error"],
+        "executor 7 is forgotten: only the last 1000 finished executors are kept"
+    );
+    let resp = r.get("/v1/executors/10/loss-reason").send().await.unwrap();
+    assert_eq!(resp.status(), 404);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"], r#"no executor "10""#);
+
+    let mut next = (**r.handle_state.borrow()).clone();
+    next.demand.target_executors = 9;
+    next.pending.any_host = 3;
+    r.handle_state.send(Arc::new(next)).unwrap();
+    let state: StateView = r.get_json("/v1/state").await;
+    assert_eq!(state.demand.target_executors, 9);
+    assert_eq!(state.pending.any_host, 3);
+    let metrics = r.get_text("/metrics").await;
+    assert!(metrics.contains("yarn_am_target_executors 9"), "{metrics}");
+    assert!(
+        metrics.contains("yarn_am_pending_requests{placement=\"any\"} 3"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("yarn_am_running_executors_by_locality{level=\"node\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn events_stream_as_server_sent_events() {
+    let r = start().await;
+    let resp = r.get("/v1/events").send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.bytes_stream();
+    // The subscription exists once the response headers are back; publish after that.
+    r.events
+        .send(ExecutorEvent::Added {
+            executor: executor(5, ExecutorState::Starting),
+        })
+        .unwrap();
+    let mut text = String::new();
+    while !text.contains("\n\n") {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), body.next())
+            .await
+            .expect("an event within 5 s")
+            .unwrap()
+            .unwrap();
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(text.contains("event: executor_added"), "{text}");
+    assert!(text.contains("\"id\":\"5\""), "{text}");
+}
+
+/// The list with entry `i` changed by `edit`.
+fn edited(
+    list: &Listed<ExecutorView>,
+    i: usize,
+    edit: impl FnOnce(&mut ExecutorView),
+) -> Listed<ExecutorView> {
+    let mut v: Vec<ExecutorView> = list.iter().map(|e| (**e).clone()).collect();
+    edit(&mut v[i]);
+    v.into()
+}
+
+#[tokio::test]
+async fn tracking_page_is_html_and_escapes_names() {
+    let r = start().await;
+    let mut next = (**r.handle_state.borrow()).clone();
+    next.executors = edited(&next.executors, 0, |e| e.host = "<script>".into());
+    r.handle_state.send(Arc::new(next)).unwrap();
+    let resp = r.http.get(format!("{}/", r.base)).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let html = resp.text().await.unwrap();
+    assert!(html.contains("yarn-am — application_1_0001"));
+    assert!(html.contains("&lt;script&gt;") && !html.contains("<script>"));
+    let missing = r.get("/v2/nothing").send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn a_poll_reply_the_loop_sends_too_late_comes_back_to_the_loop() {
+    // A loop that answers after the HTTP side stopped waiting (it was in an RM call): the
+    // send fails and returns the reply, so the AM can queue its tasks again.
+    let secret = new_secret();
+    let (shared, mut handle) = channel(&secret, StateView::default());
+    let (late_tx, late_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        if let Some(Command::ExecutorPoll { reply, .. }) = handle.commands.recv().await {
+            tokio::time::sleep(ASK_TIMEOUT + Duration::from_millis(300)).await;
+            let answer = PollReply {
+                tasks: vec![TaskAssignment {
+                    task_id: "t1".into(),
+                    attempt: 0,
+                    command: "true".into(),
+                    cpus: 1,
+                }],
+                ..Default::default()
+            };
+            let _ = late_tx.send(reply.send(answer));
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(serve(listener, shared, std::future::pending()));
+    let body = serde_json::json!({"executor_id": "1", "host": "nm1", "free_cpus": 1});
+    let (resp, _) = signed_poll(&reqwest::Client::new(), &base, &secret, "1", 1, &body).await;
+    assert_eq!(resp.status(), 503);
+    let err: ApiError = resp.json().await.unwrap();
+    assert!(
+        err.error.contains("did not answer the poll"),
+        "{}",
+        err.error
+    );
+    let returned = late_rx
+        .await
+        .unwrap()
+        .expect_err("the late reply is refused");
+    assert_eq!(returned.tasks[0].task_id, "t1");
+}
+
+#[tokio::test]
+async fn a_slow_event_client_is_told_how_many_events_it_missed() {
+    let (tx, rx) = broadcast::channel(2);
+    let (_closing_tx, closing) = watch::channel(false);
+    let items = sse_items(rx, closing);
+    for id in [1, 2, 3, 4, 5] {
+        tx.send(ExecutorEvent::Added {
+            executor: executor(id, ExecutorState::Starting),
+        })
+        .unwrap();
+    }
+    drop(tx);
+    let got: Vec<SseItem> = items.collect().await;
+    let names: Vec<&str> = got.iter().map(|i| i.name).collect();
+    assert_eq!(names, ["lagged", "executor_added", "executor_added"]);
+    assert_eq!(got[0].data, r#"{"missed":3}"#);
+    assert!(got[1].data.contains(r#""id":"4""#), "{}", got[1].data);
+    assert!(got[2].data.contains(r#""id":"5""#), "{}", got[2].data);
+}
+
+#[tokio::test]
+async fn event_streams_end_when_the_server_stops() {
+    let (tx, rx) = broadcast::channel(8);
+    let (closing_tx, closing) = watch::channel(false);
+    let mut items = Box::pin(sse_items(rx, closing));
+    tx.send(ExecutorEvent::Added {
+        executor: executor(1, ExecutorState::Starting),
+    })
+    .unwrap();
+    assert_eq!(items.next().await.unwrap().name, "executor_added");
+    closing_tx.send_replace(true);
+    let end = tokio::time::timeout(Duration::from_secs(2), items.next())
+        .await
+        .expect("the stream ends instead of waiting for more events");
+    assert!(end.is_none());
+    // The sender is still alive: the shutdown, not a closed channel, ended the stream.
+    drop(tx);
+}
+
+#[tokio::test]
+async fn server_shutdown_is_not_held_up_by_an_open_event_stream() {
+    let secret = new_secret();
+    let (shared, _handle) = channel(&secret, StateView::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(listener, shared, async {
+        let _ = stopped.await;
+    }));
+    let resp = reqwest::Client::new()
+        .get(format!("{base}/v1/events"))
+        .bearer_auth(&secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(3), server)
+        .await
+        .expect("the server stops with a client still on /v1/events")
+        .unwrap()
+        .unwrap();
+    drop(resp);
+}
+
+#[tokio::test]
+async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
+    let r = start().await;
+    let mut next = (**r.handle_state.borrow()).clone();
+    next.executors = edited(&next.executors, 1, |e| {
+        e.reason = Some("exit <b>1</b> & \"lost\"".into())
+    });
+    let job = serde_json::json!({
+        "name": "<job>",
+        "succeeded": false,
+        "failure": "task `<t2>` failed 4 times",
+        "tasks_total": 2,
+        "tasks_succeeded": 1,
+        "tasks_failed": 1,
+        "by_locality": {"node_local": 1, "no_pref": 0, "rack_local": 0, "any": 0},
+        "executors_over_time": [{"t_ms": 0, "executors": 1}],
+        "wall_time_ms": 2500,
+        "tasks": [{"task_id": "<t1>", "executor_id": "1", "host": "nm<1>",
+                   "locality": "NODE_LOCAL", "attempts": 1, "duration_ms": 1200,
+                   "exit_code": 0}]
+    });
+    next.job = Some(serde_json::from_value(job.clone()).unwrap());
+    r.handle_state.send(Arc::new(next)).unwrap();
+    // The report reads back as it was given, on its own and inside the state.
+    let got: serde_json::Value = r.get_json("/v1/job").await;
+    assert_eq!(got, job);
+    let state: serde_json::Value = r.get_json("/v1/state").await;
+    assert_eq!(state["job"], job);
+    let html = r.get_text("/").await;
+    assert!(html.contains("<h2>Job &lt;job&gt;</h2>"), "{html}");
+    assert!(
+        html.contains("failed: 1/2 tasks succeeded in 2.5 s"),
+        "{html}"
+    );
+    assert!(html.contains("NODE_LOCAL 1, NO_PREF 0"), "{html}");
+    assert!(html.contains("<td>&lt;t1&gt;</td><td>1</td><td>nm&lt;1&gt;</td><td>NODE_LOCAL</td>"));
+    assert!(
+        html.contains("&quot;tasks_succeeded&quot;:1"),
+        "summary JSON: {html}"
+    );
+    assert!(
+        html.contains("exit &lt;b&gt;1&lt;/b&gt; &amp; &quot;lost&quot;"),
+        "{html}"
+    );
+    for raw in ["<job>", "<t1>", "<t2>", "nm<1>", "<b>1</b>"] {
+        assert!(!html.contains(raw), "{raw} unescaped in {html}");
+    }
+}
+
+const CONTAINER: &str = "container_1_0001_01_000002";
+
+/// Sends a poll signed as executor `id` (container [`CONTAINER`]) with sequence number `seq`;
+/// returns the reply and the claim it was signed with.
+async fn signed_poll(
+    http: &reqwest::Client,
+    base: &str,
+    master: &str,
+    id: &str,
+    seq: u64,
+    body: &serde_json::Value,
+) -> (reqwest::Response, crate::protocol::poll::RequestAuth) {
+    use crate::protocol::poll::{executor_key, Request, RequestAuth, AUTH_HEADER};
+    let bytes = serde_json::to_vec(body).unwrap();
+    let key = executor_key(master.as_bytes(), id, CONTAINER);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let req = Request {
+        method: "POST",
+        path: "/v1/executors/poll",
+        body: &bytes,
+    };
+    let auth = RequestAuth::sign(&key, id, CONTAINER, seq, now, rand::random(), &req);
+    let resp = http
+        .post(format!("{base}/v1/executors/poll"))
+        .header(AUTH_HEADER, auth.header_value())
+        .header("content-type", "application/json")
+        .body(bytes)
+        .send()
+        .await
+        .unwrap();
+    (resp, auth)
+}
+
+#[tokio::test]
+async fn signed_polls_get_signed_replies_and_replays_or_impersonation_are_refused() {
+    use crate::protocol::poll::{check_reply, executor_key, REPLY_MAC_HEADER};
+    let r = start().await;
+    let key = executor_key(r.secret.as_bytes(), "1", CONTAINER);
+    let body = serde_json::json!({"executor_id": "1", "host": "nm1", "free_cpus": 1});
+    let (resp, auth) = signed_poll(&r.http, &r.base, &r.secret, "1", 1, &body).await;
+    assert_eq!(resp.status(), 200);
+    let mac = resp.headers()[REPLY_MAC_HEADER]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let bytes = resp.bytes().await.unwrap();
+    assert_eq!(check_reply(&key, &auth, 200, &bytes, Some(&mac)), Ok(()));
+
+    // The same request again (a replay): refused, unsigned.
+    let (again, _) = signed_poll(&r.http, &r.base, &r.secret, "1", 1, &body).await;
+    assert_eq!(again.status(), 401);
+    assert!(again.headers().get(REPLY_MAC_HEADER).is_none());
+    let err: ApiError = again.json().await.unwrap();
+    assert!(err.error.contains("replayed"), "{}", err.error);
+
+    // Executor 2's key speaking for executor 1: refused (signed: the claim itself verified).
+    let (other, _) = signed_poll(&r.http, &r.base, &r.secret, "2", 1, &body).await;
+    assert_eq!(other.status(), 401);
+    let err: ApiError = other.json().await.unwrap();
+    assert!(err.error.contains("speaks for executor 1"), "{}", err.error);
+
+    // Signed with another application's secret: refused.
+    let (forged, _) = signed_poll(&r.http, &r.base, &new_secret(), "1", 2, &body).await;
+    assert_eq!(forged.status(), 401);
+}
+
+#[tokio::test]
+async fn the_driver_secret_does_not_open_the_poll_and_executor_keys_open_nothing_else() {
+    use crate::protocol::poll::executor_key;
+    let r = start().await;
+    let body = r#"{"executor_id": "1", "host": "nm1", "free_cpus": 1}"#;
+    let bearer = r.post("/v1/executors/poll", body).send().await.unwrap();
+    assert_eq!(bearer.status(), 401);
+    let err: ApiError = bearer.json().await.unwrap();
+    assert!(err.error.contains("sign their polls"), "{}", err.error);
+
+    let key = hex::encode(executor_key(r.secret.as_bytes(), "1", CONTAINER));
+    for (path, body) in [
+        ("/v1/finish", r#"{"status": "failed"}"#),
+        ("/v1/demand", r#"{"target_executors": 9}"#),
+        ("/v1/executors/kill", r#"{"executor_ids": ["1"]}"#),
+    ] {
+        let resp = r
+            .http
+            .post(format!("{}{path}", r.base))
+            .bearer_auth(&key)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 401, "{path}");
+    }
+    assert!(r.demands.lock().unwrap().is_empty());
+}

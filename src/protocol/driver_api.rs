@@ -1,0 +1,331 @@
+//! The driver API's JSON shapes. Requests deny unknown fields and use unsigned counts, so a
+//! typo or a negative number is a 400 naming the field, not a silently ignored value.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+/// Where a granted container matched the request it satisfied: the allocator's own type.
+pub use crate::core::allocator::matching::Locality;
+/// A driver's whole demand: the embedded driver's own type (one `Demand` for both).
+pub use crate::core::driver::Demand;
+/// The one executor id of the AM (serialized as the decimal string, as before).
+pub use crate::core::ids::ExecutorId;
+
+/// The ids stay strings here: a driver naming something that is not an executor id gets it
+/// back among the `unknown` ones, as for an id the AM does not know.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KillRequest {
+    pub executor_ids: Vec<String>,
+}
+
+/// How the driver ends the application.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FinalOutcome {
+    Succeeded,
+    Failed,
+    Killed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinishRequest {
+    pub status: FinalOutcome,
+    #[serde(default)]
+    pub diagnostics: String,
+}
+
+/// Which executors a kill request reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KillOutcome {
+    pub killed: Vec<ExecutorId>,
+    pub unknown: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorState {
+    /// Container granted, launch in progress.
+    Starting,
+    Running,
+    /// Ended; `exit_status` and `reason` say how.
+    Exited,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutorView {
+    pub id: ExecutorId,
+    pub container_id: String,
+    pub host: String,
+    pub rack: String,
+    pub locality: Locality,
+    pub state: ExecutorState,
+    pub exit_status: Option<i32>,
+    pub reason: Option<String>,
+    /// Whether the exit counts as an application failure (a crash) rather than the cluster's
+    /// doing (preemption, lost node) or ours (released).
+    pub counts_against_app: Option<bool>,
+}
+
+/// Outstanding container requests by how they were placed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingView {
+    /// Requests naming nodes.
+    pub locality: u32,
+    /// Requests for any host.
+    pub any_host: u32,
+}
+
+/// What changed about an executor; streamed on `/v1/events`, kept in `recent_events`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ExecutorEvent {
+    Added { executor: ExecutorView },
+    Updated { executor: ExecutorView },
+    Removed { executor: ExecutorView },
+}
+
+impl ExecutorEvent {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ExecutorEvent::Added { .. } => "executor_added",
+            ExecutorEvent::Updated { .. } => "executor_updated",
+            ExecutorEvent::Removed { .. } => "executor_removed",
+        }
+    }
+
+    pub fn executor(&self) -> &ExecutorView {
+        match self {
+            ExecutorEvent::Added { executor }
+            | ExecutorEvent::Updated { executor }
+            | ExecutorEvent::Removed { executor } => executor,
+        }
+    }
+}
+
+/// A list the AM loop publishes after every event. Readers share it, and it shares each
+/// entry with the loop's own record. It is held in chunks (each an `Arc` of entry
+/// pointers), so a pass that changed one entry pays for a copy of that entry's chunk and of
+/// the chunk pointers, not of every entry's pointer (10,000 executors: about 160 chunk
+/// pointers and one chunk instead of 10,000 pointers copied and as many dropped); a pass
+/// that changed none pays nothing (see `am::executors`). Serialized as the plain list.
+pub struct Listed<T> {
+    chunks: Arc<[Arc<[Arc<T>]>]>,
+    len: usize,
+}
+
+/// Entries per chunk of a [`Listed`] built from a plain list (the registry chunks its
+/// executors by id, [`Listed::from_chunks`]).
+pub const LISTED_CHUNK: usize = 64;
+
+impl<T> Listed<T> {
+    /// A list made of these chunks, in order (empty ones are fine).
+    pub fn from_chunks(chunks: impl IntoIterator<Item = Arc<[Arc<T>]>>) -> Self {
+        let chunks: Arc<[Arc<[Arc<T>]>]> = chunks.into_iter().collect();
+        let len = chunks.iter().map(|c| c.len()).sum();
+        Listed { chunks, len }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[allow(dead_code)] // (clippy asks for it beside `len`; nothing reads it yet)
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The entries, in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Arc<T>> + Clone + '_ {
+        self.chunks.iter().flat_map(|c| c.iter())
+    }
+
+    pub fn get(&self, mut i: usize) -> Option<&Arc<T>> {
+        for c in self.chunks.iter() {
+            if i < c.len() {
+                return Some(&c[i]);
+            }
+            i -= c.len();
+        }
+        None
+    }
+}
+
+impl<T> Clone for Listed<T> {
+    fn clone(&self) -> Self {
+        Listed {
+            chunks: Arc::clone(&self.chunks),
+            len: self.len,
+        }
+    }
+}
+
+impl<T> Default for Listed<T> {
+    fn default() -> Self {
+        Listed::from_chunks([])
+    }
+}
+
+impl<T> std::ops::Index<usize> for Listed<T> {
+    type Output = Arc<T>;
+    fn index(&self, i: usize) -> &Arc<T> {
+        self.get(i).expect("index within the list")
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Listed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Equal when the entries are, however they are chunked.
+impl<T: PartialEq> PartialEq for Listed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.chunks, &other.chunks)
+            || (self.len == other.len
+                && self
+                    .iter()
+                    .zip(other.iter())
+                    .all(|(a, b)| Arc::ptr_eq(a, b) || a == b))
+    }
+}
+
+impl<T: Eq> Eq for Listed<T> {}
+
+impl<T> FromIterator<Arc<T>> for Listed<T> {
+    fn from_iter<I: IntoIterator<Item = Arc<T>>>(iter: I) -> Self {
+        let all: Vec<Arc<T>> = iter.into_iter().collect();
+        Listed::from_chunks(all.chunks(LISTED_CHUNK).map(Arc::from))
+    }
+}
+
+impl<T> From<Vec<T>> for Listed<T> {
+    fn from(v: Vec<T>) -> Self {
+        v.into_iter().map(Arc::new).collect()
+    }
+}
+
+impl<T: Serialize> Serialize for Listed<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(|e| &**e))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Listed<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<T>::deserialize(d).map(Listed::from)
+    }
+}
+
+/// Everything the read endpoints show, published by the AM loop after each round.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateView {
+    pub app_id: String,
+    pub demand: Demand,
+    pub pending: PendingView,
+    pub starting: u32,
+    pub running: u32,
+    pub executor_failures: u32,
+    pub executors: Listed<ExecutorView>,
+    /// What `executors` leaves out: the AM keeps only the last finished ones.
+    #[serde(default)]
+    pub retention: Retention,
+    pub recent_events: Listed<ExecutorEvent>,
+    /// The embedded driver's job report, when the AM runs a job. It shares the task
+    /// records with the driver instead of copying them, and is turned into JSON by the
+    /// reader (`GET /v1/job`, `/v1/state`), never by the AM loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<crate::core::driver::report::ReportView>,
+}
+
+impl StateView {
+    pub fn executor(&self, id: ExecutorId) -> Option<&ExecutorView> {
+        self.executors.iter().find(|e| e.id == id).map(|e| &**e)
+    }
+}
+
+/// How much of the executor history is kept: live executors always, finished ones only the
+/// last `finished_kept`, so a long app's state stays bounded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retention {
+    pub finished_kept: u64,
+    /// Finished executors dropped so far (oldest first).
+    pub forgotten: u64,
+    /// The highest executor id launched: ids up to it that are not listed were forgotten.
+    #[serde(with = "crate::core::ids::as_number")]
+    pub last_id: ExecutorId,
+}
+
+impl Retention {
+    /// Whether executor `id` existed but is no longer kept (ids count up from 1).
+    pub fn forgot(&self, id: ExecutorId) -> bool {
+        self.forgotten > 0 && (ExecutorId::new(1)..=self.last_id).contains(&id)
+    }
+}
+
+/// The body of every error reply.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ApiError {
+    pub error: String,
+}
+
+/// An executor's heartbeat to the AM: what finished since the last one, and room for more.
+/// The first poll of an executor is its registration. `executor_id` is the executor's claim
+/// as it sent it: the AM reads it as an [`ExecutorId`] and answers one that is not (or that
+/// names no live executor) with a refusal telling it to stop, not a 400.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PollRequest {
+    pub executor_id: String,
+    pub host: String,
+    pub free_cpus: u32,
+    #[serde(default)]
+    pub finished: Vec<TaskResult>,
+    /// Attempts this executor has received and not yet reported finished. Lets the AM see
+    /// an assignment that never arrived (a reply lost on the way) and send it again.
+    #[serde(default)]
+    pub running: Vec<TaskRef>,
+}
+
+/// One attempt of one task.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskRef {
+    pub task_id: String,
+    pub attempt: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskResult {
+    pub task_id: String,
+    pub attempt: u32,
+    /// The command's exit code; 128 + signal when a signal ended it.
+    pub exit_code: i32,
+    pub duration_ms: u64,
+}
+
+/// Work for one executor; `shutdown` tells it to exit (its work is done or it was released).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PollReply {
+    pub tasks: Vec<TaskAssignment>,
+    pub shutdown: bool,
+    /// Why the executor should shut down, when the AM knows more than "work done".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Attempts to kill now (past their `timeout_ms`; the AM already counted them failed).
+    /// The executor ends each one's process group and reports its exit as usual.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kill: Vec<TaskRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskAssignment {
+    pub task_id: String,
+    pub attempt: u32,
+    pub command: String,
+    pub cpus: u32,
+}

@@ -1,0 +1,152 @@
+//! What the submitter tells the ApplicationMaster: the executor spec and where things are.
+//!
+//! The submitter writes an [`AppSpec`] as JSON into the staging folder and ships it as a
+//! local resource named [`SPEC_FILE`]; the AM reads it from its working directory. A file,
+//! not an environment variable: the NodeManager writes environment values into
+//! `launch_container.sh` without escaping quotes, so JSON there breaks the launch (seen on
+//! Hadoop 3.4.1). Unknown fields are rejected so a mismatched submitter/AM pair fails
+//! loudly rather than silently.
+//!
+//! Data flows one way: staging produces [`StagedFile`]s and a [`StagingDir`], the spec
+//! carries them; `staging` knows nothing of the spec.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::staging::{StagedFile, StagingDir};
+
+/// Name of the spec file in the AM container's working directory.
+pub const SPEC_FILE: &str = "yarn-am-spec.json";
+
+/// How the AM starts executors and how many it keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutorSpec {
+    /// Shell command run in each executor container (YARN expands `<LOG_DIR>`).
+    pub command: String,
+    pub memory_mb: i64,
+    pub vcores: i32,
+    /// Executors to ask for before any driver states its demand.
+    pub initial: u32,
+    pub min: u32,
+    pub max: u32,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Files localised into every executor's working directory, by name (`file://` or
+    /// `hdfs://` URLs, see [`crate::staging`]).
+    #[serde(default)]
+    pub files: BTreeMap<String, StagedFile>,
+}
+
+/// With `submit --principal/--keytab` on a secure cluster staging on HDFS: how the AM logs
+/// in again to fetch new HDFS delegation tokens before the old ones reach their maximum
+/// lifetime (Spark's `spark.kerberos.keytab` approach; see `crate::am::token_refresh`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenRefresh {
+    pub principal: String,
+    /// The keytab's file name in the AM container's working directory (a local resource
+    /// of the AM only).
+    pub keytab: String,
+    /// Renewer of the new tokens (the RM principal's short name).
+    pub renewer: String,
+    /// The NameNode web address the tokens come from.
+    pub webhdfs: String,
+}
+
+/// Everything the AM needs that YARN's container environment does not give it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    /// RM scheduler addresses (ApplicationMasterProtocol), HA candidates in order.
+    pub rm_scheduler: Vec<String>,
+    /// RM web address, for node lists and racks.
+    pub rm_web: String,
+    pub executor: ExecutorSpec,
+    /// Staging folder of this application, removed by the AM when the app ends.
+    #[serde(default)]
+    pub staging: Option<StagingDir>,
+    /// Executor failures after which the AM gives up (Spark: max(2 x max executors, 3)).
+    pub max_executor_failures: u32,
+    /// A job for the embedded driver; then executors run `yarn-am executor`.
+    #[serde(default)]
+    pub job: Option<crate::core::driver::job::Job>,
+    /// The NodeManagers' heartbeat interval (`yarn.resourcemanager.nodemanagers.heartbeat-
+    /// interval-ms`) when the submitter had a Hadoop configuration: how long the allocator
+    /// waits for YARN to spread executors before it asks more widely. `None`: YARN's default.
+    #[serde(default)]
+    pub nm_heartbeat_ms: Option<u64>,
+    /// `ipc.client.fallback-to-simple-auth-allowed` from the submitter's core-site.xml:
+    /// whether the AM accepts an RM or NM that answers its token with a switch to SIMPLE.
+    #[serde(default)]
+    pub fallback_to_simple_auth_allowed: bool,
+    /// Set when the AM may refresh its HDFS delegation token from a keytab.
+    #[serde(default)]
+    pub token_refresh: Option<TokenRefresh>,
+    /// `submit --executor-silence-timeout`: an embedded job's executor that has not polled
+    /// for this long is declared lost. `None`: the AM's default (120 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor_silence_timeout_ms: Option<u64>,
+    /// `submit --strategy`: the allocator's placement strategy. `None`: the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<crate::core::allocator::Strategy>,
+}
+
+impl AppSpec {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("AppSpec always serialises")
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> AppSpec {
+        AppSpec {
+            rm_scheduler: vec!["rm:8030".into()],
+            rm_web: "rm:8088".into(),
+            executor: ExecutorSpec {
+                command: "sleep 1".into(),
+                memory_mb: 256,
+                vcores: 1,
+                initial: 2,
+                min: 0,
+                max: 4,
+                env: BTreeMap::from([("A".into(), "b".into())]),
+                files: BTreeMap::new(),
+            },
+            staging: Some(StagingDir::Webhdfs {
+                url: "http://rm:9870".into(),
+                user: "u".into(),
+                path: "/user/u/.yarn-am-staging/application_1_0001".into(),
+            }),
+            max_executor_failures: 8,
+            job: None,
+            token_refresh: None,
+            nm_heartbeat_ms: Some(500),
+            fallback_to_simple_auth_allowed: false,
+            executor_silence_timeout_ms: Some(4000),
+            strategy: Some(crate::core::allocator::Strategy::Spark),
+        }
+    }
+
+    #[test]
+    fn spec_round_trips_through_json() {
+        let s = spec();
+        assert_eq!(AppSpec::from_json(&s.to_json()).unwrap(), s);
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        let mut v: serde_json::Value = serde_json::from_str(&spec().to_json()).unwrap();
+        v["surprise"] = 1.into();
+        let err = AppSpec::from_json(&v.to_string()).unwrap_err();
+        assert!(err.to_string().contains("surprise"), "{err}");
+    }
+}

@@ -1,0 +1,657 @@
+//! Staging: where an application's files (the yarn-am binary, the spec, `--file`s) wait for
+//! the NodeManagers to localise them, and how that folder is removed when the app ends.
+//!
+//! One folder per application, `<root>/<app-id>`, on one of two back ends:
+//!
+//! - **local** (`file://` URLs): a folder on a file system every NodeManager sees (a
+//!   single-host cluster, or a shared mount). Default root `/tmp/yarn-am-staging`.
+//! - **WebHDFS** (`hdfs://` URLs): a folder on HDFS, written and removed over the
+//!   NameNode's HTTP API, so a submitter needs no Hadoop jars or HDFS RPC. The NMs read the
+//!   files with their own HDFS client. Default root `<home>/.yarn-am-staging`, where home is
+//!   what the NameNode says (`/user/<user>`).
+//!
+//! Files are copied, never referenced in place: YARN refuses a resource whose size or
+//! modification time changed since submission, so a rebuild during the run must not touch
+//! what YARN will fetch. Size and mtime are read back from the copy (`stat`, or
+//! GETFILESTATUS) because that is what the NM compares with.
+//!
+//! A local folder is private: created 0700 by `mkdir` itself (a path already there, a
+//! planted link included, is refused), files 0600 (0700 for the binary), in a root that is
+//! a real folder only we can change or a sticky one like `/tmp`; it is removed only while
+//! it is still our real folder (see [`crate::staging::private_fs`]). So the NodeManagers must read it
+//! as the submitting user: true where they run as that user (a single-user cluster like the
+//! test cluster) or localise as the application's user (secure clusters); a cluster that
+//! localises as another user (LinuxContainerExecutor's non-secure `nobody`) must stage on
+//! HDFS.
+//!
+//! The submitter works with a [`Stager`]; the AM only needs to remove the folder, so the
+//! spec carries the serialisable [`StagingDir`].
+
+pub mod private_fs;
+
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use tracing::{info, warn};
+use yarn_client::http_auth::HttpAuth;
+use yarn_client::rest::LocalResource;
+use yarn_client::webhdfs::{Created, WebHdfs};
+
+/// Default staging root on the local back end.
+pub const DEFAULT_LOCAL_ROOT: &str = "/tmp/yarn-am-staging";
+/// Default staging root on HDFS, below the user's home folder.
+pub const HDFS_ROOT_NAME: &str = ".yarn-am-staging";
+/// How long removing the folder may take at the end of an app. Short: after SIGTERM the
+/// NodeManager kills the AM soon (`yarn.nodemanager.sleep-delay-before-sigkill.ms`).
+pub const REMOVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A file YARN copies into a container; size and mtime must match what is on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StagedFile {
+    pub url: String,
+    pub size: u64,
+    pub timestamp_ms: u64,
+}
+
+/// An application's staging folder as the AM (and `submit --wait`) needs to know it to
+/// remove it. Serialised into the spec file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum StagingDir {
+    /// A folder on a file system every NodeManager sees.
+    Local { path: String },
+    /// A folder on HDFS, removed through WebHDFS at `url` as `user`.
+    Webhdfs {
+        url: String,
+        user: String,
+        path: String,
+    },
+}
+
+impl StagingDir {
+    /// Removes the folder and everything in it. Never fails: a leftover folder is worth a
+    /// warning, not a failed application. A folder that is already gone is fine (the AM and
+    /// `submit --wait` may both try). `auth` is how to authenticate to WebHDFS (SPNEGO for
+    /// the submitter, the HDFS delegation token in the AM); `None` sends `user.name`.
+    pub async fn remove_with(&self, auth: Option<&HttpAuth>) {
+        match self {
+            StagingDir::Local { path } => match private_fs::remove_private_dir(Path::new(path)) {
+                Ok(true) => info!(%path, "staging folder removed"),
+                Ok(false) => {}
+                Err(e) => warn!("not removing staging folder {path}: {e}"),
+            },
+            StagingDir::Webhdfs { url, user, path } => {
+                let client = match WebHdfs::new(url, user, REMOVE_TIMEOUT) {
+                    Ok(c) => match auth {
+                        Some(a) => c.with_auth(a.clone()),
+                        None => c,
+                    },
+                    Err(e) => {
+                        warn!("could not remove staging folder {path} on HDFS: {e}");
+                        return;
+                    }
+                };
+                match client.delete(path, true).await {
+                    Ok(true) => info!(%path, webhdfs = %url, "staging folder removed from HDFS"),
+                    Ok(false) => {}
+                    Err(e) => warn!("could not remove staging folder {path} on HDFS: {e}"),
+                }
+            }
+        }
+    }
+
+    /// For messages: where the folder is.
+    pub fn describe(&self) -> String {
+        match self {
+            StagingDir::Local { path } => path.clone(),
+            StagingDir::Webhdfs { url, path, .. } => format!("{path} on HDFS (WebHDFS {url})"),
+        }
+    }
+}
+
+/// The submitter's side of staging: creates the folder and copies files into it.
+pub enum Stager {
+    Local {
+        dir: PathBuf,
+    },
+    Webhdfs {
+        client: WebHdfs,
+        dir: String,
+        /// `hdfs://host:port` the NMs must read from: `--hdfs-uri`, else learned from the
+        /// NameNode on the first upload.
+        hdfs_uri: Option<String>,
+    },
+}
+
+/// Where and how to stage, from the command line.
+pub struct StagingOptions {
+    /// The NameNode's web address; `None` stages locally.
+    pub webhdfs: Option<String>,
+    /// `hdfs://host:port` for the local-resource URLs (default: from the NameNode).
+    pub hdfs_uri: Option<String>,
+    /// Staging root; the app's folder is `<root>/<app-id>`.
+    pub root: Option<String>,
+    pub user: String,
+    /// How to authenticate to WebHDFS (`user.name` on an insecure cluster).
+    pub auth: HttpAuth,
+    pub timeout: Duration,
+}
+
+/// Joins an HDFS folder and a name with exactly one `/`.
+fn hdfs_join(dir: &str, name: &str) -> String {
+    format!("{}/{name}", dir.trim_end_matches('/'))
+}
+
+/// Checks `--hdfs-uri` and returns it without a trailing `/`.
+fn parse_hdfs_uri(uri: &str) -> anyhow::Result<String> {
+    let u = uri.trim().trim_end_matches('/');
+    match u.split_once("://") {
+        Some((scheme, authority))
+            if !scheme.is_empty() && !authority.is_empty() && !authority.contains('/') =>
+        {
+            Ok(u.to_string())
+        }
+        _ => {
+            bail!("--hdfs-uri wants SCHEME://HOST[:PORT] (e.g. hdfs://namenode:8020), got {uri:?}")
+        }
+    }
+}
+
+/// A staging root that exists and is writable; [`StagingRoot::app_folder`] makes the
+/// per-application folder. Opened before the RM is asked for an application id, so a wrong
+/// or unreachable WebHDFS address fails the submission before anything is created.
+pub enum StagingRoot {
+    Local(PathBuf),
+    Webhdfs {
+        client: WebHdfs,
+        root: String,
+        hdfs_uri: Option<String>,
+    },
+}
+
+impl StagingRoot {
+    /// Resolves the root (on HDFS, the user's home folder when none is given) and creates it.
+    pub async fn open(opts: &StagingOptions) -> anyhow::Result<StagingRoot> {
+        let Some(address) = &opts.webhdfs else {
+            let root = Path::new(opts.root.as_deref().unwrap_or(DEFAULT_LOCAL_ROOT));
+            private_fs::open_parent(root).context("the local staging root is not safe to use")?;
+            // Absolute: the AM removes the app's folder from another working directory.
+            let root = std::fs::canonicalize(root)
+                .with_context(|| format!("resolving staging root {}", root.display()))?;
+            return Ok(StagingRoot::Local(root));
+        };
+        let hdfs_uri = opts.hdfs_uri.as_deref().map(parse_hdfs_uri).transpose()?;
+        let client = WebHdfs::new(address, &opts.user, opts.timeout)
+            .with_context(|| format!("setting up the WebHDFS client for {address}"))?
+            .with_auth(opts.auth.clone());
+        let root = match &opts.root {
+            Some(r) => r.clone(),
+            None => {
+                let home = client.home_directory().await.with_context(|| {
+                    format!(
+                        "asking the NameNode at {} for the home folder of {}",
+                        client.base_url(),
+                        opts.user
+                    )
+                })?;
+                hdfs_join(&home, HDFS_ROOT_NAME)
+            }
+        };
+        if !root.starts_with('/') {
+            bail!("--staging-dir must be an absolute HDFS path with --webhdfs, got {root:?}");
+        }
+        // The root keeps the server's default mode: it may be shared, and on a fresh cluster
+        // MKDIRS also creates /user. Each app's own folder is private (see app_folder).
+        client.mkdirs(&root, None).await.with_context(|| {
+            format!(
+                "creating staging root {root} through WebHDFS at {}",
+                client.base_url()
+            )
+        })?;
+        Ok(StagingRoot::Webhdfs {
+            client,
+            root,
+            hdfs_uri,
+        })
+    }
+
+    /// The WebHDFS client when staging on HDFS (input listing uses the same client and
+    /// authentication).
+    pub fn webhdfs(&self) -> Option<&WebHdfs> {
+        match self {
+            StagingRoot::Webhdfs { client, .. } => Some(client),
+            StagingRoot::Local(_) => None,
+        }
+    }
+
+    /// Creates `<root>/<app_id>`.
+    pub async fn app_folder(self, app_id: &str) -> anyhow::Result<Stager> {
+        match self {
+            StagingRoot::Local(root) => {
+                let dir = root.join(app_id);
+                private_fs::create_private_dir(&dir)
+                    .context("creating the application's staging folder")?;
+                Ok(Stager::Local { dir })
+            }
+            StagingRoot::Webhdfs {
+                client,
+                root,
+                hdfs_uri,
+            } => {
+                let dir = hdfs_join(&root, app_id);
+                // Only the owner (and the NMs localising as the owner) read it, like Spark's
+                // .sparkStaging folders.
+                client.mkdirs(&dir, Some("700")).await.with_context(|| {
+                    format!(
+                        "creating staging folder {dir} through WebHDFS at {}",
+                        client.base_url()
+                    )
+                })?;
+                info!(%dir, webhdfs = %client.base_url(), "staging on HDFS");
+                Ok(Stager::Webhdfs {
+                    client,
+                    dir,
+                    hdfs_uri,
+                })
+            }
+        }
+    }
+}
+
+impl Stager {
+    /// The WebHDFS client when staging on HDFS.
+    pub fn webhdfs(&self) -> Option<&WebHdfs> {
+        match self {
+            Stager::Webhdfs { client, .. } => Some(client),
+            Stager::Local { .. } => None,
+        }
+    }
+
+    /// Copies the local file `src` into the folder as `name`.
+    pub async fn put_file(&mut self, src: &Path, name: &str) -> anyhow::Result<StagedFile> {
+        match self {
+            Stager::Local { dir } => {
+                let dst = dir.join(name);
+                copy_private(src, &dst)
+                    .with_context(|| format!("staging {} to {}", src.display(), dst.display()))?;
+                local_staged(&dst)
+            }
+            Stager::Webhdfs { client, dir, .. } => {
+                let path = hdfs_join(dir, name);
+                let created = client
+                    .create_from_file(&path, src, true)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "uploading {} to {path} through WebHDFS at {}",
+                            src.display(),
+                            client.base_url()
+                        )
+                    })?;
+                self.describe_upload(&path, created).await
+            }
+        }
+    }
+
+    /// Writes `data` into the folder as `name`.
+    pub async fn put_bytes(&mut self, name: &str, data: Vec<u8>) -> anyhow::Result<StagedFile> {
+        match self {
+            Stager::Local { dir } => {
+                let dst = dir.join(name);
+                create_private(&dst, 0o600)
+                    .and_then(|mut f| f.write_all(&data))
+                    .with_context(|| format!("writing {}", dst.display()))?;
+                local_staged(&dst)
+            }
+            Stager::Webhdfs { client, dir, .. } => {
+                let path = hdfs_join(dir, name);
+                let created = client.create(&path, data, true).await.with_context(|| {
+                    format!(
+                        "uploading {name} to {path} through WebHDFS at {}",
+                        client.base_url()
+                    )
+                })?;
+                self.describe_upload(&path, created).await
+            }
+        }
+    }
+
+    /// The `hdfs://` URL, size and mtime of a file just uploaded to `path`. Size and mtime
+    /// are read back from the NameNode: YARN compares the NM's view with what we declare.
+    async fn describe_upload(
+        &mut self,
+        path: &str,
+        created: Created,
+    ) -> anyhow::Result<StagedFile> {
+        let Stager::Webhdfs {
+            client, hdfs_uri, ..
+        } = self
+        else {
+            unreachable!("only WebHDFS uploads are described here");
+        };
+        if hdfs_uri.is_none() {
+            let Some(nn) = created.namenode_rpc_address else {
+                bail!(
+                    "the NameNode at {} did not name its RPC address (no namenoderpcaddress \
+                     in {}); pass --hdfs-uri hdfs://HOST:PORT",
+                    client.base_url(),
+                    created.datanode_url
+                );
+            };
+            *hdfs_uri = Some(format!("hdfs://{nn}"));
+        }
+        let status = client
+            .status(path)
+            .await
+            .with_context(|| format!("reading back {path} through WebHDFS"))?;
+        if status.length != created.bytes {
+            bail!(
+                "{path} on HDFS has {} bytes after uploading {}",
+                status.length,
+                created.bytes
+            );
+        }
+        Ok(StagedFile {
+            url: format!(
+                "{}{}",
+                hdfs_uri.as_deref().unwrap_or_default(),
+                url_path(path)
+            ),
+            size: status.length,
+            timestamp_ms: status.modification_time,
+        })
+    }
+
+    /// What the AM needs to remove the folder.
+    pub fn dir(&self) -> StagingDir {
+        match self {
+            Stager::Local { dir } => StagingDir::Local {
+                path: dir.display().to_string(),
+            },
+            Stager::Webhdfs { client, dir, .. } => StagingDir::Webhdfs {
+                url: client.base_url().to_string(),
+                user: client.user().to_string(),
+                path: dir.clone(),
+            },
+        }
+    }
+}
+
+/// A new file only we can read (`mode` 0600, or 0700 for a program); refuses an existing
+/// path, a link included.
+fn create_private(path: &Path, mode: u32) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+}
+
+/// Copies `src` to the new file `dst`: 0700 if `src` is executable (the yarn-am binary the
+/// containers run), else 0600.
+fn copy_private(src: &Path, dst: &Path) -> std::io::Result<()> {
+    let mut from = std::fs::File::open(src)?;
+    let executable = from.metadata()?.permissions().mode() & 0o111 != 0;
+    let mut to = create_private(dst, if executable { 0o700 } else { 0o600 })?;
+    std::io::copy(&mut from, &mut to)?;
+    Ok(())
+}
+
+/// A staged local copy, described by its canonical `file://` URL, size and mtime.
+fn local_staged(path: &Path) -> anyhow::Result<StagedFile> {
+    let lr = LocalResource::local_file(path, "APPLICATION")
+        .with_context(|| format!("reading back {}", path.display()))?;
+    Ok(StagedFile {
+        url: lr.resource,
+        size: lr.size,
+        timestamp_ms: lr.timestamp,
+    })
+}
+
+/// An HDFS path as it appears in a URL: characters a URI path may not hold are escaped,
+/// since YARN parses the resource as a `java.net.URI`.
+fn url_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+impl StagedFile {
+    /// The file as a YARN local resource of a container (the AM's or an executor's).
+    pub fn local_resource(&self) -> LocalResource {
+        LocalResource {
+            resource: self.url.clone(),
+            kind: "FILE".into(),
+            visibility: "APPLICATION".into(),
+            size: self.size,
+            timestamp: self.timestamp_ms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staging_dirs_round_trip_with_a_kind_tag() {
+        for d in [
+            StagingDir::Local {
+                path: "/tmp/yarn-am-staging/application_1_0001".into(),
+            },
+            StagingDir::Webhdfs {
+                url: "http://rm:9870".into(),
+                user: "alice".into(),
+                path: "/user/alice/.yarn-am-staging/application_1_0001".into(),
+            },
+        ] {
+            let json = serde_json::to_string(&d).unwrap();
+            assert_eq!(serde_json::from_str::<StagingDir>(&json).unwrap(), d);
+        }
+        let v: serde_json::Value =
+            serde_json::to_value(StagingDir::Local { path: "/x".into() }).unwrap();
+        assert_eq!(v["kind"], "local");
+        let err = serde_json::from_str::<StagingDir>(r#"{"kind":"local","path":"/x","extra":1}"#)
+            .unwrap_err();
+        assert!(err.to_string().contains("extra"), "{err}");
+    }
+
+    #[test]
+    fn hdfs_paths_join_and_escape() {
+        assert_eq!(hdfs_join("/user/a/", "x"), "/user/a/x");
+        assert_eq!(hdfs_join("/user/a", "x"), "/user/a/x");
+        assert_eq!(url_path("/user/a b/x%y"), "/user/a%20b/x%25y");
+        assert_eq!(
+            url_path("/user/root/.yarn-am-staging/f"),
+            "/user/root/.yarn-am-staging/f"
+        );
+    }
+
+    #[test]
+    fn hdfs_uri_flag_is_checked() {
+        assert_eq!(parse_hdfs_uri("hdfs://nn:8020/").unwrap(), "hdfs://nn:8020");
+        assert_eq!(
+            parse_hdfs_uri("hdfs://mycluster").unwrap(),
+            "hdfs://mycluster"
+        );
+        assert!(parse_hdfs_uri("nn:8020").is_err());
+        assert!(parse_hdfs_uri("hdfs://nn:8020/path").is_err());
+    }
+
+    #[tokio::test]
+    async fn local_staging_copies_and_removes() {
+        let root =
+            std::env::temp_dir().join(format!("yarn-am-staging-test-{}", std::process::id()));
+        let opts = StagingOptions {
+            webhdfs: None,
+            hdfs_uri: None,
+            root: Some(root.display().to_string()),
+            user: "u".into(),
+            auth: HttpAuth::simple("u"),
+            timeout: Duration::from_secs(5),
+        };
+        let mut s = StagingRoot::open(&opts)
+            .await
+            .unwrap()
+            .app_folder("application_1_0001")
+            .await
+            .unwrap();
+        let f = s.put_bytes("spec.json", b"{}".to_vec()).await.unwrap();
+        assert!(f.url.starts_with("file:///"), "{}", f.url);
+        assert_eq!(f.size, 2);
+        let dir = s.dir();
+        assert!(matches!(&dir, StagingDir::Local { path } if path.ends_with("application_1_0001")));
+        dir.remove_with(None).await;
+        assert!(!root.join("application_1_0001").exists());
+        dir.remove_with(None).await; // already gone: no panic, no error
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    fn local_opts(root: &Path) -> StagingOptions {
+        StagingOptions {
+            webhdfs: None,
+            hdfs_uri: None,
+            root: Some(root.display().to_string()),
+            user: "u".into(),
+            timeout: Duration::from_secs(5),
+            auth: HttpAuth::simple("u"),
+        }
+    }
+
+    /// A scratch root under the system temp dir, fresh per test.
+    fn scratch(name: &str) -> PathBuf {
+        let p = std::env::temp_dir().join(format!(
+            "yarn-am-staging-{name}-{}-{}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        assert!(!p.exists());
+        p
+    }
+
+    #[tokio::test]
+    async fn local_staging_is_private() {
+        let root = scratch("modes");
+        let mut s = StagingRoot::open(&local_opts(&root))
+            .await
+            .unwrap()
+            .app_folder("application_1_0003")
+            .await
+            .unwrap();
+        assert_eq!(mode(&root), 0o700, "a root we create is ours alone");
+        let Stager::Local { dir } = &s else { panic!() };
+        let dir = dir.clone();
+        assert_eq!(mode(&dir), 0o700);
+        s.put_bytes("spec.json", b"{}".to_vec()).await.unwrap();
+        assert_eq!(mode(&dir.join("spec.json")), 0o600);
+        // The running binary stands in for yarn-am: it must stay executable.
+        let exe = std::env::current_exe().unwrap();
+        s.put_file(&exe, "yarn-am").await.unwrap();
+        assert_eq!(mode(&dir.join("yarn-am")), 0o700);
+        let data = root.join("data.txt");
+        std::fs::write(&data, "x").unwrap();
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o644)).unwrap();
+        s.put_file(&data, "data.txt").await.unwrap();
+        assert_eq!(mode(&dir.join("data.txt")), 0o600);
+        // A name staged twice is refused rather than overwritten.
+        let e = s.put_bytes("spec.json", b"{}".to_vec()).await.unwrap_err();
+        assert!(format!("{e:#}").contains("spec.json"), "{e:#}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_planted_app_folder_or_link_is_refused_and_never_removed() {
+        let root = scratch("planted");
+        let opts = local_opts(&root);
+        StagingRoot::open(&opts).await.unwrap();
+        // Someone else's folder, made ready for our next application.
+        let victim = root.join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("precious"), "x").unwrap();
+        std::os::unix::fs::symlink(&victim, root.join("application_1_0004")).unwrap();
+        let e = StagingRoot::open(&opts)
+            .await
+            .unwrap()
+            .app_folder("application_1_0004")
+            .await
+            .err()
+            .unwrap();
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("application_1_0004 already exists; refusing to use a folder"),
+            "{msg}"
+        );
+        // Plain folders already there are refused the same way.
+        std::fs::create_dir(root.join("application_1_0005")).unwrap();
+        assert!(StagingRoot::open(&opts)
+            .await
+            .unwrap()
+            .app_folder("application_1_0005")
+            .await
+            .is_err());
+        // The AM asked to remove a folder that became a link leaves it (and its target).
+        let dir = StagingDir::Local {
+            path: root.join("application_1_0004").display().to_string(),
+        };
+        dir.remove_with(None).await;
+        assert!(victim.join("precious").exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_unsafe_local_root_is_refused_naming_it() {
+        let base = scratch("roots");
+        std::fs::create_dir(&base).unwrap();
+        let open = |root: PathBuf| async move {
+            match StagingRoot::open(&local_opts(&root)).await {
+                Ok(_) => String::new(),
+                Err(e) => format!("{e:#}"),
+            }
+        };
+        let shared = base.join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let msg = open(shared.clone()).await;
+        assert!(
+            msg.contains(&format!(
+                "{} can be changed by other users",
+                shared.display()
+            )),
+            "{msg}"
+        );
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&base, &link).unwrap();
+        let msg = open(link.clone()).await;
+        assert!(
+            msg.contains(&format!("{} is a symbolic link", link.display())),
+            "{msg}"
+        );
+        let file = base.join("file");
+        std::fs::write(&file, "").unwrap();
+        let msg = open(file.clone()).await;
+        assert!(
+            msg.contains(&format!("{} is not a folder", file.display())),
+            "{msg}"
+        );
+        // Sticky and world-writable, like /tmp: fine.
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(open(shared).await, "");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}

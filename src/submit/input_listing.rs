@@ -1,0 +1,267 @@
+//! The I/O edge of HDFS inputs: lists the job's input paths through WebHDFS (paged
+//! `LISTSTATUS_BATCH`, `GETFILESTATUS`, windowed `GETFILEBLOCKLOCATIONS`), asks the RM for its
+//! NodeManagers, and hands what they said to the pure [`crate::core::inputs`] logic, which makes
+//! the tasks. Runs in `submit` before the RM is asked for an application id, so a bad input
+//! leaves nothing behind. Every call is bounded by the WebHDFS client's timeout.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use crate::core::driver::job::Job;
+use crate::core::inputs::glob::{Component, PathPattern};
+use crate::core::inputs::split::{self, Block, HostMap, InputFile, Split, MAX_SPLITS};
+use crate::core::inputs::{InputsError, InputsSpec};
+use anyhow::{bail, Context};
+use tracing::info;
+use yarn_client::rest::RmRest;
+use yarn_client::webhdfs::{FileType, WebHdfs, WebHdfsError};
+
+/// Blocks asked for per `GETFILEBLOCKLOCATIONS` call: a file of 100k blocks is read in
+/// pages of this many, so no reply holds more than about 0.5 MB of JSON.
+const BLOCKS_PER_CALL: u64 = 1000;
+
+/// How long resolving the NodeManagers' host names may take in all.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Replaces `job.inputs` by one task per split, appended to `job.tasks`.
+pub async fn expand(job: &mut Job, client: Option<&WebHdfs>, rest: &RmRest) -> anyhow::Result<()> {
+    let Some(inputs) = job.inputs.take() else {
+        return Ok(());
+    };
+    let Some(client) = client else {
+        bail!("the job names HDFS inputs but no WebHDFS address was given (--webhdfs or YARN_AM_WEBHDFS)");
+    };
+    let t0 = std::time::Instant::now();
+    let hosts = host_map(rest).await?;
+    let splits = list_splits(&inputs, client, &hosts).await?;
+    let base = client.base_url().to_string();
+    let n = splits.len();
+    job.tasks.extend(
+        splits
+            .iter()
+            .enumerate()
+            .map(|(i, s)| split::task_for(&inputs, i, s, &base)),
+    );
+    let with_host = splits.iter().filter(|s| !s.hosts.is_empty()).count();
+    info!(
+        splits = n,
+        with_preferred_host = with_host,
+        elapsed_ms = t0.elapsed().as_millis() as u64,
+        "listed the job's HDFS inputs"
+    );
+    eprintln!("inputs: {n} splits ({with_host} with a replica on a NodeManager host)");
+    job.validate().context("the job with its input tasks")?;
+    Ok(())
+}
+
+/// Every NodeManager the RM knows, with the addresses its name resolves to.
+async fn host_map(rest: &RmRest) -> anyhow::Result<HostMap> {
+    let nodes = rest
+        .nodes(&[])
+        .await
+        .context("asking the RM for its nodes (to map DataNodes to NodeManagers)")?;
+    let mut out = Vec::new();
+    let resolve = async {
+        for n in &nodes {
+            let ips = tokio::net::lookup_host((n.node_host_name.as_str(), 0))
+                .await
+                .map(|a| a.map(|a| a.ip().to_string()).collect())
+                .unwrap_or_default();
+            out.push((n.node_host_name.clone(), ips));
+        }
+    };
+    tokio::time::timeout(RESOLVE_TIMEOUT, resolve)
+        .await
+        .context("resolving the NodeManagers' host names took over 10 s")?;
+    Ok(HostMap::new(&out))
+}
+
+/// All splits of all input paths, each file once, in the order the paths name them.
+pub async fn list_splits(
+    inputs: &InputsSpec,
+    client: &WebHdfs,
+    hosts: &HostMap,
+) -> anyhow::Result<Vec<Split>> {
+    let mut seen = HashSet::new();
+    let mut splits = Vec::new();
+    for path in &inputs.paths {
+        let pattern = PathPattern::parse(path)?;
+        let files = matching_files(&pattern, path, client).await?;
+        if files.is_empty() {
+            return Err(InputsError::NoMatch(path.clone()).into());
+        }
+        for (file, block_size) in files {
+            if !seen.insert(file.path.clone()) {
+                continue;
+            }
+            let blocks = blocks_of(&file, block_size, client, hosts).await?;
+            splits.extend(split::split_file(
+                &file,
+                &blocks,
+                inputs.split,
+                inputs.split_size_bytes,
+            )?);
+            if splits.len() > MAX_SPLITS {
+                return Err(InputsError::TooManySplits {
+                    count: splits.len(),
+                    limit: MAX_SPLITS,
+                }
+                .into());
+            }
+        }
+    }
+    Ok(splits)
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.ends_with('/') {
+        format!("{dir}{name}")
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// Every entry of the folder `dir`, page by page; a missing folder (or a file) has none.
+async fn list_dir(
+    client: &WebHdfs,
+    dir: &str,
+    mut each: impl FnMut(yarn_client::webhdfs::DirEntry),
+) -> anyhow::Result<()> {
+    let mut after: Option<String> = None;
+    loop {
+        let page = match client.list_page(dir, after.as_deref()).await {
+            Ok(p) => p,
+            Err(e) if e.is_not_found() && after.is_none() => return Ok(()),
+            Err(e) => return Err(e).with_context(|| format!("listing input folder {dir}")),
+        };
+        let last = page.entries.last().map(|e| e.path_suffix.clone());
+        let is_file = page.entries.len() == 1 && page.entries[0].path_suffix.is_empty();
+        if is_file {
+            return Ok(());
+        }
+        page.entries.into_iter().for_each(&mut each);
+        match last {
+            Some(l) if page.remaining > 0 => after = Some(l),
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// The files `pattern` stands for (with their block size): globs are matched component by
+/// component against folder listings; a folder stands for the visible files in it.
+async fn matching_files(
+    pattern: &PathPattern,
+    text: &str,
+    client: &WebHdfs,
+) -> anyhow::Result<Vec<(InputFile, u64)>> {
+    let mut candidates = vec!["/".to_string()];
+    for c in &pattern.components {
+        let mut next = Vec::new();
+        match c {
+            Component::Literal(name) => next.extend(candidates.iter().map(|d| join(d, name))),
+            Component::Glob(p) => {
+                for d in &candidates {
+                    let mut names = Vec::new();
+                    list_dir(client, d, |e| {
+                        if p.matches(&e.path_suffix) {
+                            names.push(join(d, &e.path_suffix));
+                        }
+                    })
+                    .await?;
+                    next.extend(names);
+                }
+            }
+        }
+        candidates = next;
+    }
+    let mut files = Vec::new();
+    for path in candidates {
+        let status = match client.status(&path).await {
+            Ok(s) => s,
+            Err(e) if e.is_not_found() && pattern.is_literal() => {
+                bail!("input {text} does not exist on HDFS ({})", e)
+            }
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => return Err(unreadable(e, &path)),
+        };
+        match status.kind {
+            FileType::Directory => {
+                let mut in_dir = Vec::new();
+                list_dir(client, &path, |e| {
+                    let hidden = e.path_suffix.starts_with(['_', '.']);
+                    if e.kind == FileType::File && !hidden {
+                        in_dir.push((
+                            InputFile {
+                                path: join(&path, &e.path_suffix),
+                                length: e.length,
+                            },
+                            e.block_size,
+                        ));
+                    }
+                })
+                .await?;
+                files.extend(in_dir);
+            }
+            _ => files.push((
+                InputFile {
+                    path,
+                    length: status.length,
+                },
+                status.block_size,
+            )),
+        }
+    }
+    Ok(files)
+}
+
+fn unreadable(e: WebHdfsError, path: &str) -> anyhow::Error {
+    anyhow::Error::new(e).context(format!("input {path} cannot be read"))
+}
+
+/// The blocks of `file`, fetched in windows of [`BLOCKS_PER_CALL`] blocks, their replica
+/// hosts mapped to NodeManager names.
+async fn blocks_of(
+    file: &InputFile,
+    block_size: u64,
+    client: &WebHdfs,
+    hosts: &HostMap,
+) -> anyhow::Result<Vec<Block>> {
+    if file.length == 0 {
+        return Err(InputsError::EmptyFile(file.path.clone()).into());
+    }
+    let window = block_size.max(1).saturating_mul(BLOCKS_PER_CALL);
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut offset = 0;
+    while offset < file.length {
+        let got = client
+            .block_locations(&file.path, offset, window.min(file.length - offset))
+            .await
+            .map_err(|e| unreadable(e, &file.path))?;
+        let before = blocks.len();
+        for b in got {
+            // A window's first block may start before it (it overlaps the window's start).
+            if b.offset < offset {
+                continue;
+            }
+            let mut nodes: Vec<String> = b
+                .hosts
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| hosts.node_of(h, b.names.get(i).map_or("", String::as_str)))
+                .collect();
+            nodes.sort();
+            nodes.dedup();
+            blocks.push(Block {
+                offset: b.offset,
+                length: b.length,
+                hosts: nodes,
+            });
+        }
+        let Some(last) = blocks.last() else { break };
+        if blocks.len() == before {
+            break; // no progress: split_file reports the gap
+        }
+        offset = last.offset + last.length;
+    }
+    Ok(blocks)
+}

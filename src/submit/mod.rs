@@ -1,0 +1,547 @@
+//! `yarn-am submit`: stage the yarn-am binary, describe the AM container, hand it to the RM
+//! over REST, and optionally follow the application to its end.
+//!
+//! Staging (see [`crate::staging`]) is a folder per application, local (`file://`) or on
+//! HDFS through WebHDFS (`hdfs://`): the binary is copied there first so that a rebuild
+//! during the run cannot change the file under YARN (which checks the mtime when it
+//! localises it). The AM removes the folder when the application ends; `--wait` removes it
+//! too, in case the AM never started; a submission that fails after staging removes it at
+//! once.
+
+pub mod input_listing;
+pub mod tokens;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use tracing::warn;
+use yarn_client::http_auth::HttpAuth;
+use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest, Submission};
+
+use crate::cli::SubmitArgs;
+use crate::protocol::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
+use crate::staging::{Stager, StagingOptions, StagingRoot};
+use crate::tools::nodes::{rm_rest, user_name};
+use crate::tools::rm::hadoop_conf;
+use crate::tools::status::{exit_code_for, print_report};
+
+/// Name of the binary inside every container's working directory.
+pub const BINARY_NAME: &str = "yarn-am";
+
+pub fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(submit(args))
+}
+
+fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, String>> {
+    pairs
+        .iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => bail!("{flag} wants KEY=VALUE, got {p:?}"),
+        })
+        .collect()
+}
+
+/// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
+/// host with the default port 8030. A configuration that cannot be read is an error only here,
+/// where it is needed.
+fn scheduler_addresses(
+    args: &SubmitArgs,
+    rest: &RmRest,
+    conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>,
+) -> anyhow::Result<Vec<String>> {
+    if let Some(a) = &args.rm_scheduler {
+        return Ok(vec![a.clone()]);
+    }
+    let conf = conf.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
+    if let Some(conf) = conf {
+        let c = yarn_client::conf::rm_candidates(conf, yarn_client::conf::RmService::Scheduler)?;
+        return Ok(c.into_iter().map(|c| c.address.to_string()).collect());
+    }
+    let host = rest
+        .base_url()
+        .trim_start_matches("http://")
+        .trim_start_matches("https://")
+        .rsplit_once(':')
+        .map(|(h, _)| h.to_string())
+        .unwrap_or_else(|| rest.base_url().to_string());
+    Ok(vec![format!("{host}:8030")])
+}
+
+/// The NodeManagers' heartbeat interval, for the AM's spread wait. Best effort: without a
+/// readable value the AM uses YARN's default, so a bad setting is logged, not fatal.
+fn nm_heartbeat_ms(conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>) -> Option<u64> {
+    const KEY: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
+    // Its default is YARN's: one second, the AM's own default spread wait.
+    let default = crate::core::allocator::tracker::DEFAULT_SPREAD_WAIT_MS;
+    match conf.as_ref().ok()?.as_ref()?.get_u64(KEY, default) {
+        Ok(ms) => Some(ms),
+        Err(e) => {
+            warn!(%e, "ignoring {KEY}; the AM assumes YARN's default");
+            None
+        }
+    }
+}
+
+/// Whether the AM may accept a switch to SIMPLE after offering a token (Hadoop's key,
+/// default false). A value that is not a boolean is an error: a typo must not decide a
+/// security setting. Without a readable configuration: false.
+fn fallback_to_simple(
+    conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>,
+) -> anyhow::Result<bool> {
+    let key = yarn_client::rpc::FALLBACK_TO_SIMPLE_KEY;
+    match conf.as_ref().ok().and_then(Option::as_ref) {
+        Some(c) => c
+            .get_bool(key, false)
+            .with_context(|| format!("reading {key}")),
+        None => Ok(false),
+    }
+}
+
+async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
+    if args.max_executors.unwrap_or(args.executors) < args.min_executors {
+        bail!("--max-executors is below --min-executors");
+    }
+    let am_env = parse_env(&args.env, "--env")?;
+    let mut job = match &args.job {
+        Some(path) => {
+            let job = crate::core::driver::job::Job::from_file(path)
+                .with_context(|| format!("job file {}", path.display()))?;
+            Some(job)
+        }
+        None => None,
+    };
+    let executor_env = parse_env(&args.executor_env, "--executor-env")?;
+    // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
+    let rest = rm_rest(&args.rm)?;
+    let auth = rest.auth().clone();
+    let user = match &auth {
+        HttpAuth::Kerberos(s) => s.credential().short_name().to_string(),
+        _ => user_name(&args.rm),
+    };
+    // Before the RM hands out an id: a wrong staging place fails with nothing created.
+    let root = StagingRoot::open(&StagingOptions {
+        webhdfs: args.webhdfs.clone(),
+        hdfs_uri: args.hdfs_uri.clone(),
+        root: args.staging_dir.clone(),
+        user,
+        auth: auth.clone(),
+        timeout: Duration::from_secs(args.webhdfs_timeout),
+    })
+    .await?;
+    // HDFS inputs become tasks here, before the RM hands out an id: a bad input (no match,
+    // missing, empty, unreadable) fails with nothing submitted.
+    if let Some(j) = job.as_mut() {
+        crate::submit::input_listing::expand(j, root.webhdfs(), &rest)
+            .await
+            .context("listing the job's HDFS inputs")?;
+    }
+
+    let new_app = rest
+        .new_application()
+        .await
+        .context("asking the RM for a new application id")?;
+    let app_id = new_app.application_id;
+    let mut stager = root.app_folder(&app_id).await?;
+    let staging = stager.dir();
+    let secret = match stage_and_submit(
+        &args,
+        &rest,
+        &app_id,
+        &mut stager,
+        job,
+        am_env,
+        executor_env,
+    )
+    .await
+    {
+        Ok(secret) => secret,
+        Err(e) if submission_outcome_unknown(&e) => {
+            // The RM may have taken the app after all; its AM would need the files.
+            warn!(
+                "keeping the staging folder {} (the RM may have accepted {app_id})",
+                staging.describe()
+            );
+            return Err(e);
+        }
+        Err(e) => {
+            // The RM refused the app or never heard of it: nobody else will clean up.
+            staging.remove_with(Some(&auth)).await;
+            return Err(e);
+        }
+    };
+    println!("submitted {app_id}");
+    println!("driver API secret: {}", secret.display());
+    println!("staging folder: {}", staging.describe());
+    let report = rest.app(&app_id).await.context("reading back the app")?;
+    if let Some(url) = &report.tracking_url {
+        println!("tracking URL: {url}");
+    }
+    if !args.wait {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
+    staging.remove_with(Some(&auth)).await;
+    print_report(&report);
+    if args.job.is_some() {
+        print_job_summary(&report.diagnostics);
+    }
+    Ok(exit_code_for(&report))
+}
+
+/// True when the submission call got no answer (a timeout, a dropped connection): the RM
+/// may have accepted the application anyway.
+fn submission_outcome_unknown(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<RestError>(),
+            Some(RestError::Unreachable { .. })
+        )
+    })
+}
+
+/// Stages the binary, the `--file`s and the spec, then submits the AM container. Returns
+/// where the driver-API secret was written.
+async fn stage_and_submit(
+    args: &SubmitArgs,
+    rest: &RmRest,
+    app_id: &str,
+    stager: &mut Stager,
+    job: Option<crate::core::driver::job::Job>,
+    am_env: BTreeMap<String, String>,
+    executor_env: BTreeMap<String, String>,
+) -> anyhow::Result<PathBuf> {
+    let binary = match &args.am_binary {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("locating the yarn-am binary")?,
+    };
+    let staged_binary = stager.put_file(&binary, BINARY_NAME).await?;
+    let mut local_resources = BTreeMap::new();
+    local_resources.insert(BINARY_NAME.to_string(), staged_binary.local_resource());
+    let mut files = BTreeMap::new();
+    for f in &args.file {
+        let name = f
+            .file_name()
+            .and_then(|n| n.to_str())
+            .with_context(|| format!("--file {} has no file name", f.display()))?
+            .to_string();
+        let staged = stager.put_file(f, &name).await?;
+        files.insert(name, staged);
+    }
+
+    let mut executor = ExecutorSpec {
+        command: args.executor_command.clone(),
+        memory_mb: args.executor_memory,
+        vcores: args.executor_vcores,
+        initial: args.executors,
+        min: args.min_executors,
+        max: args.max_executors.unwrap_or(args.executors),
+        env: executor_env,
+        files,
+    };
+    if let Some(j) = &job {
+        // Executors run our own binary, which polls the AM for the job's tasks.
+        executor
+            .files
+            .insert(BINARY_NAME.into(), staged_binary.clone());
+        executor.command = format!("./{BINARY_NAME} executor");
+        // Executors log what the AM told them (tasks, "shut down") like the AM does.
+        executor
+            .env
+            .entry("YARN_AM_LOG".into())
+            .or_insert_with(|| "info".into());
+        executor.memory_mb = i64::from(j.executor.memory_mb);
+        executor.vcores =
+            i32::try_from(j.executor.cores).context("executor.cores above i32::MAX")?;
+        executor.initial = j.initial_executors();
+        executor.min = j.executor.min_executors;
+        executor.max = j.executor.max_executors;
+    }
+    let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
+    let conf = hadoop_conf();
+    // On a secure cluster: delegation tokens for the AM, its executors and the NMs.
+    let conf_ref = conf.as_ref().ok().and_then(Option::as_ref);
+    let tokens = crate::submit::tokens::collect(rest, stager.webhdfs(), conf_ref).await?;
+    let token_refresh =
+        match crate::submit::tokens::stage_keytab(&args.rm, stager, conf_ref).await? {
+            Some((staged_keytab, refresh)) => {
+                local_resources.insert(refresh.keytab.clone(), staged_keytab.local_resource());
+                Some(refresh)
+            }
+            None => None,
+        };
+    let spec = AppSpec {
+        rm_scheduler: scheduler_addresses(args, rest, &conf)?,
+        rm_web: rest.base_url().to_string(),
+        executor,
+        staging: Some(stager.dir()),
+        max_executor_failures,
+        job,
+        nm_heartbeat_ms: nm_heartbeat_ms(&conf),
+        fallback_to_simple_auth_allowed: fallback_to_simple(&conf)?,
+        token_refresh,
+        executor_silence_timeout_ms: Some(args.executor_silence_timeout.saturating_mul(1000)),
+        strategy: (args.strategy != crate::core::allocator::Strategy::Default)
+            .then_some(args.strategy),
+    };
+    let staged_spec = stager
+        .put_bytes(SPEC_FILE, spec.to_json().into_bytes())
+        .await?;
+    local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
+    let secret = crate::http::new_secret();
+    let secret_file = write_secret(args, app_id, &secret)?;
+    let mut environment = am_env;
+    environment
+        .entry("YARN_AM_LOG".into())
+        .or_insert_with(|| "info".into());
+    environment.insert("RUST_BACKTRACE".into(), "1".into());
+    // The AM must know whether its attempt is the last (a failure unregisters only then, so
+    // that YARN retries earlier ones). The RM does not put this in the AM's environment
+    // (checked on Hadoop 3.4.1), so we do, under the name Hadoop's ApplicationConstants gives
+    // it. If yarn.resourcemanager.am.max-attempts caps it lower, the real last attempt exits
+    // 1 still registered and the RM fails the app with that exit's diagnostics.
+    environment.insert("MAX_APP_ATTEMPTS".into(), args.max_attempts.to_string());
+
+    let submission = Submission {
+        application_id: app_id.to_string(),
+        name: args.name.clone(),
+        queue: args.queue.clone(),
+        application_type: "YARN-AM".into(),
+        tags: args.tag.clone(),
+        max_app_attempts: args.max_attempts,
+        // A crashed AM's next attempt adopts the executors still running and resumes the
+        // job from its journal (see `am::journal`), instead of YARN killing them all.
+        keep_containers: args.max_attempts > 1,
+        am_resource: Resource {
+            memory: args.am_memory,
+            vcores: args.am_vcores,
+        },
+        am: AmContainerSpec {
+            local_resources,
+            environment,
+            command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
+            credentials: am_credentials(&secret, tokens),
+        },
+    };
+    rest.submit(&submission)
+        .await
+        .with_context(|| format!("submitting {app_id}"))?;
+    Ok(secret_file)
+}
+
+/// The job summary the AM puts on the diagnostics' second line, for people: tasks by
+/// locality level and the executor count over time.
+fn print_job_summary(diagnostics: &str) {
+    let Some((json, summary)) =
+        crate::core::driver::report::JobSummary::from_diagnostics(diagnostics)
+    else {
+        println!("(no job summary in the diagnostics)");
+        return;
+    };
+    let l = &summary.by_locality;
+    println!(
+        "job {}: {}/{} tasks succeeded in {:.1} s",
+        summary.name,
+        summary.tasks_succeeded,
+        summary.tasks_total,
+        summary.wall_time_ms as f64 / 1000.0
+    );
+    println!(
+        "tasks by locality: NODE_LOCAL {}  NO_PREF {}  RACK_LOCAL {}  ANY {}",
+        l.node_local, l.no_pref, l.rack_local, l.any
+    );
+    let timeline: Vec<String> = summary
+        .executors_over_time
+        .iter()
+        .map(|s| format!("{:.1}s:{}", s.t_ms as f64 / 1000.0, s.executors))
+        .collect();
+    println!("executors over time: {}", timeline.join(" "));
+    println!("summary JSON: {json}");
+}
+
+/// The AM container's credentials: everything secret the AM gets travels here, never in its
+/// environment, command line or spec file (the NodeManager writes those into
+/// `launch_container.sh` in the container's log dir, which its web UI serves). Today that is
+/// the application's master secret (see [`crate::protocol::poll`]); delegation tokens for a
+/// secure cluster go beside it.
+fn am_credentials(
+    master_secret: &str,
+    tokens: Vec<(String, yarn_client::token::Token)>,
+) -> yarn_client::credentials::Credentials {
+    yarn_client::credentials::Credentials {
+        tokens,
+        secrets: vec![(
+            crate::protocol::poll::MASTER_SECRET_ALIAS.to_string(),
+            master_secret.as_bytes().to_vec(),
+        )],
+    }
+}
+
+/// Keeps the driver-API secret where only this user can read it.
+fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result<PathBuf> {
+    let dir = match &args.secret_dir {
+        Some(d) => d.clone(),
+        None => {
+            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".yarn-am")
+        }
+    };
+    // 0700 and ours; an existing folder that others could read is closed up.
+    if crate::staging::private_fs::ensure_private_dir(&dir)
+        .context("the secret folder is not safe")?
+    {
+        warn!(dir = %dir.display(), "the secret folder was readable by others; now 0700");
+    }
+    let path = dir.join(format!("{app_id}.secret"));
+    // O_NOFOLLOW: a link planted in our place is refused, not written through.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    // `mode` applies only to a new file.
+    f.set_permissions(
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600),
+    )
+    .with_context(|| format!("setting the mode of {}", path.display()))?;
+    std::io::Write::write_all(&mut f, secret.as_bytes())?;
+    Ok(path)
+}
+
+/// How long `--wait` rides out an RM whose REST API fails (an RM restart takes tens of
+/// seconds; the application keeps running meanwhile).
+const REST_OUTAGE_LIMIT: Duration = Duration::from_secs(120);
+
+/// Whether a failed app report may well succeed a moment later: the RM unreachable or
+/// restarting (5xx, or 404 while it has not yet recovered its apps), or an odd reply from
+/// a half-started web server. Other statuses (401, 403) will not get better.
+fn transient(e: &RestError) -> bool {
+    match e {
+        RestError::Unreachable { .. } | RestError::BadReply { .. } => true,
+        RestError::Status { status, .. } => *status >= 500 || *status == 404,
+        // A missing or expired ticket does not come back by waiting.
+        RestError::Kerberos { .. } | RestError::NeedsKerberos { .. } => false,
+    }
+}
+
+/// Prints a line whenever the state or the number of running containers changes, until the
+/// application ends (or `limit` passes, which is an error). RM REST errors that may pass
+/// are ridden out for [`REST_OUTAGE_LIMIT`].
+pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Result<AppReport> {
+    let start = std::time::Instant::now();
+    let mut last = (String::new(), -1);
+    let mut failing_since: Option<std::time::Instant> = None;
+    loop {
+        let r = match rest.app(app_id).await {
+            Ok(r) => {
+                if failing_since.take().is_some() {
+                    eprintln!(
+                        "[{:>5.1}s] the ResourceManager answers again",
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+                r
+            }
+            Err(e) if transient(&e) => {
+                let since = *failing_since.get_or_insert_with(|| {
+                    eprintln!(
+                        "[{:>5.1}s] {app_id}: cannot read the app's state ({e}); retrying for up to {} s",
+                        start.elapsed().as_secs_f64(),
+                        REST_OUTAGE_LIMIT.as_secs()
+                    );
+                    std::time::Instant::now()
+                });
+                if since.elapsed() >= REST_OUTAGE_LIMIT {
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "the ResourceManager failed for {} s while following {app_id}",
+                        REST_OUTAGE_LIMIT.as_secs()
+                    )));
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let now = (r.state.clone(), r.running_containers);
+        if now != last {
+            eprintln!(
+                "[{:>5.1}s] {app_id}: {} ({} container(s) running)",
+                start.elapsed().as_secs_f64(),
+                r.state,
+                r.running_containers.max(0)
+            );
+            last = now;
+        }
+        if r.is_final() {
+            return Ok(r);
+        }
+        if start.elapsed() >= limit {
+            bail!(
+                "{app_id} still {} after {}s; it keeps running (yarn-am kill {app_id} stops it)",
+                r.state,
+                limit.as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod fallback_tests {
+    use super::fallback_to_simple;
+    use yarn_client::conf::Configuration;
+    use yarn_client::rpc::FALLBACK_TO_SIMPLE_KEY;
+
+    fn with(value: Option<&str>) -> anyhow::Result<Option<Configuration>> {
+        let mut c = Configuration::new();
+        if let Some(v) = value {
+            c.set(FALLBACK_TO_SIMPLE_KEY, v);
+        }
+        Ok(Some(c))
+    }
+
+    #[test]
+    fn fallback_to_simple_is_off_unless_the_conf_says_true() {
+        assert!(!fallback_to_simple(&Ok(None)).unwrap());
+        assert!(!fallback_to_simple(&Err(anyhow::anyhow!("unreadable"))).unwrap());
+        assert!(!fallback_to_simple(&with(None)).unwrap());
+        assert!(!fallback_to_simple(&with(Some("false"))).unwrap());
+        assert!(fallback_to_simple(&with(Some(" TRUE "))).unwrap());
+        let e = fallback_to_simple(&with(Some("yes"))).unwrap_err();
+        assert!(format!("{e:#}").contains(FALLBACK_TO_SIMPLE_KEY), "{e:#}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: u16) -> RestError {
+        RestError::Status {
+            method: "GET",
+            url: "http://rm:8088/ws/v1/cluster/apps/a".into(),
+            status,
+            body: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_restarting_rm_is_ridden_out_but_a_refusal_is_not() {
+        assert!(transient(&status(503)));
+        assert!(transient(&status(500)));
+        assert!(transient(&status(404)), "apps not yet recovered");
+        assert!(!transient(&status(401)));
+        assert!(!transient(&status(403)));
+        assert!(transient(&RestError::BadReply {
+            url: "u".into(),
+            reason: "not JSON".into()
+        }));
+    }
+}

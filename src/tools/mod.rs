@@ -1,0 +1,7 @@
+//! The small commands (`nodes`, `status`, `kill`, `plan`) and the way every command reaches
+//! the ResourceManager from its flags and the Hadoop configuration (`rm`).
+
+pub mod nodes;
+pub mod plan;
+pub mod rm;
+pub mod status;

@@ -1,0 +1,130 @@
+//! `yarn-am status` and `yarn-am kill`: an application as the RM reports it.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use yarn_client::rest::AppReport;
+
+use crate::cli::AppArgs;
+use crate::tools::nodes::rm_rest;
+
+/// Exit codes that say how the application ended, for scripts:
+/// 0 succeeded, 1 failed (or did not succeed), 3 killed, 4 still running.
+pub fn exit_code_for(r: &AppReport) -> ExitCode {
+    match (r.state.as_str(), r.final_status.as_str()) {
+        ("FINISHED", "SUCCEEDED") => ExitCode::SUCCESS,
+        ("KILLED", _) | (_, "KILLED") => ExitCode::from(3),
+        ("FINISHED" | "FAILED", _) => ExitCode::from(1),
+        _ => ExitCode::from(4),
+    }
+}
+
+pub fn print_report(r: &AppReport) {
+    println!("application: {}", r.id);
+    println!(
+        "name:        {} (user {}, queue {})",
+        r.name, r.user, r.queue
+    );
+    println!("state:       {} / final status {}", r.state, r.final_status);
+    println!("progress:    {:.0}%", r.progress);
+    println!("containers:  {} running", r.running_containers.max(0));
+    if let Some(u) = &r.tracking_url {
+        println!("tracking:    {u}");
+    }
+    if let Some(l) = &r.am_container_logs {
+        println!("AM logs:     {l}");
+    }
+    // A job's diagnostics carry its summary as one JSON line: that is for programs
+    // (`submit --wait --job` prints it labelled), so people get the other lines.
+    let summary = crate::core::driver::report::JobSummary::from_diagnostics(&r.diagnostics)
+        .map(|(line, _)| line);
+    let text: Vec<&str> = r
+        .diagnostics
+        .lines()
+        .filter(|l| Some(l.trim()) != summary)
+        .collect();
+    let text = text.join("\n");
+    if !text.trim().is_empty() {
+        println!("diagnostics: {}", text.trim());
+    }
+}
+
+/// `application_<cluster timestamp>_<sequence number>`, as YARN prints them. Checked before
+/// asking the RM so a typo gets a message naming it rather than an RM error page (and no
+/// `/` or `?` ends up in the REST path).
+fn check_app_id(id: &str) -> anyhow::Result<()> {
+    let numbers = id
+        .strip_prefix("application_")
+        .and_then(|rest| rest.split_once('_'));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match numbers {
+        Some((ts, seq)) if digits(ts) && digits(seq) => Ok(()),
+        _ => anyhow::bail!(
+            "{id:?} is not an application id (application_<timestamp>_<number>, as \
+             `yarn-am submit` prints it)"
+        ),
+    }
+}
+
+pub fn status(args: AppArgs) -> anyhow::Result<ExitCode> {
+    check_app_id(&args.app_id)?;
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let rest = rm_rest(&args.rm)?;
+        let r = rest
+            .app(&args.app_id)
+            .await
+            .with_context(|| format!("asking the RM about {}", args.app_id))?;
+        print_report(&r);
+        Ok(exit_code_for(&r))
+    })
+}
+
+pub fn kill(args: AppArgs) -> anyhow::Result<ExitCode> {
+    check_app_id(&args.app_id)?;
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let rest = rm_rest(&args.rm)?;
+        rest.kill(&args.app_id, "killed by yarn-am kill")
+            .await
+            .with_context(|| format!("asking the RM to kill {}", args.app_id))?;
+        eprintln!("kill requested for {}; waiting for the RM", args.app_id);
+        let r = rest
+            .wait_final(&args.app_id, Duration::from_secs(args.rm.timeout))
+            .await?;
+        print_report(&r);
+        Ok(if r.state == "KILLED" {
+            ExitCode::SUCCESS
+        } else {
+            exit_code_for(&r)
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn application_ids_are_checked_before_asking_the_rm() {
+        check_app_id("application_1700000000000_0001").unwrap();
+        check_app_id("application_1_12345").unwrap();
+        for bad in [
+            "",
+            "application_",
+            "application_1",
+            "application_1_",
+            "application__1",
+            "app_1_1",
+            "application_1_1/../../x",
+            "application_1_1?x=1",
+            "application_1_1_1",
+            "container_1_0001_01_000001",
+        ] {
+            let err = check_app_id(bad).unwrap_err().to_string();
+            assert!(err.contains("is not an application id"), "{bad}: {err}");
+            assert!(err.contains(&format!("{bad:?}")), "{bad}: {err}");
+        }
+    }
+}
