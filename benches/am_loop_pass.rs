@@ -29,7 +29,7 @@ use yarn_am::core::am::am_core::AmCore;
 use yarn_am::core::am::fixtures;
 use yarn_am::core::am::job_run::JobRun;
 use yarn_am::core::am::pool::Pool;
-use yarn_am::http::Command;
+use yarn_am::http::DriverCommand;
 use yarn_am::protocol::driver_api::{PollReply, PollRequest, TaskResult};
 
 const TASKS: usize = 100_000;
@@ -107,7 +107,7 @@ fn poll(core: &mut AmCore, now: u64, id: &str, host: &str, done: Option<(&str, u
             .collect(),
         running: Vec::new(),
     };
-    core.command(now, Command::ExecutorPoll { request, reply });
+    core.command(now, DriverCommand::ExecutorPoll { request, reply });
     rx.try_recv().expect("a poll is answered at once")
 }
 

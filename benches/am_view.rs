@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use yarn_am::core::driver::report::{Report, TaskRecord};
-use yarn_am::core::driver::scheduler::Locality;
+use yarn_am::core::driver::scheduler::TaskLocality;
 use yarn_am::core::driver::{Driver, DriverAction, DriverEvent, ExecutorId, Job};
 
 const TASKS: usize = 100_000;
@@ -45,7 +45,7 @@ fn record(i: usize, attempts: u32) -> TaskRecord {
         task_id: format!("task-{i}"),
         executor_id: ExecutorId::new((i % EXECUTORS + 1) as u64),
         host: format!("host-{}", i % 1_000),
-        locality: Locality::NodeLocal,
+        locality: TaskLocality::NodeLocal,
         attempts,
         duration_ms: 1_000 + i as u64 % 500,
         exit_code: 0,

@@ -41,7 +41,7 @@ use serde_json::json;
 use sim::{simulate, Trace, TraceConfig};
 use yarn_am::core::allocator::matching::{Container, Locality};
 use yarn_am::core::allocator::tracker::{
-    Action, Allocator, AllocatorConfig, CompletedContainer, Event, ExecutorId,
+    Action, Allocator, AllocatorConfig, ContainerExit, Event, ExecutorId,
 };
 use yarn_am::core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
 use yarn_am::core::request_book::RequestBook;
@@ -301,7 +301,7 @@ impl Am {
             let done = resp
                 .completed
                 .into_iter()
-                .map(|s| CompletedContainer {
+                .map(|s| ContainerExit {
                     id: Arc::from(s.id.as_str()),
                     exit_status: s.exit_status,
                     diagnostics: s.diagnostics,

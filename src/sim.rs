@@ -106,7 +106,7 @@ use std::sync::Arc;
 use crate::core::allocator::exit_status;
 use crate::core::allocator::matching::Container;
 use crate::core::allocator::tracker::{
-    Action, Allocator, AllocatorConfig, CompletedContainer, Event, RequestId,
+    Action, Allocator, AllocatorConfig, ContainerExit, Event, RequestId,
 };
 use crate::core::allocator::{Cluster, Demand, HostName, RackName, Snapshot, Strategy, Topology};
 
@@ -855,7 +855,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 if !gone.is_empty() {
                     let done = gone
                         .into_iter()
-                        .map(|id| CompletedContainer {
+                        .map(|id| ContainerExit {
                             id,
                             exit_status: exit_status::codes::PREEMPTED,
                             diagnostics: String::new(),
@@ -951,7 +951,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 book.apply(&actions, &locate);
                 let actions = alloc.on_event(
                     now,
-                    Event::ContainersCompleted(vec![CompletedContainer {
+                    Event::ContainersCompleted(vec![ContainerExit {
                         id,
                         exit_status: exit_status::codes::KILLED_BY_APPMASTER,
                         diagnostics: String::new(),

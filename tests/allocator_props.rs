@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use yarn_am::core::allocator::literal;
 use yarn_am::core::allocator::matching::{match_containers, Container, Locality};
 use yarn_am::core::allocator::tracker::{
-    Action, Allocator, AllocatorConfig, CompletedContainer, Event, Phase,
+    Action, Allocator, AllocatorConfig, ContainerExit, Event, Phase,
 };
 use yarn_am::core::allocator::{
     update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot, Strategy,
@@ -362,7 +362,7 @@ proptest! {
                     1 => if let Some(executor) = alloc.executor_of(&id) {
                         alloc.on_event(0, Event::KillExecutor { executor });
                     },
-                    _ => { alloc.on_event(0, Event::ContainersCompleted(vec![CompletedContainer { id, exit_status: 0, diagnostics: String::new() }])); }
+                    _ => { alloc.on_event(0, Event::ContainersCompleted(vec![ContainerExit { id, exit_status: 0, diagnostics: String::new() }])); }
                 }
             }
             per_host_counts_match_a_recount(&alloc)?;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use yarn_am::core::allocator::matching::{Container, Locality};
 use yarn_am::core::allocator::tracker::{
-    Action, Allocator, AllocatorConfig, CompletedContainer, DriverNotice, Event, ExecutorId,
+    Action, Allocator, AllocatorConfig, ContainerExit, DriverNotice, Event, ExecutorId,
 };
 use yarn_am::core::allocator::{Demand, HostName, RackName, Strategy};
 
@@ -79,7 +79,7 @@ impl Am {
     fn complete(&mut self, cs: &[&Container], status: i32) -> Vec<Action> {
         let done = cs
             .iter()
-            .map(|c| CompletedContainer {
+            .map(|c| ContainerExit {
                 id: c.id.clone(),
                 exit_status: status,
                 diagnostics: String::new(),
@@ -695,7 +695,7 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
     // An adopted executor's container ending is a loss like any other.
     alloc.on_event(
         0,
-        Event::ContainersCompleted(vec![CompletedContainer {
+        Event::ContainersCompleted(vec![ContainerExit {
             id: Arc::from("old-a"),
             exit_status: -100,
             diagnostics: String::new(),

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use proptest::prelude::*;
 use yarn_am::core::driver::job::LocalityWait;
-use yarn_am::core::driver::scheduler::Outcome;
-use yarn_am::core::driver::{Allocation, Demand, ExecutorId, Job, Scheduler, TaskSpec};
+use yarn_am::core::driver::scheduler::TaskOutcome;
+use yarn_am::core::driver::{AllocationManager, Demand, ExecutorId, Job, Scheduler, TaskSpec};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -133,11 +133,11 @@ proptest! {
                     prop_assert_eq!(f.attempts, attempts[&task]);
                     if code == 0 {
                         succeeded += 1;
-                        prop_assert_eq!(f.outcome, Outcome::Succeeded);
+                        prop_assert_eq!(f.outcome, TaskOutcome::Succeeded);
                     } else {
                         let c = failures.entry(task.clone()).or_default();
                         *c += 1;
-                        let want = if *c >= max_failures { Outcome::JobFailed } else { Outcome::WillRetry };
+                        let want = if *c >= max_failures { TaskOutcome::JobFailed } else { TaskOutcome::WillRetry };
                         prop_assert_eq!(f.outcome, want);
                     }
                     // Reporting the same attempt again is ignored.
@@ -193,7 +193,7 @@ proptest! {
             "tasks": [{"id": "a", "command": "x"}],
         });
         let job = Job::from_json(&text.to_string()).unwrap();
-        let mut a = Allocation::new(&job);
+        let mut a = AllocationManager::new(&job);
         let mut now = 0;
         for (pending, running, dt, busy) in rounds {
             now += dt;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use am::{job_report, rest, submit, submit_job, summary_of, wait_for, Driver};
 use serde_json::json;
 use yarn_am::core::driver::report::JobSummary;
-use yarn_am::core::driver::scheduler::Locality;
+use yarn_am::core::driver::scheduler::TaskLocality;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -93,7 +93,7 @@ async fn sample_job_runs_node_local_and_reports_every_task() {
             .iter()
             .find(|s| s["id"] == t.task_id.as_str())
             .unwrap();
-        if t.locality == Locality::NodeLocal {
+        if t.locality == TaskLocality::NodeLocal {
             assert_eq!(spec["preferred_hosts"][0], t.host.as_str(), "{t:?}");
         }
     }
@@ -192,7 +192,7 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
     for t in report.tasks.iter().filter(|t| t.task_id.starts_with('t')) {
         assert_ne!(t.host, "nm3", "{t:?}");
         assert!(
-            matches!(t.locality, Locality::RackLocal | Locality::Any),
+            matches!(t.locality, TaskLocality::RackLocal | TaskLocality::Any),
             "{t:?}"
         );
     }

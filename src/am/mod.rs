@@ -37,7 +37,7 @@ use crate::http;
 use crate::protocol::spec::{AppSpec, SPEC_FILE};
 use container_env::ContainerEnv;
 use launcher::{DriverContact, Launcher};
-use rm::{Registration, RmReply, RmSession};
+use rm::{AmEndpoint, RmReply, RmSession};
 use token_refresh::SharedTokens;
 
 /// File in the AM's log dir naming the driver API's URL (the secret is not written there).
@@ -132,7 +132,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
         .first()
         .context("the spec names no RM scheduler address")?
         .clone();
-    let registration = Registration {
+    let registration = AmEndpoint {
         host: env.nm_host.clone(),
         rpc_port: i32::from(port),
         tracking_url: format!("{url}/"),

@@ -22,7 +22,7 @@ use yarn_client::token::Token;
 
 /// How the AM registers (and registers again after an RM restart).
 #[derive(Debug, Clone)]
-pub struct Registration {
+pub struct AmEndpoint {
     pub host: String,
     pub rpc_port: i32,
     pub tracking_url: String,
@@ -46,13 +46,13 @@ pub enum RmReply {
 
 pub struct RmSession {
     client: AmRmClient,
-    registration: Registration,
+    registration: AmEndpoint,
 }
 
 impl RmSession {
     /// A session on a new connection. Also how the AM unregisters when its session is lost
     /// in an abandoned call (with the newest AMRM token).
-    pub fn new(addr: &str, amrm_token: Token, registration: Registration, rpc: RpcConfig) -> Self {
+    pub fn new(addr: &str, amrm_token: Token, registration: AmEndpoint, rpc: RpcConfig) -> Self {
         Self {
             client: AmRmClient::new(addr, amrm_token, rpc),
             registration,

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::http::{self, Command};
+use crate::http::{self, DriverCommand};
 
 type Script = Box<dyn FnMut(&PollRequest) -> PollReply + Send>;
 
@@ -22,7 +22,7 @@ async fn am(mut script: Script) -> FakeAm {
     let seen = polls.clone();
     tokio::spawn(async move {
         while let Some(cmd) = handle.commands.recv().await {
-            if let Command::ExecutorPoll { request, reply } = cmd {
+            if let DriverCommand::ExecutorPoll { request, reply } = cmd {
                 let answer = script(&request);
                 seen.lock().unwrap().push(request);
                 let _ = reply.send(answer);
@@ -199,7 +199,7 @@ async fn an_executor_whose_am_is_gone_exits_within_5_s() {
     let seen = polls.clone();
     tokio::spawn(async move {
         while let Some(cmd) = handle.commands.recv().await {
-            if let Command::ExecutorPoll { reply, .. } = cmd {
+            if let DriverCommand::ExecutorPoll { reply, .. } = cmd {
                 seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let _ = reply.send(PollReply::default());
             }

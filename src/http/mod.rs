@@ -1,6 +1,6 @@
 //! The driver API: how any driver tells the AM what it wants and watches what it gets.
 //!
-//! HTTP/JSON (axum). The API holds no allocator state of its own: writes become [`Command`]s
+//! HTTP/JSON (axum). The API holds no allocator state of its own: writes become [`DriverCommand`]s
 //! on a channel that the AM loop consumes between heartbeats, and reads serve the latest
 //! [`StateView`] the loop published. So data flows one way (driver -> AM loop -> allocator)
 //! and a slow or broken client can never block the heartbeat.
@@ -32,7 +32,7 @@ pub use auth::new_secret;
 
 /// What the API asks of the AM loop.
 #[derive(Debug)]
-pub enum Command {
+pub enum DriverCommand {
     SetDemand(Demand),
     Kill {
         executor_ids: Vec<String>,
@@ -49,7 +49,7 @@ pub enum Command {
 
 /// The AM loop's end of the API.
 pub struct ApiHandle {
-    pub commands: mpsc::Receiver<Command>,
+    pub commands: mpsc::Receiver<DriverCommand>,
     pub state: watch::Sender<Arc<StateView>>,
     pub events: broadcast::Sender<ExecutorEvent>,
 }
@@ -60,7 +60,7 @@ pub struct Shared {
     secret: Arc<str>,
     /// Checks executors' signed polls (keys derived from `secret`; see `poll_auth`).
     executors: Arc<std::sync::Mutex<crate::protocol::poll::Verifier>>,
-    commands: mpsc::Sender<Command>,
+    commands: mpsc::Sender<DriverCommand>,
     state: watch::Receiver<Arc<StateView>>,
     events: broadcast::Sender<ExecutorEvent>,
     /// Turns true when the server stops; ends the event streams.
@@ -169,7 +169,7 @@ fn snapshot(shared: &Shared) -> Arc<StateView> {
     shared.state.borrow().clone()
 }
 
-async fn send(shared: &Shared, cmd: Command) -> Result<(), (StatusCode, Json<ApiError>)> {
+async fn send(shared: &Shared, cmd: DriverCommand) -> Result<(), (StatusCode, Json<ApiError>)> {
     // The loop drains this channel every round; a full channel means it is stuck or gone.
     match tokio::time::timeout(Duration::from_secs(5), shared.commands.send(cmd)).await {
         Ok(Ok(())) => Ok(()),
@@ -195,7 +195,7 @@ async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> R
         )
         .into_response();
     }
-    match send(&shared, Command::SetDemand(demand.clone())).await {
+    match send(&shared, DriverCommand::SetDemand(demand.clone())).await {
         Ok(()) => (StatusCode::ACCEPTED, Json(demand)).into_response(),
         Err(e) => e.into_response(),
     }
@@ -211,7 +211,7 @@ const ASK_TIMEOUT: Duration = if cfg!(test) {
 /// Sends a command that carries a reply channel and answers with what the loop replies.
 pub(crate) async fn ask<R: serde::Serialize>(
     shared: &Shared,
-    make: impl FnOnce(oneshot::Sender<R>) -> Command,
+    make: impl FnOnce(oneshot::Sender<R>) -> DriverCommand,
     what: &str,
 ) -> Response {
     let (reply, rx) = oneshot::channel();
@@ -242,7 +242,7 @@ pub(crate) async fn ask<R: serde::Serialize>(
 async fn post_kill(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
     match parse::<KillRequest>(&body) {
         Ok(req) => {
-            let make = |reply| Command::Kill {
+            let make = |reply| DriverCommand::Kill {
                 executor_ids: req.executor_ids,
                 reply,
             };
@@ -257,7 +257,7 @@ async fn post_finish(State(shared): State<Shared>, body: axum::body::Bytes) -> R
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    match send(&shared, Command::Finish(req.clone())).await {
+    match send(&shared, DriverCommand::Finish(req.clone())).await {
         Ok(()) => (StatusCode::ACCEPTED, Json(req)).into_response(),
         Err(e) => e.into_response(),
     }

@@ -206,8 +206,8 @@ fn more(out: &mut String, total: usize, shown: usize, what: &str, whence: &str) 
     }
 }
 
-fn task_locality(l: crate::core::driver::Locality) -> &'static str {
-    use crate::core::driver::Locality as L;
+fn task_locality(l: crate::core::driver::TaskLocality) -> &'static str {
+    use crate::core::driver::TaskLocality as L;
     match l {
         L::NodeLocal => "NODE_LOCAL",
         L::NoPref => "NO_PREF",
@@ -387,7 +387,7 @@ mod tests {
                 task_id: format!("task-{i}"),
                 executor_id: ExecutorId::new((i % 5000) as u64),
                 host: format!("host{:04}", i % 1000),
-                locality: crate::core::driver::Locality::NodeLocal,
+                locality: crate::core::driver::TaskLocality::NodeLocal,
                 attempts: 1,
                 duration_ms: 1500,
                 exit_code: 0,

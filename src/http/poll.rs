@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tracing::warn;
 
-use super::{ask, error, parse, Command, Shared};
+use super::{ask, error, parse, DriverCommand, Shared};
 use crate::protocol::driver_api::PollRequest;
 
 pub const PATH: &str = crate::protocol::poll::POLL_PATH;
@@ -55,7 +55,7 @@ pub async fn post_poll(State(shared): State<Shared>, headers: HeaderMap, body: B
         )
         .into_response(),
         Ok(request) => {
-            let make = |reply| Command::ExecutorPoll { request, reply };
+            let make = |reply| DriverCommand::ExecutorPoll { request, reply };
             ask(&shared, make, "poll").await
         }
         Err(e) => e.into_response(),

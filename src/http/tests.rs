@@ -47,8 +47,8 @@ async fn start() -> Running {
     tokio::spawn(async move {
         while let Some(cmd) = handle.commands.recv().await {
             match cmd {
-                Command::SetDemand(d) => seen.lock().unwrap().push(d),
-                Command::Kill {
+                DriverCommand::SetDemand(d) => seen.lock().unwrap().push(d),
+                DriverCommand::Kill {
                     executor_ids,
                     reply,
                 } => {
@@ -57,8 +57,8 @@ async fn start() -> Running {
                     let killed = killed.iter().map(|i| i.parse().unwrap()).collect();
                     let _ = reply.send(KillOutcome { killed, unknown });
                 }
-                Command::Finish(_) => {}
-                Command::ExecutorPoll { reply, .. } => {
+                DriverCommand::Finish(_) => {}
+                DriverCommand::ExecutorPoll { reply, .. } => {
                     let _ = reply.send(PollReply::default());
                 }
             }
@@ -298,7 +298,7 @@ async fn a_poll_reply_the_loop_sends_too_late_comes_back_to_the_loop() {
     let (shared, mut handle) = channel(&secret, StateView::default());
     let (late_tx, late_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
-        if let Some(Command::ExecutorPoll { reply, .. }) = handle.commands.recv().await {
+        if let Some(DriverCommand::ExecutorPoll { reply, .. }) = handle.commands.recv().await {
             tokio::time::sleep(ASK_TIMEOUT + Duration::from_millis(300)).await;
             let answer = PollReply {
                 tasks: vec![TaskAssignment {

@@ -25,8 +25,8 @@ use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest,
 use crate::cli::SubmitArgs;
 use crate::protocol::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
 use crate::staging::{Stager, StagingOptions, StagingRoot};
-use crate::tools::nodes::{rm_rest, user_name};
 use crate::tools::rm::hadoop_conf;
+use crate::tools::rm::{rm_rest, user_name};
 use crate::tools::status::{exit_code_for, print_report};
 
 /// Name of the binary inside every container's working directory.

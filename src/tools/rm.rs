@@ -1,18 +1,23 @@
-//! Who the submitter is to a secure cluster: a Kerberos login (the `kinit` ticket cache, or
-//! `--principal`/`--keytab`) when the cluster uses Kerberos, else the simple user name.
+//! How a command reaches the ResourceManager: its REST client from the flags and the Hadoop
+//! configuration, and who the submitter is to a secure cluster: a Kerberos login (the
+//! `kinit` ticket cache, or `--principal`/`--keytab`) when the cluster uses Kerberos, else
+//! the simple user name.
 //!
 //! The login is checked before anything else happens, so "no ticket" fails the command with
 //! nothing staged and nothing submitted.
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use anyhow::Context;
+use yarn_client::conf::yarn::{rm_candidates, RmService};
 use yarn_client::conf::Configuration;
 use yarn_client::gssapi::{Credential, CredentialSource};
 use yarn_client::http_auth::HttpAuth;
+use yarn_client::rest::RmRest;
 
 use crate::cli::RmArgs;
-use crate::tools::nodes::user_name;
 
 /// Hadoop's switch between `simple` and `kerberos`.
 pub const AUTHENTICATION_KEY: &str = "hadoop.security.authentication";
@@ -54,4 +59,44 @@ pub fn http_auth(args: &RmArgs) -> anyhow::Result<HttpAuth> {
     let credential = Credential::acquire(&source)?;
     tracing::info!(principal = %credential.principal(), "Kerberos login");
     Ok(HttpAuth::kerberos(Arc::new(credential)))
+}
+
+/// Builds the REST client from flags, falling back to the Hadoop config directories.
+pub fn rm_rest(args: &RmArgs) -> anyhow::Result<RmRest> {
+    let web = match &args.rm_web {
+        Some(w) => w.clone(),
+        None => web_address_from_conf()?,
+    };
+    let user = user_name(args);
+    let auth = http_auth(args)?;
+    Ok(RmRest::new(&web, &user, Duration::from_secs(args.timeout))
+        .with_context(|| format!("setting up the RM REST client for {web}"))?
+        .with_auth(auth))
+}
+
+/// The user the RM (and WebHDFS) is told about: `--user`, else `$USER`, else `yarn`.
+pub fn user_name(args: &RmArgs) -> String {
+    args.user
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "yarn".to_string())
+}
+
+/// The RM web address from `$YARN_CONF_DIR` / `$HADOOP_CONF_DIR`, like every Hadoop tool.
+/// With RM HA the first configured RM is used; a standby RM redirects REST calls.
+pub fn web_address_from_conf() -> anyhow::Result<String> {
+    if std::env::var_os("HADOOP_CONF_DIR").is_none() && std::env::var_os("YARN_CONF_DIR").is_none()
+    {
+        anyhow::bail!(
+            "no ResourceManager given: pass --rm-web HOST:PORT, set YARN_AM_RM_WEB, \
+             or set HADOOP_CONF_DIR to a folder with yarn-site.xml"
+        );
+    }
+    let conf = Configuration::from_process_env().context("reading the Hadoop configuration")?;
+    let candidates = rm_candidates(&conf, RmService::WebApp)
+        .context("finding the ResourceManager web address in yarn-site.xml")?;
+    let first = candidates
+        .first()
+        .context("yarn-site.xml names no ResourceManager")?;
+    Ok(first.address.to_string())
 }

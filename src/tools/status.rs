@@ -7,7 +7,7 @@ use anyhow::Context;
 use yarn_client::rest::AppReport;
 
 use crate::cli::AppArgs;
-use crate::tools::nodes::rm_rest;
+use crate::tools::rm::rm_rest;
 
 /// Exit codes that say how the application ended, for scripts:
 /// 0 succeeded, 1 failed (or did not succeed), 3 killed, 4 still running.

@@ -68,7 +68,7 @@ pub enum Event {
     /// Containers from one allocate response.
     ContainersGranted(Vec<Container>),
     /// Completed containers from one allocate response.
-    ContainersCompleted(Vec<CompletedContainer>),
+    ContainersCompleted(Vec<ContainerExit>),
     /// The executor in this container registered / started.
     ExecutorLaunched { container: ContainerId },
     /// Starting the executor failed (NM refused, launch error).
@@ -83,7 +83,7 @@ pub enum Event {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompletedContainer {
+pub struct ContainerExit {
     pub id: ContainerId,
     pub exit_status: i32,
     pub diagnostics: String,
@@ -721,7 +721,7 @@ impl Allocator {
             .collect()
     }
 
-    fn completed(&mut self, now_ms: u64, completed: Vec<CompletedContainer>) -> Vec<Action> {
+    fn completed(&mut self, now_ms: u64, completed: Vec<ContainerExit>) -> Vec<Action> {
         let mut actions = Vec::new();
         for c in completed {
             let given_back = self.released.remove(&c.id);

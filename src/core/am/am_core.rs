@@ -29,7 +29,7 @@ use super::job_run::JobRun;
 use super::pool::{Launch, Pool};
 use crate::am::launcher::LaunchReport;
 use crate::am::rm::RmReply;
-use crate::http::Command;
+use crate::http::DriverCommand;
 use crate::protocol::driver_api::{
     self, ExecutorId, FinalOutcome, KillOutcome, PollReply, StateView,
 };
@@ -193,9 +193,9 @@ impl AmCore {
     }
 
     /// A command from the driver API (or an executor poll).
-    pub fn command(&mut self, now_ms: u64, cmd: Command) {
+    pub fn command(&mut self, now_ms: u64, cmd: DriverCommand) {
         match cmd {
-            Command::SetDemand(d) => {
+            DriverCommand::SetDemand(d) => {
                 info!(
                     target = d.target_executors,
                     hosts = d.host_to_local_task_count.len(),
@@ -205,7 +205,7 @@ impl AmCore {
                 // A repeated demand still asks for a prompt heartbeat, as a driver expects.
                 self.urgent = true;
             }
-            Command::Kill {
+            DriverCommand::Kill {
                 executor_ids,
                 reply,
             } => {
@@ -219,13 +219,13 @@ impl AmCore {
                 unknown.extend(not_live.iter().map(ExecutorId::to_string));
                 let _ = reply.send(KillOutcome { killed, unknown });
             }
-            Command::ExecutorPoll { request, reply } => {
+            DriverCommand::ExecutorPoll { request, reply } => {
                 let answer = self.poll(now_ms, request);
                 // A reply the executor never gets (its call timed out) is found on its
                 // next poll, which does not name those attempts (see `deliveries`).
                 let _ = reply.send(answer);
             }
-            Command::Finish(f) => {
+            DriverCommand::Finish(f) => {
                 let outcome = match f.status {
                     FinalOutcome::Succeeded => Outcome::Succeeded,
                     FinalOutcome::Failed => Outcome::Failed,

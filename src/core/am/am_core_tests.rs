@@ -99,7 +99,7 @@ fn commands_are_answered_while_an_allocate_call_is_in_flight() {
     assert_eq!(c.next_deadline_ms(), None, "no timer while the call is out");
     c.command(
         10,
-        Command::SetDemand(Demand {
+        DriverCommand::SetDemand(Demand {
             target_executors: 3,
             ..Default::default()
         }),
@@ -107,7 +107,7 @@ fn commands_are_answered_while_an_allocate_call_is_in_flight() {
     let (reply, mut rx) = oneshot::channel();
     c.command(
         11,
-        Command::Kill {
+        DriverCommand::Kill {
             executor_ids: vec!["7".into()],
             reply,
         },
@@ -128,7 +128,7 @@ fn a_failed_call_is_sent_again_and_newer_changes_win() {
     let batch = c.heartbeat(0).unwrap();
     c.command(
         1,
-        Command::SetDemand(Demand {
+        DriverCommand::SetDemand(Demand {
             target_executors: 4,
             ..Default::default()
         }),
@@ -439,7 +439,7 @@ fn an_ending_am_launches_nothing_more() {
     let b = c.heartbeat(5_000).unwrap_or_default();
     c.command(
         10,
-        Command::Finish(crate::protocol::driver_api::FinishRequest {
+        DriverCommand::Finish(crate::protocol::driver_api::FinishRequest {
             status: FinalOutcome::Killed,
             diagnostics: "stop".into(),
         }),
@@ -476,7 +476,7 @@ fn rm_outage_gives_up_only_after_enough_failures_and_time() {
 #[test]
 fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refused() {
     use crate::core::driver::journal::{executors, in_flight, Entry};
-    use crate::core::driver::{Locality, TaskRecord};
+    use crate::core::driver::{TaskLocality, TaskRecord};
     let entries = vec![
         Entry::AmAttempt { attempt: 1 },
         Entry::Executor {
@@ -495,7 +495,7 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
                 task_id: "t0".into(),
                 executor_id: ExecutorId::new(4),
                 host: "nm1".into(),
-                locality: Locality::NoPref,
+                locality: TaskLocality::NoPref,
                 attempts: 1,
                 duration_ms: 1,
                 exit_code: 0,
@@ -564,7 +564,7 @@ fn poll_results(
             .collect(),
         running: Vec::new(),
     };
-    c.command(now, Command::ExecutorPoll { request, reply });
+    c.command(now, DriverCommand::ExecutorPoll { request, reply });
     rx.try_recv().expect("a poll is answered at once")
 }
 
@@ -764,7 +764,7 @@ fn a_poll_body_names_its_executor_as_a_string_and_a_bad_id_is_refused() {
     let body = r#"{"executor_id":"1","host":"nm1","free_cpus":1,"finished":[],"running":[]}"#;
     let request: PollRequest = serde_json::from_str(body).unwrap();
     let (reply, mut rx) = oneshot::channel();
-    c.command(2_000, Command::ExecutorPoll { request, reply });
+    c.command(2_000, DriverCommand::ExecutorPoll { request, reply });
     let r = rx.try_recv().unwrap();
     assert!(!r.shutdown && r.tasks.len() == 1, "{r:?}");
     assert_eq!(

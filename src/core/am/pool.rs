@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::core::allocator::matching::{Container, Locality};
 use crate::core::allocator::tracker::{
-    Action, Allocator, CompletedContainer, DriverNotice, Event, Phase,
+    Action, Allocator, ContainerExit, DriverNotice, Event, Phase,
 };
 use crate::core::allocator::{Demand, RackName};
 use crate::core::ids::ExecutorId;
@@ -415,7 +415,7 @@ impl Pool {
                     self.registry
                         .completed(executor, &id, status, &diagnostics, released);
                 }
-                done.push(CompletedContainer {
+                done.push(ContainerExit {
                     id: Arc::from(id.as_str()),
                     exit_status: status,
                     diagnostics,

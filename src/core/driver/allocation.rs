@@ -20,7 +20,7 @@
 //!
 //! # Idle release
 //! An executor running nothing is idle from the first round that sees it so (the round is
-//! told only of executors whose idleness may have changed, [`Allocation::update_changed`];
+//! told only of executors whose idleness may have changed, [`AllocationManager::update_changed`];
 //! the idle ones are kept ordered by when they became idle, so expiry reads the oldest
 //! first and no round walks the pool). Idle for
 //! `idle_timeout` or longer, it is killed, longest-idle first, as long as the live executors
@@ -60,7 +60,7 @@ impl Demand {
 
 /// The allocation manager's state.
 #[derive(Debug, Clone)]
-pub struct Allocation {
+pub struct AllocationManager {
     min: u32,
     max: u32,
     ratio: f64,
@@ -78,9 +78,9 @@ pub struct Allocation {
     idle_order: BTreeSet<(u64, ExecutorId)>,
 }
 
-impl Allocation {
-    pub fn new(job: &Job) -> Allocation {
-        Allocation {
+impl AllocationManager {
+    pub fn new(job: &Job) -> AllocationManager {
+        AllocationManager {
             min: job.executor.min_executors,
             max: job.executor.max_executors,
             ratio: job.allocation.executor_allocation_ratio,
@@ -255,19 +255,19 @@ mod tests {
 
     #[test]
     fn need_formula() {
-        let a = Allocation::new(&job(0, 100, 4, 1.0));
+        let a = AllocationManager::new(&job(0, 100, 4, 1.0));
         assert_eq!(a.max_needed(0, 0), 0);
         assert_eq!(a.max_needed(1, 0), 1);
         assert_eq!(a.max_needed(4, 0), 1);
         assert_eq!(a.max_needed(5, 3), 2);
         assert_eq!(a.max_needed(9, 0), 3);
-        let half = Allocation::new(&job(0, 100, 2, 0.5));
+        let half = AllocationManager::new(&job(0, 100, 2, 0.5));
         assert_eq!(half.max_needed(10, 0), 3); // ceil(10 * 0.5 / 2)
     }
 
     #[test]
     fn ramp_up_waits_for_the_backlog_then_doubles() {
-        let mut a = Allocation::new(&job(0, 100, 1, 1.0));
+        let mut a = AllocationManager::new(&job(0, 100, 1, 1.0));
         // 20 pending: need 20. Nothing before the backlog timeout.
         assert!(a.update(0, 20, 0, &[]).is_empty());
         assert_eq!(a.target(), 0);
@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn ramp_up_starts_from_the_live_executors() {
-        let mut a = Allocation::new(&job(0, 100, 1, 1.0));
+        let mut a = AllocationManager::new(&job(0, 100, 1, 1.0));
         a.update(0, 10, 0, &[]);
         a.update(1000, 10, 0, &execs(&[true, true, true]));
         assert_eq!(a.target(), 4);
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn target_is_clamped_to_min_and_max() {
-        let mut a = Allocation::new(&job(2, 5, 1, 1.0));
+        let mut a = AllocationManager::new(&job(2, 5, 1, 1.0));
         assert_eq!(a.target(), 2);
         for t in 0..20 {
             a.update(t * 1000, 50, 0, &[]);
@@ -308,7 +308,7 @@ mod tests {
 
     #[test]
     fn the_target_drops_with_the_need_at_once() {
-        let mut a = Allocation::new(&job(0, 100, 2, 1.0));
+        let mut a = AllocationManager::new(&job(0, 100, 2, 1.0));
         for t in 0..10 {
             a.update(t * 1000, 40, 0, &[]);
         }
@@ -320,7 +320,7 @@ mod tests {
 
     #[test]
     fn a_cleared_backlog_restarts_the_clock() {
-        let mut a = Allocation::new(&job(0, 100, 1, 1.0));
+        let mut a = AllocationManager::new(&job(0, 100, 1, 1.0));
         a.update(0, 5, 0, &[]);
         a.update(900, 0, 5, &[]);
         a.update(1000, 5, 0, &[]);
@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn idle_executors_go_after_the_timeout_but_not_below_min() {
-        let mut a = Allocation::new(&job(1, 10, 1, 1.0));
+        let mut a = AllocationManager::new(&job(1, 10, 1, 1.0));
         let all_idle = execs(&[false, false, false]);
         assert!(a.update(0, 0, 0, &all_idle).is_empty());
         assert!(a.update(4999, 0, 0, &all_idle).is_empty());
@@ -351,7 +351,7 @@ mod tests {
         j.allocation.backlog_timeout_ms = u64::MAX;
         j.allocation.sustained_backlog_timeout_ms = u64::MAX;
         j.executor.idle_timeout_ms = u64::MAX;
-        let mut a = Allocation::new(&j);
+        let mut a = AllocationManager::new(&j);
         for now in [u64::MAX - 1, u64::MAX - 1, u64::MAX] {
             assert!(a.update(now, 5, 0, &execs(&[false])).is_empty());
         }
@@ -361,7 +361,7 @@ mod tests {
         let mut j = job(0, 10, 1, 1.0);
         j.allocation.backlog_timeout_ms = 1000;
         j.allocation.sustained_backlog_timeout_ms = u64::MAX;
-        let mut a = Allocation::new(&j);
+        let mut a = AllocationManager::new(&j);
         a.update(u64::MAX - 1000, 5, 0, &[]);
         a.update(u64::MAX, 5, 0, &[]);
         assert_eq!(a.target(), 1);
@@ -371,7 +371,7 @@ mod tests {
 
     #[test]
     fn busy_resets_the_idle_clock() {
-        let mut a = Allocation::new(&job(0, 10, 1, 1.0));
+        let mut a = AllocationManager::new(&job(0, 10, 1, 1.0));
         a.update(0, 0, 0, &execs(&[false]));
         a.update(3000, 0, 1, &execs(&[true]));
         assert!(a.update(6000, 0, 0, &execs(&[false])).is_empty());
@@ -384,7 +384,7 @@ mod tests {
     #[test]
     fn idle_executors_the_need_still_wants_stay() {
         // 2 running tasks need 2 executors; 3 live, 2 idle: only one may go.
-        let mut a = Allocation::new(&job(0, 10, 1, 1.0));
+        let mut a = AllocationManager::new(&job(0, 10, 1, 1.0));
         a.update(0, 2, 0, &[]);
         a.update(1000, 2, 0, &[]);
         a.update(2000, 2, 0, &[]);
@@ -452,8 +452,8 @@ mod tests {
             ),
         ) {
             let j = job(1, 8, 1, 1.0);
-            let mut new = Allocation::new(&j);
-            let mut old = Allocation::new(&j);
+            let mut new = AllocationManager::new(&j);
+            let mut old = AllocationManager::new(&j);
             let mut reference = FromScratch { idle_since: BTreeMap::new() };
             // Live executors not being killed: busy or not.
             let mut live: BTreeMap<ExecutorId, bool> = BTreeMap::new();

@@ -18,7 +18,7 @@ use thiserror::Error;
 #[serde(deny_unknown_fields)]
 pub struct Job {
     pub name: String,
-    pub executor: ExecutorSpec,
+    pub executor: JobExecutors,
     /// A task that fails this many times fails the job (Spark's `spark.task.maxFailures`).
     #[serde(default = "default_task_retries")]
     pub task_retries: u32,
@@ -41,7 +41,7 @@ pub struct Job {
 /// The executors the job asks for, and how many of them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExecutorSpec {
+pub struct JobExecutors {
     pub cores: u32,
     pub memory_mb: u32,
     #[serde(default)]

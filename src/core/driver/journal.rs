@@ -196,7 +196,7 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::driver::{DriverAction, DriverEvent, Job, Locality};
+    use crate::core::driver::{DriverAction, DriverEvent, Job, TaskLocality};
     use std::collections::HashMap;
 
     /// Executor `n`.
@@ -224,7 +224,7 @@ mod tests {
                 task_id: task.into(),
                 executor_id: e(executor),
                 host: "nm1".into(),
-                locality: Locality::NoPref,
+                locality: TaskLocality::NoPref,
                 attempts: attempt + 1,
                 duration_ms: 5,
                 exit_code,

@@ -24,10 +24,10 @@ pub mod scheduler;
 
 use std::collections::{BTreeSet, HashMap};
 
-pub use allocation::{Allocation, Demand};
+pub use allocation::{AllocationManager, Demand};
 pub use job::{Job, JobError, TaskSpec};
 pub use report::{JobSummary, LocalityCounts, TaskRecord};
-pub use scheduler::{ExecutorId, Locality, Scheduler};
+pub use scheduler::{ExecutorId, Scheduler, TaskLocality};
 
 use report::Report;
 
@@ -77,7 +77,7 @@ pub enum DriverAction {
         attempt: u32,
         executor_id: ExecutorId,
         command: String,
-        locality: Locality,
+        locality: TaskLocality,
         /// The cpus the task takes (its `cpus`).
         cpus: u32,
     },
@@ -106,7 +106,7 @@ pub struct Driver {
     job: Job,
     index: HashMap<String, usize>,
     scheduler: Scheduler,
-    allocation: Allocation,
+    allocation: AllocationManager,
     report: Report,
     start_ms: Option<u64>,
     now_ms: u64,
@@ -143,7 +143,7 @@ impl Driver {
         Ok(Driver {
             timeouts,
             deadlines: BTreeSet::new(),
-            allocation: Allocation::new(&job),
+            allocation: AllocationManager::new(&job),
             report: Report::new(job.tasks.len()),
             index,
             scheduler,
@@ -382,7 +382,7 @@ impl Driver {
         &self.scheduler
     }
 
-    pub fn allocation(&self) -> &Allocation {
+    pub fn allocation(&self) -> &AllocationManager {
         &self.allocation
     }
 

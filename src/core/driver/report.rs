@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::scheduler::{ExecutorId, Locality};
+use super::scheduler::{ExecutorId, TaskLocality};
 
 /// The last finished attempt of one task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -13,7 +13,7 @@ pub struct TaskRecord {
     pub task_id: String,
     pub executor_id: ExecutorId,
     pub host: String,
-    pub locality: Locality,
+    pub locality: TaskLocality,
     /// Launches, this one included (lost and failed attempts count).
     pub attempts: u32,
     pub duration_ms: u64,
@@ -34,22 +34,22 @@ pub struct LocalityCounts {
 }
 
 impl LocalityCounts {
-    pub fn add(&mut self, l: Locality) {
+    pub fn add(&mut self, l: TaskLocality) {
         match l {
-            Locality::NodeLocal => self.node_local += 1,
-            Locality::NoPref => self.no_pref += 1,
-            Locality::RackLocal => self.rack_local += 1,
-            Locality::Any => self.any += 1,
+            TaskLocality::NodeLocal => self.node_local += 1,
+            TaskLocality::NoPref => self.no_pref += 1,
+            TaskLocality::RackLocal => self.rack_local += 1,
+            TaskLocality::Any => self.any += 1,
         }
     }
 
     /// Takes back an [`Self::add`] (a task's successful record replaced).
-    pub fn remove(&mut self, l: Locality) {
+    pub fn remove(&mut self, l: TaskLocality) {
         let n = match l {
-            Locality::NodeLocal => &mut self.node_local,
-            Locality::NoPref => &mut self.no_pref,
-            Locality::RackLocal => &mut self.rack_local,
-            Locality::Any => &mut self.any,
+            TaskLocality::NodeLocal => &mut self.node_local,
+            TaskLocality::NoPref => &mut self.no_pref,
+            TaskLocality::RackLocal => &mut self.rack_local,
+            TaskLocality::Any => &mut self.any,
         };
         *n -= 1;
     }
@@ -407,7 +407,7 @@ mod tests {
         assert!(JobSummary::from_diagnostics("AM container exited with 1\n{}").is_none());
     }
 
-    fn rec(id: &str, locality: Locality, exit_code: i32) -> TaskRecord {
+    fn rec(id: &str, locality: TaskLocality, exit_code: i32) -> TaskRecord {
         TaskRecord {
             task_id: id.into(),
             executor_id: ExecutorId::new(1),
@@ -453,9 +453,9 @@ mod tests {
     #[test]
     fn summary_counts_and_serializes() {
         let mut r = Report::new(3);
-        r.record(0, rec("a", Locality::NodeLocal, 0));
-        r.record(1, rec("b", Locality::Any, 1));
-        r.record(1, rec("b", Locality::RackLocal, 0));
+        r.record(0, rec("a", TaskLocality::NodeLocal, 0));
+        r.record(1, rec("b", TaskLocality::Any, 1));
+        r.record(1, rec("b", TaskLocality::RackLocal, 0));
         let s = r.summary("j", None, 0, 99);
         assert!(!s.succeeded, "c never ran");
         assert_eq!((s.tasks_total, s.tasks_succeeded), (3, 2));
@@ -481,11 +481,11 @@ mod view_tests {
 
     use super::*;
 
-    const LOCALITIES: [Locality; 4] = [
-        Locality::NodeLocal,
-        Locality::NoPref,
-        Locality::RackLocal,
-        Locality::Any,
+    const LOCALITIES: [TaskLocality; 4] = [
+        TaskLocality::NodeLocal,
+        TaskLocality::NoPref,
+        TaskLocality::RackLocal,
+        TaskLocality::Any,
     ];
 
     /// The summary counted from scratch, as `Report::summary` did before the counts were

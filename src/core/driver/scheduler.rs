@@ -18,7 +18,7 @@
 //!    - else if `now - since >= wait(level)`, move on and set `since += wait(level)` (so a
 //!      long gap can cross several levels in one call);
 //!    - else stop: this is the allowed level.
-//! 2. Launch level by level, NODE_LOCAL, NO_PREF, RACK_LOCAL, ANY, skipping levels looser
+//! 2. TaskLaunch level by level, NODE_LOCAL, NO_PREF, RACK_LOCAL, ANY, skipping levels looser
 //!    than allowed (NO_PREF never skipped). Within a level, go round the executors with free
 //!    cpus (by id) giving each at most one task per round, until a round launches nothing; so
 //!    every executor gets its local work before any executor takes a non-local task. Tasks
@@ -63,7 +63,7 @@ pub use crate::core::ids::ExecutorId;
 /// How close a launch is to the data it wanted. Ordered from most to least local.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Locality {
+pub enum TaskLocality {
     NodeLocal,
     NoPref,
     RackLocal,
@@ -72,17 +72,17 @@ pub enum Locality {
 
 /// One task started on one executor.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
+pub struct TaskLaunch {
     pub task_id: String,
     /// 0 for the first launch, counting every launch (failed or lost) before it.
     pub attempt: u32,
     pub executor_id: ExecutorId,
-    pub locality: Locality,
+    pub locality: TaskLocality,
 }
 
 /// What a finished attempt meant.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum TaskOutcome {
     Succeeded,
     /// Failed, queued again.
     WillRetry,
@@ -99,10 +99,10 @@ pub struct Finished {
     pub attempt: u32,
     pub executor_id: ExecutorId,
     pub host: String,
-    pub locality: Locality,
+    pub locality: TaskLocality,
     /// Launches so far, this one included.
     pub attempts: u32,
-    pub outcome: Outcome,
+    pub outcome: TaskOutcome,
     /// Why the task's latest failed attempt failed (this one, if it failed).
     pub last_failure: Option<String>,
 }
@@ -114,7 +114,7 @@ enum State {
         attempt: u32,
         executor: ExecutorId,
         host: String,
-        locality: Locality,
+        locality: TaskLocality,
     },
     Succeeded,
     Failed,
@@ -169,7 +169,7 @@ pub struct Scheduler {
     topology: SharedTopology,
     waits: LocalityWait,
     max_failures: u32,
-    level: Locality,
+    level: TaskLocality,
     /// When the wait at `level` started; set by the first pass.
     since: Option<u64>,
     succeeded: usize,
@@ -216,7 +216,7 @@ impl Scheduler {
             topology: topology.into(),
             waits,
             max_failures: max_failures.max(1),
-            level: Locality::NodeLocal,
+            level: TaskLocality::NodeLocal,
             since: None,
             succeeded: 0,
             failure: None,
@@ -422,7 +422,7 @@ impl Scheduler {
         let outcome = if exit_code == 0 {
             task.state = State::Succeeded;
             self.succeeded += 1;
-            Outcome::Succeeded
+            TaskOutcome::Succeeded
         } else {
             task.failures += 1;
             task.excluded.insert(executor_id);
@@ -439,11 +439,11 @@ impl Scheduler {
                         task.failures
                     ));
                 }
-                Outcome::JobFailed
+                TaskOutcome::JobFailed
             } else {
                 task.state = State::Pending;
                 requeue = true;
-                Outcome::WillRetry
+                TaskOutcome::WillRetry
             }
         };
         let attempts = task.launches;
@@ -491,7 +491,7 @@ impl Scheduler {
             attempt,
             executor: executor_id,
             host: e.host.clone(),
-            locality: Locality::Any,
+            locality: TaskLocality::Any,
         };
         self.dequeue(i);
         self.touched(executor_id);
@@ -549,7 +549,7 @@ impl Scheduler {
     }
 
     /// One offer pass over every free slot (see the module doc for the exact rule).
-    pub fn offer(&mut self, now: u64) -> Vec<Launch> {
+    pub fn offer(&mut self, now: u64) -> Vec<TaskLaunch> {
         self.offer_by_index(now)
             .into_iter()
             .map(|(_, l)| l)
@@ -558,19 +558,19 @@ impl Scheduler {
 
     /// [`Self::offer`], each launch with its task's place in the job's list (what the
     /// driver keeps its per-task tables by), so the driver need not look the id up.
-    pub fn offer_by_index(&mut self, now: u64) -> Vec<(usize, Launch)> {
+    pub fn offer_by_index(&mut self, now: u64) -> Vec<(usize, TaskLaunch)> {
         if self.pending.is_empty() || self.failure.is_some() {
             return Vec::new();
         }
         let allowed = self.allowed_level(now);
         let mut launches = Vec::new();
         for level in [
-            Locality::NodeLocal,
-            Locality::NoPref,
-            Locality::RackLocal,
-            Locality::Any,
+            TaskLocality::NodeLocal,
+            TaskLocality::NoPref,
+            TaskLocality::RackLocal,
+            TaskLocality::Any,
         ] {
-            if level != Locality::NoPref && level > allowed {
+            if level != TaskLocality::NoPref && level > allowed {
                 continue;
             }
             loop {
@@ -599,7 +599,7 @@ impl Scheduler {
             let best = launches
                 .iter()
                 .map(|(_, l)| l.locality)
-                .filter(|&l| l != Locality::NoPref)
+                .filter(|&l| l != TaskLocality::NoPref)
                 .min();
             if let Some(best) = best {
                 self.level = best;
@@ -610,7 +610,7 @@ impl Scheduler {
     }
 
     /// Step 1 of a pass: the loosest level a launch may have now.
-    fn allowed_level(&mut self, now: u64) -> Locality {
+    fn allowed_level(&mut self, now: u64) -> TaskLocality {
         if self.usable == 0 {
             // Nobody to offer to, so nobody is being turned away: hold the level and start
             // the clock afresh, rather than skipping every level for want of executors.
@@ -620,13 +620,13 @@ impl Scheduler {
         let mut since = *self.since.get_or_insert(now);
         loop {
             let wait = match self.level {
-                Locality::NodeLocal => self.waits.node,
-                Locality::RackLocal => self.waits.rack,
+                TaskLocality::NodeLocal => self.waits.node,
+                TaskLocality::RackLocal => self.waits.rack,
                 _ => break,
             };
             let next = match self.level {
-                Locality::NodeLocal => Locality::RackLocal,
-                _ => Locality::Any,
+                TaskLocality::NodeLocal => TaskLocality::RackLocal,
+                _ => TaskLocality::Any,
             };
             if !self.runnable_at(self.level) {
                 self.level = next;
@@ -643,9 +643,9 @@ impl Scheduler {
     }
 
     /// Could some pending task run at `level` on some live executor, cpus aside?
-    fn runnable_at(&self, level: Locality) -> bool {
+    fn runnable_at(&self, level: TaskLocality) -> bool {
         match level {
-            Locality::NodeLocal => {
+            TaskLocality::NodeLocal => {
                 // Whichever side is smaller is walked.
                 if self.usable_hosts.len() <= self.pending_by_host.len() {
                     self.usable_hosts
@@ -657,7 +657,7 @@ impl Scheduler {
                         .any(|h| self.usable_hosts.contains_key(h))
                 }
             }
-            Locality::RackLocal => self
+            TaskLocality::RackLocal => self
                 .pending_specs()
                 .any(|t| self.usable_racks.keys().any(|r| self.in_rack(t, r))),
             _ => !self.pending.is_empty(),
@@ -665,30 +665,30 @@ impl Scheduler {
     }
 
     /// First pending task (job order) that fits the executor and matches `level` there.
-    fn pick(&self, exec_id: ExecutorId, level: Locality) -> Option<usize> {
+    fn pick(&self, exec_id: ExecutorId, level: TaskLocality) -> Option<usize> {
         let exec = &self.executors[&exec_id];
         let fits = |i: &usize| {
             let task = &self.tasks[*i];
             task.spec.cpus <= exec.free && !self.excluded(task, exec_id)
         };
         match level {
-            Locality::NodeLocal => self
+            TaskLocality::NodeLocal => self
                 .pending_by_host
                 .get(&exec.host)?
                 .iter()
                 .copied()
                 .find(fits),
-            Locality::NoPref => self.pending_no_pref.iter().copied().find(fits),
-            Locality::RackLocal => self
+            TaskLocality::NoPref => self.pending_no_pref.iter().copied().find(fits),
+            TaskLocality::RackLocal => self
                 .pending
                 .iter()
                 .copied()
                 .find(|i| fits(i) && self.in_rack(&self.tasks[*i].spec, &exec.rack)),
-            Locality::Any => self.pending.iter().copied().find(fits),
+            TaskLocality::Any => self.pending.iter().copied().find(fits),
         }
     }
 
-    fn launch(&mut self, i: usize, exec_id: ExecutorId) -> Launch {
+    fn launch(&mut self, i: usize, exec_id: ExecutorId) -> TaskLaunch {
         let locality = self.locality_of(&self.tasks[i].spec, exec_id);
         let exec = self.executors.get_mut(&exec_id).expect("offered executor");
         let task = &mut self.tasks[i];
@@ -704,7 +704,7 @@ impl Scheduler {
             host: exec.host.clone(),
             locality,
         };
-        let launch = Launch {
+        let launch = TaskLaunch {
             task_id: task.spec.id.clone(),
             attempt,
             executor_id: exec_id,
@@ -716,16 +716,16 @@ impl Scheduler {
     }
 
     /// The level a launch of `task` on this executor has, whatever pass it came from.
-    fn locality_of(&self, task: &TaskSpec, exec_id: ExecutorId) -> Locality {
+    fn locality_of(&self, task: &TaskSpec, exec_id: ExecutorId) -> TaskLocality {
         let exec = &self.executors[&exec_id];
         if task.preferred_hosts.contains(&exec.host) {
-            Locality::NodeLocal
+            TaskLocality::NodeLocal
         } else if task.has_no_preference() {
-            Locality::NoPref
+            TaskLocality::NoPref
         } else if self.in_rack(task, &exec.rack) {
-            Locality::RackLocal
+            TaskLocality::RackLocal
         } else {
-            Locality::Any
+            TaskLocality::Any
         }
     }
 
@@ -749,10 +749,10 @@ impl Scheduler {
     }
 
     /// No pending task could be picked at `level`, whatever the executor (see [`Self::pick`]).
-    fn nothing_to_pick(&self, level: Locality) -> bool {
+    fn nothing_to_pick(&self, level: TaskLocality) -> bool {
         match level {
-            Locality::NodeLocal => self.pending_by_host.is_empty(),
-            Locality::NoPref => self.pending_no_pref.is_empty(),
+            TaskLocality::NodeLocal => self.pending_by_host.is_empty(),
+            TaskLocality::NoPref => self.pending_no_pref.is_empty(),
             _ => self.pending.is_empty(),
         }
     }
@@ -826,7 +826,7 @@ impl Scheduler {
     }
 
     /// The allowed level as of the last pass.
-    pub fn level(&self) -> Locality {
+    pub fn level(&self) -> TaskLocality {
         self.level
     }
 
@@ -836,8 +836,8 @@ impl Scheduler {
             return None;
         }
         let wait = match self.level {
-            Locality::NodeLocal => self.waits.node,
-            Locality::RackLocal => self.waits.rack,
+            TaskLocality::NodeLocal => self.waits.node,
+            TaskLocality::RackLocal => self.waits.rack,
             _ => return None,
         };
         self.since.map(|s| s.saturating_add(wait))

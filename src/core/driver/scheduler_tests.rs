@@ -48,16 +48,16 @@ fn add(s: &mut Scheduler, id: ExecutorId, host: &str, cores: u32) {
     s.add_executor(id, host.into(), rack, cores);
 }
 
-fn placed(launches: &[Launch]) -> Vec<(&str, ExecutorId, Locality)> {
+fn placed(launches: &[TaskLaunch]) -> Vec<(&str, ExecutorId, TaskLocality)> {
     launches
         .iter()
         .map(|l| (l.task_id.as_str(), l.executor_id, l.locality))
         .collect()
 }
 
-fn ok(s: &mut Scheduler, l: &Launch) {
+fn ok(s: &mut Scheduler, l: &TaskLaunch) {
     let f = s.task_finished(&l.task_id, l.attempt, l.executor_id, 0);
-    assert_eq!(f.unwrap().outcome, Outcome::Succeeded);
+    assert_eq!(f.unwrap().outcome, TaskOutcome::Succeeded);
 }
 
 #[test]
@@ -69,8 +69,8 @@ fn node_local_tasks_go_to_their_hosts() {
     assert_eq!(
         placed(&l),
         vec![
-            ("b", e(1), Locality::NodeLocal),
-            ("a", e(2), Locality::NodeLocal)
+            ("b", e(1), TaskLocality::NodeLocal),
+            ("a", e(2), TaskLocality::NodeLocal)
         ]
     );
     assert_eq!(s.pending_count(), 0);
@@ -88,27 +88,27 @@ fn node_to_rack_after_the_wait_then_any_when_no_rack_work_remains() {
     add(&mut s, e(1), "nm1", 1);
     add(&mut s, e(2), "nm2", 1);
     let l = s.offer(0);
-    assert_eq!(placed(&l), vec![("a", e(1), Locality::NodeLocal)]);
+    assert_eq!(placed(&l), vec![("a", e(1), TaskLocality::NodeLocal)]);
     // e2 was turned away by the delay: the clock keeps running from 0.
     assert!(s.offer(2999).is_empty());
-    assert_eq!(s.level(), Locality::NodeLocal);
+    assert_eq!(s.level(), TaskLocality::NodeLocal);
     assert_eq!(s.next_level_change_ms(), Some(3000));
     let l = s.offer(3000);
-    assert_eq!(placed(&l), vec![("b", e(2), Locality::RackLocal)]);
-    assert_eq!(s.level(), Locality::RackLocal);
+    assert_eq!(placed(&l), vec![("b", e(2), TaskLocality::RackLocal)]);
+    assert_eq!(s.level(), TaskLocality::RackLocal);
     // a finishes: only c is left, and no live executor is on its rack: ANY at once.
     ok(
         &mut s,
-        &Launch {
+        &TaskLaunch {
             task_id: "a".into(),
             attempt: 0,
             executor_id: e(1),
-            locality: Locality::NodeLocal,
+            locality: TaskLocality::NodeLocal,
         },
     );
     let l = s.offer(3500);
-    assert_eq!(placed(&l), vec![("c", e(1), Locality::Any)]);
-    assert_eq!(s.level(), Locality::Any);
+    assert_eq!(placed(&l), vec![("c", e(1), TaskLocality::Any)]);
+    assert_eq!(s.level(), TaskLocality::Any);
 }
 
 #[test]
@@ -117,11 +117,14 @@ fn rack_to_any_after_the_rack_wait() {
     let mut s = sched(vec![task("a", &["nm1"]), task("b", &["nm1"])]);
     add(&mut s, e(1), "nm1", 1);
     add(&mut s, e(4), "nm4", 1);
-    assert_eq!(placed(&s.offer(0)), vec![("a", e(1), Locality::NodeLocal)]);
+    assert_eq!(
+        placed(&s.offer(0)),
+        vec![("a", e(1), TaskLocality::NodeLocal)]
+    );
     assert!(s.offer(3000).is_empty());
-    assert_eq!(s.level(), Locality::RackLocal);
+    assert_eq!(s.level(), TaskLocality::RackLocal);
     assert!(s.offer(5999).is_empty());
-    assert_eq!(placed(&s.offer(6000)), vec![("b", e(4), Locality::Any)]);
+    assert_eq!(placed(&s.offer(6000)), vec![("b", e(4), TaskLocality::Any)]);
 }
 
 #[test]
@@ -130,7 +133,10 @@ fn a_long_gap_crosses_several_levels_at_once() {
     add(&mut s, e(1), "nm1", 1);
     add(&mut s, e(4), "nm4", 1);
     s.offer(0);
-    assert_eq!(placed(&s.offer(10_000)), vec![("b", e(4), Locality::Any)]);
+    assert_eq!(
+        placed(&s.offer(10_000)),
+        vec![("b", e(4), TaskLocality::Any)]
+    );
 }
 
 #[test]
@@ -145,22 +151,25 @@ fn a_launch_without_rejects_resets_to_the_most_local_level() {
     add(&mut s, e(4), "nm4", 1);
     let a = s.offer(0).remove(0);
     let b = s.offer(6000).remove(0);
-    assert_eq!(b.locality, Locality::Any);
-    assert_eq!(s.level(), Locality::Any);
+    assert_eq!(b.locality, TaskLocality::Any);
+    assert_eq!(s.level(), TaskLocality::Any);
     ok(&mut s, &a);
     // Allowed is ANY, but the NODE pass comes first: c goes to nm1, nobody is turned away.
     assert_eq!(
         placed(&s.offer(6100)),
-        vec![("c", e(1), Locality::NodeLocal)]
+        vec![("c", e(1), TaskLocality::NodeLocal)]
     );
-    assert_eq!(s.level(), Locality::NodeLocal);
+    assert_eq!(s.level(), TaskLocality::NodeLocal);
     ok(&mut s, &b);
     // Back at NODE: e4 must wait a fresh node wait from 6100 for d.
     assert!(s.offer(6200).is_empty());
     assert!(s.offer(9099).is_empty());
     assert_eq!(placed(&s.offer(9100)), vec![]);
     // 9100: RACK allowed, but e4 is on /r2; ANY from 12100.
-    assert_eq!(placed(&s.offer(12_100)), vec![("d", e(4), Locality::Any)]);
+    assert_eq!(
+        placed(&s.offer(12_100)),
+        vec![("d", e(4), TaskLocality::Any)]
+    );
 }
 
 #[test]
@@ -179,14 +188,14 @@ fn local_launches_elsewhere_do_not_restart_the_clock_while_a_slot_is_refused() {
         running = s.offer(t);
         assert_eq!(
             placed(&running),
-            vec![(running[0].task_id.as_str(), e(1), Locality::NodeLocal)]
+            vec![(running[0].task_id.as_str(), e(1), TaskLocality::NodeLocal)]
         );
     }
     let l = s.offer(3000);
     assert_eq!(l.len(), 1);
     assert_eq!(
         (l[0].executor_id, l[0].locality),
-        (e(2), Locality::RackLocal)
+        (e(2), TaskLocality::RackLocal)
     );
 }
 
@@ -199,11 +208,14 @@ fn nm3_without_executors_falls_back_after_the_wait_instead_of_stalling() {
     add(&mut s, e(1), "nm1", 1);
     add(&mut s, e(2), "nm2", 1);
     let first = s.offer(0);
-    assert_eq!(placed(&first), vec![("n1-0", e(1), Locality::NodeLocal)]);
+    assert_eq!(
+        placed(&first),
+        vec![("n1-0", e(1), TaskLocality::NodeLocal)]
+    );
     assert!(s.offer(1000).is_empty());
     // After the node wait, nm3's tasks run on its rack.
     let l = s.offer(3000);
-    assert_eq!(placed(&l), vec![("n3-0", e(2), Locality::RackLocal)]);
+    assert_eq!(placed(&l), vec![("n3-0", e(2), TaskLocality::RackLocal)]);
 
     // Same, with nm3's rack empty too: RACK_LOCAL cannot help them; ANY after both waits.
     let mut racks = racks();
@@ -224,7 +236,10 @@ fn nm3_without_executors_falls_back_after_the_wait_instead_of_stalling() {
     s.offer(0);
     assert!(s.offer(3000).is_empty());
     assert!(s.offer(5999).is_empty());
-    assert_eq!(placed(&s.offer(6000)), vec![("n3-0", e(4), Locality::Any)]);
+    assert_eq!(
+        placed(&s.offer(6000)),
+        vec![("n3-0", e(4), TaskLocality::Any)]
+    );
 }
 
 #[test]
@@ -239,11 +254,11 @@ fn no_pref_tasks_skip_the_delay() {
     assert_eq!(
         placed(&s.offer(0)),
         vec![
-            ("a", e(1), Locality::NodeLocal),
-            ("n", e(2), Locality::NoPref)
+            ("a", e(1), TaskLocality::NodeLocal),
+            ("n", e(2), TaskLocality::NoPref)
         ]
     );
-    assert_eq!(s.level(), Locality::NodeLocal);
+    assert_eq!(s.level(), TaskLocality::NodeLocal);
 }
 
 #[test]
@@ -256,15 +271,18 @@ fn preferred_racks_count_as_rack_local() {
     let l = s.offer(0);
     assert_eq!(
         l[0],
-        Launch {
+        TaskLaunch {
             task_id: "a".into(),
             attempt: 0,
             executor_id: e(1),
-            locality: Locality::NodeLocal
+            locality: TaskLocality::NodeLocal
         }
     );
     // No pending task is NODE-runnable any more, so the next pass skips to RACK at once.
-    assert_eq!(placed(&s.offer(1)), vec![("r", e(4), Locality::RackLocal)]);
+    assert_eq!(
+        placed(&s.offer(1)),
+        vec![("r", e(4), TaskLocality::RackLocal)]
+    );
 }
 
 #[test]
@@ -276,10 +294,16 @@ fn tasks_take_the_cpus_they_ask_for() {
     // a takes one cpu; big does not fit the remaining one; c does.
     assert_eq!(
         placed(&s.offer(0)),
-        vec![("a", e(1), Locality::NoPref), ("c", e(1), Locality::NoPref)]
+        vec![
+            ("a", e(1), TaskLocality::NoPref),
+            ("c", e(1), TaskLocality::NoPref)
+        ]
     );
     add(&mut s, e(2), "nm2", 2);
-    assert_eq!(placed(&s.offer(1)), vec![("big", e(2), Locality::NoPref)]);
+    assert_eq!(
+        placed(&s.offer(1)),
+        vec![("big", e(2), TaskLocality::NoPref)]
+    );
 }
 
 #[test]
@@ -290,7 +314,7 @@ fn a_failed_task_retries_on_another_executor() {
     let l = s.offer(0).remove(0);
     assert_eq!(l.executor_id, e(1));
     let f = s.task_finished("a", 0, e(1), 1).unwrap();
-    assert_eq!(f.outcome, Outcome::WillRetry);
+    assert_eq!(f.outcome, TaskOutcome::WillRetry);
     assert_eq!(s.failures("a"), Some(1));
     let l = s.offer(10).remove(0);
     assert_eq!((l.attempt, l.executor_id), (1, e(2)));
@@ -315,9 +339,9 @@ fn the_job_fails_when_a_task_fails_task_retries_times() {
         assert_eq!((l.task_id.as_str(), l.attempt), ("a", attempt));
         let f = s.task_finished("a", attempt, e(1), 7).unwrap();
         let want = if attempt < 2 {
-            Outcome::WillRetry
+            TaskOutcome::WillRetry
         } else {
-            Outcome::JobFailed
+            TaskOutcome::JobFailed
         };
         assert_eq!(f.outcome, want);
         assert_eq!(f.attempts, attempt + 1);
@@ -378,15 +402,15 @@ fn the_level_holds_until_executors_exist() {
     let mut s = sched(vec![task("a", &["nm1"]), task("b", &["nm2"])]);
     assert!(s.offer(0).is_empty());
     assert!(s.offer(10_000).is_empty());
-    assert_eq!(s.level(), Locality::NodeLocal);
+    assert_eq!(s.level(), TaskLocality::NodeLocal);
     // The first executor is on nm1: b's host has no executor, so it is not NODE-runnable,
     // but a is; e1 takes a and is full, so nothing was refused.
     add(&mut s, e(1), "nm1", 1);
     assert_eq!(
         placed(&s.offer(10_100)),
-        vec![("a", e(1), Locality::NodeLocal)]
+        vec![("a", e(1), TaskLocality::NodeLocal)]
     );
-    assert_eq!(s.level(), Locality::NodeLocal);
+    assert_eq!(s.level(), TaskLocality::NodeLocal);
 }
 
 mod kept_state {
@@ -474,7 +498,7 @@ mod kept_state {
                 .collect();
             let mut s = sched(tasks);
             let mut now = 0;
-            let mut running: Vec<Launch> = Vec::new();
+            let mut running: Vec<TaskLaunch> = Vec::new();
             let mut idle: BTreeMap<ExecutorId, bool> = BTreeMap::new();
             for op in ops {
                 match op {

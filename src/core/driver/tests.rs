@@ -106,7 +106,7 @@ fn a_job_from_demand_to_summary() {
         } => {
             assert_eq!(
                 (command.as_str(), *locality),
-                ("echo a", Locality::NodeLocal)
+                ("echo a", TaskLocality::NodeLocal)
             );
         }
         other => panic!("{other:?}"),
