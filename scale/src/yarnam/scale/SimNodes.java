@@ -77,7 +77,7 @@ final class SimNodes {
     }
   }
 
-  /** The simulator's host names (tests/support/sim.rs): nm00000, nm00001, ... */
+  /** The simulator's host names (src/sim.rs): nm00000, nm00001, ... */
   static String hostName(int i) {
     return String.format("nm%05d", i);
   }
