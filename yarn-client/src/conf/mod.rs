@@ -12,7 +12,7 @@ mod env;
 mod error;
 mod expand;
 mod load;
-pub mod xml;
+pub(crate) mod xml;
 pub mod yarn;
 
 #[cfg(test)]
