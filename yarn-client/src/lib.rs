@@ -19,13 +19,15 @@
 //!     records; [`ask`] is the ask vocabulary it shares with the request table.
 //!   - [`nm`]: ContainerManagementProtocol (start, stop, query containers on one NM).
 //!   - [`request_table`]: the AMRM bookkeeping without I/O (`AMRMClientImpl`'s memory
-//!     between heartbeats): the request table, releases, exclusions, the response id and
-//!     the tokens the RM hands out, put together in `AmrmState`.
+//!     between heartbeats): the request table (`table.rs`, its value types in
+//!     `types.rs`), releases, exclusions, the response id and the tokens the RM hands
+//!     out (`rm_tokens.rs`), put together in `AmrmState` (`amrm_state.rs`).
 //!   - [`rest`]: the RM's REST API (submit, report, kill, nodes).
 //!   - [`webhdfs`]: the few WebHDFS operations a submitter needs to stage files.
 //! - Configuration and credentials:
-//!   - [`conf`]: Hadoop XML configuration, read as Hadoop reads it, and the YARN keys
-//!     (RM addresses, HA).
+//!   - [`conf`]: Hadoop XML configuration, read as Hadoop reads it (`xml.rs`,
+//!     `expand.rs`, `load.rs`, the environment it expands from in `env_source.rs`), and
+//!     the YARN keys (`yarn.rs`: RM addresses, HA).
 //!   - [`credentials`]: the token-storage file (`HADOOP_TOKEN_FILE_LOCATION`);
 //!     [`token`]: one Hadoop security token.
 //!   - [`gssapi`]: Kerberos through the system's GSSAPI library, loaded at run time;
