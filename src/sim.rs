@@ -106,7 +106,7 @@ use std::sync::Arc;
 use crate::core::allocator::exit_status;
 use crate::core::allocator::matching::Container;
 use crate::core::allocator::tracker::{
-    Action, Allocator, AllocatorConfig, ContainerExit, Event, RequestId,
+    Action, Allocator, AllocatorConfig, AllocatorRequestId, ContainerExit, Event,
 };
 use crate::core::allocator::{Cluster, Demand, HostName, RackName, Snapshot, Strategy, Topology};
 
@@ -434,7 +434,7 @@ fn unit(rng: &mut Rng) -> f64 {
 /// each request's host and rack indices and whether it is strict.
 #[derive(Default)]
 pub struct Book {
-    pub requests: HashMap<RequestId, (Arc<Locations>, bool)>,
+    pub requests: HashMap<AllocatorRequestId, (Arc<Locations>, bool)>,
 }
 
 impl Book {

@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use yarn_client::ids::{app_attempt_of, parse_container_id};
+
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {
     #[error("{0} is not set: `yarn-am am` must run inside a YARN container (YARN starts it)")]
@@ -44,23 +46,6 @@ fn get<'a>(vars: &'a HashMap<String, String>, key: &'static str) -> Result<&'a s
         .ok_or(EnvError::Missing(key))
 }
 
-/// Splits a container id into (application id, attempt number).
-pub fn parse_container_id(id: &str) -> Option<(String, u32)> {
-    let mut parts: Vec<&str> = id.strip_prefix("container_")?.split('_').collect();
-    if parts.first().is_some_and(|p| p.starts_with('e')) {
-        parts.remove(0); // epoch, present after an RM restart with work-preserving recovery
-    }
-    let [ts, app, attempt, _n] = parts[..] else {
-        return None;
-    };
-    ts.parse::<u64>().ok()?;
-    let app_num: u32 = app.parse().ok()?;
-    Some((
-        format!("application_{ts}_{app_num:04}"),
-        attempt.parse().ok()?,
-    ))
-}
-
 impl ContainerEnv {
     pub fn from_process() -> Result<Self, EnvError> {
         Self::from_map(&std::env::vars().collect())
@@ -68,12 +53,12 @@ impl ContainerEnv {
 
     pub fn from_map(vars: &HashMap<String, String>) -> Result<Self, EnvError> {
         let container_id = get(vars, "CONTAINER_ID")?.to_string();
-        let (app_id, attempt) =
-            parse_container_id(&container_id).ok_or_else(|| EnvError::Invalid {
-                var: "CONTAINER_ID",
-                value: container_id.clone(),
-                why: "not a YARN container id",
-            })?;
+        let parsed = parse_container_id(&container_id).ok_or_else(|| EnvError::Invalid {
+            var: "CONTAINER_ID",
+            value: container_id.clone(),
+            why: "not a YARN container id",
+        })?;
+        let (app_id, attempt) = app_attempt_of(&parsed);
         let port = get(vars, "NM_HTTP_PORT")?;
         let nm_http_port = port.parse().map_err(|_| EnvError::Invalid {
             var: "NM_HTTP_PORT",
@@ -133,20 +118,6 @@ mod tests {
         assert_eq!(env.attempt, 2);
         assert_eq!(env.log_dir, PathBuf::from("/l/app/c1"));
         assert!(env.is_last_attempt());
-    }
-
-    #[test]
-    fn container_ids_with_epoch_and_garbage() {
-        assert_eq!(
-            parse_container_id("container_e17_1410901177871_0001_01_000005"),
-            Some(("application_1410901177871_0001".into(), 1))
-        );
-        assert_eq!(
-            parse_container_id("container_1_12345_01_000001").unwrap().0,
-            "application_1_12345"
-        );
-        assert_eq!(parse_container_id("container_x_1_1_1"), None);
-        assert_eq!(parse_container_id("application_1_1"), None);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! String forms of YARN ids (`application_..`, `appattempt_..`, `container_..`), for logs
-//! and for reading `CONTAINER_ID` from the container environment.
+//! and for reading `CONTAINER_ID` from the container environment. This is the one
+//! container-id parser of both crates (the AM reads its own application and attempt with
+//! [`parse_container_id`] and [`app_attempt_of`]).
 
 use crate::proto::yarn::{
     ApplicationAttemptIdProto, ApplicationIdProto, ContainerIdProto, NodeIdProto,
@@ -37,21 +39,28 @@ pub fn node_id_string(n: &NodeIdProto) -> String {
     format!("{}:{}", n.host(), n.port())
 }
 
-/// Parses `container_[e<epoch>_]<ts>_<app>_<attempt>_<seq>`.
+/// Parses `container_[e<epoch>_]<ts>_<app>_<attempt>_<seq>` (the epoch appears after an
+/// RM restart with work-preserving recovery). Every number is plain decimal digits.
 pub fn parse_container_id(s: &str) -> Option<ContainerIdProto> {
+    fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s.parse().ok()
+    }
     let rest = s.strip_prefix("container_")?;
     let parts: Vec<&str> = rest.split('_').collect();
     let (epoch, nums) = match parts.as_slice() {
         [e, ts, app, att, seq] if e.starts_with('e') => {
-            (e[1..].parse::<i64>().ok()?, [*ts, *app, *att, *seq])
+            (num::<i64>(&e[1..])?, [*ts, *app, *att, *seq])
         }
         [ts, app, att, seq] => (0, [*ts, *app, *att, *seq]),
         _ => return None,
     };
-    let ts: i64 = nums[0].parse().ok()?;
-    let app: i32 = nums[1].parse().ok()?;
-    let att: i32 = nums[2].parse().ok()?;
-    let seq: i64 = nums[3].parse().ok()?;
+    let ts: i64 = num(nums[0])?;
+    let app: i32 = num(nums[1])?;
+    let att: i32 = num(nums[2])?;
+    let seq: i64 = num(nums[3])?;
     let app_id = ApplicationIdProto {
         id: Some(app),
         cluster_timestamp: Some(ts),
@@ -64,6 +73,15 @@ pub fn parse_container_id(s: &str) -> Option<ContainerIdProto> {
         }),
         id: Some((epoch << 40) | seq),
     })
+}
+
+/// The application (`application_<ts>_<app>`) and the attempt number a container belongs
+/// to: what an AM learns about itself from its `CONTAINER_ID`.
+pub fn app_attempt_of(c: &ContainerIdProto) -> (String, u32) {
+    let att = c.app_attempt_id.unwrap_or_default();
+    let app = app_id_string(&att.application_id.unwrap_or_default());
+    // The parser reads digits only, so the attempt is never negative.
+    (app, att.attempt_id.unwrap_or(0).max(0) as u32)
 }
 
 #[cfg(test)]
@@ -80,5 +98,21 @@ mod tests {
             assert_eq!(container_id_string(&c), s);
         }
         assert!(parse_container_id("container_x").is_none());
+    }
+
+    #[test]
+    fn container_ids_with_epoch_and_garbage() {
+        let app_attempt = |s: &str| parse_container_id(s).map(|c| app_attempt_of(&c));
+        assert_eq!(
+            app_attempt("container_e17_1410901177871_0001_01_000005"),
+            Some(("application_1410901177871_0001".into(), 1))
+        );
+        assert_eq!(
+            app_attempt("container_1_12345_01_000001").unwrap().0,
+            "application_1_12345"
+        );
+        assert_eq!(app_attempt("container_x_1_1_1"), None);
+        assert_eq!(app_attempt("application_1_1"), None);
+        assert_eq!(app_attempt("container_1_1_-1_1"), None);
     }
 }

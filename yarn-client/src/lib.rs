@@ -1,7 +1,45 @@
 //! yarn-client: the parts of Hadoop YARN's protocols that an ApplicationMaster needs,
 //! written from the wire facts up (no JVM, no generated Hadoop code).
 //!
-//! Each module owns one concern; add new ones here, one line each.
+//! # Layout
+//!
+//! Layers from the wire up; each module owns one concern (add new ones here, one line each).
+//!
+//! - Hadoop IPC, the layer the AMRM and NM clients stand on:
+//!   - [`proto`]: the protobuf messages, generated from our own `proto/*.proto`
+//!     (`common`: IPC headers, SASL, tokens; `yarn`: YARN records and requests).
+//!   - [`rpc`]: the IPC client. `RpcClient` multiplexes calls over one connection
+//!     (`rpc/connection.rs`); `frame.rs` is the length-prefixed packet framing,
+//!     `handshake.rs` the preamble, SASL exchange and connection context, `wrap.rs` the
+//!     framing under a SASL security layer, `error.rs` its errors.
+//!   - `sasl` (crate-private): DIGEST-MD5 over a token (`digest.rs`) and the integrity and
+//!     privacy layer it negotiates (`layer.rs`), free of I/O; `rpc::handshake` drives it.
+//! - The clients:
+//!   - [`amrm`]: ApplicationMasterProtocol (register, allocate, finish) and its plain
+//!     records; [`ask`] is the ask vocabulary it shares with the request table.
+//!   - [`nm`]: ContainerManagementProtocol (start, stop, query containers on one NM).
+//!   - [`request_table`]: the AMRM bookkeeping without I/O (`AMRMClientImpl`'s memory
+//!     between heartbeats): the request table (`table.rs`, its value types in
+//!     `types.rs`), releases, exclusions, the response id and the tokens the RM hands
+//!     out (`rm_tokens.rs`), put together in `AmrmState` (`amrm_state.rs`).
+//!   - [`rest`]: the RM's REST API (submit, report, kill, nodes).
+//!   - [`webhdfs`]: the few WebHDFS operations a submitter needs to stage files.
+//! - Configuration and credentials:
+//!   - [`conf`]: Hadoop XML configuration, read as Hadoop reads it (`xml.rs`,
+//!     `expand.rs`, `load.rs`, the environment it expands from in `env_source.rs`), and
+//!     the YARN keys (`yarn.rs`: RM addresses, HA).
+//!   - [`credentials`]: the token-storage file (`HADOOP_TOKEN_FILE_LOCATION`);
+//!     [`token`]: one Hadoop security token.
+//!   - [`gssapi`]: Kerberos through the system's GSSAPI library, loaded at run time;
+//!     [`http_auth`]: how the web clients (REST, WebHDFS) authenticate (simple, SPNEGO,
+//!     delegation token).
+//! - [`ids`]: YARN ids (application, attempt, container, node) and their string forms.
+//!
+//! The public surface is the clients, configuration, credentials and their errors. The
+//! protocol internals (`sasl`, the IPC framing, handshake and wrapping, the XML reader,
+//! Hadoop's vints) are crate-private. `RpcClient` and `proto` stay public for callers that
+//! speak a protocol the typed clients do not cover (the `test_am` example and the
+//! client-port test call `ApplicationClientProtocol.getClusterNodes` with them).
 
 pub mod amrm;
 pub mod ask;
@@ -15,6 +53,6 @@ pub mod proto;
 pub mod request_table;
 pub mod rest;
 pub mod rpc;
-pub mod sasl;
+pub(crate) mod sasl;
 pub mod token;
 pub mod webhdfs;

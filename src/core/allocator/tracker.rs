@@ -21,11 +21,17 @@ use super::strategy::Strategy;
 use super::update::update_requests;
 use crate::core::topology::SharedTopology;
 
-/// Our id for a container request (YARN has none: requests are counts in a table).
-pub type RequestId = u64;
+/// The allocator's own id for one container request it asked for (YARN has none: requests
+/// are counts in a table). Not yarn-client's `request_table::RequestId`, the request
+/// table's handle: that is another id space, and `core::request_book` maps one to the other.
+pub type AllocatorRequestId = u64;
 /// The executor id the driver knows an executor by (one type for the whole AM).
 pub use crate::core::ids::ExecutorId;
-pub type ContainerId = Arc<str>;
+/// A container id in YARN's string form (`container_..`), as the RM reported it. The
+/// allocator only hashes, compares and clones it (a reference-count bump) on its hot paths.
+/// Not yarn-client's `request_table::ContainerId`, the parsed numeric form the request
+/// table keeps for releases: `core::am::pool` parses at that boundary.
+pub type ContainerIdStr = Arc<str>;
 
 #[derive(Debug, Clone)]
 pub struct AllocatorConfig {
@@ -70,10 +76,10 @@ pub enum Event {
     /// Completed containers from one allocate response.
     ContainersCompleted(Vec<ContainerExit>),
     /// The executor in this container registered / started.
-    ExecutorLaunched { container: ContainerId },
+    ExecutorLaunched { container: ContainerIdStr },
     /// Starting the executor failed (NM refused, launch error).
     ExecutorLaunchFailed {
-        container: ContainerId,
+        container: ContainerIdStr,
         error: String,
     },
     /// The driver wants this executor gone.
@@ -84,7 +90,7 @@ pub enum Event {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerExit {
-    pub id: ContainerId,
+    pub id: ContainerIdStr,
     pub exit_status: i32,
     pub diagnostics: String,
 }
@@ -105,7 +111,7 @@ pub enum Action {
     /// Add `ids.len()` identical requests naming `nodes` and `racks`. Both empty: any host;
     /// `nodes` empty but `racks` not: a rack-only request (default strategy).
     AddRequests {
-        ids: Vec<RequestId>,
+        ids: Vec<AllocatorRequestId>,
         nodes: Arc<[HostName]>,
         racks: Arc<[RackName]>,
         /// Only on `nodes`: YARN must not place these requests elsewhere (relax locality off,
@@ -115,18 +121,18 @@ pub enum Action {
         strict: bool,
     },
     /// Take a request out of the table (cancelled, or satisfied by a granted container).
-    RemoveRequest(RequestId),
+    RemoveRequest(AllocatorRequestId),
     /// Ask again for the containers of requests `old[i]`, now as `ids[i]` naming `nodes` and
     /// `racks`, with relaxed locality (rule 4 of the default strategy). A replacement, not a remove and an add: the
     /// table must not re-send the entries both count (see `RequestTable::replace`).
     ReplaceRequests {
-        old: Vec<RequestId>,
-        ids: Vec<RequestId>,
+        old: Vec<AllocatorRequestId>,
+        ids: Vec<AllocatorRequestId>,
         nodes: Arc<[HostName]>,
         racks: Arc<[RackName]>,
     },
     /// Give a container back to YARN.
-    ReleaseContainer(ContainerId),
+    ReleaseContainer(ContainerIdStr),
     /// Start an executor in a granted container.
     LaunchExecutor {
         executor: ExecutorId,
@@ -164,7 +170,7 @@ struct Tracked {
 
 #[derive(Debug, Clone)]
 struct Request {
-    id: RequestId,
+    id: AllocatorRequestId,
     req: PendingRequest,
     /// When it was added, for rule 4 of the default strategy.
     since_ms: u64,
@@ -187,17 +193,17 @@ pub struct Allocator {
     cluster: Cluster,
     demand: Demand,
     pending: Vec<Request>,
-    next_request: RequestId,
+    next_request: AllocatorRequestId,
     next_executor: ExecutorId,
     /// Every container with an executor until YARN reports it completed: counted ones and
     /// those being given back (also in `released`; kept so that container <-> executor and
     /// the phase have one owner for the executor's whole life).
-    containers: HashMap<ContainerId, Tracked>,
-    executors: HashMap<ExecutorId, ContainerId>,
+    containers: HashMap<ContainerIdStr, Tracked>,
+    executors: HashMap<ExecutorId, ContainerIdStr>,
     running_per_host: HashMap<HostName, u32>,
     starting_per_host: HashMap<HostName, u32>,
     starting: u32,
-    released: HashSet<ContainerId>,
+    released: HashSet<ContainerIdStr>,
     failures_ms: VecDeque<u64>,
     /// Heartbeats seen: one per allocate call, so a heartbeat after the one that withdrew a
     /// strict request comes after the answer to the call that carried the withdrawal.
@@ -296,7 +302,7 @@ impl Allocator {
     /// (container, executor, host, phase): read-only, for checks.
     pub fn tracked(
         &self,
-    ) -> impl Iterator<Item = (&ContainerId, ExecutorId, &HostName, Phase)> + '_ {
+    ) -> impl Iterator<Item = (&ContainerIdStr, ExecutorId, &HostName, Phase)> + '_ {
         self.containers
             .iter()
             .filter(|(c, _)| !self.released.contains(*c))
@@ -312,7 +318,7 @@ impl Allocator {
 
     /// The container executor `executor` runs in, and its launch phase, over the same life
     /// as [`Self::executor_of`]: the AM's one executor -> container record and phase.
-    pub fn container_of(&self, executor: ExecutorId) -> Option<(&ContainerId, Phase)> {
+    pub fn container_of(&self, executor: ExecutorId) -> Option<(&ContainerIdStr, Phase)> {
         let c = self.executors.get(&executor)?;
         self.containers.get(c).map(|t| (c, t.phase))
     }
@@ -367,8 +373,8 @@ impl Allocator {
         struct Relaxed {
             key: ListKey,
             lists: Option<Lists>,
-            removed: Vec<RequestId>,
-            added: Vec<RequestId>,
+            removed: Vec<AllocatorRequestId>,
+            added: Vec<AllocatorRequestId>,
             /// Strict requests withdrawn at an earlier heartbeat, now asked relaxed.
             readd: bool,
         }
@@ -512,7 +518,8 @@ impl Allocator {
             // Rule 5: the default strategy's requests that name hosts are strict until rule 4
             // relaxes them.
             let strict = self.config.strategy == Strategy::Default && !nodes.is_empty();
-            let ids: Vec<RequestId> = (0..g.count).map(|k| self.next_request + k).collect();
+            let ids: Vec<AllocatorRequestId> =
+                (0..g.count).map(|k| self.next_request + k).collect();
             self.next_request += g.count;
             for &id in &ids {
                 self.pending.push(Request {
@@ -615,7 +622,7 @@ impl Allocator {
         actions
     }
 
-    fn release(&mut self, id: ContainerId) -> Action {
+    fn release(&mut self, id: ContainerIdStr) -> Action {
         self.released.insert(id.clone());
         Action::ReleaseContainer(id)
     }
@@ -646,7 +653,7 @@ impl Allocator {
 
     /// The executor started: running from now, counted as such unless its container is
     /// being given back (then only its phase changes, for the API).
-    fn launched(&mut self, id: &ContainerId) {
+    fn launched(&mut self, id: &ContainerIdStr) {
         let given_back = self.released.contains(id);
         if let Some(t) = self.containers.get_mut(id) {
             if t.phase == Phase::Starting {
@@ -663,7 +670,7 @@ impl Allocator {
     /// Gives a counted container back: its executor stops counting, whatever phase it was
     /// in, and the container is released; it stays known until YARN reports it completed.
     /// `None` when it was not counted (unknown, or already on its way back).
-    fn give_back(&mut self, id: &ContainerId) -> Option<(Tracked, Action)> {
+    fn give_back(&mut self, id: &ContainerIdStr) -> Option<(Tracked, Action)> {
         if self.released.contains(id) {
             return None;
         }
@@ -684,7 +691,7 @@ impl Allocator {
 
     /// YARN reported the container completed: its executor is forgotten (and uncounted,
     /// unless it was `given_back`, which uncounted it then).
-    fn forget(&mut self, id: &ContainerId, given_back: bool) -> Option<Tracked> {
+    fn forget(&mut self, id: &ContainerIdStr, given_back: bool) -> Option<Tracked> {
         let t = self.containers.remove(id)?;
         self.executors.remove(&t.executor);
         if !given_back {
@@ -693,7 +700,7 @@ impl Allocator {
         Some(t)
     }
 
-    fn launch_failed(&mut self, now_ms: u64, id: ContainerId, error: &str) -> Vec<Action> {
+    fn launch_failed(&mut self, now_ms: u64, id: ContainerIdStr, error: &str) -> Vec<Action> {
         let Some((t, release)) = self.give_back(&id) else {
             return Vec::new();
         };

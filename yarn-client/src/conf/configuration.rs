@@ -6,7 +6,7 @@ use std::path::Path;
 use tracing::{debug, warn};
 
 use super::addr::{parse_host_port, HostPort};
-use super::env::EnvSource;
+use super::env_source::EnvSource;
 use super::error::ConfError;
 use super::expand::{expand, Lookup};
 use super::xml;

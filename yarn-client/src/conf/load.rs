@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use tracing::info;
 
 use super::configuration::Configuration;
-use super::env::EnvSource;
+use super::env_source::EnvSource;
 use super::error::ConfError;
 use super::yarn::with_yarn_defaults;
 

@@ -8,11 +8,11 @@
 
 mod addr;
 mod configuration;
-mod env;
+mod env_source;
 mod error;
 mod expand;
 mod load;
-pub mod xml;
+pub(crate) mod xml;
 pub mod yarn;
 
 #[cfg(test)]
@@ -20,7 +20,7 @@ mod tests;
 
 pub use addr::HostPort;
 pub use configuration::Configuration;
-pub use env::EnvSource;
+pub use env_source::EnvSource;
 pub use error::ConfError;
 pub use expand::MAX_SUBST;
 pub use load::{conf_dirs, CONF_DIR_VARS, SITE_FILES};

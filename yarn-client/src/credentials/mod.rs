@@ -12,7 +12,7 @@ use prost::Message;
 use crate::proto::common::{CredentialsKvProto, CredentialsProto};
 use crate::token::Token;
 
-pub use vint::{read_vlong, write_vlong};
+pub(crate) use vint::{read_vlong, write_vlong};
 
 /// Token kind of the ApplicationMaster -> ResourceManager token.
 pub const AMRM_TOKEN_KIND: &str = "YARN_AM_RM_TOKEN";

@@ -13,25 +13,25 @@
 //! [`Ask`](crate::ask::Ask) to `ResourceRequestProto` (and responses to
 //! [`AllocateOutcome`]) at the edge. Only the GUARANTEED execution type is modelled.
 
+mod amrm_state;
 mod error;
 mod exclusions;
 mod rack;
 mod releases;
 mod response_id;
-mod state;
+mod rm_tokens;
 mod table;
-mod tokens;
 mod types;
 
 #[cfg(test)]
 mod tests;
 
+pub use amrm_state::{AllocateBatch, AllocateOutcome, AmrmState};
 pub use error::RequestError;
 pub use exclusions::{ExclusionDelta, Exclusions};
 pub use rack::{DefaultRackResolver, MapRackResolver, RackResolver};
 pub use releases::Releases;
 pub use response_id::{next_response_id, ResponseId};
-pub use state::{AllocateBatch, AllocateOutcome, AmrmState};
+pub use rm_tokens::{AmrmToken, NmTokenCache};
 pub use table::RequestTable;
-pub use tokens::{AmrmToken, NmTokenCache};
 pub use types::{ContainerId, ContainerRequest, RequestId, DEFAULT_RACK};

@@ -3,11 +3,11 @@
 
 mod connection;
 mod error;
-pub mod frame;
-pub mod handshake;
+pub(crate) mod frame;
+pub(crate) mod handshake;
 #[cfg(test)]
 pub(crate) mod test_server;
-pub mod wrap;
+pub(crate) mod wrap;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +17,9 @@ use rand::RngCore;
 use tracing::debug;
 
 pub use error::{RemoteError, RpcError};
+// The sources an `RpcError` can carry.
+pub use crate::sasl::SaslError;
+pub use frame::FrameError;
 pub use handshake::Auth;
 
 use crate::proto::common::RequestHeaderProto;

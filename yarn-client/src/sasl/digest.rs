@@ -240,13 +240,6 @@ impl DigestMd5Client {
 }
 
 impl SaslMechanism for DigestMd5Client {
-    fn method(&self) -> &str {
-        "TOKEN"
-    }
-    fn mechanism(&self) -> &str {
-        "DIGEST-MD5"
-    }
-
     fn respond(
         &mut self,
         challenge: &[u8],

@@ -10,7 +10,9 @@
 mod digest;
 pub mod layer;
 
-pub use digest::{parse_challenge, DigestMd5Client, DigestParams};
+#[cfg(test)]
+pub(crate) use digest::parse_challenge;
+pub(crate) use digest::DigestMd5Client;
 
 /// Errors from a SASL mechanism. None of them is retryable with the same credentials.
 #[derive(Debug, thiserror::Error)]
@@ -57,15 +59,6 @@ impl Qop {
         [Qop::Auth, Qop::AuthInt, Qop::AuthConf]
             .into_iter()
             .find(|q| q.as_str().eq_ignore_ascii_case(s.trim()))
-    }
-
-    /// The value of `hadoop.rpc.protection` that makes a server offer it.
-    pub fn hadoop_name(self) -> &'static str {
-        match self {
-            Qop::Auth => "authentication",
-            Qop::AuthInt => "integrity",
-            Qop::AuthConf => "privacy",
-        }
     }
 }
 
@@ -128,11 +121,9 @@ impl std::fmt::Debug for SecurityLayer {
     }
 }
 
-/// One client-side SASL mechanism. `method`/`mechanism` are the names Hadoop advertises in
-/// `RpcSaslProto.SaslAuth` (e.g. `TOKEN` / `DIGEST-MD5`, later `KERBEROS` / `GSSAPI`).
+/// One client-side SASL mechanism. The handshake picks it by the method/mechanism names
+/// Hadoop advertises in `RpcSaslProto.SaslAuth` (`TOKEN` / `DIGEST-MD5` is the only one).
 pub trait SaslMechanism: Send {
-    fn method(&self) -> &str;
-    fn mechanism(&self) -> &str;
     /// Answers a server challenge. `protocol`/`server_id` come from the advertised SaslAuth.
     fn respond(
         &mut self,
