@@ -35,7 +35,7 @@ impl fmt::Display for Capability {
 
 /// Scheduling priority; in YARN a *lower* number is served first. The RM keys outstanding
 /// asks by (priority, allocation request id) and ignores capability, so callers should use
-/// one priority per container size (facts sheet 5.5).
+/// one priority per container size (docs/hadoop-rpc-facts.md 5.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Priority(pub i32);
 

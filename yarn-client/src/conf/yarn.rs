@@ -35,7 +35,7 @@ pub const YARN_DEFAULTS: &[(&str, &str)] = &[
     (RM_WEBAPP_ADDRESS, "${yarn.resourcemanager.hostname}:8088"),
     (RM_HA_ENABLED, "false"),
     (NM_HOSTNAME, "0.0.0.0"),
-    // Port 0: the NM picks an ephemeral port unless configured (facts sheet 7.3).
+    // Port 0: the NM picks an ephemeral port unless configured (docs/hadoop-rpc-facts.md 7.3).
     (NM_ADDRESS, "${yarn.nodemanager.hostname}:0"),
 ];
 

@@ -302,7 +302,7 @@ mod tests {
         }
     }
 
-    /// The computed example of the facts sheet, section 6.2.
+    /// The computed example of docs/hadoop-rpc-facts.md, section 6.2.
     #[test]
     fn writable_layout_matches_facts_sheet() {
         let bytes = sample().encode(Format::Writable);

@@ -7,7 +7,7 @@
 //! Retries are subtle: when an allocate fails on the wire, the RM may or may not have
 //! processed it. The retry carries the same response id; if the RM had processed the
 //! first call it answers the retry with its cached response and ignores the retry's
-//! contents (facts sheet 5.6). Anything queued between the failure and the retry would
+//! contents (docs/hadoop-rpc-facts.md 5.6). Anything queued between the failure and the retry would
 //! then be silently dropped. So the batch of a retry is "in doubt" and is queued once
 //! more after it succeeds (newer changes still win; absolute counts make the repeat
 //! harmless; releases are repeated only while not confirmed).

@@ -182,7 +182,7 @@ mod tests {
     use crate::proto::common::rpc_request_header_proto::OperationProto;
     use crate::proto::common::{RpcKindProto, RpcSaslProto};
 
-    /// The exact NEGOTIATE packet from the facts sheet (section 1.8): proves rpcOp=0 and
+    /// The exact NEGOTIATE packet from docs/hadoop-rpc-facts.md (section 1.8): proves rpcOp=0 and
     /// retryCount=-1 are written and callId is zigzag-encoded.
     #[test]
     fn sasl_negotiate_packet_is_byte_exact() {

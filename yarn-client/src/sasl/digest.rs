@@ -307,7 +307,7 @@ impl SaslMechanism for DigestMd5Client {
 mod tests {
     use super::*;
 
-    /// The self-made vector of the facts sheet, section 2.5.
+    /// The self-made vector of docs/hadoop-rpc-facts.md, section 2.5.
     #[test]
     fn facts_sheet_test_vector() {
         let id: Vec<u8> = (1..=0x10).collect();
