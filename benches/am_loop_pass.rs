@@ -23,13 +23,11 @@ use yarn_am::core::driver::{Driver, ExecutorId, Job};
 use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer};
 use yarn_client::rest::NodeInfo;
 
-use yarn_am::am::launcher::LaunchReport;
-use yarn_am::am::rm::RmReply;
 use yarn_am::core::am::am_core::AmCore;
+use yarn_am::core::am::events::{DriverCommand, LaunchReport, RmReply};
 use yarn_am::core::am::fixtures;
 use yarn_am::core::am::job_run::JobRun;
 use yarn_am::core::am::pool::Pool;
-use yarn_am::http::DriverCommand;
 use yarn_am::protocol::driver_api::{PollReply, PollRequest, TaskResult};
 
 const TASKS: usize = 100_000;

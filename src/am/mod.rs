@@ -31,13 +31,14 @@ use yarn_client::rest::RmRest;
 use yarn_client::rpc::RpcConfig;
 
 use crate::core::am::am_core::{AmCore, Ending, Outcome, DEFAULT_EXECUTOR_SILENCE};
+use crate::core::am::events::RmReply;
 use crate::core::am::pool::Pool;
 use crate::core::am::registry::Registry;
 use crate::http;
 use crate::protocol::spec::{AppSpec, SPEC_FILE};
 use container_env::ContainerEnv;
 use launcher::{DriverContact, Launcher};
-use rm::{AmEndpoint, RmReply, RmSession};
+use rm::{AmEndpoint, RmSession};
 use token_refresh::SharedTokens;
 
 /// File in the AM's log dir naming the driver API's URL (the secret is not written there).
@@ -480,31 +481,6 @@ fn write_job_report(summary: &crate::core::driver::report::JobSummary, log_dir: 
     ) {
         warn!("could not write {}: {e}", path.display());
     }
-}
-
-/// The application's final diagnostics for a job: one line for people, then the summary
-/// JSON (without the per-task list, which goes to [`JOB_REPORT_FILE`]) for `submit --wait`.
-pub fn job_diagnostics_line(summary: &crate::core::driver::report::JobSummary) -> String {
-    let mut brief = summary.clone();
-    brief.tasks.clear();
-    format!(
-        "job {} {}: {}/{} tasks succeeded in {:.1} s{}\n{}",
-        summary.name,
-        if summary.succeeded {
-            "succeeded"
-        } else {
-            "failed"
-        },
-        summary.tasks_succeeded,
-        summary.tasks_total,
-        summary.wall_time_ms as f64 / 1000.0,
-        summary
-            .failure
-            .as_deref()
-            .map(|f| format!(" ({f})"))
-            .unwrap_or_default(),
-        serde_json::to_string(&brief).unwrap_or_default()
-    )
 }
 
 #[cfg(test)]

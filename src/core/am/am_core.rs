@@ -24,12 +24,10 @@ use std::time::Duration;
 use tracing::{info, warn};
 use yarn_client::request_table::AllocateBatch;
 
+use super::events::{job_diagnostics_line, DriverCommand, LaunchReport, RmReply};
 use super::interval::Interval;
 use super::job_run::JobRun;
 use super::pool::{Launch, Pool};
-use crate::am::launcher::LaunchReport;
-use crate::am::rm::RmReply;
-use crate::http::DriverCommand;
 use crate::protocol::driver_api::{
     self, ExecutorId, FinalOutcome, KillOutcome, PollReply, StateView,
 };
@@ -389,7 +387,7 @@ impl AmCore {
             } else {
                 Outcome::Failed
             };
-            let diagnostics = crate::am::job_diagnostics_line(summary);
+            let diagnostics = job_diagnostics_line(summary);
             self.end(
                 now_ms,
                 Ending::Finish {

@@ -5,6 +5,7 @@
 pub mod am_core;
 pub mod cluster_view;
 pub mod deliveries;
+pub mod events;
 #[cfg(any(test, feature = "bench"))]
 pub mod fixtures;
 pub mod interval;
