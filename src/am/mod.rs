@@ -279,7 +279,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
     let now_ms = || start.elapsed().as_millis() as u64;
     if !registered.containers_from_previous_attempts.is_empty() {
         // Before the first demand: the adopted executors count towards it.
-        let adopted = core.adopt(
+        let adopted = core.handle_adopt(
             now_ms(),
             &registered.containers_from_previous_attempts,
             &earlier_executors,
@@ -300,7 +300,7 @@ async fn run_am() -> anyhow::Result<Outcome> {
     }
 
     let mut sigterm = signal(SignalKind::terminate())?;
-    core.start(now_ms(), spec.executor.initial);
+    core.handle_start(now_ms(), spec.executor.initial);
     let mut session = Some(session);
     let mut inflight: Option<InFlight> = None;
     // The node list fetched again when a container lands on a host of unknown rack: a
@@ -309,12 +309,12 @@ async fn run_am() -> anyhow::Result<Outcome> {
     let mut listing = false;
     // The loop never waits on the RM: the allocate call is one more thing it selects on.
     let ending = loop {
-        let launches_now = core.take_launches();
+        let launches_now = core.poll_launches();
         if let Some(j) = journal.as_mut() {
             // Before the executors start: their ids are in the journal before any of them
             // can poll. Task starts and ends of the last input are written here too, right
             // after the reply that carried them; a crash in between only reruns that task.
-            let entries = core.take_journal(&launches_now);
+            let entries = core.poll_journal(&launches_now);
             if launches_now.is_empty() {
                 j.append(&entries);
             } else {
@@ -326,13 +326,13 @@ async fn run_am() -> anyhow::Result<Outcome> {
             launcher.launch(l.executor, l.container, l.nm_token);
         }
         if inflight.is_none() {
-            if let Some(batch) = core.heartbeat(now_ms()) {
+            if let Some(batch) = core.poll_allocate(now_ms()) {
                 if let Some(s) = session.take() {
                     inflight = Some(Box::pin(s.allocate(batch)));
                 }
             }
         }
-        if !listing && core.take_nodes_wanted() {
+        if !listing && core.poll_nodes_wanted() {
             listing = true;
             let (rest, tx) = (rest.clone(), listed_tx.clone());
             tokio::spawn(async move {
@@ -346,25 +346,25 @@ async fn run_am() -> anyhow::Result<Outcome> {
             }
         }
         let wake = core
-            .next_deadline_ms()
+            .poll_timeout()
             .map(|ms| start + Duration::from_millis(ms))
             .unwrap_or_else(|| tokio::time::Instant::now() + IDLE_HEARTBEAT);
         tokio::select! {
             (s, batch, reply) = async { inflight.as_mut().expect("guarded").await }, if inflight.is_some() => {
                 inflight = None;
                 session = Some(s);
-                core.allocated(now_ms(), batch, reply);
+                core.handle_allocated(now_ms(), batch, reply);
             }
-            _ = tokio::time::sleep_until(wake) => core.tick(now_ms()),
-            Some(cmd) = handle.commands.recv() => core.command(now_ms(), cmd),
-            Some(report) = launches.recv() => core.launched(now_ms(), report),
+            _ = tokio::time::sleep_until(wake) => core.handle_timeout(now_ms()),
+            Some(cmd) = handle.commands.recv() => core.handle_command(now_ms(), cmd),
+            Some(report) = launches.recv() => core.handle_launched(now_ms(), report),
             Some(nodes) = listed.recv() => {
                 listing = false;
                 match nodes {
-                    Ok(nodes) => core.nodes_listed(now_ms(), Some(&nodes)),
+                    Ok(nodes) => core.handle_nodes_listed(now_ms(), Some(&nodes)),
                     Err(e) => {
                         warn!(%e, "fetching the node list for a new host's rack failed");
-                        core.nodes_listed(now_ms(), None);
+                        core.handle_nodes_listed(now_ms(), None);
                     }
                 }
             }
