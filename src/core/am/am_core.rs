@@ -646,25 +646,26 @@ impl AmCore {
         v
     }
 
-    /// The whole job summary once it is over, for the report file.
-    /// The embedded job, if any (for the loop-pass bench's reference computation).
-    #[allow(dead_code)]
+    /// The embedded job, if any (for the loop-pass bench's reference computation and the
+    /// core's tests).
+    #[cfg(any(test, feature = "bench"))]
     pub fn job(&self) -> Option<&JobRun> {
         self.job.as_ref()
     }
 
     /// The executor registry (for the loop-pass bench).
-    #[allow(dead_code)]
+    #[cfg(feature = "bench")]
     pub fn pool_registry(&self) -> &super::registry::Registry {
         &self.pool.registry
     }
 
     /// The container executor `id` runs in, the tracker's (for the loop-pass bench).
-    #[allow(dead_code)]
+    #[cfg(feature = "bench")]
     pub fn container_of(&self, id: ExecutorId) -> Option<String> {
         self.pool.container_of(id)
     }
 
+    /// The whole job summary once it is over, for the report file.
     pub fn job_summary(&self) -> Option<&crate::core::driver::report::JobSummary> {
         self.job.as_ref().and_then(JobRun::finished)
     }
