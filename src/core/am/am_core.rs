@@ -8,7 +8,7 @@
 //!
 //! # The calling contract (the quinn-proto shape)
 //!
-//! The shell (`crate::am::event_loop`) owns every socket, channel and clock; the core owns
+//! The shell (`src/am/event_loop.rs`) owns every socket, channel and clock; the core owns
 //! every decision. The shell talks to it in three kinds of call, all taking `now_ms` (the
 //! milliseconds since the AM started) where time matters:
 //!
