@@ -23,13 +23,11 @@ use yarn_am::core::driver::{Driver, ExecutorId, Job};
 use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer};
 use yarn_client::rest::NodeInfo;
 
-use yarn_am::am::launcher::LaunchReport;
-use yarn_am::am::rm::RmReply;
 use yarn_am::core::am::am_core::AmCore;
+use yarn_am::core::am::events::{DriverCommand, LaunchReport, RmReply};
 use yarn_am::core::am::fixtures;
 use yarn_am::core::am::job_run::JobRun;
 use yarn_am::core::am::pool::Pool;
-use yarn_am::http::DriverCommand;
 use yarn_am::protocol::driver_api::{PollReply, PollRequest, TaskResult};
 
 const TASKS: usize = 100_000;
@@ -107,7 +105,7 @@ fn poll(core: &mut AmCore, now: u64, id: &str, host: &str, done: Option<(&str, u
             .collect(),
         running: Vec::new(),
     };
-    core.command(now, DriverCommand::ExecutorPoll { request, reply });
+    core.handle_command(now, DriverCommand::ExecutorPoll { request, reply });
     rx.try_recv().expect("a poll is answered at once")
 }
 
@@ -122,7 +120,7 @@ impl Bench {
     fn new() -> Bench {
         let mut core = AmCore::new(pool(), Some(job()), Duration::from_secs(3), 1_000)
             .with_executor_silence(Duration::from_secs(365 * 24 * 3600));
-        core.start(0, 0);
+        core.handle_start(0, 0);
         let mut b = Bench {
             core,
             now: 0,
@@ -137,7 +135,7 @@ impl Bench {
     /// executors launched then poll once and take their tasks.
     fn grant(&mut self, n: usize, completed: Vec<CompletedContainer>) {
         self.now += 3_000;
-        let batch = self.core.heartbeat(self.now).expect("heartbeat due");
+        let batch = self.core.poll_allocate(self.now).expect("heartbeat due");
         let allocated = (self.granted..self.granted + n).map(container).collect();
         self.granted += n;
         let reply = RmReply::Allocated(Box::new(Allocation {
@@ -146,11 +144,11 @@ impl Bench {
             completed,
             ..Default::default()
         }));
-        self.core.allocated(self.now, batch, reply);
-        for l in self.core.take_launches() {
+        self.core.handle_allocated(self.now, batch, reply);
+        for l in self.core.poll_launches() {
             let container = l.container.id.clone();
             self.core
-                .launched(self.now, LaunchReport::Started { container });
+                .handle_launched(self.now, LaunchReport::Started { container });
             let (id, host) = (l.executor.to_string(), l.container.host.clone());
             let reply = poll(&mut self.core, self.now, &id, &host, None);
             for t in reply.tasks {

@@ -4,47 +4,55 @@
 //!
 //! A pass here is what follows a busy stretch of executor polls: 100 tasks finish (their
 //! records replace nothing or an earlier attempt's), the executor count is sampled, 3
-//! executors change state, then the view is published.
+//! executors end and are replaced, then the view is published.
 //! - old: the job summary rebuilt from every task record and turned into a
 //!   `serde_json::Value`, the executor list and recent events copied entry by entry (what
-//!   `JobRun::report` and `Pool::view` did on every pass after a change);
+//!   `JobRun::report` and `Pool::view` did on every pass after a change; measured here as
+//!   the pool's view copied out entry by entry, so the old figure includes the new view);
 //! - new: `Report::view` (counts kept up to date on each record, task records shared in
-//!   chunks) and the executor list as `Arc`ed entries whose list is rebuilt as a pointer
-//!   copy only after a change (`am::executors::Registry::views`, `api::model::Listed`).
+//!   chunks) and `Pool::view`, whose executor list (`Registry::views`, `Listed`) is rebuilt
+//!   only where it changed, as pointer copies.
 //!
-//! The registry and `JobRun` live in the binary crate, so the executor part uses a
-//! stand-in entry with the same fields as `ExecutorView` and the same list logic; the job
-//! part is the library's `driver::report::Report` itself. A second group runs the driver's
-//! own rounds (`driver::Driver`, the real scheduler) for the same 100 task ends, to show
-//! what the rest of such a pass costs.
+//! Everything is the library's own code: the job part is `driver::report::Report`, the
+//! executor part a real `Pool` (built as the AM builds it, by the `bench` feature's
+//! fixtures) whose executors are granted, launched, ended and replaced through the pool's
+//! own inputs. A second group runs the driver's own rounds (`driver::Driver`, the real
+//! scheduler) for the same 100 task ends, to show what the rest of such a pass costs.
 //!
-//! `cargo bench --bench am_view`
+//! `cargo bench --features bench --bench am_view`
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use yarn_am::core::am::events::LaunchReport;
+use yarn_am::core::am::fixtures;
+use yarn_am::core::am::pool::Pool;
+use yarn_am::core::am::registry::FINISHED_KEPT;
 use yarn_am::core::driver::report::{Report, TaskRecord};
 use yarn_am::core::driver::scheduler::TaskLocality;
 use yarn_am::core::driver::{Driver, DriverAction, DriverEvent, ExecutorId, Job};
+use yarn_am::protocol::driver_api::{Demand, ExecutorEvent, ExecutorView, StateView};
+use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer};
 
 const TASKS: usize = 100_000;
 const EXECUTORS: usize = 10_000;
-/// Finished executors the registry keeps besides the live ones.
-const FINISHED_KEPT: usize = 1_000;
-const RECENT_EVENTS: usize = 50;
+const HOSTS: usize = 1_000;
 /// Task ends per pass.
 const TASK_ENDS: usize = 100;
-/// Executors changing state per pass.
+/// Executors ending (and replaced) per pass.
 const EXECUTOR_CHANGES: usize = 3;
+
+fn host(i: usize) -> String {
+    format!("host-{}", i % HOSTS)
+}
 
 fn record(i: usize, attempts: u32) -> TaskRecord {
     TaskRecord {
         task_id: format!("task-{i}"),
         executor_id: ExecutorId::new((i % EXECUTORS + 1) as u64),
-        host: format!("host-{}", i % 1_000),
+        host: host(i),
         locality: TaskLocality::NodeLocal,
         attempts,
         duration_ms: 1_000 + i as u64 % 500,
@@ -53,87 +61,103 @@ fn record(i: usize, attempts: u32) -> TaskRecord {
     }
 }
 
-/// Stand-in for `api::model::ExecutorView` (same fields and sizes).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-struct ExecutorView {
-    id: String,
-    container_id: String,
-    host: String,
-    rack: String,
-    locality: u8,
-    state: u8,
-    exit_status: Option<i32>,
-    reason: Option<String>,
-    counts_against_app: Option<bool>,
-}
-
-fn executor(i: usize, state: u8) -> ExecutorView {
-    ExecutorView {
-        id: i.to_string(),
-        container_id: format!("container_1700000000000_0001_01_{i:06}"),
-        host: format!("host-{}", i % 1_000),
-        rack: format!("/rack-{}", i % 25),
-        locality: 0,
-        state,
-        exit_status: (state == 2).then_some(0),
-        reason: (state == 2).then(|| "released by the AM (killed by the driver)".into()),
-        counts_against_app: (state == 2).then_some(false),
+fn container(n: usize) -> AllocatedContainer {
+    let h = host(n);
+    AllocatedContainer {
+        id: format!("container_1700000000000_0001_01_{n:06}"),
+        node: format!("{h}:45454"),
+        host: h,
+        memory_mb: 256,
+        vcores: 1,
+        token: None,
+        allocation_request_id: -1,
     }
 }
 
-/// A published list, as `api::model::Listed`.
-type Listed = Arc<[Arc<ExecutorView>]>;
-
-/// The executor records as the registry keeps them, with the published lists.
+/// The AM's executor pool with `EXECUTORS` running and `FINISHED_KEPT` finished.
 struct Executors {
-    map: BTreeMap<u64, Arc<ExecutorView>>,
-    recent: VecDeque<Arc<ExecutorView>>,
-    listed: Option<Listed>,
-    listed_recent: Option<Listed>,
+    pool: Pool,
+    now: u64,
+    /// Containers granted so far (the next one's number).
+    granted: usize,
+    /// Running executors, oldest first.
+    live: VecDeque<ExecutorId>,
 }
 
 impl Executors {
     fn new() -> Executors {
-        let map: BTreeMap<u64, Arc<ExecutorView>> = (1..=EXECUTORS + FINISHED_KEPT)
-            .map(|i| (i as u64, Arc::new(executor(i, u8::from(i > EXECUTORS) * 2))))
+        let nodes: Vec<_> = (0..HOSTS)
+            .map(|i| fixtures::node(&host(i), &format!("/rack-{}", i % 25), 65536, 64))
             .collect();
-        let recent = map.values().take(RECENT_EVENTS).cloned().collect();
-        Executors {
-            map,
-            recent,
-            listed: None,
-            listed_recent: None,
+        let mut pool = fixtures::pool(&nodes, EXECUTORS as u32 + 100);
+        let demand = Demand {
+            target_executors: EXECUTORS as u32,
+            ..Default::default()
+        };
+        pool.set_demand(0, demand);
+        let mut e = Executors {
+            pool,
+            now: 0,
+            granted: 0,
+            live: VecDeque::new(),
+        };
+        e.grant(EXECUTORS, Vec::new());
+        e.replace(FINISHED_KEPT);
+        e
+    }
+
+    /// One allocate round trip granting `n` containers and completing `completed`; the
+    /// executors granted are launched.
+    fn grant(&mut self, n: usize, completed: Vec<CompletedContainer>) {
+        self.now += 1;
+        black_box(self.pool.heartbeat(self.now));
+        let allocated = (self.granted..self.granted + n).map(container).collect();
+        self.granted += n;
+        let resp = Allocation {
+            response_id: 1,
+            allocated,
+            completed,
+            ..Default::default()
+        };
+        self.pool.allocated(self.now, resp);
+        for l in self.pool.take_launches() {
+            let container = l.container.id.clone();
+            self.pool
+                .on_launch(self.now, LaunchReport::Started { container });
+            self.live.push_back(l.executor);
         }
     }
 
-    /// Executor `id` changes state (an event is recorded, the lists are stale).
-    fn change(&mut self, id: u64, state: u8) {
-        let e = Arc::make_mut(self.map.get_mut(&id).expect("kept"));
-        e.state = state;
-        let ev = Arc::new(e.clone());
-        self.recent.push_back(ev);
-        self.recent.pop_front();
-        self.listed = None;
-        self.listed_recent = None;
+    /// The `n` oldest executors' containers end; as many new ones replace them.
+    fn replace(&mut self, n: usize) {
+        let completed = (0..n)
+            .map(|_| {
+                let id = self.live.pop_front().expect("live");
+                CompletedContainer {
+                    id: self.pool.container_of(id).expect("live executor"),
+                    exit_status: 0,
+                    diagnostics: "exited".into(),
+                }
+            })
+            .collect();
+        // Ended in one answer, replaced in the next: the allocator asks for the
+        // replacements in between.
+        self.grant(0, completed);
+        self.grant(n, Vec::new());
     }
 
     /// Old: every entry copied.
-    fn old_view(&self) -> (Vec<ExecutorView>, Vec<ExecutorView>) {
+    fn old_view(&mut self) -> (Vec<ExecutorView>, Vec<ExecutorEvent>) {
+        let v = self.pool.view();
         (
-            self.map.values().map(|e| (**e).clone()).collect(),
-            self.recent.iter().map(|e| (**e).clone()).collect(),
+            v.executors.iter().map(|e| (**e).clone()).collect(),
+            v.recent_events.iter().map(|e| (**e).clone()).collect(),
         )
     }
 
-    /// New: the lists rebuilt as pointer copies after a change, shared otherwise.
-    fn new_view(&mut self) -> (Listed, Listed) {
-        let l = self
-            .listed
-            .get_or_insert_with(|| self.map.values().cloned().collect());
-        let r = self
-            .listed_recent
-            .get_or_insert_with(|| self.recent.iter().cloned().collect());
-        (Arc::clone(l), Arc::clone(r))
+    /// New: the pool's view as the AM publishes it.
+    fn new_view(&mut self) -> StateView {
+        self.pool.view()
     }
 }
 
@@ -157,11 +181,8 @@ fn task_ends(report: &mut Report, pass: &mut usize) {
     *pass += 1;
 }
 
-fn executor_changes(executors: &mut Executors, pass: usize) {
-    for k in 0..EXECUTOR_CHANGES {
-        let id = ((pass * EXECUTOR_CHANGES + k) % EXECUTORS + 1) as u64;
-        executors.change(id, (pass % 2) as u8);
-    }
+fn executor_changes(executors: &mut Executors) {
+    executors.replace(EXECUTOR_CHANGES);
 }
 
 fn view_pass(c: &mut Criterion) {
@@ -174,7 +195,8 @@ fn view_pass(c: &mut Criterion) {
         old
     );
     let (old_list, _) = executors.old_view();
-    let (new_list, _) = executors.new_view();
+    let new_list = executors.new_view().executors;
+    assert_eq!(old_list.len(), EXECUTORS + FINISHED_KEPT);
     assert!(old_list.iter().eq(new_list.iter().map(|e| &**e)));
 
     let mut group = c.benchmark_group("am_view_pass_100k_tasks_10k_executors");
@@ -186,7 +208,7 @@ fn view_pass(c: &mut Criterion) {
     group.bench_function("old_rebuild_after_change", |b| {
         b.iter(|| {
             task_ends(&mut report, &mut pass);
-            executor_changes(&mut executors, pass);
+            executor_changes(&mut executors);
             let job = serde_json::to_value(report.summary("big", None, 0, 60_000));
             black_box((job.unwrap_or_default(), executors.old_view()))
         })
@@ -197,7 +219,7 @@ fn view_pass(c: &mut Criterion) {
     group.bench_function("new_incremental_after_change", |b| {
         b.iter(|| {
             task_ends(&mut report, &mut pass);
-            executor_changes(&mut executors, pass);
+            executor_changes(&mut executors);
             published = Some(black_box((
                 report.view("big", None, 0, 60_000),
                 executors.new_view(),

@@ -163,8 +163,10 @@ fn cpu_us() -> u64 {
 }
 
 /// The allocator's actions applied to yarn-client's request table, as the AM's pool does
-/// (`src/am/pool.rs`, private to the binary), minus the launches: a matched container is a
-/// running simulated executor at once.
+/// (`core::am::pool::Pool`), minus the launches: a matched container is a running simulated
+/// executor at once. Still a copy of the pool's dispatch: this bench also feeds every action
+/// to the simulator's request book and counts launches by locality, which the pool does not
+/// expose.
 struct Am {
     alloc: Allocator,
     table: AmrmState,

@@ -228,20 +228,11 @@ impl Journal {
         self.send(entries, None);
     }
 
-    /// Appends `entries` and waits until they are durable, at most `limit` (see
-    /// [`DURABLE_WAIT`]).
-    pub async fn append_durable(&mut self, entries: &[Entry], limit: Duration) {
+    /// Appends `entries`; the returned [`Durable`] waits until they are durable. Two steps
+    /// so that the caller holds no borrow of the journal while it waits on HDFS.
+    pub fn append_durable(&mut self, entries: &[Entry]) -> Durable {
         let (done, durable) = oneshot::channel();
-        if self.send(entries, Some(done)) {
-            match tokio::time::timeout(limit, durable).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => warn!("the job journal append failed; going on unrecorded"),
-                Err(_) => warn!(
-                    "the job journal append took over {} ms; going on before it is durable",
-                    limit.as_millis()
-                ),
-            }
-        }
+        Durable(self.send(entries, Some(done)).then_some(durable))
     }
 
     /// Whether a WebHDFS batch went to the writer (false: nothing to wait for).
@@ -270,6 +261,29 @@ impl Journal {
     pub fn abandon(self) {
         if let Journal::Webhdfs { writer, .. } = self {
             writer.abort();
+        }
+    }
+}
+
+/// A WebHDFS append in the writer's hands (nothing to wait for on local staging, where the
+/// append was durable on return, or when there was nothing to append).
+#[must_use = "wait for the append, or say why not"]
+pub struct Durable(Option<oneshot::Receiver<()>>);
+
+impl Durable {
+    /// Waits until the append is on HDFS, at most `limit` (see [`DURABLE_WAIT`]); a failure
+    /// or a timeout is logged and the caller goes on.
+    pub async fn wait(self, limit: Duration) {
+        let Some(durable) = self.0 else {
+            return;
+        };
+        match tokio::time::timeout(limit, durable).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => warn!("the job journal append failed; going on unrecorded"),
+            Err(_) => warn!(
+                "the job journal append took over {} ms; going on before it is durable",
+                limit.as_millis()
+            ),
         }
     }
 }

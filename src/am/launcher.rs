@@ -16,6 +16,7 @@ use yarn_client::nm::{LaunchSpec, NmClient};
 use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
+use crate::core::am::events::LaunchReport;
 use crate::core::ids::ExecutorId;
 use crate::protocol::poll;
 use yarn_client::credentials::Format;
@@ -50,13 +51,6 @@ impl std::fmt::Debug for DriverContact {
             .field("tokens", &self.tokens)
             .finish_non_exhaustive()
     }
-}
-
-/// The outcome of one launch.
-#[derive(Debug)]
-pub enum LaunchReport {
-    Started { container: String },
-    Failed { container: String, error: String },
 }
 
 pub struct Launcher {

@@ -20,28 +20,14 @@ use yarn_client::request_table::AllocateBatch;
 use yarn_client::rpc::{RpcConfig, RpcError};
 use yarn_client::token::Token;
 
+use crate::core::am::events::RmReply;
+
 /// How the AM registers (and registers again after an RM restart).
 #[derive(Debug, Clone)]
 pub struct AmEndpoint {
     pub host: String,
     pub rpc_port: i32,
     pub tracking_url: String,
-}
-
-/// What became of one allocate call.
-#[derive(Debug)]
-pub enum RmReply {
-    /// The RM answered.
-    Allocated(Box<Allocation>),
-    /// The call failed in a way a later call may not (network, RM busy). `answered`: the
-    /// RM itself replied with an error, so it is there.
-    Failed { error: String, answered: bool },
-    /// The RM had lost our registration (restart, failover); we registered again. The core
-    /// must resend everything. Carries the NM tokens of containers kept across the restart.
-    Reregistered { nm_tokens: Vec<(String, Token)> },
-    /// The RM will not take this AM any more (attempt gone, credentials refused, bad
-    /// request): the AM must stop.
-    Refused(String),
 }
 
 pub struct RmSession {

@@ -24,28 +24,11 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
 
+pub use crate::core::am::events::DriverCommand;
 use crate::protocol::driver_api::{
-    ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, PollReply,
-    PollRequest, StateView,
+    ApiError, Demand, ExecutorEvent, FinishRequest, KillRequest, StateView,
 };
 pub use auth::new_secret;
-
-/// What the API asks of the AM loop.
-#[derive(Debug)]
-pub enum DriverCommand {
-    SetDemand(Demand),
-    Kill {
-        executor_ids: Vec<String>,
-        reply: oneshot::Sender<KillOutcome>,
-    },
-    /// End the application: unregister with this status and stop.
-    Finish(FinishRequest),
-    /// An executor of the embedded driver reports results and asks for work.
-    ExecutorPoll {
-        request: PollRequest,
-        reply: oneshot::Sender<PollReply>,
-    },
-}
 
 /// The AM loop's end of the API.
 pub struct ApiHandle {

@@ -1,22 +1,54 @@
 //! The AM's brain, sans-IO: everything the loop decides, with time passed in as `now_ms`.
 //!
 //! [`AmCore`] holds the executor pool (allocator, request table, executor registry), the
-//! embedded job if there is one, the heartbeat schedule and the RM-outage count. The loop in
-//! `mod.rs` only feeds it inputs (driver commands, executor polls, launch reports, allocate
-//! outcomes, the passing of time) and carries out what it asks for: an allocate call
-//! ([`AmCore::heartbeat`]), launches ([`AmCore::take_launches`]), and the wake-up time
-//! ([`AmCore::next_deadline_ms`]). Because the allocate call runs beside the core instead
-//! of inside it, nothing here ever waits on the RM; a batch in flight is safe since the
-//! request table lets changes made after it was taken win over it when it is restored.
+//! embedded job if there is one, the heartbeat schedule and the RM-outage count. Because the
+//! allocate call runs beside the core instead of inside it, nothing here ever waits on the
+//! RM; a batch in flight is safe since the request table lets changes made after it was
+//! taken win over it when it is restored.
 //!
-//! Timers come from deadlines, not a fixed round: the driver says when a tick would matter
-//! (a locality wait, a backlog timeout, an idle executor), a changed demand or a kill makes
-//! the next heartbeat due at once, and otherwise heartbeats follow [`Interval`].
+//! # The calling contract (the quinn-proto shape)
+//!
+//! The shell (`src/am/event_loop.rs`) owns every socket, channel and clock; the core owns
+//! every decision. The shell talks to it in three kinds of call, all taking `now_ms` (the
+//! milliseconds since the AM started) where time matters:
+//!
+//! - **Inputs**, `handle_*`: something happened. [`AmCore::handle_start`] once, after
+//!   [`AmCore::handle_adopt`] (executors of an earlier attempt, before the first demand);
+//!   then, as they arrive, [`AmCore::handle_command`] (a driver command or executor poll),
+//!   [`AmCore::handle_launched`] (a launch report), [`AmCore::handle_allocated`] (an
+//!   allocate call came back, with the batch it carried), [`AmCore::handle_nodes_listed`]
+//!   (the node list the core asked for) and [`AmCore::handle_timeout`] (the time from
+//!   [`AmCore::poll_timeout`] came).
+//! - **Outputs**, `poll_*`: what the shell must do now. Each takes what it returns, so
+//!   the shell asks again on every pass: [`AmCore::poll_launches`] (executors to start),
+//!   [`AmCore::poll_journal`] (entries to write before those launches start),
+//!   [`AmCore::poll_allocate`] (the allocate call to make, when one is due and none is in
+//!   flight), [`AmCore::poll_nodes_wanted`] (fetch the RM's node list) and
+//!   [`AmCore::poll_timeout`] (when to call [`AmCore::handle_timeout`] if nothing arrives).
+//! - **Queries**, which change nothing the shell can see: [`AmCore::ending`] and
+//!   [`AmCore::drained`] (whether to leave the loop), [`AmCore::view`] (what the API
+//!   publishes), [`AmCore::table`] (the newest AMRM token) and [`AmCore::job_summary`].
+//!
+//! One loop pass is: `poll_launches`, `poll_journal` (write it), start the launches;
+//! `poll_allocate` if no call is in flight; `poll_nodes_wanted`; publish `view`; leave if
+//! `ending` and `drained`; then wait for the first of the call in flight, `poll_timeout`,
+//! a command, a launch report or a node list, and feed it to its `handle_*`.
+//!
+//! # Timers
+//!
+//! Deadlines live in one table, [`Timers`], one slot per [`Timer`] kind: the next heartbeat,
+//! the driver's next tick, the next look for silent executors, the end of the drain.
+//! [`AmCore::poll_timeout`] is the earliest armed slot; [`AmCore::handle_timeout`] fires
+//! what has come due. They come from deadlines, not a fixed round: the driver says when a
+//! tick would matter (a locality wait, a backlog timeout, an idle executor), a changed
+//! demand or a kill makes the next heartbeat due at once, and otherwise heartbeats follow
+//! [`Interval`].
 //!
 //! Ending is two steps: [`AmCore::ending`] says why the AM will stop; while executors are
 //! still running and have not yet been told to stop, polls are answered with "shut down"
 //! until [`AmCore::drained`], so that executors exit before the AM unregisters instead of
-//! polling a dead address until the NodeManager kills them.
+//! polling a dead address until the NodeManager kills them. An ending AM keeps only the
+//! drain's timer.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -24,12 +56,10 @@ use std::time::Duration;
 use tracing::{info, warn};
 use yarn_client::request_table::AllocateBatch;
 
+use super::events::{job_diagnostics_line, DriverCommand, LaunchReport, RmReply};
 use super::interval::Interval;
 use super::job_run::JobRun;
 use super::pool::{Launch, Pool};
-use crate::am::launcher::LaunchReport;
-use crate::am::rm::RmReply;
-use crate::http::DriverCommand;
 use crate::protocol::driver_api::{
     self, ExecutorId, FinalOutcome, KillOutcome, PollReply, StateView,
 };
@@ -117,29 +147,75 @@ impl RmOutage {
     }
 }
 
+/// The kinds of deadline [`AmCore`] keeps, one slot each in [`Timers`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timer {
+    /// The next allocate call is due (disarmed while one is in flight or the AM is ending).
+    Heartbeat,
+    /// The embedded driver's next tick (its own deadline, no sooner than
+    /// `MIN_TICK_GAP_MS` after the last tick).
+    DriverTick,
+    /// No executor of the embedded job can have been silent for the limit before this.
+    Silence,
+    /// An ending AM stops waiting for its executors to hear "shut down".
+    Drain,
+}
+
+impl Timer {
+    const ALL: [Timer; 4] = [
+        Timer::Heartbeat,
+        Timer::DriverTick,
+        Timer::Silence,
+        Timer::Drain,
+    ];
+}
+
+/// One deadline (ms since the AM started) per [`Timer`] kind; `None`: not armed.
+#[derive(Debug, Clone, Default)]
+pub struct Timers {
+    at: [Option<u64>; Timer::ALL.len()],
+}
+
+impl Timers {
+    pub fn get(&self, t: Timer) -> Option<u64> {
+        self.at[t as usize]
+    }
+
+    pub fn set(&mut self, t: Timer, at: Option<u64>) {
+        self.at[t as usize] = at;
+    }
+
+    /// Whether `t` is armed and has come due at `now_ms`.
+    pub fn expired(&self, t: Timer, now_ms: u64) -> bool {
+        self.get(t).is_some_and(|at| at <= now_ms)
+    }
+
+    /// The earliest armed deadline.
+    pub fn next(&self) -> Option<u64> {
+        self.at.iter().flatten().copied().min()
+    }
+}
+
 pub struct AmCore {
     pool: Pool,
     job: Option<JobRun>,
     interval: Interval,
-    next_heartbeat_ms: u64,
+    timers: Timers,
     /// An allocate call is out; its batch is not in the request table.
     in_flight: bool,
     /// The next heartbeat should go out as soon as the one in flight is back.
     urgent: bool,
-    /// No call before this (the last one got no answer).
+    /// No call before this (the last one got no answer): a floor under
+    /// [`Timer::Heartbeat`], not a deadline of its own (nothing happens when it passes).
     retry_at_ms: u64,
     outage: RmOutage,
     max_executor_failures: usize,
     last_tick_ms: u64,
     ending: Option<Ending>,
-    /// When the drain of an ending AM gives up.
-    drain_until_ms: u64,
     /// Executors answered "shut down".
     told_to_stop: HashSet<ExecutorId>,
     /// An executor of the embedded job silent this long is declared lost.
     silence_limit_ms: u64,
-    /// No executor can have been silent for the limit before this; 0: look at once.
-    silence_check_ms: u64,
 }
 
 impl AmCore {
@@ -151,11 +227,16 @@ impl AmCore {
         idle_heartbeat: Duration,
         max_executor_failures: usize,
     ) -> Self {
-        Self {
+        let mut timers = Timers::default();
+        // The first heartbeat is due at once; with a job, silent executors are looked for
+        // from the start (`check_silence` then sets the next look).
+        timers.set(Timer::Heartbeat, Some(0));
+        timers.set(Timer::Silence, job.is_some().then_some(0));
+        let mut core = Self {
             pool,
             job,
             interval: Interval::new(Duration::from_millis(200), idle_heartbeat),
-            next_heartbeat_ms: 0,
+            timers,
             in_flight: false,
             urgent: false,
             retry_at_ms: 0,
@@ -163,11 +244,11 @@ impl AmCore {
             max_executor_failures,
             last_tick_ms: 0,
             ending: None,
-            drain_until_ms: 0,
             told_to_stop: HashSet::new(),
             silence_limit_ms: DEFAULT_EXECUTOR_SILENCE.as_millis() as u64,
-            silence_check_ms: 0,
-        }
+        };
+        core.arm_driver_tick();
+        core
     }
 
     /// Declares executors of the embedded job lost after `limit` without a poll (counted
@@ -178,7 +259,7 @@ impl AmCore {
     }
 
     /// The first step: the job's first demand, or `initial` executors without a job.
-    pub fn start(&mut self, now_ms: u64, initial: u32) {
+    pub fn handle_start(&mut self, now_ms: u64, initial: u32) {
         match self.job.as_mut() {
             Some(j) => j.tick(now_ms, &mut self.pool),
             None => self.pool.set_demand(
@@ -193,7 +274,7 @@ impl AmCore {
     }
 
     /// A command from the driver API (or an executor poll).
-    pub fn command(&mut self, now_ms: u64, cmd: DriverCommand) {
+    pub fn handle_command(&mut self, now_ms: u64, cmd: DriverCommand) {
         match cmd {
             DriverCommand::SetDemand(d) => {
                 info!(
@@ -272,14 +353,17 @@ impl AmCore {
     }
 
     /// A launch finished (either way).
-    pub fn launched(&mut self, now_ms: u64, report: LaunchReport) {
+    pub fn handle_launched(&mut self, now_ms: u64, report: LaunchReport) {
         self.pool.on_launch(now_ms, report);
         self.settle(now_ms);
     }
 
-    /// Time passed: ticks the driver when its deadline came (silent executors are looked
-    /// for in `settle`).
-    pub fn tick(&mut self, now_ms: u64) {
+    /// Time passed (the loop calls this when [`Self::poll_timeout`] comes, and may call it
+    /// at any time): ticks the driver once its own deadline came (the minimum gap only
+    /// delays the wake-up, see [`Self::arm_driver_tick`]); silent executors are looked for in
+    /// `settle` when [`Timer::Silence`] expired. [`Timer::Heartbeat`] is fired by
+    /// [`Self::poll_allocate`], [`Timer::Drain`] is read by [`Self::drained`].
+    pub fn handle_timeout(&mut self, now_ms: u64) {
         if let Some(j) = self.job.as_mut() {
             if j.next_deadline_ms().is_some_and(|d| d <= now_ms) {
                 self.last_tick_ms = now_ms;
@@ -289,6 +373,26 @@ impl AmCore {
         self.settle(now_ms);
     }
 
+    /// Arms [`Timer::DriverTick`] from the job's own deadline, no sooner than
+    /// `MIN_TICK_GAP_MS` after the last tick, so that a deadline a tick cannot move does not
+    /// spin the loop. Called after every input that may change the job.
+    fn arm_driver_tick(&mut self) {
+        let at = match (&self.ending, &self.job) {
+            (None, Some(j)) => j
+                .next_deadline_ms()
+                .map(|d| d.max(self.last_tick_ms + MIN_TICK_GAP_MS)),
+            _ => None,
+        };
+        self.timers.set(Timer::DriverTick, at);
+    }
+
+    /// Arms [`Timer::Heartbeat`] for `at_ms`, not before the retry gap, unless a call is in
+    /// flight (its return arms it) or the AM is ending (it makes no more calls).
+    fn arm_heartbeat(&mut self, at_ms: u64) {
+        let at = (!self.in_flight && self.ending.is_none()).then(|| at_ms.max(self.retry_at_ms));
+        self.timers.set(Timer::Heartbeat, at);
+    }
+
     /// Executors of the embedded job that have not polled for the silence limit are lost:
     /// their containers go back and their tasks run elsewhere (`settle` tells the driver).
     /// Only the embedded job's executors poll the AM (an external driver's run its own
@@ -296,26 +400,28 @@ impl AmCore {
     /// through `POST /v1/executors/kill`), so without a job nothing is checked. Nor while
     /// the AM is ending: silence then is the drain's business.
     fn check_silence(&mut self, now_ms: u64) {
-        if self.job.is_none() || self.ending.is_some() || now_ms < self.silence_check_ms {
+        if self.job.is_none()
+            || self.ending.is_some()
+            || !self.timers.expired(Timer::Silence, now_ms)
+        {
             return;
         }
         let (_, next) = self.pool.declare_silent_lost(now_ms, self.silence_limit_ms);
         // Every later "heard" is at `now_ms` or after, so this is never too late.
-        self.silence_check_ms =
-            next.unwrap_or_else(|| now_ms.saturating_add(self.silence_limit_ms));
+        let next = next.unwrap_or_else(|| now_ms.saturating_add(self.silence_limit_ms));
+        self.timers.set(Timer::Silence, Some(next));
     }
 
     /// The allocate call to make now, if one is due (none while another is in flight or
     /// once the AM is ending).
-    pub fn heartbeat(&mut self, now_ms: u64) -> Option<AllocateBatch> {
-        if self.in_flight
-            || self.ending.is_some()
-            || now_ms < self.next_heartbeat_ms.max(self.retry_at_ms)
+    pub fn poll_allocate(&mut self, now_ms: u64) -> Option<AllocateBatch> {
+        if self.in_flight || self.ending.is_some() || !self.timers.expired(Timer::Heartbeat, now_ms)
         {
             return None;
         }
         self.in_flight = true;
         self.urgent = false;
+        self.timers.set(Timer::Heartbeat, None);
         let batch = self.pool.heartbeat(now_ms);
         if !batch.asks.is_empty() {
             // Tests measure the first request's timing from this line.
@@ -326,7 +432,7 @@ impl AmCore {
     }
 
     /// The allocate call made with `batch` came back.
-    pub fn allocated(&mut self, now_ms: u64, batch: AllocateBatch, reply: RmReply) {
+    pub fn handle_allocated(&mut self, now_ms: u64, batch: AllocateBatch, reply: RmReply) {
         self.in_flight = false;
         match reply {
             RmReply::Allocated(resp) => {
@@ -361,12 +467,18 @@ impl AmCore {
             ),
         }
         let wait = self.interval.next(self.pool.has_pending());
-        self.next_heartbeat_ms = now_ms + wait.as_millis() as u64;
+        self.arm_heartbeat(now_ms + wait.as_millis() as u64);
         self.settle(now_ms);
     }
 
-    /// After every input: silent executors are declared lost, the job learns of lost executors, and the AM's end is noticed.
+    /// After every input: silent executors are declared lost, the job learns of lost
+    /// executors, the AM's end is noticed and the driver's timer follows the job.
     fn settle(&mut self, now_ms: u64) {
+        self.settle_inner(now_ms);
+        self.arm_driver_tick();
+    }
+
+    fn settle_inner(&mut self, now_ms: u64) {
         self.check_silence(now_ms);
         let gone = self.pool.take_gone();
         if let Some(j) = self.job.as_mut() {
@@ -376,7 +488,7 @@ impl AmCore {
         }
         if self.pool.take_urgent() || std::mem::take(&mut self.urgent) {
             self.interval.reset();
-            self.next_heartbeat_ms = now_ms;
+            self.arm_heartbeat(now_ms);
             // Remembered in case a call is in flight: the next one goes out when it is back.
             self.urgent = self.in_flight;
         }
@@ -389,7 +501,7 @@ impl AmCore {
             } else {
                 Outcome::Failed
             };
-            let diagnostics = crate::am::job_diagnostics_line(summary);
+            let diagnostics = job_diagnostics_line(summary);
             self.end(
                 now_ms,
                 Ending::Finish {
@@ -420,7 +532,10 @@ impl AmCore {
         if self.ending.is_none() {
             info!(?why, "the ApplicationMaster is ending");
             self.ending = Some(why);
-            self.drain_until_ms = now_ms + DRAIN_LIMIT.as_millis() as u64;
+            // Only the drain's timer is left: no more calls, ticks or silence checks.
+            self.timers = Timers::default();
+            let until = now_ms + DRAIN_LIMIT.as_millis() as u64;
+            self.timers.set(Timer::Drain, Some(until));
         }
     }
 
@@ -436,7 +551,7 @@ impl AmCore {
             Some(Ending::Abort(_)) => true,
             Some(Ending::Finish { .. }) => {
                 self.job.is_none()
-                    || now_ms >= self.drain_until_ms
+                    || self.timers.expired(Timer::Drain, now_ms)
                     || self
                         .pool
                         .registry
@@ -448,7 +563,7 @@ impl AmCore {
 
     /// The executors to start now; none once the AM is ending (its containers go back to
     /// YARN with the unregistration).
-    pub fn take_launches(&mut self) -> Vec<Launch> {
+    pub fn poll_launches(&mut self) -> Vec<Launch> {
         let launches = self.pool.take_launches();
         if self.ending.is_some() {
             return Vec::new();
@@ -456,31 +571,26 @@ impl AmCore {
         launches
     }
 
-    /// When the loop must call again ([`Self::heartbeat`], [`Self::tick`], or check
-    /// [`Self::drained`]) even if nothing arrives.
-    pub fn next_deadline_ms(&self) -> Option<u64> {
-        if self.ending.is_some() {
-            return Some(self.drain_until_ms);
-        }
-        let heartbeat = (!self.in_flight).then_some(self.next_heartbeat_ms.max(self.retry_at_ms));
-        let tick = self
-            .job
-            .as_ref()
-            .and_then(JobRun::next_deadline_ms)
-            .map(|d| d.max(self.last_tick_ms + MIN_TICK_GAP_MS));
-        let silence = self.job.is_some().then_some(self.silence_check_ms);
-        [heartbeat, tick, silence].into_iter().flatten().min()
+    /// When the loop must call [`Self::handle_timeout`] (and then [`Self::poll_allocate`]
+    /// and [`Self::drained`]) even if nothing arrives: the earliest armed [`Timer`].
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.timers.next()
     }
 
     /// Whether the loop should fetch the RM's node list (a container on a host of unknown
-    /// rack); the answer goes to [`Self::nodes_listed`].
-    pub fn take_nodes_wanted(&mut self) -> bool {
+    /// rack); the answer goes to [`Self::handle_nodes_listed`].
+    pub fn poll_nodes_wanted(&mut self) -> bool {
         self.pool.take_nodes_wanted()
     }
 
     /// The RM's node list, fetched again off the loop (`None`: the fetch failed).
-    pub fn nodes_listed(&mut self, now_ms: u64, nodes: Option<&[yarn_client::rest::NodeInfo]>) {
+    pub fn handle_nodes_listed(
+        &mut self,
+        now_ms: u64,
+        nodes: Option<&[yarn_client::rest::NodeInfo]>,
+    ) {
         self.pool.nodes_listed(now_ms, nodes);
+        self.arm_driver_tick();
     }
 
     /// The NM-token and AMRM-token state, e.g. the newest AMRM token for a fresh session.
@@ -490,7 +600,7 @@ impl AmCore {
 
     /// Journal entries since the last call: executors launched (from `launches`, which the
     /// loop is about to start) and the job's task launches and outcomes.
-    pub fn take_journal(
+    pub fn poll_journal(
         &mut self,
         launches: &[Launch],
     ) -> Vec<crate::core::driver::journal::Entry> {
@@ -506,13 +616,14 @@ impl AmCore {
         if let Some(j) = self.job.as_mut() {
             out.extend(j.take_journal());
         }
+        self.arm_driver_tick();
         out
     }
 
     /// Takes over the executors of an earlier attempt that YARN handed back (see
     /// [`Pool::adopt`]) with the attempts the journal says they run (`in_flight`, see
     /// [`JobRun::adopt`]); returns how many.
-    pub fn adopt(
+    pub fn handle_adopt(
         &mut self,
         now_ms: u64,
         containers: &[yarn_client::amrm::AllocatedContainer],
@@ -523,6 +634,7 @@ impl AmCore {
         if let Some(j) = self.job.as_mut() {
             j.adopt(now_ms, &adopted, in_flight, &mut self.pool);
         }
+        self.arm_driver_tick();
         adopted.len()
     }
 
@@ -530,28 +642,30 @@ impl AmCore {
     pub fn view(&mut self) -> StateView {
         let mut v = self.pool.view();
         v.job = self.job.as_mut().map(JobRun::report);
+        self.arm_driver_tick();
         v
     }
 
-    /// The whole job summary once it is over, for the report file.
-    /// The embedded job, if any (for the loop-pass bench's reference computation).
-    #[allow(dead_code)]
+    /// The embedded job, if any (for the loop-pass bench's reference computation and the
+    /// core's tests).
+    #[cfg(any(test, feature = "bench"))]
     pub fn job(&self) -> Option<&JobRun> {
         self.job.as_ref()
     }
 
     /// The executor registry (for the loop-pass bench).
-    #[allow(dead_code)]
+    #[cfg(feature = "bench")]
     pub fn pool_registry(&self) -> &super::registry::Registry {
         &self.pool.registry
     }
 
     /// The container executor `id` runs in, the tracker's (for the loop-pass bench).
-    #[allow(dead_code)]
+    #[cfg(feature = "bench")]
     pub fn container_of(&self, id: ExecutorId) -> Option<String> {
         self.pool.container_of(id)
     }
 
+    /// The whole job summary once it is over, for the report file.
     pub fn job_summary(&self) -> Option<&crate::core::driver::report::JobSummary> {
         self.job.as_ref().and_then(JobRun::finished)
     }

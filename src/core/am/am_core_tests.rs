@@ -91,13 +91,15 @@ fn poll(c: &mut AmCore, now: u64, id: &str, host: &str, finished: &[&str]) -> Po
 #[test]
 fn commands_are_answered_while_an_allocate_call_is_in_flight() {
     let mut c = core(None);
-    c.start(0, 2);
-    let batch = c.heartbeat(0).expect("the first heartbeat is due at once");
+    c.handle_start(0, 2);
+    let batch = c
+        .poll_allocate(0)
+        .expect("the first heartbeat is due at once");
     assert_eq!(asked(&batch), 2);
     // While the call is out: no second call, and commands are served at once.
-    assert!(c.heartbeat(5_000).is_none());
-    assert_eq!(c.next_deadline_ms(), None, "no timer while the call is out");
-    c.command(
+    assert!(c.poll_allocate(5_000).is_none());
+    assert_eq!(c.poll_timeout(), None, "no timer while the call is out");
+    c.handle_command(
         10,
         DriverCommand::SetDemand(Demand {
             target_executors: 3,
@@ -105,7 +107,7 @@ fn commands_are_answered_while_an_allocate_call_is_in_flight() {
         }),
     );
     let (reply, mut rx) = oneshot::channel();
-    c.command(
+    c.handle_command(
         11,
         DriverCommand::Kill {
             executor_ids: vec!["7".into()],
@@ -115,25 +117,25 @@ fn commands_are_answered_while_an_allocate_call_is_in_flight() {
     assert_eq!(rx.try_recv().unwrap().unknown, ["7"]);
     // The call comes back: the new demand goes out at once, not after an interval, and it
     // wins over the batch that was in flight.
-    c.allocated(5_000, batch, answered());
-    assert_eq!(c.next_deadline_ms(), Some(5_000));
-    let next = c.heartbeat(5_000).unwrap();
+    c.handle_allocated(5_000, batch, answered());
+    assert_eq!(c.poll_timeout(), Some(5_000));
+    let next = c.poll_allocate(5_000).unwrap();
     assert_eq!(asked(&next), 3);
 }
 
 #[test]
 fn a_failed_call_is_sent_again_and_newer_changes_win() {
     let mut c = core(None);
-    c.start(0, 2);
-    let batch = c.heartbeat(0).unwrap();
-    c.command(
+    c.handle_start(0, 2);
+    let batch = c.poll_allocate(0).unwrap();
+    c.handle_command(
         1,
         DriverCommand::SetDemand(Demand {
             target_executors: 4,
             ..Default::default()
         }),
     );
-    c.allocated(
+    c.handle_allocated(
         20_000,
         batch,
         RmReply::Failed {
@@ -142,9 +144,9 @@ fn a_failed_call_is_sent_again_and_newer_changes_win() {
         },
     );
     // Not at once, however urgent: an RM that refuses connections is not hammered.
-    assert!(c.heartbeat(20_000).is_none());
-    assert_eq!(c.next_deadline_ms(), Some(21_000));
-    let again = c.heartbeat(21_000).unwrap();
+    assert!(c.poll_allocate(20_000).is_none());
+    assert_eq!(c.poll_timeout(), Some(21_000));
+    let again = c.poll_allocate(21_000).unwrap();
     assert_eq!(asked(&again), 4);
     assert!(c.ending().is_none(), "one failure is ridden out");
 }
@@ -152,15 +154,15 @@ fn a_failed_call_is_sent_again_and_newer_changes_win() {
 #[test]
 fn after_an_rm_restart_everything_is_sent_again_from_response_id_0() {
     let mut c = core(None);
-    c.start(0, 2);
-    let batch = c.heartbeat(0).unwrap();
-    c.allocated(100, batch, answered());
-    let b = c.heartbeat(3_100).expect("due after the idle interval");
-    c.allocated(3_200, b, answered());
+    c.handle_start(0, 2);
+    let batch = c.poll_allocate(0).unwrap();
+    c.handle_allocated(100, batch, answered());
+    let b = c.poll_allocate(3_100).expect("due after the idle interval");
+    c.handle_allocated(3_200, b, answered());
     // Nothing changed: the table has nothing new to send.
-    let quiet = c.heartbeat(6_200).unwrap();
+    let quiet = c.poll_allocate(6_200).unwrap();
     assert!(quiet.asks.is_empty());
-    c.allocated(
+    c.handle_allocated(
         6_300,
         quiet,
         RmReply::Reregistered {
@@ -175,7 +177,7 @@ fn after_an_rm_restart_everything_is_sent_again_from_response_id_0() {
             )],
         },
     );
-    let resync = c.heartbeat(6_300).expect("resent at once");
+    let resync = c.poll_allocate(6_300).expect("resent at once");
     assert_eq!(resync.response_id, 0);
     assert_eq!(asked(&resync), 2);
     assert!(c.table().nm_tokens.get("nm1:45454").is_some());
@@ -184,25 +186,28 @@ fn after_an_rm_restart_everything_is_sent_again_from_response_id_0() {
 #[test]
 fn refusal_and_a_long_outage_end_the_am_without_draining() {
     let mut c = core(None);
-    c.start(0, 1);
-    let b = c.heartbeat(0).unwrap();
-    c.allocated(1, b, RmReply::Refused("attempt not found".into()));
+    c.handle_start(0, 1);
+    let b = c.poll_allocate(0).unwrap();
+    c.handle_allocated(1, b, RmReply::Refused("attempt not found".into()));
     assert!(matches!(c.ending(), Some(Ending::Abort(w)) if w.contains("attempt not found")));
     assert!(c.drained(1));
-    assert!(c.heartbeat(10_000).is_none(), "an ending AM makes no calls");
+    assert!(
+        c.poll_allocate(10_000).is_none(),
+        "an ending AM makes no calls"
+    );
 
     let mut c = core(None);
-    c.start(0, 1);
+    c.handle_start(0, 1);
     let mut now = 0;
     while c.ending().is_none() {
-        let b = c.heartbeat(now).expect("a retry is due");
+        let b = c.poll_allocate(now).expect("a retry is due");
         now += 60_000;
         let failed = RmReply::Failed {
             error: "connection refused".into(),
             answered: false,
         };
-        c.allocated(now, b, failed);
-        now = c.next_deadline_ms().unwrap();
+        c.handle_allocated(now, b, failed);
+        now = c.poll_timeout().unwrap();
         assert!(now < 1_000_000, "never gave up");
     }
     assert!(now >= RM_OUTAGE_LIMIT.as_millis() as u64);
@@ -211,29 +216,31 @@ fn refusal_and_a_long_outage_end_the_am_without_draining() {
 #[test]
 fn the_first_request_goes_out_when_the_backlog_timeout_expires() {
     let mut c = core(Some(job(4, 1_000, 0)));
-    c.start(0, 0);
-    let b = c.heartbeat(0).unwrap();
+    c.handle_start(0, 0);
+    let b = c.poll_allocate(0).unwrap();
     assert_eq!(asked(&b), 0, "nothing before the backlog timeout");
-    c.allocated(50, b, answered());
+    c.handle_allocated(50, b, answered());
     // The driver's timer, not the (idle, 3 s) heartbeat interval, sets the wake-up.
-    assert_eq!(c.next_deadline_ms(), Some(1_000));
-    c.tick(1_000);
-    let b = c.heartbeat(1_000).expect("the new demand goes out at once");
+    assert_eq!(c.poll_timeout(), Some(1_000));
+    c.handle_timeout(1_000);
+    let b = c
+        .poll_allocate(1_000)
+        .expect("the new demand goes out at once");
     assert!(asked(&b) >= 1, "{b:?}");
 }
 
 #[test]
 fn the_driver_timer_does_not_spin_the_loop() {
     let mut c = core(Some(job(4, 1_000, 0)));
-    c.start(0, 0);
-    let b = c.heartbeat(0).unwrap();
-    c.allocated(0, b, answered());
+    c.handle_start(0, 0);
+    let b = c.poll_allocate(0).unwrap();
+    c.handle_allocated(0, b, answered());
     for now in [1_000, 1_000, 1_000] {
-        c.tick(now);
-        if let Some(b) = c.heartbeat(now) {
-            c.allocated(now, b, answered());
+        c.handle_timeout(now);
+        if let Some(b) = c.poll_allocate(now) {
+            c.handle_allocated(now, b, answered());
         }
-        assert!(c.next_deadline_ms().unwrap() > now);
+        assert!(c.poll_timeout().unwrap() > now);
     }
 }
 
@@ -259,16 +266,16 @@ fn nodes_that_join_later_get_their_rack_everywhere() {
     let pool = pool();
     let driver = Driver::new(job, pool.topology().clone()).unwrap();
     let mut c = AmCore::new(pool, Some(JobRun::new(driver)), Duration::from_secs(3), 10);
-    c.start(0, 0);
-    c.tick(1);
-    let b = c.heartbeat(1).unwrap();
-    c.allocated(1, b, answered());
+    c.handle_start(0, 0);
+    c.handle_timeout(1);
+    let b = c.poll_allocate(1).unwrap();
+    c.handle_allocated(1, b, answered());
     let ids = executors(&mut c, 1_000, &[("container_1_0001_01_000002", "nm3")]);
     assert!(
-        c.take_nodes_wanted(),
+        c.poll_nodes_wanted(),
         "a container on an unknown host asks for the node list"
     );
-    assert!(!c.take_nodes_wanted(), "once");
+    assert!(!c.poll_nodes_wanted(), "once");
     assert_eq!(&*c.pool.rack_of("nm3"), "/default-rack");
 
     let listed = [
@@ -278,7 +285,7 @@ fn nodes_that_join_later_get_their_rack_everywhere() {
         ("nm4", "/rack2"),
     ];
     let nodes: Vec<NodeInfo> = listed.iter().map(|(h, r)| node(h, r)).collect();
-    c.nodes_listed(1_100, Some(&nodes));
+    c.handle_nodes_listed(1_100, Some(&nodes));
     assert_eq!(&*c.pool.rack_of("nm3"), "/rack2");
     // The request table's rack entries come from the same map.
     let req = yarn_client::request_table::ContainerRequest::anywhere(
@@ -325,13 +332,13 @@ fn a_failed_node_list_fetch_is_asked_again() {
 
 /// Executors for `containers` (id, host), granted in one answer, launched and started.
 fn executors(c: &mut AmCore, now: u64, containers: &[(&str, &str)]) -> Vec<String> {
-    let b = c.heartbeat(now).expect("a heartbeat is due");
-    c.allocated(now, b, granted(containers));
-    let launches = c.take_launches();
+    let b = c.poll_allocate(now).expect("a heartbeat is due");
+    c.handle_allocated(now, b, granted(containers));
+    let launches = c.poll_launches();
     assert_eq!(launches.len(), containers.len(), "{containers:?}");
     for (cid, _) in containers {
         let container = cid.to_string();
-        c.launched(now, LaunchReport::Started { container });
+        c.handle_launched(now, LaunchReport::Started { container });
     }
     launches.iter().map(|l| l.executor.to_string()).collect()
 }
@@ -339,11 +346,11 @@ fn executors(c: &mut AmCore, now: u64, containers: &[(&str, &str)]) -> Vec<Strin
 #[test]
 fn executors_are_told_to_stop_before_the_am_ends() {
     let mut c = core(Some(job(2, 1, 2)));
-    c.start(0, 0);
-    c.tick(1);
-    let b = c.heartbeat(1).unwrap();
+    c.handle_start(0, 0);
+    c.handle_timeout(1);
+    let b = c.poll_allocate(1).unwrap();
     assert!(asked(&b) >= 1);
-    c.allocated(1, b, answered());
+    c.handle_allocated(1, b, answered());
     // Epoch container ids (an RM that restarted) are taken like any other.
     let ids = executors(
         &mut c,
@@ -379,7 +386,7 @@ fn executors_are_told_to_stop_before_the_am_ends() {
     ));
     // The first has not been told yet: the AM waits for its next poll...
     assert!(!c.drained(5_100));
-    assert!(c.heartbeat(5_100).is_none());
+    assert!(c.poll_allocate(5_100).is_none());
     let reply = poll(&mut c, 5_200, e1, "nm1", &[]);
     assert!(reply.shutdown && reply.tasks.is_empty());
     assert!(c.drained(5_200));
@@ -387,9 +394,9 @@ fn executors_are_told_to_stop_before_the_am_ends() {
 
 /// The job's first demand goes out and two executors (nm1, nm2) start at 1 s.
 fn two_executors(c: &mut AmCore) -> Vec<String> {
-    c.tick(1);
-    let b = c.heartbeat(1).unwrap();
-    c.allocated(1, b, answered());
+    c.handle_timeout(1);
+    let b = c.poll_allocate(1).unwrap();
+    c.handle_allocated(1, b, answered());
     executors(
         c,
         1_000,
@@ -412,7 +419,7 @@ fn two_busy_executors(c: &mut AmCore) -> [(String, String); 2] {
 #[test]
 fn the_drain_is_bounded() {
     let mut c = core(Some(job(2, 1, 2)));
-    c.start(0, 0);
+    c.handle_start(0, 0);
     let ids = two_executors(&mut c);
     let e1 = &ids[0];
     // One executor runs both tasks; the other never polls.
@@ -423,7 +430,7 @@ fn the_drain_is_bounded() {
     assert!(poll(&mut c, 4_000, e1, "nm1", &[&t2]).shutdown);
     assert!(!c.drained(4_001));
     assert_eq!(
-        c.next_deadline_ms(),
+        c.poll_timeout(),
         Some(4_000 + DRAIN_LIMIT.as_millis() as u64)
     );
     assert!(c.drained(4_000 + DRAIN_LIMIT.as_millis() as u64));
@@ -432,20 +439,20 @@ fn the_drain_is_bounded() {
 #[test]
 fn an_ending_am_launches_nothing_more() {
     let mut c = core(Some(job(1, 1, 1)));
-    c.start(0, 0);
-    c.tick(1);
-    let b = c.heartbeat(1).unwrap();
-    c.allocated(0, b, answered());
-    let b = c.heartbeat(5_000).unwrap_or_default();
-    c.command(
+    c.handle_start(0, 0);
+    c.handle_timeout(1);
+    let b = c.poll_allocate(1).unwrap();
+    c.handle_allocated(0, b, answered());
+    let b = c.poll_allocate(5_000).unwrap_or_default();
+    c.handle_command(
         10,
         DriverCommand::Finish(crate::protocol::driver_api::FinishRequest {
             status: FinalOutcome::Killed,
             diagnostics: "stop".into(),
         }),
     );
-    c.allocated(20, b, granted(&[("container_1_0001_01_000002", "nm1")]));
-    assert!(c.take_launches().is_empty());
+    c.handle_allocated(20, b, granted(&[("container_1_0001_01_000002", "nm1")]));
+    assert!(c.poll_launches().is_empty());
 }
 
 #[test]
@@ -512,14 +519,14 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
     let mut j = job(3, 1_000, 0);
     assert_eq!(j.replay(&entries).succeeded, 1);
     let mut c = core(Some(j));
-    let adopted = c.adopt(
+    let adopted = c.handle_adopt(
         0,
         &[container("container_1_0001_01_000002", "nm1")],
         &executors(&entries),
         &in_flight(&entries),
     );
     assert_eq!(adopted, 1);
-    c.start(0, 0);
+    c.handle_start(0, 0);
     // Its first poll names nothing: t1's attempt 0 goes out again (not a new attempt), and
     // t0, done before the crash, never does.
     let r = poll(&mut c, 10, "4", "nm1", &[]);
@@ -564,7 +571,7 @@ fn poll_results(
             .collect(),
         running: Vec::new(),
     };
-    c.command(now, DriverCommand::ExecutorPoll { request, reply });
+    c.handle_command(now, DriverCommand::ExecutorPoll { request, reply });
     rx.try_recv().expect("a poll is answered at once")
 }
 
@@ -575,9 +582,9 @@ fn poll_results(
 #[test]
 fn a_silent_executor_is_declared_lost_and_its_task_runs_elsewhere() {
     let mut c = core(Some(job(2, 1, 2))).with_executor_silence(Duration::from_secs(10));
-    c.start(0, 0);
+    c.handle_start(0, 0);
     // No executor yet: the first look is one limit from now.
-    assert!(c.next_deadline_ms().unwrap() <= 10_000);
+    assert!(c.poll_timeout().unwrap() <= 10_000);
     let [(e1, t1), (e2, t2)] = two_busy_executors(&mut c);
     // e1 finishes its task and keeps polling; e2 goes quiet after 2 s.
     let mut now = 3_000;
@@ -588,12 +595,12 @@ fn a_silent_executor_is_declared_lost_and_its_task_runs_elsewhere() {
     let mut released = Vec::new();
     while now < 20_000 {
         // The loop wakes at the core's deadline or for e1's next poll, whichever is first.
-        let next = c.next_deadline_ms().unwrap().min(now + 1_000).max(now + 1);
+        let next = c.poll_timeout().unwrap().min(now + 1_000).max(now + 1);
         now = next;
-        c.tick(now);
-        if let Some(b) = c.heartbeat(now) {
+        c.handle_timeout(now);
+        if let Some(b) = c.poll_allocate(now) {
             released.extend(b.releases.iter().map(|r| format!("{r:?}")));
-            c.allocated(now, b, answered());
+            c.handle_allocated(now, b, answered());
         }
         if lost_at.is_none() && c.pool.registry.live_host(e2.parse().unwrap()).is_none() {
             lost_at = Some(now);
@@ -631,17 +638,17 @@ fn a_silent_executor_is_declared_lost_and_its_task_runs_elsewhere() {
 #[test]
 fn an_executor_never_heard_from_counts_from_its_launch() {
     let mut c = core(Some(job(1, 1, 1))).with_executor_silence(Duration::from_secs(5));
-    c.start(0, 0);
-    c.tick(1);
-    let b = c.heartbeat(1).unwrap();
-    c.allocated(1, b, answered());
+    c.handle_start(0, 0);
+    c.handle_timeout(1);
+    let b = c.poll_allocate(1).unwrap();
+    c.handle_allocated(1, b, answered());
     let ids = executors(&mut c, 2_000, &[("container_1_0001_01_000002", "nm1")]);
     let e: ExecutorId = ids[0].parse().unwrap();
-    c.tick(5_000);
-    c.tick(6_999);
+    c.handle_timeout(5_000);
+    c.handle_timeout(6_999);
     assert!(c.pool.registry.is_live(e));
-    assert!(c.next_deadline_ms().unwrap() <= 7_000);
-    c.tick(7_000);
+    assert!(c.poll_timeout().unwrap() <= 7_000);
+    c.handle_timeout(7_000);
     assert!(!c.pool.registry.is_live(e));
 }
 
@@ -650,17 +657,17 @@ fn an_executor_never_heard_from_counts_from_its_launch() {
 #[test]
 fn an_external_drivers_executors_are_not_judged_by_silence() {
     let mut c = core(None).with_executor_silence(Duration::from_secs(5));
-    c.start(0, 1);
-    let b = c.heartbeat(0).unwrap();
-    c.allocated(0, b, granted(&[("container_1_0001_01_000002", "nm1")]));
-    let l = c.take_launches();
-    c.launched(
+    c.handle_start(0, 1);
+    let b = c.poll_allocate(0).unwrap();
+    c.handle_allocated(0, b, granted(&[("container_1_0001_01_000002", "nm1")]));
+    let l = c.poll_launches();
+    c.handle_launched(
         0,
         LaunchReport::Started {
             container: "container_1_0001_01_000002".into(),
         },
     );
-    c.tick(600_000);
+    c.handle_timeout(600_000);
     assert!(c.pool.registry.is_live(l[0].executor));
 }
 
@@ -678,16 +685,16 @@ fn a_timed_out_attempt_is_killed_through_the_next_poll() {
     )
     .unwrap();
     let mut c = core(Some(JobRun::new(Driver::new(job, HashMap::new()).unwrap())));
-    c.start(0, 0);
-    c.tick(1);
-    let b = c.heartbeat(1).unwrap();
-    c.allocated(1, b, answered());
+    c.handle_start(0, 0);
+    c.handle_timeout(1);
+    let b = c.poll_allocate(1).unwrap();
+    c.handle_allocated(1, b, answered());
     let ids = executors(&mut c, 500, &[("container_1_0001_01_000002", "nm1")]);
     let r = poll(&mut c, 1_000, &ids[0], "nm1", &[]);
     assert_eq!(r.tasks[0].attempt, 0);
     assert!(r.kill.is_empty());
-    assert!(c.next_deadline_ms().unwrap() <= 3_000);
-    c.tick(3_000);
+    assert!(c.poll_timeout().unwrap() <= 3_000);
+    c.handle_timeout(3_000);
     let r = poll(&mut c, 3_100, &ids[0], "nm1", &[]);
     assert_eq!(
         r.kill,
@@ -711,10 +718,10 @@ fn a_timed_out_attempt_is_killed_through_the_next_poll() {
 #[test]
 fn an_ended_container_reaches_the_driver_once_and_its_task_runs_elsewhere() {
     let mut c = core(Some(job(2, 1, 2)));
-    c.start(0, 0);
+    c.handle_start(0, 0);
     let [(e1, t1), (e2, t2)] = two_busy_executors(&mut c);
     let ended = |c: &mut AmCore, now: u64| {
-        let b = c.heartbeat(now).expect("a heartbeat is due");
+        let b = c.poll_allocate(now).expect("a heartbeat is due");
         let reply = RmReply::Allocated(Box::new(Allocation {
             response_id: 1,
             completed: vec![yarn_client::amrm::CompletedContainer {
@@ -724,7 +731,7 @@ fn an_ended_container_reaches_the_driver_once_and_its_task_runs_elsewhere() {
             }],
             ..Default::default()
         }));
-        c.allocated(now, b, reply);
+        c.handle_allocated(now, b, reply);
     };
     ended(&mut c, 10_000);
     assert!(c.pool.take_gone().is_empty(), "taken by the loop already");
@@ -758,13 +765,13 @@ fn an_ended_container_reaches_the_driver_once_and_its_task_runs_elsewhere() {
 #[test]
 fn a_poll_body_names_its_executor_as_a_string_and_a_bad_id_is_refused() {
     let mut c = core(Some(job(4, 1, 2)));
-    c.start(0, 0);
+    c.handle_start(0, 0);
     let ids = two_executors(&mut c);
     assert_eq!(ids, ["1", "2"]);
     let body = r#"{"executor_id":"1","host":"nm1","free_cpus":1,"finished":[],"running":[]}"#;
     let request: PollRequest = serde_json::from_str(body).unwrap();
     let (reply, mut rx) = oneshot::channel();
-    c.command(2_000, DriverCommand::ExecutorPoll { request, reply });
+    c.handle_command(2_000, DriverCommand::ExecutorPoll { request, reply });
     let r = rx.try_recv().unwrap();
     assert!(!r.shutdown && r.tasks.len() == 1, "{r:?}");
     assert_eq!(

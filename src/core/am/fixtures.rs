@@ -1,6 +1,6 @@
-//! Fixtures for the AM's sans-IO parts, shared by the core's unit tests and the loop-pass
-//! bench (`benches/am_loop_pass.rs` builds this module tree with `cfg(test)` too), so that
-//! both build their pool the way the AM does.
+//! Fixtures for the AM's sans-IO parts, shared by the core's unit tests and the benches
+//! (`benches/am_loop_pass.rs`, `benches/am_view.rs`, through the `bench` feature), so that
+//! all build their pool the way the AM does.
 
 use crate::core::allocator::tracker::{Allocator, AllocatorConfig};
 use tokio::sync::broadcast;

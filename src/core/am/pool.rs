@@ -27,8 +27,8 @@ use yarn_client::request_table::{AllocateBatch, AmrmState, ContainerId};
 use yarn_client::token::Token;
 
 use super::cluster_view::{listed_node_update, node_update};
+use super::events::LaunchReport;
 use super::registry::{Held, Registry};
-use crate::am::launcher::LaunchReport;
 use crate::protocol::driver_api::{PendingView, StateView};
 use crate::protocol::spec::ExecutorSpec;
 

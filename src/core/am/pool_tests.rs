@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer as Completed};
 
 use super::*;
-use crate::am::launcher::LaunchReport;
+use crate::core::am::events::LaunchReport;
 use crate::core::am::fixtures;
 use crate::protocol::driver_api::{ExecutorState, ExecutorView};
 

@@ -1,0 +1,139 @@
+//! The loop: carries out what the sans-IO [`AmCore`] decides, one pass at a time, in the
+//! order its calling contract states (see [`crate::core::am::am_core`]).
+//!
+//! Each pass first does what the core asks (start launches after their journal entries,
+//! send the allocate call that is due, fetch the node list, publish the view), then waits
+//! for the first of: the allocate call in flight (an [`RmSession`] future that borrows
+//! nothing), the core's next deadline, a driver command, a launch report, a node list, or
+//! SIGTERM, and feeds it to the core. So no command ever waits on the RM, and nothing here
+//! holds a borrow of the loop's state across a network call: the allocate call owns its
+//! session, the node list is fetched by a task of its own, and the journal's durable append
+//! is waited for without holding the journal.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tracing::warn;
+use yarn_client::request_table::AllocateBatch;
+use yarn_client::rest::NodeInfo;
+
+use super::journal_store::DURABLE_WAIT;
+use super::rm::RmSession;
+use super::start::Am;
+use super::IDLE_HEARTBEAT;
+use crate::core::am::am_core::{AmCore, Ending, Outcome};
+use crate::core::am::events::RmReply;
+
+/// An allocate call in flight: owns its session, borrows nothing of the loop.
+pub(super) type InFlight =
+    Pin<Box<dyn Future<Output = (RmSession, AllocateBatch, RmReply)> + Send>>;
+
+/// How the loop left the RM: its session, or the call in flight that holds it (abandoned
+/// by the finish, with its connection, when it unregisters).
+pub(super) struct RmState {
+    pub session: Option<RmSession>,
+    pub inflight: Option<InFlight>,
+}
+
+type NodeList = yarn_client::rest::Result<Vec<NodeInfo>>;
+
+/// Runs the loop until the core has ended and drained, or SIGTERM; returns why it stopped.
+pub(super) async fn run(am: &mut Am, session: RmSession) -> (Ending, RmState) {
+    let mut rm = RmState {
+        session: Some(session),
+        inflight: None,
+    };
+    // The node list fetched again when a container lands on a host of unknown rack: a
+    // task of its own, so the loop never waits on RM REST (bounded by the client's timeout).
+    let (listed_tx, mut listed) = tokio::sync::mpsc::channel::<NodeList>(1);
+    let mut listing = false;
+    // The loop never waits on the RM: the allocate call is one more thing it selects on.
+    let ending = loop {
+        carry_out(am, &mut rm).await;
+        if !listing && am.core.poll_nodes_wanted() {
+            listing = true;
+            let (rest, tx) = (am.rest.clone(), listed_tx.clone());
+            tokio::spawn(async move {
+                let _ = tx.send(rest.nodes(&[]).await).await;
+            });
+        }
+        am.api.handle.state.send_replace(Arc::new(am.core.view()));
+        if let Some(ending) = am.core.ending() {
+            if am.core.drained(am.clock.now_ms()) {
+                break ending.clone();
+            }
+        }
+        let clock = am.clock;
+        let wake = am
+            .core
+            .poll_timeout()
+            .map(|ms| clock.at(ms))
+            .unwrap_or_else(|| tokio::time::Instant::now() + IDLE_HEARTBEAT);
+        let core = &mut am.core;
+        tokio::select! {
+            (s, batch, reply) = async { rm.inflight.as_mut().expect("guarded").await }, if rm.inflight.is_some() => {
+                rm.inflight = None;
+                rm.session = Some(s);
+                core.handle_allocated(clock.now_ms(), batch, reply);
+            }
+            _ = tokio::time::sleep_until(wake) => core.handle_timeout(clock.now_ms()),
+            Some(cmd) = am.api.handle.commands.recv() => core.handle_command(clock.now_ms(), cmd),
+            Some(report) = am.launches.recv() => core.handle_launched(clock.now_ms(), report),
+            Some(nodes) = listed.recv() => {
+                listing = false;
+                nodes_listed(core, clock.now_ms(), nodes);
+            }
+            // The NodeManager's SIGKILL follows SIGTERM within 250 ms: no drain, no waiting
+            // for a call in flight.
+            _ = am.sigterm.recv() => {
+                warn!("SIGTERM: unregistering as KILLED");
+                break Ending::Finish {
+                    outcome: Outcome::Killed,
+                    diagnostics: "the ApplicationMaster received SIGTERM".to_string(),
+                };
+            }
+        }
+    };
+    am.api.handle.state.send_replace(Arc::new(am.core.view()));
+    (ending, rm)
+}
+
+/// The core's launches (after their journal entries) and the allocate call, if one is due
+/// and none is in flight.
+async fn carry_out(am: &mut Am, rm: &mut RmState) {
+    let launches = am.core.poll_launches();
+    if let Some(j) = am.journal.as_mut() {
+        // Before the executors start: their ids are in the journal before any of them
+        // can poll. Task starts and ends of the last input are written here too, right
+        // after the reply that carried them; a crash in between only reruns that task.
+        let entries = am.core.poll_journal(&launches);
+        if launches.is_empty() {
+            j.append(&entries);
+        } else {
+            let durable = j.append_durable(&entries);
+            durable.wait(DURABLE_WAIT).await;
+        }
+    }
+    for l in launches {
+        am.launcher.launch(l.executor, l.container, l.nm_token);
+    }
+    if rm.inflight.is_none() {
+        if let Some(batch) = am.core.poll_allocate(am.clock.now_ms()) {
+            if let Some(s) = rm.session.take() {
+                rm.inflight = Some(Box::pin(s.allocate(batch)));
+            }
+        }
+    }
+}
+
+/// The node list fetched for a new host's rack came back (or its fetch failed).
+fn nodes_listed(core: &mut AmCore, now_ms: u64, nodes: NodeList) {
+    match nodes {
+        Ok(nodes) => core.handle_nodes_listed(now_ms, Some(&nodes)),
+        Err(e) => {
+            warn!(%e, "fetching the node list for a new host's rack failed");
+            core.handle_nodes_listed(now_ms, None);
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! Start-up: everything the AM needs is read, checked and wired before the loop's first
+//! pass, so that a misconfiguration fails in the first second with a message naming it.
+//!
+//! In order: the container environment, the spec file and the token file; the driver API's
+//! listener (served from then on, so reads answer while registration runs); registration
+//! with the RM; the node list; the job and the journal of earlier attempts (the job resumes
+//! where a crashed attempt left it); the pool and [`AmCore`]; the executors YARN handed back
+//! from an earlier attempt; and the core's first step. The result is an [`Am`] and the RM
+//! session, which [`super::event_loop`] takes over.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::sync::{mpsc, oneshot};
+use tracing::info;
+use yarn_client::amrm::Registration as Registered;
+use yarn_client::credentials::Credentials;
+use yarn_client::request_table::AmrmState;
+use yarn_client::rest::{NodeInfo, RmRest};
+use yarn_client::rpc::RpcConfig;
+use yarn_client::token::Token;
+
+use super::container_env::ContainerEnv;
+use super::journal_store::{self, HttpAuthSource, Journal};
+use super::launcher::{DriverContact, Launcher};
+use super::rm::{AmEndpoint, RmSession};
+use super::token_refresh::{self, SharedTokens};
+use super::{Clock, DRIVER_URL_FILE, IDLE_HEARTBEAT, LAUNCH_PARALLELISM};
+use crate::core::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAIT_MS};
+use crate::core::allocator::Cluster;
+use crate::core::am::am_core::{AmCore, DEFAULT_EXECUTOR_SILENCE};
+use crate::core::am::cluster_view;
+use crate::core::am::events::LaunchReport;
+use crate::core::am::job_run::JobRun;
+use crate::core::am::pool::Pool;
+use crate::core::am::registry::Registry;
+use crate::core::driver::journal::{self as journal_entries, Entry};
+use crate::core::ids::ExecutorId;
+use crate::core::topology::SharedTopology;
+use crate::http::{self, ApiHandle};
+use crate::protocol::poll::MASTER_SECRET_ALIAS;
+use crate::protocol::spec::{AppSpec, SPEC_FILE};
+
+/// Everything the loop and the finish work with, wired by [`start`].
+pub(super) struct Am {
+    pub env: ContainerEnv,
+    pub spec: AppSpec,
+    pub core: AmCore,
+    /// RM REST, for the node list fetched again when a container lands on an unknown host.
+    pub rest: RmRest,
+    pub api: Api,
+    pub launcher: Launcher,
+    pub launches: mpsc::UnboundedReceiver<LaunchReport>,
+    /// The job journal; `None` without a job or without a staging folder.
+    pub journal: Option<Journal>,
+    /// The AM's credentials, refreshed while it runs.
+    pub tokens: SharedTokens,
+    pub rm: RmContact,
+    pub clock: Clock,
+    /// Registered before the core's first step, as the loop's first select would.
+    pub sigterm: Signal,
+}
+
+/// The driver API: the loop's end of its channels, and how to stop its server.
+pub(super) struct Api {
+    pub handle: ApiHandle,
+    pub stop: oneshot::Sender<()>,
+    pub server: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The API's URL (also the tracking URL and what executors are told).
+    pub url: String,
+    pub port: u16,
+}
+
+/// How to reach the RM's scheduler with a fresh session: the finish unregisters that way
+/// when the loop's session was lost with an abandoned call.
+pub(super) struct RmContact {
+    pub scheduler: String,
+    pub registration: AmEndpoint,
+    pub rpc: RpcConfig,
+}
+
+/// What the container gives the AM to start with: its environment, the spec `submit` wrote,
+/// and the token file with the AMRM token and the application's master secret.
+struct Inputs {
+    env: ContainerEnv,
+    spec: AppSpec,
+    creds: Credentials,
+    amrm_token: Token,
+    secret: String,
+}
+
+/// The journal of earlier attempts, read back: where executor ids continue and which
+/// executors (with the task attempts they run) a next attempt may adopt.
+struct Resumed {
+    journal: Option<Journal>,
+    first_executor_id: ExecutorId,
+    earlier_executors: HashMap<String, ExecutorId>,
+    in_flight: Vec<(String, u32, ExecutorId)>,
+}
+
+/// Starts the AM up to the loop's first pass: see the module doc for the order.
+pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
+    let Inputs {
+        env,
+        spec,
+        creds,
+        amrm_token,
+        secret,
+    } = read_inputs()?;
+    info!(app = %env.app_id, attempt = env.attempt, "ApplicationMaster starting");
+    let api = open_api(&env, &secret).await?;
+    let (session, registered, rm) = register(&env, &spec, &api, amrm_token.clone()).await?;
+    let (rest, nodes) = list_nodes(&spec, &creds).await?;
+    // The one topology: the allocator, the request table, the pool and the driver hold
+    // handles to the same map.
+    let (topo, cluster) =
+        cluster_view::from_nodes(&nodes, spec.executor.memory_mb, spec.executor.vcores);
+    let mut job = match &spec.job {
+        Some(j) => {
+            let driver = crate::core::driver::Driver::new(j.clone(), topo.clone())
+                .context("the job in the spec is not valid")?;
+            info!(job = %j.name, tasks = j.tasks.len(), "running a job with the embedded driver");
+            Some(JobRun::new(driver))
+        }
+        None => None,
+    };
+    let tokens = SharedTokens::new(creds.clone());
+    let webhdfs_auth: HttpAuthSource = {
+        let t = tokens.clone();
+        Arc::new(move || t.webhdfs_auth())
+    };
+    let resumed = resume(&spec, &env, job.as_mut(), webhdfs_auth.clone()).await?;
+    let pool = pool(
+        &spec,
+        &env,
+        &api,
+        (topo, cluster),
+        &registered,
+        &resumed,
+        amrm_token,
+    );
+    // Runs until the AM's runtime ends.
+    if let Some(r) = spec.token_refresh.clone() {
+        token_refresh::spawn(r, tokens.clone());
+    }
+    let (launcher, launches) = launcher(&spec, &env, &api, &secret, &rm, tokens.clone());
+    let mut core = AmCore::new(
+        pool,
+        job,
+        IDLE_HEARTBEAT,
+        spec.max_executor_failures as usize,
+    )
+    .with_executor_silence(
+        spec.executor_silence_timeout_ms
+            .map_or(DEFAULT_EXECUTOR_SILENCE, Duration::from_millis),
+    );
+    let clock = Clock::start();
+    adopt(&mut core, clock.now_ms(), &registered, &resumed);
+    // Executors of an earlier attempt find this one here (see `journal_store::publish_url`).
+    // In the background: on HDFS it takes two calls, which must not hold up the first
+    // demand (those executors keep looking for a minute).
+    if let Some(staging) = spec.staging.clone() {
+        let (url, auth) = (api.url.clone(), webhdfs_auth);
+        tokio::spawn(async move { journal_store::publish_url(&staging, &url, &auth).await });
+    }
+    let sigterm = signal(SignalKind::terminate())?;
+    core.handle_start(clock.now_ms(), spec.executor.initial);
+    let am = Am {
+        env,
+        spec,
+        core,
+        rest,
+        api,
+        launcher,
+        launches,
+        journal: resumed.journal,
+        tokens,
+        rm,
+        clock,
+        sigterm,
+    };
+    Ok((am, session))
+}
+
+fn read_inputs() -> anyhow::Result<Inputs> {
+    let env = ContainerEnv::from_process()?;
+    let spec_text = std::fs::read_to_string(SPEC_FILE)
+        .with_context(|| format!("reading {SPEC_FILE} from the container's working directory"))?;
+    let spec = AppSpec::from_json(&spec_text).with_context(|| format!("parsing {SPEC_FILE}"))?;
+    let creds = Credentials::read_file(&env.token_file)
+        .with_context(|| format!("reading the token file {}", env.token_file.display()))?;
+    let amrm_token = creds
+        .require_kind("YARN_AM_RM_TOKEN")
+        .context("the token file has no AMRM token")?
+        .clone();
+    let secret = master_secret(&creds)?;
+    Ok(Inputs {
+        env,
+        spec,
+        creds,
+        amrm_token,
+        secret,
+    })
+}
+
+/// The application's master secret, from the AM container's credentials (where `submit` put
+/// it: never in an environment, see [`crate::protocol::poll`]).
+pub(super) fn master_secret(creds: &Credentials) -> anyhow::Result<String> {
+    let bytes = creds.secret(MASTER_SECRET_ALIAS).with_context(|| {
+        format!(
+            "the token file has no secret {MASTER_SECRET_ALIAS:?}: submit with `yarn-am submit`"
+        )
+    })?;
+    let secret = String::from_utf8(bytes.to_vec())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .with_context(|| format!("the secret {MASTER_SECRET_ALIAS:?} is empty or not text"))?;
+    Ok(secret)
+}
+
+/// The driver API listens on this container's host, on a free port, and is served from now
+/// on while registration (which a slow RM can make take a while) runs: reads answer at once,
+/// commands wait in the channel for the loop.
+async fn open_api(env: &ContainerEnv, secret: &str) -> anyhow::Result<Api> {
+    let listener = tokio::net::TcpListener::bind((env.nm_host.as_str(), 0))
+        .await
+        .with_context(|| format!("binding the driver API on {}", env.nm_host))?;
+    let port = listener.local_addr()?.port();
+    let url = format!("http://{}:{port}", env.nm_host);
+    std::fs::write(env.log_dir.join(DRIVER_URL_FILE), format!("{url}\n"))
+        .with_context(|| format!("writing {DRIVER_URL_FILE} into {}", env.log_dir.display()))?;
+    info!(%url, "driver API listening");
+    let (shared, handle) = http::channel(secret, Default::default());
+    let (stop, api_stopped) = oneshot::channel::<()>();
+    let server = tokio::spawn(http::serve(listener, shared, async {
+        let _ = api_stopped.await;
+    }));
+    Ok(Api {
+        handle,
+        stop,
+        server,
+        url,
+        port,
+    })
+}
+
+/// Registers with the RM's scheduler, and checks that the cluster can hold an executor.
+async fn register(
+    env: &ContainerEnv,
+    spec: &AppSpec,
+    api: &Api,
+    amrm_token: Token,
+) -> anyhow::Result<(RmSession, Registered, RmContact)> {
+    let scheduler = spec
+        .rm_scheduler
+        .first()
+        .context("the spec names no RM scheduler address")?
+        .clone();
+    let registration = AmEndpoint {
+        host: env.nm_host.clone(),
+        rpc_port: i32::from(api.port),
+        tracking_url: format!("{}/", api.url),
+    };
+    let rpc = RpcConfig {
+        fallback_to_simple_auth_allowed: spec.fallback_to_simple_auth_allowed,
+        ..RpcConfig::default()
+    };
+    let mut session = RmSession::new(&scheduler, amrm_token, registration.clone(), rpc.clone());
+    let registered = session
+        .register()
+        .await
+        .with_context(|| format!("registering with the RM at {scheduler}"))?;
+    if let Some(max) = registered.max_memory_mb {
+        if spec.executor.memory_mb > max {
+            bail!(
+                "executors want {} MB but the cluster's largest container is {max} MB",
+                spec.executor.memory_mb,
+            );
+        }
+    }
+    let rm = RmContact {
+        scheduler,
+        registration,
+        rpc,
+    };
+    Ok((session, registered, rm))
+}
+
+/// Racks and capacities, for the allocator and for the request table's rack lookups. On a
+/// secure cluster the submitter gave us delegation tokens for the RM and WebHDFS.
+async fn list_nodes(
+    spec: &AppSpec,
+    creds: &Credentials,
+) -> anyhow::Result<(RmRest, Vec<NodeInfo>)> {
+    let am_auth = crate::submit::tokens::AmAuth::from_credentials(creds);
+    let mut rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
+    if let Some(auth) = &am_auth.rm {
+        rest = rest.with_auth(auth.clone());
+    }
+    let nodes = rest
+        .nodes(&[])
+        .await
+        .context("listing the cluster's nodes")?;
+    Ok((rest, nodes))
+}
+
+/// The journal of earlier attempts: the job resumes where a crashed attempt left it, and
+/// executor ids continue past every id it used. This attempt is recorded in it.
+async fn resume(
+    spec: &AppSpec,
+    env: &ContainerEnv,
+    job: Option<&mut JobRun>,
+    webhdfs_auth: HttpAuthSource,
+) -> anyhow::Result<Resumed> {
+    let opened = match &spec.job {
+        Some(_) => Journal::open(spec.staging.as_ref(), env.attempt, webhdfs_auth).await?,
+        None => None,
+    };
+    let mut resumed = Resumed {
+        journal: None,
+        first_executor_id: ExecutorId::new(1),
+        earlier_executors: HashMap::new(),
+        in_flight: Vec::new(),
+    };
+    if let Some((file, entries)) = opened {
+        resumed.earlier_executors = journal_entries::executors(&entries);
+        resumed.in_flight = journal_entries::in_flight(&entries);
+        if let (Some(j), false) = (job, entries.is_empty()) {
+            let r = j.replay(&entries);
+            info!(succeeded = r.succeeded, failed = r.failed, earlier_attempts = ?r.am_attempts,
+                  max_executor_id = %r.max_executor_id, "resuming the job from the journal");
+            resumed.first_executor_id = r.max_executor_id.next();
+        }
+        resumed.journal = Some(file);
+    }
+    if let Some(j) = resumed.journal.as_mut() {
+        j.append(&[Entry::AmAttempt {
+            attempt: env.attempt,
+        }]);
+    }
+    Ok(resumed)
+}
+
+/// The executor pool: the allocator on the cluster's topology, the request table with the
+/// NM tokens of containers kept from an earlier attempt, and the registry that tells the
+/// API's event stream about executors.
+fn pool(
+    spec: &AppSpec,
+    env: &ContainerEnv,
+    api: &Api,
+    (topo, cluster): (SharedTopology, Cluster),
+    registered: &Registered,
+    resumed: &Resumed,
+    amrm_token: Token,
+) -> Pool {
+    let strategy = spec.strategy.unwrap_or_default();
+    info!(%strategy, "allocation strategy");
+    let allocator = Allocator::new(AllocatorConfig {
+        strategy,
+        spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
+        // Executors run one task per vcore.
+        tasks_per_executor: spec.executor.vcores.max(1) as u32,
+        ..AllocatorConfig::default()
+    })
+    .with_first_executor_id(resumed.first_executor_id)
+    .with_cluster(topo.clone(), cluster);
+    let mut table = AmrmState::new(cluster_view::rack_resolver(&topo), Some(amrm_token));
+    table.on_registered(registered.nm_tokens_from_previous_attempts.clone());
+    let registry = Registry::new(api.handle.events.clone());
+    Pool::new(
+        allocator,
+        table,
+        registry,
+        spec.executor.clone(),
+        env.app_id.clone(),
+    )
+}
+
+/// The launcher, with what every executor is told about the AM.
+fn launcher(
+    spec: &AppSpec,
+    env: &ContainerEnv,
+    api: &Api,
+    secret: &str,
+    rm: &RmContact,
+    tokens: SharedTokens,
+) -> (Launcher, mpsc::UnboundedReceiver<LaunchReport>) {
+    let contact = DriverContact {
+        app_id: env.app_id.clone(),
+        url: api.url.clone(),
+        master_secret: secret.as_bytes().into(),
+        tokens,
+        // Where an executor finds the next attempt's address if this one dies; the last
+        // attempt has no next, and its executors go as soon as it is gone.
+        staging_dir: spec.staging.clone().filter(|_| !env.is_last_attempt()),
+    };
+    let (mut launcher, launches) =
+        Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
+    launcher.allow_simple_fallback(rm.rpc.fallback_to_simple_auth_allowed);
+    (launcher, launches)
+}
+
+/// Takes over the containers YARN handed back from earlier attempts, before the first
+/// demand: the adopted executors count towards it.
+fn adopt(core: &mut AmCore, now_ms: u64, registered: &Registered, resumed: &Resumed) {
+    let handed_back = &registered.containers_from_previous_attempts;
+    if handed_back.is_empty() {
+        return;
+    }
+    let adopted = core.handle_adopt(
+        now_ms,
+        handed_back,
+        &resumed.earlier_executors,
+        &resumed.in_flight,
+    );
+    info!(
+        adopted,
+        handed_back = handed_back.len(),
+        "containers of earlier attempts"
+    );
+}
