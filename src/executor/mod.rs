@@ -59,7 +59,7 @@ use crate::protocol::poll::{self, RequestAuth};
 use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
 use yarn_client::webhdfs::WebHdfs;
 
-use crate::protocol::driver_api::{PollReply, PollRequest, TaskAssignment, TaskRef, TaskResult};
+use crate::protocol::poll::{PollReply, PollRequest, TaskAssignment, TaskRef, TaskResult};
 
 /// How long the executor keeps trying to reach an AM that does not answer. Longer than one
 /// blocking RM call of the AM's loop (20 s connect + 60 s call), during which polls wait.

@@ -554,7 +554,7 @@ async fn polls_name_the_attempts_it_runs_until_their_results_are_delivered() {
     cfg.idle_poll = Duration::from_millis(100);
     run_until_done(cfg).await;
     let polls = am.polls.lock().unwrap();
-    let slow = crate::protocol::driver_api::TaskRef {
+    let slow = crate::protocol::poll::TaskRef {
         task_id: "slow".into(),
         attempt: 0,
     };

@@ -25,9 +25,9 @@ use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
 
 use crate::protocol::driver_api::{
-    ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, PollReply,
-    PollRequest, StateView,
+    ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, StateView,
 };
+use crate::protocol::poll::{PollReply, PollRequest};
 pub use auth::new_secret;
 
 /// What the API asks of the AM loop.

@@ -30,9 +30,8 @@ use super::pool::{Launch, Pool};
 use crate::am::launcher::LaunchReport;
 use crate::am::rm::RmReply;
 use crate::http::DriverCommand;
-use crate::protocol::driver_api::{
-    self, ExecutorId, FinalOutcome, KillOutcome, PollReply, StateView,
-};
+use crate::protocol::driver_api::{self, ExecutorId, FinalOutcome, KillOutcome, StateView};
+use crate::protocol::poll::PollReply;
 
 /// How long the AM rides out an RM that does not answer (Hadoop's RM clients retry for
 /// 15 minutes; the AM's executors give up on a silent AM after 2).

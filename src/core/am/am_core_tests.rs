@@ -11,7 +11,8 @@ use yarn_client::token::Token;
 
 use super::*;
 use crate::core::am::fixtures;
-use crate::protocol::driver_api::{Demand, PollRequest, TaskResult};
+use crate::protocol::driver_api::Demand;
+use crate::protocol::poll::{PollRequest, TaskResult};
 
 const HOSTS: [&str; 2] = ["nm1", "nm2"];
 
@@ -691,7 +692,7 @@ fn a_timed_out_attempt_is_killed_through_the_next_poll() {
     let r = poll(&mut c, 3_100, &ids[0], "nm1", &[]);
     assert_eq!(
         r.kill,
-        [crate::protocol::driver_api::TaskRef {
+        [crate::protocol::poll::TaskRef {
             task_id: "hang".into(),
             attempt: 0
         }]

@@ -9,7 +9,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::protocol::driver_api::{ExecutorId, TaskAssignment, TaskRef, TaskResult};
+use crate::core::ids::ExecutorId;
+use crate::protocol::poll::{TaskAssignment, TaskRef, TaskResult};
 
 #[derive(Debug, Default)]
 pub struct Deliveries {

@@ -15,7 +15,7 @@ use tracing::{info, warn};
 
 use super::deliveries::Deliveries;
 use super::pool::Pool;
-use crate::protocol::driver_api::{PollReply, PollRequest, TaskAssignment, TaskRef};
+use crate::protocol::poll::{PollReply, PollRequest, TaskAssignment, TaskRef};
 
 pub struct JobRun {
     driver: Driver,
