@@ -59,7 +59,7 @@ use crate::protocol::poll::{self, RequestAuth};
 use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
 use yarn_client::webhdfs::WebHdfs;
 
-use crate::protocol::poll::{PollReply, PollRequest, TaskAssignment, TaskRef, TaskResult};
+use crate::protocol::poll::{PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult};
 
 /// How long the executor keeps trying to reach an AM that does not answer. Longer than one
 /// blocking RM call of the AM's loop (20 s connect + 60 s call), during which polls wait.
@@ -269,17 +269,17 @@ async fn run_executor(
     let mut busy_cpus = 0u32;
     let mut finished: Vec<TaskResult> = Vec::new();
     // Attempts started here: an assignment sent twice runs once.
-    let mut started: HashSet<(String, u32)> = HashSet::new();
+    let mut started: HashSet<TaskAttempt> = HashSet::new();
     // Results the AM received. One assigned again was received by an AM attempt that died
     // before it recorded it: the next attempt still thinks it runs here and sends it again,
     // so it is reported again instead of run again (or never reported: a job that never
     // ends).
-    let mut delivered: HashMap<(String, u32), TaskResult> = HashMap::new();
+    let mut delivered: HashMap<TaskAttempt, TaskResult> = HashMap::new();
     // Attempts started whose result the AM has not received yet: each poll names them, so
     // the AM can tell an assignment that never arrived from one that runs.
-    let mut active: HashSet<(String, u32)> = HashSet::new();
+    let mut active: HashSet<TaskAttempt> = HashSet::new();
     // How to kill each running attempt on its own (the AM's `kill`).
-    let mut killers: HashMap<(String, u32), oneshot::Sender<()>> = HashMap::new();
+    let mut killers: HashMap<TaskAttempt, oneshot::Sender<()>> = HashMap::new();
     let mut last_contact = Instant::now();
     // Since when the AM's port has refused every poll, if it does.
     let mut refused_since: Option<Instant> = None;
@@ -289,20 +289,14 @@ async fn run_executor(
             collect(done, &mut busy_cpus, &mut finished)?;
         }
         for r in &finished {
-            killers.remove(&(r.task_id.clone(), r.attempt));
+            killers.remove(&r.task_attempt());
         }
         let req = PollRequest {
             executor_id: cfg.id.clone(),
             host: cfg.host.clone(),
             free_cpus: cfg.cpus.saturating_sub(busy_cpus),
             finished: finished.clone(),
-            running: active
-                .iter()
-                .map(|(task_id, attempt)| TaskRef {
-                    task_id: task_id.clone(),
-                    attempt: *attempt,
-                })
-                .collect(),
+            running: active.iter().cloned().collect(),
         };
         seq += 1;
         let reply = tokio::select! {
@@ -320,7 +314,7 @@ async fn run_executor(
             Ok(reply) => {
                 last_contact = Instant::now();
                 for r in finished.drain(..) {
-                    let key = (r.task_id.clone(), r.attempt);
+                    let key = r.task_attempt();
                     active.remove(&key);
                     delivered.insert(key, r);
                 }
@@ -334,7 +328,7 @@ async fn run_executor(
                     return Ok(Exit::Done);
                 }
                 for k in reply.kill {
-                    match killers.remove(&(k.task_id.clone(), k.attempt)) {
+                    match killers.remove(&k) {
                         Some(kill) => {
                             warn!(task = %k.task_id, attempt = k.attempt, "the AM says kill this attempt (timed out)");
                             let _ = kill.send(());
@@ -345,14 +339,10 @@ async fn run_executor(
                     }
                 }
                 for t in reply.tasks {
-                    if !started.insert((t.task_id.clone(), t.attempt)) {
-                        let key = (t.task_id.clone(), t.attempt);
+                    let key = t.task_attempt();
+                    if !started.insert(key.clone()) {
                         match delivered.get(&key) {
-                            Some(r)
-                                if !finished
-                                    .iter()
-                                    .any(|f| (&f.task_id, f.attempt) == (&key.0, key.1)) =>
-                            {
+                            Some(r) if !finished.iter().any(|f| f.task_attempt() == key) => {
                                 warn!(task = %t.task_id, attempt = t.attempt, "assigned again; it already ran here: reporting its result again");
                                 finished.push(r.clone());
                             }
@@ -362,12 +352,12 @@ async fn run_executor(
                         }
                         continue;
                     }
-                    active.insert((t.task_id.clone(), t.attempt));
+                    active.insert(key.clone());
                     busy_cpus += t.cpus;
                     let log_dir = cfg.log_dir.clone();
                     let stopping = stopping.clone();
                     let (kill, killed) = oneshot::channel();
-                    killers.insert((t.task_id.clone(), t.attempt), kill);
+                    killers.insert(key, kill);
                     running.spawn(async move {
                         let cpus = t.cpus;
                         (run_task(t, &log_dir, stopping, killed).await, cpus)

@@ -516,7 +516,7 @@ impl AmCore {
         now_ms: u64,
         containers: &[yarn_client::amrm::AllocatedContainer],
         ids: &std::collections::HashMap<String, ExecutorId>,
-        in_flight: &[(String, u32, ExecutorId)],
+        in_flight: &[(crate::core::ids::TaskAttempt, ExecutorId)],
     ) -> usize {
         let adopted = self.pool.adopt(now_ms, containers, ids);
         if let Some(j) = self.job.as_mut() {

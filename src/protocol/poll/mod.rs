@@ -78,7 +78,7 @@
 //! connection). `Deliveries` remembers what was sent to each executor; an attempt sent
 //! earlier that a later poll names neither in `running` nor in `finished` never arrived and
 //! is sent again (before new tasks, and not recorded twice). The executor runs each
-//! [`TaskRef`] at most once: a duplicate assignment is skipped or, if it already finished and
+//! [`TaskAttempt`] at most once: a duplicate assignment is skipped or, if it already finished and
 //! was acknowledged, its result is reported again (an attempt that a dead AM received but had
 //! not journaled).
 //!
@@ -112,6 +112,9 @@ pub use auth::{
     REPLY_MAC_HEADER,
 };
 
+/// One attempt of one task: the driver's type is the wire's (see its doc).
+pub use crate::core::ids::TaskAttempt;
+
 #[cfg(doc)]
 use crate::core::ids::ExecutorId;
 
@@ -130,15 +133,7 @@ pub struct PollRequest {
     /// Attempts this executor has received and not yet reported finished. Lets the AM see
     /// an assignment that never arrived (a reply lost on the way) and send it again.
     #[serde(default)]
-    pub running: Vec<TaskRef>,
-}
-
-/// One attempt of one task.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TaskRef {
-    pub task_id: String,
-    pub attempt: u32,
+    pub running: Vec<TaskAttempt>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,7 +157,7 @@ pub struct PollReply {
     /// Attempts to kill now (past their `timeout_ms`; the AM already counted them failed).
     /// The executor ends each one's process group and reports its exit as usual.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub kill: Vec<TaskRef>,
+    pub kill: Vec<TaskAttempt>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,4 +166,18 @@ pub struct TaskAssignment {
     pub attempt: u32,
     pub command: String,
     pub cpus: u32,
+}
+
+impl TaskAssignment {
+    /// Which attempt this is.
+    pub fn task_attempt(&self) -> TaskAttempt {
+        TaskAttempt::new(self.task_id.clone(), self.attempt)
+    }
+}
+
+impl TaskResult {
+    /// Which attempt this is the result of.
+    pub fn task_attempt(&self) -> TaskAttempt {
+        TaskAttempt::new(self.task_id.clone(), self.attempt)
+    }
 }
