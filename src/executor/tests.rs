@@ -4,8 +4,17 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::config::take_key;
+use super::next_am::{next_am, NextAm};
+use super::task_process::{output_name, ProcessGroup};
 use super::*;
 use crate::http::{self, DriverCommand};
+use crate::protocol::poll::{
+    self, PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult,
+};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use yarn_client::credentials::{Credentials, Format};
 
 type Script = Box<dyn FnMut(&PollRequest) -> PollReply + Send>;
 

@@ -10,8 +10,8 @@
 //! | the endpoint (`POST /v1/executors/poll`) | `src/http/poll.rs` |
 //! | the answers | `src/core/am/am_core.rs` (AM-level refusals), `src/core/am/job_run.rs` (`JobRun::poll`) |
 //! | lost replies | `src/core/am/deliveries.rs` |
-//! | the client | `src/executor/mod.rs` |
-//! | next-attempt discovery | `src/am/journal_store.rs` (`publish_url`), `src/executor/mod.rs` (`StagingFolder`) |
+//! | the client | `src/executor/`: `poll_client.rs` (one signed poll), `event_loop.rs` (retries, lost AMs) |
+//! | next-attempt discovery | `src/am/journal_store.rs` (`publish_url`), `src/executor/next_am.rs` |
 //!
 //! # Start
 //! The AM launches an executor with `YARN_AM_EXECUTOR_ID`, `YARN_AM_CONTAINER_ID`,
