@@ -38,7 +38,7 @@ use crate::core::am::job_run::JobRun;
 use crate::core::am::pool::Pool;
 use crate::core::am::registry::Registry;
 use crate::core::driver::journal::{self as journal_entries, Entry};
-use crate::core::ids::ExecutorId;
+use crate::core::ids::{ExecutorId, TaskAttempt};
 use crate::core::topology::SharedTopology;
 use crate::http::{self, ApiHandle};
 use crate::protocol::poll::MASTER_SECRET_ALIAS;
@@ -98,7 +98,7 @@ struct Resumed {
     journal: Option<Journal>,
     first_executor_id: ExecutorId,
     earlier_executors: HashMap<String, ExecutorId>,
-    in_flight: Vec<(String, u32, ExecutorId)>,
+    in_flight: Vec<(TaskAttempt, ExecutorId)>,
 }
 
 /// Starts the AM up to the loop's first pass: see the module doc for the order.

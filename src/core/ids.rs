@@ -1,5 +1,6 @@
-//! The one id the AM knows an executor by, from the allocator that numbers it to the driver,
-//! the journal and the API.
+//! The ids: [`ExecutorId`], the one id the AM knows an executor by, from the allocator that
+//! numbers it to the driver, the journal and the API; and [`TaskAttempt`], one attempt of one
+//! task, from the driver to the poll protocol and the executor.
 //!
 //! Ids count up from 1 within an application: a later AM attempt starts past every id an
 //! earlier one used (`Allocator::with_first_executor_id`, from the journal), so an old
@@ -118,6 +119,38 @@ pub mod as_number {
     }
 }
 
+/// One attempt of one task: the task's id (from the job file) and the attempt number (0 for
+/// the first run, counting up across retries and AM attempts). An attempt runs at most once,
+/// on one executor.
+///
+/// The same fact on the poll's wire (`running` and `kill` in
+/// [`crate::protocol::poll`]), so the wire uses this type: `{"task_id": "t0", "attempt": 1}`,
+/// unknown fields refused. [`crate::protocol::poll::TaskAssignment`] and
+/// [`crate::protocol::poll::TaskResult`] carry the two fields flat beside their own (their
+/// JSON predates this type) and give it back with `task_attempt()`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskAttempt {
+    pub task_id: String,
+    pub attempt: u32,
+}
+
+impl TaskAttempt {
+    pub fn new(task_id: impl Into<String>, attempt: u32) -> Self {
+        TaskAttempt {
+            task_id: task_id.into(),
+            attempt,
+        }
+    }
+}
+
+impl fmt::Display for TaskAttempt {
+    /// `t0.1`: task `t0`, attempt 1 (as in the executor's output file names).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.task_id, self.attempt)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +204,17 @@ mod tests {
             "{err}"
         );
         assert!(serde_json::from_str::<Both>(r#"{"s":-1,"n":4}"#).is_err());
+    }
+
+    #[test]
+    fn a_task_attempt_keeps_the_polls_json_shape() {
+        let a = TaskAttempt::new("t0", 1);
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(json, r#"{"task_id":"t0","attempt":1}"#);
+        assert_eq!(serde_json::from_str::<TaskAttempt>(&json).unwrap(), a);
+        assert!(
+            serde_json::from_str::<TaskAttempt>(r#"{"task_id":"t0","attempt":1,"x":2}"#).is_err()
+        );
+        assert_eq!(a.to_string(), "t0.1");
     }
 }

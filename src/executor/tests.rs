@@ -4,8 +4,17 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::config::take_key;
+use super::next_am::{next_am, NextAm};
+use super::task_process::{output_name, ProcessGroup};
 use super::*;
 use crate::http::{self, DriverCommand};
+use crate::protocol::poll::{
+    self, PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult,
+};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use yarn_client::credentials::{Credentials, Format};
 
 type Script = Box<dyn FnMut(&PollRequest) -> PollReply + Send>;
 
@@ -554,7 +563,7 @@ async fn polls_name_the_attempts_it_runs_until_their_results_are_delivered() {
     cfg.idle_poll = Duration::from_millis(100);
     run_until_done(cfg).await;
     let polls = am.polls.lock().unwrap();
-    let slow = crate::protocol::driver_api::TaskRef {
+    let slow = crate::protocol::poll::TaskAttempt {
         task_id: "slow".into(),
         attempt: 0,
     };
@@ -617,7 +626,7 @@ async fn a_kill_ends_one_attempts_group_and_reports_its_exit() {
         if !killed && seen_pid.exists() {
             killed = true;
             return PollReply {
-                kill: vec![TaskRef {
+                kill: vec![TaskAttempt {
                     task_id: "hang".into(),
                     attempt: 0,
                 }],

@@ -6,6 +6,7 @@
 //! and a slow or broken client can never block the heartbeat.
 
 mod auth;
+mod metrics;
 mod page;
 mod poll;
 mod server;
@@ -346,7 +347,7 @@ async fn get_events(
 }
 
 async fn get_metrics(State(shared): State<Shared>) -> Response {
-    let text = page::metrics(&snapshot(&shared));
+    let text = metrics::metrics(&snapshot(&shared));
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 

@@ -1,5 +1,5 @@
-//! Human and machine views of the state: the tracking page (HTML, reached through the RM's
-//! web proxy) and Prometheus metrics.
+//! The tracking page: the state as HTML for people, reached through the RM's web proxy (the
+//! Prometheus metrics are [`super::metrics`]).
 //!
 //! The page needs no secret, so it is cheap by construction: lists are cut to their first
 //! rows and the rendered page is shared by all requests for up to [`REBUILD_EVERY`]
@@ -273,85 +273,6 @@ fn job_html(out: &mut String, job: &ReportView) {
     more(out, job.tasks_listed(), PAGE_TASKS, "tasks", "GET /v1/job");
 }
 
-pub fn metrics(s: &StateView) -> String {
-    let mut out = String::new();
-    let mut gauge = |name: &str, help: &str, samples: &[(&str, u64)]| {
-        let _ = writeln!(
-            out,
-            "# HELP yarn_am_{name} {help}\n# TYPE yarn_am_{name} gauge"
-        );
-        for (labels, v) in samples {
-            let _ = writeln!(out, "yarn_am_{name}{labels} {v}");
-        }
-    };
-    gauge(
-        "target_executors",
-        "Executors the driver wants.",
-        &[("", s.demand.target_executors.into())],
-    );
-    gauge(
-        "executors",
-        "Executors by state.",
-        &[
-            ("{state=\"starting\"}", s.starting.into()),
-            ("{state=\"running\"}", s.running.into()),
-        ],
-    );
-    gauge(
-        "pending_requests",
-        "Outstanding container requests by placement.",
-        &[
-            ("{placement=\"locality\"}", s.pending.locality.into()),
-            ("{placement=\"any\"}", s.pending.any_host.into()),
-        ],
-    );
-    gauge(
-        "executor_failures",
-        "Executor exits that count against the application.",
-        &[("", s.executor_failures.into())],
-    );
-    if let Some(rss) = resident_bytes() {
-        gauge(
-            "process_resident_memory_bytes",
-            "Resident memory of the ApplicationMaster process.",
-            &[("", rss)],
-        );
-    }
-    if let Some(fds) = super::server::open_fds() {
-        gauge(
-            "open_fds",
-            "File descriptors the ApplicationMaster process has open.",
-            &[("", fds)],
-        );
-    }
-    let mut by_level = [0u64; 3];
-    for e in s
-        .executors
-        .iter()
-        .filter(|e| e.state == ExecutorState::Running)
-    {
-        by_level[e.locality as usize] += 1;
-    }
-    gauge(
-        "running_executors_by_locality",
-        "Running executors by the level their container matched at.",
-        &[
-            ("{level=\"node\"}", by_level[0]),
-            ("{level=\"rack\"}", by_level[1]),
-            ("{level=\"any\"}", by_level[2]),
-        ],
-    );
-    out
-}
-
-/// VmRSS of this process, from /proc (Linux only; `None` elsewhere).
-fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 #[cfg(test)]
 mod tests {
     use crate::core::driver::report::{ExecutorSample, JobSummary, LocalityCounts, TaskRecord};
@@ -500,17 +421,6 @@ mod tests {
         assert!(std::str::from_utf8(&c)
             .unwrap()
             .contains("application_1_0003"));
-    }
-
-    #[test]
-    fn metrics_count_open_descriptors() {
-        let text = metrics(&StateView::default());
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("yarn_am_open_fds "))
-            .expect(&text);
-        let n: u64 = line.split(' ').nth(1).unwrap().parse().unwrap();
-        assert!(n >= 3, "{line}");
     }
 
     /// The cost of one tracking page at scale. A measurement, not a test: run with

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use tracing::warn;
 
 use super::{ask, error, parse, DriverCommand, Shared};
-use crate::protocol::driver_api::PollRequest;
+use crate::protocol::poll::PollRequest;
 
 pub const PATH: &str = crate::protocol::poll::POLL_PATH;
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::protocol::driver_api::*;
+use crate::protocol::poll::{PollReply, TaskAssignment};
 
 struct Running {
     base: String,

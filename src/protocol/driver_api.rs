@@ -11,6 +11,9 @@ pub use crate::core::allocator::matching::Locality;
 pub use crate::core::driver::Demand;
 /// The one executor id of the AM (serialized as the decimal string, as before).
 pub use crate::core::ids::ExecutorId;
+/// The executor poll's bodies live with the poll protocol ([`crate::protocol::poll`]); they
+/// are named here too only for callers that have not moved yet (`benches/am_loop_pass.rs`).
+pub use crate::protocol::poll::{PollReply, PollRequest, TaskResult};
 
 /// The ids stay strings here: a driver naming something that is not an executor id gets it
 /// back among the `unknown` ones, as for an id the AM does not know.
@@ -270,62 +273,4 @@ impl Retention {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ApiError {
     pub error: String,
-}
-
-/// An executor's heartbeat to the AM: what finished since the last one, and room for more.
-/// The first poll of an executor is its registration. `executor_id` is the executor's claim
-/// as it sent it: the AM reads it as an [`ExecutorId`] and answers one that is not (or that
-/// names no live executor) with a refusal telling it to stop, not a 400.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PollRequest {
-    pub executor_id: String,
-    pub host: String,
-    pub free_cpus: u32,
-    #[serde(default)]
-    pub finished: Vec<TaskResult>,
-    /// Attempts this executor has received and not yet reported finished. Lets the AM see
-    /// an assignment that never arrived (a reply lost on the way) and send it again.
-    #[serde(default)]
-    pub running: Vec<TaskRef>,
-}
-
-/// One attempt of one task.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TaskRef {
-    pub task_id: String,
-    pub attempt: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TaskResult {
-    pub task_id: String,
-    pub attempt: u32,
-    /// The command's exit code; 128 + signal when a signal ended it.
-    pub exit_code: i32,
-    pub duration_ms: u64,
-}
-
-/// Work for one executor; `shutdown` tells it to exit (its work is done or it was released).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PollReply {
-    pub tasks: Vec<TaskAssignment>,
-    pub shutdown: bool,
-    /// Why the executor should shut down, when the AM knows more than "work done".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Attempts to kill now (past their `timeout_ms`; the AM already counted them failed).
-    /// The executor ends each one's process group and reports its exit as usual.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub kill: Vec<TaskRef>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TaskAssignment {
-    pub task_id: String,
-    pub attempt: u32,
-    pub command: String,
-    pub cpus: u32,
 }

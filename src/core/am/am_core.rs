@@ -60,9 +60,8 @@ use super::events::{job_diagnostics_line, DriverCommand, LaunchReport, RmReply};
 use super::interval::Interval;
 use super::job_run::JobRun;
 use super::pool::{Launch, Pool};
-use crate::protocol::driver_api::{
-    self, ExecutorId, FinalOutcome, KillOutcome, PollReply, StateView,
-};
+use crate::protocol::driver_api::{self, ExecutorId, FinalOutcome, KillOutcome, StateView};
+use crate::protocol::poll::PollReply;
 
 /// How long the AM rides out an RM that does not answer (Hadoop's RM clients retry for
 /// 15 minutes; the AM's executors give up on a silent AM after 2).
@@ -628,7 +627,7 @@ impl AmCore {
         now_ms: u64,
         containers: &[yarn_client::amrm::AllocatedContainer],
         ids: &std::collections::HashMap<String, ExecutorId>,
-        in_flight: &[(String, u32, ExecutorId)],
+        in_flight: &[(crate::core::ids::TaskAttempt, ExecutorId)],
     ) -> usize {
         let adopted = self.pool.adopt(now_ms, containers, ids);
         if let Some(j) = self.job.as_mut() {

@@ -11,7 +11,8 @@ use yarn_client::token::Token;
 
 use super::*;
 use crate::core::am::fixtures;
-use crate::protocol::driver_api::{Demand, PollRequest, TaskResult};
+use crate::protocol::driver_api::Demand;
+use crate::protocol::poll::{PollRequest, TaskAttempt, TaskResult};
 
 const HOSTS: [&str; 2] = ["nm1", "nm2"];
 
@@ -530,12 +531,8 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
     // Its first poll names nothing: t1's attempt 0 goes out again (not a new attempt), and
     // t0, done before the crash, never does.
     let r = poll(&mut c, 10, "4", "nm1", &[]);
-    let tasks: Vec<(String, u32)> = r
-        .tasks
-        .iter()
-        .map(|t| (t.task_id.clone(), t.attempt))
-        .collect();
-    assert_eq!(tasks, [("t1".to_string(), 0)]);
+    let tasks: Vec<TaskAttempt> = r.tasks.iter().map(|t| t.task_attempt()).collect();
+    assert_eq!(tasks, [TaskAttempt::new("t1", 0)]);
     // An executor of the old attempt that was not handed back is told to stop.
     let r = poll(&mut c, 20, "3", "nm2", &[]);
     assert!(r.shutdown, "{r:?}");
@@ -698,7 +695,7 @@ fn a_timed_out_attempt_is_killed_through_the_next_poll() {
     let r = poll(&mut c, 3_100, &ids[0], "nm1", &[]);
     assert_eq!(
         r.kill,
-        [crate::protocol::driver_api::TaskRef {
+        [TaskAttempt {
             task_id: "hang".into(),
             attempt: 0
         }]

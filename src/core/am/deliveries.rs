@@ -9,7 +9,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::protocol::driver_api::{ExecutorId, TaskAssignment, TaskRef, TaskResult};
+use crate::core::ids::ExecutorId;
+use crate::core::ids::TaskAttempt;
+use crate::protocol::poll::{TaskAssignment, TaskResult};
 
 #[derive(Debug, Default)]
 pub struct Deliveries {
@@ -61,7 +63,7 @@ impl Deliveries {
     pub fn lost_on_the_way(
         &mut self,
         executor: ExecutorId,
-        running: &[TaskRef],
+        running: &[TaskAttempt],
         finished: &[TaskResult],
     ) -> Vec<TaskAssignment> {
         let Some(sent) = self.sent.get_mut(&executor) else {
@@ -105,8 +107,8 @@ mod tests {
         }
     }
 
-    fn r(id: &str) -> TaskRef {
-        TaskRef {
+    fn r(id: &str) -> TaskAttempt {
+        TaskAttempt {
             task_id: id.into(),
             attempt: 0,
         }
@@ -149,7 +151,7 @@ mod tests {
         let mut d = Deliveries::default();
         d.sent(ONE, &ids.iter().map(|i| task(i)).collect::<Vec<_>>());
         // All but the last arrived; the first two finished.
-        let running: Vec<TaskRef> = ids[2..ids.len() - 1].iter().map(|i| r(i)).collect();
+        let running: Vec<TaskAttempt> = ids[2..ids.len() - 1].iter().map(|i| r(i)).collect();
         let finished: Vec<TaskResult> = ids[..2].iter().map(|i| done(i)).collect();
         let last = ids.last().unwrap();
         assert_eq!(
@@ -157,7 +159,7 @@ mod tests {
             vec![task(last)]
         );
         // The finished ones are forgotten: named as running nowhere, they are not resent.
-        let running: Vec<TaskRef> = ids[2..].iter().map(|i| r(i)).collect();
+        let running: Vec<TaskAttempt> = ids[2..].iter().map(|i| r(i)).collect();
         assert!(d.lost_on_the_way(ONE, &running, &[]).is_empty());
     }
 

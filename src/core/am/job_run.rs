@@ -15,7 +15,8 @@ use tracing::{info, warn};
 
 use super::deliveries::Deliveries;
 use super::pool::Pool;
-use crate::protocol::driver_api::{PollReply, PollRequest, TaskAssignment, TaskRef};
+use crate::core::ids::TaskAttempt;
+use crate::protocol::poll::{PollReply, PollRequest, TaskAssignment};
 
 pub struct JobRun {
     driver: Driver,
@@ -30,7 +31,7 @@ pub struct JobRun {
     /// Assignments sent, to find the ones lost on the way.
     deliveries: Deliveries,
     /// Attempts each executor must kill on its next poll (timed out).
-    kills: HashMap<ExecutorId, Vec<TaskRef>>,
+    kills: HashMap<ExecutorId, Vec<TaskAttempt>>,
     finished: Option<JobSummary>,
     /// The report last published; `None` once the driver has seen something since (see
     /// [`Self::report`]).
@@ -77,14 +78,14 @@ impl JobRun {
         &mut self,
         now_ms: u64,
         executors: &[(ExecutorId, String, String)],
-        in_flight: &[(String, u32, ExecutorId)],
+        in_flight: &[(TaskAttempt, ExecutorId)],
         pool: &mut Pool,
     ) {
         for &(id, ref host, ref rack) in executors {
-            let running: Vec<(String, u32)> = in_flight
+            let running: Vec<TaskAttempt> = in_flight
                 .iter()
-                .filter(|(_, _, e)| *e == id)
-                .map(|(t, a, _)| (t.clone(), *a))
+                .filter(|(_, e)| *e == id)
+                .map(|(t, _)| t.clone())
                 .collect();
             self.awaiting_first_poll.insert(id);
             info!(executor = %id, %host, attempts = running.len(), "executor of an earlier AM attempt adopted with its attempts");
@@ -101,8 +102,8 @@ impl JobRun {
             );
             let held: Vec<TaskAssignment> = running
                 .into_iter()
-                .filter(|(t, a)| self.driver.scheduler().runs_on(t, *a, id))
-                .map(|(task_id, attempt)| TaskAssignment {
+                .filter(|t| self.driver.scheduler().runs_on(&t.task_id, t.attempt, id))
+                .map(|TaskAttempt { task_id, attempt }| TaskAssignment {
                     cpus: self.cpus.get(&task_id).copied().unwrap_or(1),
                     command: self
                         .driver
@@ -172,11 +173,11 @@ impl JobRun {
         // The attempts this poll names: on a first poll, only an executor an earlier AM
         // attempt started (adopted) has any; what it runs, and what it finished since that
         // AM died, stays its own and counts. (Listed only for the first polls that need it.)
-        let named = || -> Vec<(String, u32)> {
+        let named = || -> Vec<TaskAttempt> {
             req.running
                 .iter()
-                .map(|t| (t.task_id.clone(), t.attempt))
-                .chain(req.finished.iter().map(|r| (r.task_id.clone(), r.attempt)))
+                .cloned()
+                .chain(req.finished.iter().map(|r| r.task_attempt()))
                 .collect()
         };
         // The driver's scheduler is the record of the executors it knows (registered on a
@@ -351,7 +352,7 @@ impl JobRun {
                         self.kills
                             .entry(executor_id)
                             .or_default()
-                            .push(TaskRef { task_id, attempt });
+                            .push(TaskAttempt { task_id, attempt });
                     }
                 }
                 DriverAction::JobFinished { summary, .. } => {

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::report::TaskRecord;
 use super::scheduler::ExecutorId;
 use super::Driver;
+use crate::core::ids::TaskAttempt;
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,9 +103,9 @@ pub fn executors(entries: &[Entry]) -> std::collections::HashMap<String, Executo
 }
 
 /// The attempts still running when the journal ends: each task's latest launch, unless
-/// that attempt finished. As (task id, attempt, executor id), in journal order.
-pub fn in_flight(entries: &[Entry]) -> Vec<(String, u32, ExecutorId)> {
-    let mut latest: Vec<(String, u32, ExecutorId)> = Vec::new();
+/// that attempt finished. With the executor it runs on, in journal order.
+pub fn in_flight(entries: &[Entry]) -> Vec<(TaskAttempt, ExecutorId)> {
+    let mut latest: Vec<(TaskAttempt, ExecutorId)> = Vec::new();
     for e in entries {
         match e {
             Entry::Launched {
@@ -112,11 +113,11 @@ pub fn in_flight(entries: &[Entry]) -> Vec<(String, u32, ExecutorId)> {
                 attempt,
                 executor_id,
             } => {
-                latest.retain(|(t, _, _)| t != task_id);
-                latest.push((task_id.clone(), *attempt, *executor_id));
+                latest.retain(|(t, _)| &t.task_id != task_id);
+                latest.push((TaskAttempt::new(task_id.clone(), *attempt), *executor_id));
             }
             Entry::Finished { attempt, record } => {
-                latest.retain(|(t, a, _)| !(t == &record.task_id && a == attempt));
+                latest.retain(|(t, _)| !(t.task_id == record.task_id && t.attempt == *attempt));
             }
             _ => {}
         }
@@ -233,13 +234,13 @@ mod tests {
         }
     }
 
-    fn launches(actions: &[DriverAction]) -> Vec<(String, u32)> {
+    fn launches(actions: &[DriverAction]) -> Vec<TaskAttempt> {
         actions
             .iter()
             .filter_map(|a| match a {
                 DriverAction::LaunchTask {
                     task_id, attempt, ..
-                } => Some((task_id.clone(), *attempt)),
+                } => Some(TaskAttempt::new(task_id.clone(), *attempt)),
                 _ => None,
             })
             .collect()
@@ -374,10 +375,14 @@ mod tests {
         );
         let mut l = launches(&acts);
         l.sort();
-        assert_eq!(l, [("t1".to_string(), 1), ("t2".to_string(), 1)]);
+        assert_eq!(l, [TaskAttempt::new("t1", 1), TaskAttempt::new("t2", 1)]);
         // Both succeed: the job is over, with t0's record from the journal.
         let mut done = Vec::new();
-        for (t, a) in l {
+        for TaskAttempt {
+            task_id: t,
+            attempt: a,
+        } in l
+        {
             done = d.on_event(
                 20,
                 DriverEvent::TaskFinished {
@@ -412,7 +417,7 @@ mod tests {
                 host: "nm1".into(),
                 rack: "/r".into(),
                 cores: 1,
-                running: vec![("t0".into(), 0)],
+                running: vec![TaskAttempt::new("t0", 0)],
             },
         );
         // Its one core is busy with t0: t1 waits for another slot.
@@ -427,7 +432,7 @@ mod tests {
                 duration_ms: 9,
             },
         );
-        assert_eq!(launches(&acts), [("t1".to_string(), 0)]);
+        assert_eq!(launches(&acts), [TaskAttempt::new("t1", 0)]);
         assert_eq!(d.scheduler().succeeded_count(), 1);
         assert_eq!(
             executors(&[Entry::Executor {
@@ -455,7 +460,10 @@ mod tests {
         ];
         assert_eq!(
             in_flight(&entries),
-            [("t0".to_string(), 0, e(1)), ("t1".to_string(), 1, e(2))]
+            [
+                (TaskAttempt::new("t0", 0), e(1)),
+                (TaskAttempt::new("t1", 1), e(2))
+            ]
         );
     }
 

@@ -31,6 +31,7 @@ pub use scheduler::{ExecutorId, Scheduler, TaskLocality};
 
 use report::Report;
 
+use crate::core::ids::TaskAttempt;
 use crate::core::topology::SharedTopology;
 
 /// Something the AM saw.
@@ -44,13 +45,13 @@ pub enum DriverEvent {
         cores: u32,
     },
     /// An executor a crashed AM attempt started registered with this one, still running
-    /// the attempts `running` (task id, attempt): they stay where they are and count.
+    /// the attempts `running`: they stay where they are and count.
     ExecutorAdopted {
         id: ExecutorId,
         host: String,
         rack: String,
         cores: u32,
-        running: Vec<(String, u32)>,
+        running: Vec<TaskAttempt>,
     },
     /// An executor is gone (killed on request, node lost, crashed). Its running tasks are
     /// re-queued without counting a failure against them.
@@ -181,7 +182,7 @@ impl Driver {
                 running,
             } => {
                 self.scheduler.add_executor(id, host, rack, cores);
-                for (task_id, attempt) in running {
+                for TaskAttempt { task_id, attempt } in running {
                     if self.scheduler.adopt_running(&task_id, attempt, id) {
                         // Its start is not known here: the limit counts from the adoption.
                         self.set_deadline(now, &task_id, attempt, id);
