@@ -28,7 +28,7 @@ use yarn_am::core::am::events::{DriverCommand, LaunchReport, RmReply};
 use yarn_am::core::am::fixtures;
 use yarn_am::core::am::job_run::JobRun;
 use yarn_am::core::am::pool::Pool;
-use yarn_am::protocol::driver_api::{PollReply, PollRequest, TaskResult};
+use yarn_am::protocol::poll::{PollReply, PollRequest, TaskResult};
 
 const TASKS: usize = 100_000;
 const EXECUTORS: usize = 10_000;

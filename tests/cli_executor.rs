@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use yarn_am::protocol::poll::{executor_key, EXECUTOR_KEY_ALIAS};
+use yarn_am::protocol::credentials::EXECUTOR_KEY_ALIAS;
+use yarn_am::protocol::poll::executor_key;
 use yarn_client::credentials::{Credentials, Format};
 use yarn_client::token::Token;
 

@@ -18,7 +18,7 @@ use yarn_client::token::Token;
 
 use crate::core::am::events::LaunchReport;
 use crate::core::ids::ExecutorId;
-use crate::protocol::poll;
+use crate::protocol::{credentials, poll};
 use yarn_client::credentials::Format;
 
 use crate::protocol::spec::ExecutorSpec;
@@ -147,7 +147,7 @@ impl Launcher {
         let mut creds = self.contact.tokens.executor_tokens();
         creds
             .secrets
-            .push((poll::EXECUTOR_KEY_ALIAS.to_string(), key.to_vec()));
+            .push((credentials::EXECUTOR_KEY_ALIAS.to_string(), key.to_vec()));
         creds.encode(Format::Writable)
     }
 
@@ -239,7 +239,10 @@ mod tests {
         let l = launcher.launch_spec(ExecutorId::new(1), container);
         let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
         let key = poll::executor_key(&master, "1", container);
-        assert_eq!(creds.secret(poll::EXECUTOR_KEY_ALIAS), Some(&key[..]));
+        assert_eq!(
+            creds.secret(credentials::EXECUTOR_KEY_ALIAS),
+            Some(&key[..])
+        );
         assert_eq!(creds.secrets.len(), 1);
         assert_eq!(creds.tokens.len(), 1, "the HDFS token goes along");
         let other = Credentials::decode(
@@ -249,7 +252,10 @@ mod tests {
                 .unwrap(),
         )
         .unwrap();
-        assert_ne!(other.secret(poll::EXECUTOR_KEY_ALIAS), Some(&key[..]));
+        assert_ne!(
+            other.secret(credentials::EXECUTOR_KEY_ALIAS),
+            Some(&key[..])
+        );
         let shown = format!("{:?} {:?}", l.environment, l.command);
         for needle in [hex::encode(key), "master-secret-hex".to_string()] {
             assert!(!shown.contains(&needle), "{shown}");

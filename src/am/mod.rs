@@ -120,7 +120,7 @@ async fn remove_staging_after_error() {
         return;
     };
     if let Some(staging) = &spec.staging {
-        let auth = crate::submit::tokens::AmAuth::from_container();
+        let auth = crate::protocol::credentials::AmAuth::from_container();
         staging.remove_with(auth.webhdfs.as_ref()).await;
     }
 }

@@ -41,7 +41,7 @@ use crate::core::driver::journal::{self as journal_entries, Entry};
 use crate::core::ids::{ExecutorId, TaskAttempt};
 use crate::core::topology::SharedTopology;
 use crate::http::{self, ApiHandle};
-use crate::protocol::poll::MASTER_SECRET_ALIAS;
+use crate::protocol::credentials::MASTER_SECRET_ALIAS;
 use crate::protocol::spec::{AppSpec, SPEC_FILE};
 
 /// Everything the loop and the finish work with, wired by [`start`].
@@ -295,7 +295,7 @@ async fn list_nodes(
     spec: &AppSpec,
     creds: &Credentials,
 ) -> anyhow::Result<(RmRest, Vec<NodeInfo>)> {
-    let am_auth = crate::submit::tokens::AmAuth::from_credentials(creds);
+    let am_auth = crate::protocol::credentials::AmAuth::from_credentials(creds);
     let mut rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
     if let Some(auth) = &am_auth.rm {
         rest = rest.with_auth(auth.clone());

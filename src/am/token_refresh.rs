@@ -24,8 +24,8 @@ use yarn_client::http_auth::HttpAuth;
 use yarn_client::token::Token;
 use yarn_client::webhdfs::WebHdfs;
 
+use crate::protocol::credentials::{AmAuth, ALIAS_PREFIX, HDFS_TOKEN_KIND};
 use crate::protocol::spec::TokenRefresh;
-use crate::submit::tokens::{AmAuth, HDFS_TOKEN_KIND};
 
 /// How long a refresh may take; a failed one is tried again after [`RETRY`].
 const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -50,7 +50,7 @@ pub fn executor_base(creds: &Credentials) -> Credentials {
         secrets: creds
             .secrets
             .iter()
-            .filter(|(alias, _)| !alias.starts_with(crate::protocol::poll::ALIAS_PREFIX))
+            .filter(|(alias, _)| !alias.starts_with(ALIAS_PREFIX))
             .cloned()
             .collect(),
     }

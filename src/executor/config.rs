@@ -11,7 +11,7 @@ use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
 
 use super::next_am::StagingFolder;
 use super::{AM_GONE_AFTER, AM_LOST_AFTER, AM_RESTART_WAIT, IDLE_POLL, REQUEST_TIMEOUT};
-use crate::protocol::poll;
+use crate::protocol::credentials;
 
 /// Where and how this executor polls, and where its tasks' output goes.
 pub(super) struct Config {
@@ -76,16 +76,21 @@ pub(super) fn take_key(token_file: &Path) -> anyhow::Result<[u8; 32]> {
     let creds =
         Credentials::read_file(token_file).context("reading this container's token file")?;
     let key = creds
-        .secret(poll::EXECUTOR_KEY_ALIAS)
+        .secret(credentials::EXECUTOR_KEY_ALIAS)
         .with_context(|| {
             format!(
                 "{} has no secret {:?}: was this executor started by its AM?",
                 token_file.display(),
-                poll::EXECUTOR_KEY_ALIAS
+                credentials::EXECUTOR_KEY_ALIAS
             )
         })?
         .try_into()
-        .with_context(|| format!("the secret {:?} is not 32 bytes", poll::EXECUTOR_KEY_ALIAS))?;
+        .with_context(|| {
+            format!(
+                "the secret {:?} is not 32 bytes",
+                credentials::EXECUTOR_KEY_ALIAS
+            )
+        })?;
     write_task_tokens(token_file, &for_tasks(&creds))?;
     Ok(key)
 }
@@ -94,7 +99,7 @@ pub(super) fn take_key(token_file: &Path) -> anyhow::Result<[u8; 32]> {
 fn for_tasks(creds: &Credentials) -> Credentials {
     let mut c = creds.clone();
     c.secrets
-        .retain(|(alias, _)| !alias.starts_with(poll::ALIAS_PREFIX));
+        .retain(|(alias, _)| !alias.starts_with(credentials::ALIAS_PREFIX));
     c
 }
 

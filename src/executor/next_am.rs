@@ -49,7 +49,7 @@ impl StagingFolder {
         let client = WebHdfs::new(&url, &user, WEBHDFS_TIMEOUT)
             .with_context(|| format!("YARN_AM_STAGING_WEBHDFS {url:?}"))?;
         // Read after `take_key` rewrote the token file: it keeps the HDFS tokens.
-        let client = match crate::submit::tokens::AmAuth::from_container().webhdfs {
+        let client = match crate::protocol::credentials::AmAuth::from_container().webhdfs {
             Some(auth) => client.with_auth(auth),
             None => client,
         };

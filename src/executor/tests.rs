@@ -286,7 +286,10 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
     let creds = Credentials {
         tokens: vec![("hdfs".into(), hdfs.clone())],
         secrets: vec![
-            (poll::EXECUTOR_KEY_ALIAS.into(), key.to_vec()),
+            (
+                crate::protocol::credentials::EXECUTOR_KEY_ALIAS.into(),
+                key.to_vec(),
+            ),
             ("user.secret".into(), b"theirs".to_vec()),
         ],
     };
@@ -310,7 +313,10 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
     );
     // Read again (the key is gone now): a clear error, not a panic.
     let err = format!("{:#}", take_key(&path).unwrap_err());
-    assert!(err.contains(poll::EXECUTOR_KEY_ALIAS), "{err}");
+    assert!(
+        err.contains(crate::protocol::credentials::EXECUTOR_KEY_ALIAS),
+        "{err}"
+    );
 }
 
 #[tokio::test]

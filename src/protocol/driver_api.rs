@@ -11,9 +11,6 @@ pub use crate::core::allocator::matching::Locality;
 pub use crate::core::driver::Demand;
 /// The one executor id of the AM (serialized as the decimal string, as before).
 pub use crate::core::ids::ExecutorId;
-/// The executor poll's bodies live with the poll protocol ([`crate::protocol::poll`]); they
-/// are named here too only for callers that have not moved yet (`benches/am_loop_pass.rs`).
-pub use crate::protocol::poll::{PollReply, PollRequest, TaskResult};
 
 /// The ids stay strings here: a driver naming something that is not an executor id gets it
 /// back among the `unknown` ones, as for an id the AM does not know.

@@ -2,6 +2,7 @@
 //! (`driver_api`), what an executor and the AM say to each other (`poll`), and what the
 //! submitter hands the AM (`spec`).
 
+pub mod credentials;
 pub mod driver_api;
 pub mod poll;
 pub mod spec;

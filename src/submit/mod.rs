@@ -376,7 +376,7 @@ fn am_credentials(
     yarn_client::credentials::Credentials {
         tokens,
         secrets: vec![(
-            crate::protocol::poll::MASTER_SECRET_ALIAS.to_string(),
+            crate::protocol::credentials::MASTER_SECRET_ALIAS.to_string(),
             master_secret.as_bytes().to_vec(),
         )],
     }

@@ -17,7 +17,6 @@
 use anyhow::{bail, Context};
 use yarn_client::conf::yarn::{rm_candidates, RmService};
 use yarn_client::conf::Configuration;
-use yarn_client::credentials::Credentials;
 use yarn_client::gssapi::short_name;
 use yarn_client::http_auth::HttpAuth;
 use yarn_client::rest::RmRest;
@@ -25,16 +24,11 @@ use yarn_client::token::Token;
 use yarn_client::webhdfs::WebHdfs;
 
 use crate::cli::RmArgs;
+use crate::protocol::credentials::{HDFS_TOKEN_KIND, KEYTAB_NAME, RM_TOKEN_ALIAS};
 use crate::protocol::spec::TokenRefresh;
 use crate::staging::StagedFile;
 use crate::staging::Stager;
 
-/// Kind of the NameNode's delegation tokens (what HDFS RPC clients, the NMs, accept).
-pub const HDFS_TOKEN_KIND: &str = "HDFS_DELEGATION_TOKEN";
-/// Kind of the ResourceManager's delegation tokens.
-pub const RM_TOKEN_KIND: &str = "RM_DELEGATION_TOKEN";
-/// Alias of the RM token in the application's credentials (its service is empty).
-pub const RM_TOKEN_ALIAS: &str = "yarn-am.rm-delegation-token";
 const RM_PRINCIPAL_KEY: &str = "yarn.resourcemanager.principal";
 
 /// The renewer YARN accepts: the RM principal's short name (`rm/_HOST@REALM` is `rm`).
@@ -113,9 +107,6 @@ fn rm_token_service(conf: Option<&Configuration>) -> anyhow::Result<String> {
     Ok(services.join(","))
 }
 
-/// Name of the keytab in the AM container (never shipped to executors).
-pub const KEYTAB_NAME: &str = "yarn-am.keytab";
-
 /// With `--principal/--keytab`, staging on HDFS: ships the keytab to the AM (into the
 /// application's private staging folder, as spark-submit does) so that it can fetch new
 /// HDFS delegation tokens before the first ones reach their maximum lifetime. Nothing
@@ -147,35 +138,6 @@ pub async fn stage_keytab(
     )))
 }
 
-/// In the AM: how to authenticate to WebHDFS and to the RM's REST API, from the tokens of
-/// its container. `None` means no token of that kind (an insecure cluster): `user.name`.
-#[derive(Debug, Clone, Default)]
-pub struct AmAuth {
-    pub webhdfs: Option<HttpAuth>,
-    pub rm: Option<HttpAuth>,
-}
-
-impl AmAuth {
-    pub fn from_credentials(creds: &Credentials) -> Self {
-        let delegation = |kind| {
-            creds.find_kind(kind).map(|t| HttpAuth::Delegation {
-                token: t.to_url_string(),
-            })
-        };
-        Self {
-            webhdfs: delegation(HDFS_TOKEN_KIND),
-            rm: delegation(RM_TOKEN_KIND),
-        }
-    }
-
-    /// From the container's token file; nothing when it cannot be read.
-    pub fn from_container() -> Self {
-        Credentials::from_env()
-            .map(|c| Self::from_credentials(&c))
-            .unwrap_or_default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,30 +149,5 @@ mod tests {
         assert!(rm_renewer(None).is_err());
         conf.set(RM_PRINCIPAL_KEY, "rm/_HOST@YARN.TEST");
         assert_eq!(rm_renewer(Some(&conf)).unwrap(), "rm");
-    }
-
-    #[test]
-    fn the_am_uses_the_tokens_it_was_given() {
-        let token = |kind: &str| Token {
-            identifier: vec![1, 2],
-            password: vec![3],
-            kind: kind.into(),
-            service: "rm:8020".into(),
-        };
-        let creds = Credentials {
-            tokens: vec![
-                ("a".into(), token("YARN_AM_RM_TOKEN")),
-                ("rm:8020".into(), token(HDFS_TOKEN_KIND)),
-            ],
-            secrets: vec![],
-        };
-        let auth = AmAuth::from_credentials(&creds);
-        match auth.webhdfs {
-            Some(HttpAuth::Delegation { token: t }) => {
-                assert_eq!(Token::from_url_string(&t).unwrap(), token(HDFS_TOKEN_KIND))
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(auth.rm.is_none());
     }
 }

@@ -323,7 +323,7 @@ impl AmCore {
         self.settle(now_ms);
     }
 
-    fn poll(&mut self, now_ms: u64, request: driver_api::PollRequest) -> PollReply {
+    fn poll(&mut self, now_ms: u64, request: crate::protocol::poll::PollRequest) -> PollReply {
         // A claim that is no executor id is refused below (`JobRun::poll`) like an unknown one.
         let id = request.executor_id.parse::<ExecutorId>().ok();
         if let Some(id) = id {

@@ -7,7 +7,8 @@ use tokio::sync::oneshot;
 use yarn_client::amrm::Allocation;
 use yarn_client::token::Token;
 
-use crate::protocol::driver_api::{Demand, FinishRequest, KillOutcome, PollReply, PollRequest};
+use crate::protocol::driver_api::{Demand, FinishRequest, KillOutcome};
+use crate::protocol::poll::{PollReply, PollRequest};
 
 /// What the API asks of the AM loop.
 #[derive(Debug)]

@@ -42,12 +42,6 @@ use sha2::{Digest, Sha256};
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// Alias of the master secret in the AM container's credentials.
-pub const MASTER_SECRET_ALIAS: &str = "yarn-am.master-secret";
-/// Alias of an executor's own key in its container's credentials.
-pub const EXECUTOR_KEY_ALIAS: &str = "yarn-am.executor-key";
-/// Every yarn-am credential's alias starts so: none of them is for tasks.
-pub const ALIAS_PREFIX: &str = "yarn-am.";
 /// The endpoint executors poll (its path is part of what they sign).
 pub const POLL_PATH: &str = "/v1/executors/poll";
 /// Request header with the executor's signed claim.

@@ -18,7 +18,7 @@
 //! `YARN_AM_APP_ID`, `YARN_AM_DRIVER_URL`, `YARN_AM_EXECUTOR_CORES` and, on AM attempts that
 //! are not the last, `YARN_AM_STAGING_DIR` (plus `YARN_AM_STAGING_WEBHDFS` and
 //! `YARN_AM_STAGING_USER` on HDFS). Its key is in the launch credentials under
-//! [`EXECUTOR_KEY_ALIAS`]. The executor reads the key from its token file, rewrites that file
+//! [`EXECUTOR_KEY_ALIAS`](crate::protocol::credentials::EXECUTOR_KEY_ALIAS). The executor reads the key from its token file, rewrites that file
 //! without any `yarn-am.` credential (for its tasks) and makes itself non-dumpable.
 //!
 //! # Keys
@@ -108,8 +108,7 @@ use serde::{Deserialize, Serialize};
 
 pub use auth::{
     check_reply, executor_key, AuthError, ReplyError, Request, RequestAuth, Verified, Verifier,
-    ALIAS_PREFIX, AUTH_HEADER, EXECUTOR_KEY_ALIAS, MASTER_SECRET_ALIAS, MAX_SKEW_MS, POLL_PATH,
-    REPLY_MAC_HEADER,
+    AUTH_HEADER, MAX_SKEW_MS, POLL_PATH, REPLY_MAC_HEADER,
 };
 
 /// One attempt of one task: the driver's type is the wire's (see its doc).
