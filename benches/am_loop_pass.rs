@@ -65,16 +65,7 @@ fn job() -> JobRun {
 }
 
 fn container(n: usize) -> AllocatedContainer {
-    let h = host(n);
-    AllocatedContainer {
-        id: format!("container_1_0001_01_{n:06}"),
-        node: format!("{h}:45454"),
-        host: h,
-        memory_mb: 256,
-        vcores: 1,
-        token: None,
-        allocation_request_id: -1,
-    }
+    fixtures::container(&format!("container_1_0001_01_{n:06}"), &host(n))
 }
 
 /// An attempt an executor runs: (executor id, host, task, attempt).

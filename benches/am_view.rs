@@ -62,16 +62,7 @@ fn record(i: usize, attempts: u32) -> TaskRecord {
 }
 
 fn container(n: usize) -> AllocatedContainer {
-    let h = host(n);
-    AllocatedContainer {
-        id: format!("container_1700000000000_0001_01_{n:06}"),
-        node: format!("{h}:45454"),
-        host: h,
-        memory_mb: 256,
-        vcores: 1,
-        token: None,
-        allocation_request_id: -1,
-    }
+    fixtures::container(&format!("container_1700000000000_0001_01_{n:06}"), &host(n))
 }
 
 /// The AM's executor pool with `EXECUTORS` running and `FINISHED_KEPT` finished.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::core::driver::{Driver, Job};
 use tokio::sync::oneshot;
-use yarn_client::amrm::{AllocatedContainer, Allocation};
+use yarn_client::amrm::Allocation;
 use yarn_client::rest::NodeInfo;
 use yarn_client::token::Token;
 
@@ -47,23 +47,13 @@ fn core(job: Option<JobRun>) -> AmCore {
     AmCore::new(pool(), job, Duration::from_secs(3), 10)
 }
 
-/// A 256 MB x 1 container on `host`.
-fn container(id: &str, host: &str) -> AllocatedContainer {
-    AllocatedContainer {
-        id: id.into(),
-        host: host.into(),
-        node: format!("{host}:45454"),
-        memory_mb: 256,
-        vcores: 1,
-        token: None,
-        allocation_request_id: -1,
-    }
-}
-
 fn granted(ids: &[(&str, &str)]) -> RmReply {
     RmReply::Allocated(Box::new(Allocation {
         response_id: 1,
-        allocated: ids.iter().map(|(id, host)| container(id, host)).collect(),
+        allocated: ids
+            .iter()
+            .map(|(id, host)| fixtures::container(id, host))
+            .collect(),
         ..Default::default()
     }))
 }
@@ -315,7 +305,7 @@ fn a_failed_node_list_fetch_is_asked_again() {
     let mut p = pool();
     let grant = |id: &str, host: &str| Allocation {
         response_id: 1,
-        allocated: vec![container(id, host)],
+        allocated: vec![fixtures::container(id, host)],
         ..Default::default()
     };
     p.allocated(0, grant("container_1_0001_01_000002", "nm3"));
@@ -522,7 +512,7 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
     let mut c = core(Some(j));
     let adopted = c.handle_adopt(
         0,
-        &[container("container_1_0001_01_000002", "nm1")],
+        &[fixtures::container("container_1_0001_01_000002", "nm1")],
         &executors(&entries),
         &in_flight(&entries),
     );

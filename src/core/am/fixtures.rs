@@ -4,6 +4,7 @@
 
 use crate::core::allocator::tracker::{Allocator, AllocatorConfig};
 use tokio::sync::broadcast;
+use yarn_client::amrm::AllocatedContainer;
 use yarn_client::request_table::AmrmState;
 use yarn_client::rest::NodeInfo;
 
@@ -46,4 +47,17 @@ pub fn pool(nodes: &[NodeInfo], max: u32) -> Pool {
         spec(max),
         "application_1_0001".into(),
     )
+}
+
+/// A 256 MB x 1 container YARN granted on `host`, as the tests and benches' executors are.
+pub fn container(id: &str, host: &str) -> AllocatedContainer {
+    AllocatedContainer {
+        id: id.into(),
+        host: host.into(),
+        node: format!("{host}:45454"),
+        memory_mb: 256,
+        vcores: 1,
+        token: None,
+        allocation_request_id: -1,
+    }
 }

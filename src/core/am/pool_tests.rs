@@ -27,15 +27,7 @@ fn container_id(n: u64) -> String {
 }
 
 fn container(n: u64, host: &str) -> AllocatedContainer {
-    AllocatedContainer {
-        id: container_id(n),
-        host: host.into(),
-        node: format!("{host}:45454"),
-        memory_mb: 256,
-        vcores: 1,
-        token: None,
-        allocation_request_id: -1,
-    }
+    fixtures::container(&container_id(n), host)
 }
 
 #[derive(Debug, Clone)]
