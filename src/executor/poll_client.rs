@@ -57,7 +57,7 @@ pub(super) async fn poll(
         seq,
         now_ms(),
         rand::random(),
-        &poll::Request {
+        &poll::SignedRequest {
             method: "POST",
             path: poll::POLL_PATH,
             body: &body,

@@ -6,7 +6,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::protocol::poll::{Request, Verified, AUTH_HEADER, REPLY_MAC_HEADER};
+use crate::protocol::poll::{SignedRequest, Verified, AUTH_HEADER, REPLY_MAC_HEADER};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -27,7 +27,7 @@ pub async fn post_poll(State(shared): State<Shared>, headers: HeaderMap, body: B
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let request = Request {
+    let request = SignedRequest {
         method: "POST",
         path: PATH,
         body: &body,

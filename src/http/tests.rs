@@ -458,14 +458,14 @@ async fn signed_poll(
     seq: u64,
     body: &serde_json::Value,
 ) -> (reqwest::Response, crate::protocol::poll::RequestAuth) {
-    use crate::protocol::poll::{executor_key, Request, RequestAuth, AUTH_HEADER};
+    use crate::protocol::poll::{executor_key, RequestAuth, SignedRequest, AUTH_HEADER};
     let bytes = serde_json::to_vec(body).unwrap();
     let key = executor_key(master.as_bytes(), id, CONTAINER);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as u64;
-    let req = Request {
+    let req = SignedRequest {
         method: "POST",
         path: "/v1/executors/poll",
         body: &bytes,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use tracing::info;
 
-use super::state::{HostName, PendingRequest, RackName, Topology};
+use super::state::{HostName, ListKey, PendingRequest, RackName, Topology};
 
 /// A container as YARN granted it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -39,9 +39,6 @@ pub enum Locality {
     Rack,
     Any,
 }
-
-/// Identity of a shared node, rack and placed list (requests of one group share them).
-type ListKey = (*const [HostName], *const [RackName], *const [HostName]);
 
 /// The outcome for the containers of one allocate response.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -84,11 +81,7 @@ pub fn match_containers(
         if req.is_any_host() {
             any_host.push_back(i);
         }
-        let key = (
-            Arc::as_ptr(&req.nodes),
-            Arc::as_ptr(&req.racks),
-            Arc::as_ptr(&req.placed),
-        );
+        let key = req.list_key();
         let (hosts, racks, placed_only) = seen.entry(key).or_insert_with(|| {
             let mut hosts: Vec<&str> = Vec::new();
             let mut racks: Vec<&str> = Vec::new();

@@ -29,7 +29,21 @@ pub struct PendingRequest {
     pub placed: Arc<[HostName]>,
 }
 
+/// Identity of a request's shared node, rack and placed lists: the requests of one group of
+/// the update step share them, so per-group work (matching, rule 4's lists) is done once
+/// per key instead of once per request.
+pub type ListKey = (*const [HostName], *const [RackName], *const [HostName]);
+
 impl PendingRequest {
+    /// The identity of this request's lists (see [`ListKey`]).
+    pub fn list_key(&self) -> ListKey {
+        (
+            Arc::as_ptr(&self.nodes),
+            Arc::as_ptr(&self.racks),
+            Arc::as_ptr(&self.placed),
+        )
+    }
+
     pub fn any_host() -> Self {
         PendingRequest {
             nodes: Arc::from(Vec::new()),

@@ -16,7 +16,7 @@ use tracing::{debug, info, warn};
 
 use super::exit_status::{classify, ExitCause};
 use super::matching::{match_containers, Container, Locality};
-use super::state::{Cluster, Demand, HostName, PendingRequest, RackName, Snapshot};
+use super::state::{Cluster, Demand, HostName, ListKey, PendingRequest, RackName, Snapshot};
 use super::strategy::Strategy;
 use super::update::update_requests;
 use crate::core::topology::SharedTopology;
@@ -410,7 +410,7 @@ impl Allocator {
                 }
             };
             let req = &r.req;
-            let key = list_key(req);
+            let key = req.list_key();
             let g = match relaxed
                 .iter()
                 .position(|g| g.key == key && g.readd == readd)
@@ -791,17 +791,6 @@ impl Allocator {
 
 /// A request's node and rack lists.
 type Lists = (Arc<[HostName]>, Arc<[RackName]>);
-/// Identity of a request's shared node, placed and rack lists (one group of the update step).
-type ListKey = (*const [HostName], *const [HostName], *const [RackName]);
-
-fn list_key(req: &PendingRequest) -> ListKey {
-    (
-        Arc::as_ptr(&req.nodes),
-        Arc::as_ptr(&req.placed),
-        Arc::as_ptr(&req.racks),
-    )
-}
-
 /// Rule 4's lists for a request: every host it was placed on that YARN can use and that has
 /// room, and their racks joined to its own (YARN counts a node's rack with it, and matching
 /// reads the rack list). `None` when that names no host the request does not name already.

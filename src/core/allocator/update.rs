@@ -40,7 +40,7 @@ impl UpdatePlan {
 
 /// Pending requests by what they are still good for.
 #[derive(Debug, Default)]
-struct Split {
+struct PendingByUse {
     local: Vec<usize>,
     stale: Vec<usize>,
     any_host: Vec<usize>,
@@ -54,7 +54,7 @@ pub fn update_requests(
     cluster: &Cluster,
 ) -> UpdatePlan {
     let prefs = strategy.preferences(&snapshot.demand, snapshot.tasks_per_executor, cluster);
-    let mut split = Split::default();
+    let mut split = PendingByUse::default();
     // Racks some task still wants, for requests that name racks only and carry no record of
     // the hosts behind them (`plan` input can give those).
     let mut wanted_racks: Option<HashSet<&RackName>> = None;

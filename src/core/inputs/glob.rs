@@ -52,7 +52,7 @@ impl PathPattern {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
+enum Piece {
     Char(char),
     Any,
     AnyRun,
@@ -67,23 +67,23 @@ enum Token {
 /// `[!abc]`, and `\` to escape the next char.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pattern {
-    tokens: Vec<Token>,
+    pieces: Vec<Piece>,
 }
 
 impl Pattern {
     pub fn parse(text: &str) -> Result<Pattern, String> {
-        let mut tokens = Vec::new();
+        let mut pieces = Vec::new();
         let mut chars = text.chars().peekable();
         while let Some(c) = chars.next() {
             match c {
                 '*' => {
-                    if tokens.last() != Some(&Token::AnyRun) {
-                        tokens.push(Token::AnyRun);
+                    if pieces.last() != Some(&Piece::AnyRun) {
+                        pieces.push(Piece::AnyRun);
                     }
                 }
-                '?' => tokens.push(Token::Any),
+                '?' => pieces.push(Piece::Any),
                 '\\' => match chars.next() {
-                    Some(e) => tokens.push(Token::Char(e)),
+                    Some(e) => pieces.push(Piece::Char(e)),
                     None => return Err("ends in a lone `\\`".into()),
                 },
                 '[' => {
@@ -123,30 +123,30 @@ impl Pattern {
                     if !closed {
                         return Err("has a `[` without its `]`".into());
                     }
-                    tokens.push(Token::Class { ranges, negated });
+                    pieces.push(Piece::Class { ranges, negated });
                 }
-                c => tokens.push(Token::Char(c)),
+                c => pieces.push(Piece::Char(c)),
             }
         }
-        Ok(Pattern { tokens })
+        Ok(Pattern { pieces })
     }
 
     /// Whether `name` (one component, no `/`) matches. Iterative with one backtrack point
     /// per `*`, so time is O(len(name) * len(pattern)) at worst.
     pub fn matches(&self, name: &str) -> bool {
         let s: Vec<char> = name.chars().collect();
-        let t = &self.tokens;
+        let t = &self.pieces;
         let (mut si, mut ti) = (0, 0);
         let mut star: Option<(usize, usize)> = None;
         while si < s.len() {
             if ti < t.len() {
                 let one = match &t[ti] {
-                    Token::Char(c) => *c == s[si],
-                    Token::Any => true,
-                    Token::Class { ranges, negated } => {
+                    Piece::Char(c) => *c == s[si],
+                    Piece::Any => true,
+                    Piece::Class { ranges, negated } => {
                         ranges.iter().any(|&(lo, hi)| lo <= s[si] && s[si] <= hi) != *negated
                     }
-                    Token::AnyRun => {
+                    Piece::AnyRun => {
                         star = Some((ti, si));
                         ti += 1;
                         continue;
@@ -167,7 +167,7 @@ impl Pattern {
                 None => return false,
             }
         }
-        t[ti..].iter().all(|x| *x == Token::AnyRun)
+        t[ti..].iter().all(|x| *x == Piece::AnyRun)
     }
 }
 

@@ -148,7 +148,7 @@ pub struct RequestAuth {
 }
 
 /// What a request's MAC covers, besides the claim itself.
-pub struct Request<'a> {
+pub struct SignedRequest<'a> {
     pub method: &'a str,
     pub path: &'a str,
     pub body: &'a [u8],
@@ -163,7 +163,7 @@ impl RequestAuth {
         seq: u64,
         time_ms: u64,
         nonce: [u8; 16],
-        req: &Request<'_>,
+        req: &SignedRequest<'_>,
     ) -> Self {
         let mut a = Self {
             executor_id: executor_id.to_string(),
@@ -177,7 +177,7 @@ impl RequestAuth {
         a
     }
 
-    fn signed_parts(&self, req: &Request<'_>) -> SignedParts {
+    fn signed_parts(&self, req: &SignedRequest<'_>) -> SignedParts {
         SignedParts(vec![
             format!("yarn-am poll request {VERSION}"),
             self.executor_id.clone(),
@@ -340,7 +340,7 @@ impl Verifier {
     pub fn verify(
         &mut self,
         header: Option<&str>,
-        req: &Request<'_>,
+        req: &SignedRequest<'_>,
         now_ms: u64,
     ) -> Result<Verified, AuthError> {
         let auth = RequestAuth::parse(header.ok_or(AuthError::Missing)?)?;
@@ -384,8 +384,8 @@ mod tests {
     const NOW: u64 = 1_800_000_000_000;
     const CONTAINER: &str = "container_1_0001_01_000002";
 
-    fn req(body: &[u8]) -> Request<'_> {
-        Request {
+    fn req(body: &[u8]) -> SignedRequest<'_> {
+        SignedRequest {
             method: "POST",
             path: "/v1/executors/poll",
             body,
@@ -421,7 +421,7 @@ mod tests {
             v.verify(Some(&header), &req(b"{ }"), NOW).unwrap_err(),
             AuthError::BadMac
         );
-        let other_path = Request {
+        let other_path = SignedRequest {
             path: "/v1/finish",
             ..req(b"{}")
         };

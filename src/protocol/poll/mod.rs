@@ -107,8 +107,8 @@ pub mod auth;
 use serde::{Deserialize, Serialize};
 
 pub use auth::{
-    check_reply, executor_key, AuthError, ReplyError, Request, RequestAuth, Verified, Verifier,
-    AUTH_HEADER, MAX_SKEW_MS, POLL_PATH, REPLY_MAC_HEADER,
+    check_reply, executor_key, AuthError, ReplyError, RequestAuth, SignedRequest, Verified,
+    Verifier, AUTH_HEADER, MAX_SKEW_MS, POLL_PATH, REPLY_MAC_HEADER,
 };
 
 /// One attempt of one task: the driver's type is the wire's (see its doc).
