@@ -5,12 +5,17 @@
 //!
 //! `cargo bench --bench rm_scale -- --dir /tmp/yarn-am-scale --strategy default --nodes 1000`
 //!
-//! This is the AM side for real: the allocator (`yarn_am::core::allocator::tracker`), yarn-client's
-//! request table and AMRM client register with the RM, send the allocator's requests and
-//! match the grants. Only executors are simulated, here and nowhere else (this launch-free
-//! mode exists in this benchmark only; the `yarn-am` binary has no such switch): a matched
-//! container counts as an executor at once, runs `tasks_per_executor` tasks a round, and is
-//! released when its stage ends, as the simulator (`tests/support/sim.rs`) does. The trace is
+//! This is the AM side for real: the AM's own executor pool (`yarn_am::core::am::pool::Pool`:
+//! the allocator, the request book, yarn-client's request table) and yarn-client's AMRM
+//! client register with the RM, send the allocator's requests and match the grants. Only
+//! executors are simulated, here and nowhere else (this launch-free mode exists in this
+//! benchmark only; the `yarn-am` binary has no such switch): every launch the pool asks for
+//! is reported started at once (no NodeManager), so a matched container counts as an
+//! executor at once, runs `tasks_per_executor` tasks a round, and is released when its stage
+//! ends, as the simulator (`src/sim.rs`) does. What the bench reads beyond the pool's
+//! surface (every action it applies, for the simulator's request book and the launches by
+//! locality; the allocator's counts) comes through the `bench` feature's hooks
+//! (`Pool::observe_actions`, `Pool::allocator`). The trace is
 //! the simulator's own (`Trace::generate`, same config and seed, host `nmNNNNN` on rack
 //! `/rackRRR` = index mod racks, as the harness registers them), so the simulator's
 //! prediction for the same trace is printed beside the real outcome.
@@ -33,24 +38,25 @@ use yarn_am::sim;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 use sim::{simulate, Trace, TraceConfig};
-use yarn_am::core::allocator::matching::{Container, Locality};
-use yarn_am::core::allocator::tracker::{
-    Action, Allocator, AllocatorConfig, ContainerExit, Event, ExecutorId,
-};
+use tokio::sync::broadcast;
+use yarn_am::core::allocator::matching::Locality;
+use yarn_am::core::allocator::tracker::{Action, Allocator, AllocatorConfig, Event, ExecutorId};
 use yarn_am::core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
-use yarn_am::core::request_book::RequestBook;
+use yarn_am::core::am::cluster_view::rack_resolver;
+use yarn_am::core::am::events::LaunchReport;
+use yarn_am::core::am::pool::Pool;
+use yarn_am::core::am::registry::Registry;
+use yarn_am::core::topology::SharedTopology;
+use yarn_am::protocol::spec::ExecutorSpec;
 use yarn_client::amrm::{AllocateInput, Allocation, AmRmClient, FinalStatus};
-use yarn_client::ask::Capability;
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};
-use yarn_client::ids::parse_container_id;
-use yarn_client::request_table::MapRackResolver;
-use yarn_client::request_table::{AmrmState, ContainerId};
+use yarn_client::request_table::{AllocateBatch, AmrmState};
 use yarn_client::rpc::RpcConfig;
 
 /// Executor size: a simulated node holds `capacity` of them (the harness's `--node-mb`).
@@ -162,23 +168,36 @@ fn cpu_us() -> u64 {
     ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
 }
 
-/// The allocator's actions applied to yarn-client's request table, as the AM's pool does
-/// (`core::am::pool::Pool`), minus the launches: a matched container is a running simulated
-/// executor at once. Still a copy of the pool's dispatch: this bench also feeds every action
-/// to the simulator's request book and counts launches by locality, which the pool does not
-/// expose.
-struct Am {
-    alloc: Allocator,
-    table: AmrmState,
-    requests: RequestBook,
-    /// Simulated executors: container id -> (executor, host index).
-    executors: HashMap<Arc<str>, (ExecutorId, usize)>,
-    host_index: HashMap<HostName, usize>,
-    launched_by: [u64; 3],
+/// What the bench sees of the pool's work, through its bench-only observer
+/// (`Pool::observe_actions`): every allocator action the pool applies.
+#[derive(Default)]
+struct Seen {
     /// The requests in the table by the allocator's ids, with their locations and strictness
     /// (the simulator's book of the RM's table), to break the grants down by request kind.
     book: sim::Book,
-    rack_index: HashMap<RackName, usize>,
+    /// Simulated executors: container id -> (executor, host index). A launch puts one in, a
+    /// release takes it out.
+    executors: HashMap<Arc<str>, (ExecutorId, usize)>,
+    /// Launches by locality: node, rack, any.
+    launched_by: [u64; 3],
+}
+
+impl Seen {
+    fn asks_now(&self) -> [u64; AskKind::COUNT] {
+        let mut n = [0; AskKind::COUNT];
+        for (l, strict) in self.book.requests.values() {
+            n[AskKind::of_locations(l, *strict) as usize] += 1;
+        }
+        n
+    }
+}
+
+/// The AM's own executor pool (`core::am::pool::Pool`: allocator, request book, request
+/// table, releases, launches), with no NodeManager: every launch it asks for is reported
+/// started at once, so a matched container is a running simulated executor.
+struct Am {
+    pool: Pool,
+    seen: Arc<Mutex<Seen>>,
     /// The allocate round whose answer brought each container.
     granted_in: HashMap<String, u64>,
     /// Per round: requests of each kind in the table when the round's allocate call went.
@@ -221,96 +240,92 @@ impl AskKind {
 }
 
 impl Am {
-    fn event(&mut self, now: u64, e: Event) {
-        let actions = self.alloc.on_event(now, e);
-        self.apply(now, actions);
-    }
-
-    fn asks_now(&self) -> [u64; AskKind::COUNT] {
-        let mut n = [0; AskKind::COUNT];
-        for (l, strict) in self.book.requests.values() {
-            n[AskKind::of_locations(l, *strict) as usize] += 1;
-        }
-        n
-    }
-
-    fn apply(&mut self, now: u64, actions: Vec<Action>) {
-        for action in actions {
-            let (hosts, racks) = (&self.host_index, &self.rack_index);
+    fn new(
+        mut pool: Pool,
+        host_index: HashMap<HostName, usize>,
+        rack_index: HashMap<RackName, usize>,
+    ) -> Self {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let shared = seen.clone();
+        pool.observe_actions(move |action| {
+            let mut seen = shared.lock().unwrap();
             let locate = |n: &[HostName], r: &[RackName]| -> sim::Locations {
                 (
-                    n.iter().filter_map(|h| hosts.get(h).copied()).collect(),
-                    r.iter().filter_map(|k| racks.get(k).copied()).collect(),
+                    n.iter()
+                        .filter_map(|h| host_index.get(h).copied())
+                        .collect(),
+                    r.iter()
+                        .filter_map(|k| rack_index.get(k).copied())
+                        .collect(),
                 )
             };
-            self.book.apply(std::slice::from_ref(&action), &locate);
-            let Some(action) = self.requests.apply(&mut self.table.table, action) else {
-                continue;
-            };
+            seen.book.apply(std::slice::from_ref(action), &locate);
             match action {
-                Action::ReleaseContainer(cid) => {
-                    self.executors.remove(&cid);
-                    if let Some(id) = parse_container_id(&cid).map(|p| ContainerId::from(&p)) {
-                        self.table.releases.release(id);
-                    }
-                }
                 Action::LaunchExecutor {
                     executor,
                     container,
                     locality,
                 } => {
-                    let n = self.host_index[&container.host];
-                    self.executors.insert(container.id.clone(), (executor, n));
-                    self.launched_by[match locality {
+                    let n = host_index[&container.host];
+                    seen.executors.insert(container.id.clone(), (*executor, n));
+                    seen.launched_by[match locality {
                         Locality::Node => 0,
                         Locality::Rack => 1,
                         Locality::Any => 2,
                     }] += 1;
-                    let started = Event::ExecutorLaunched {
-                        container: container.id,
-                    };
-                    let more = self.alloc.on_event(now, started);
-                    self.apply(now, more);
                 }
-                Action::TellDriver(_) => {}
-                // Request actions were the book's.
-                Action::AddRequests { .. }
-                | Action::RemoveRequest(_)
-                | Action::ReplaceRequests { .. } => {}
+                Action::ReleaseContainer(cid) => {
+                    seen.executors.remove(cid);
+                }
+                _ => {}
             }
+        });
+        Am {
+            pool,
+            seen,
+            granted_in: HashMap::new(),
+            asks_by_round: Vec::new(),
         }
     }
 
-    fn digest(&mut self, now: u64, round: u64, resp: Allocation, topology: &Topology) -> usize {
-        self.table.on_allocate_success((&resp).into());
+    fn seen(&self) -> MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap()
+    }
+
+    /// The launches the pool asked for, started at once (no NodeManager): each reported
+    /// back as the launcher would.
+    fn start_launches(&mut self, now: u64) {
+        for launch in self.pool.take_launches() {
+            let started = LaunchReport::Started {
+                container: launch.container.id,
+            };
+            self.pool.on_launch(now, started);
+        }
+    }
+
+    fn set_demand(&mut self, now: u64, demand: Demand) {
+        self.pool.set_demand(now, demand);
+        self.start_launches(now);
+    }
+
+    fn heartbeat(&mut self, now: u64) -> AllocateBatch {
+        let batch = self.pool.heartbeat(now);
+        self.start_launches(now);
+        batch
+    }
+
+    fn kill(&mut self, now: u64, executors: Vec<ExecutorId>) {
+        self.pool.kill(now, executors);
+        self.start_launches(now);
+    }
+
+    fn digest(&mut self, now: u64, round: u64, resp: Allocation) -> usize {
         let granted = resp.allocated.len();
         for c in &resp.allocated {
             self.granted_in.insert(c.id.to_string(), round);
         }
-        if !resp.allocated.is_empty() {
-            let containers = resp
-                .allocated
-                .iter()
-                .map(|c| Container {
-                    id: Arc::from(c.id.as_str()),
-                    host: HostName::from(c.host.as_str()),
-                    rack: topology.rack_of(&c.host).clone(),
-                })
-                .collect();
-            self.event(now, Event::ContainersGranted(containers));
-        }
-        if !resp.completed.is_empty() {
-            let done = resp
-                .completed
-                .into_iter()
-                .map(|s| ContainerExit {
-                    id: Arc::from(s.id.as_str()),
-                    exit_status: s.exit_status,
-                    diagnostics: s.diagnostics,
-                })
-                .collect();
-            self.event(now, Event::ContainersCompleted(done));
-        }
+        self.pool.allocated(now, resp);
+        self.start_launches(now);
         granted
     }
 }
@@ -604,51 +619,57 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         .zip(&trace.host_rack)
         .map(|(h, &r)| (h.clone(), trace.racks[r].clone()))
         .collect();
-    let topology = Topology::new(racks.clone());
+    let topology = SharedTopology::new(Topology::new(racks));
     let nm_hosts = &trace.hosts[..cfg.nodes];
     let cluster = Cluster {
         nodes: Some(nm_hosts.iter().cloned().collect()),
         capacity: nm_hosts.iter().map(|h| (h.clone(), cfg.capacity)).collect(),
         excluded: HashSet::new(),
     };
-    let resolver = MapRackResolver::new(
-        racks
-            .iter()
-            .map(|(h, r)| (h.to_string(), r.to_string()))
-            .collect(),
-    );
-    let mut am = Am {
-        alloc: Allocator::new(AllocatorConfig {
-            strategy: a.strategy,
-            spread_wait_ms: a.round_ms,
-            tasks_per_executor: trace.config.tasks_per_executor,
-            ..AllocatorConfig::default()
-        })
-        .with_cluster(topology.clone(), cluster),
-        table: AmrmState::new(resolver, Some(token.clone())),
-        requests: RequestBook::new(Capability::new(EXECUTOR_MB, 1)),
-        executors: HashMap::new(),
-        host_index: trace
-            .hosts
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (h.clone(), i))
-            .collect(),
-        launched_by: [0; 3],
-        book: sim::Book::default(),
-        rack_index: trace
-            .racks
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.clone(), i))
-            .collect(),
-        granted_in: HashMap::new(),
-        asks_by_round: Vec::new(),
+    // The pool as the AM builds it (`am::start`), on the trace's topology.
+    let allocator = Allocator::new(AllocatorConfig {
+        strategy: a.strategy,
+        spread_wait_ms: a.round_ms,
+        tasks_per_executor: cfg.tasks_per_executor,
+        ..AllocatorConfig::default()
+    })
+    .with_cluster(topology.clone(), cluster);
+    let table = AmrmState::new(rack_resolver(&topology), Some(token.clone()));
+    let spec = ExecutorSpec {
+        command: "simulated".into(),
+        memory_mb: EXECUTOR_MB,
+        vcores: 1,
+        initial: 0,
+        min: 0,
+        max: cfg.max_executors,
+        env: Default::default(),
+        files: Default::default(),
     };
+    let (events, _) = broadcast::channel(64);
+    let pool = Pool::new(
+        allocator,
+        table,
+        Registry::new(events),
+        spec,
+        "application_0_0001".into(),
+    );
+    let host_index = trace
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.clone(), i))
+        .collect();
+    let rack_index = trace
+        .racks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.clone(), i))
+        .collect();
+    let mut am = Am::new(pool, host_index, rack_index);
 
     let mut client = AmRmClient::new(&scheduler, token, RpcConfig::default());
     client.register("localhost", 0, "").await?;
-    am.table.on_registered(Vec::new());
+    am.pool.table.on_registered(Vec::new());
 
     let start = Instant::now();
     let now_ms = || start.elapsed().as_millis() as u64;
@@ -671,10 +692,9 @@ async fn run(a: Args) -> Result<serde_json::Value> {
             next_round += Duration::from_millis(a.round_ms);
             let cpu0 = cpu_us();
             let now = now_ms();
-            am.event(now, Event::DemandChanged(round_demand(&trace, &pending)));
-            am.event(now, Event::Heartbeat);
-            let batch = am.table.take_batch();
-            let asks = am.asks_now();
+            am.set_demand(now, round_demand(&trace, &pending));
+            let batch = am.heartbeat(now);
+            let asks = am.seen().asks_now();
             am.asks_by_round.push(asks);
             let input = AllocateInput::from_batch(&batch, 0.5);
             let cpu1 = cpu_us();
@@ -682,14 +702,14 @@ async fn run(a: Args) -> Result<serde_json::Value> {
             let resp = client.allocate(&input).await.context("allocate")?;
             rpc_us.push(sent.elapsed().as_micros() as u64);
             let cpu2 = cpu_us();
-            granted += am.digest(now_ms(), rounds, Allocation::from(&resp), &topology) as u64;
+            granted += am.digest(now_ms(), rounds, Allocation::from(&resp)) as u64;
             if granted == 0 && rounds > 30 {
                 bail!("no container granted in 30 rounds: see the harness's log");
             }
-            if first_target.is_none() && am.alloc.running() >= first_stage_target {
+            if first_target.is_none() && am.pool.allocator().running() >= first_stage_target {
                 first_target = Some((now_ms(), rounds));
             }
-            let hosts: Vec<usize> = am.executors.values().map(|&(_, n)| n).collect();
+            let hosts: Vec<usize> = am.seen().executors.values().map(|&(_, n)| n).collect();
             let (runnable, local, rack) = run_round_tasks(&trace, &mut pending, hosts.into_iter());
             seen += runnable as u64;
             node_hits += local as u64;
@@ -703,21 +723,19 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         }
         // Stage over: the idle executors go (their completions come back from the RM).
         let now = now_ms();
-        let all: Vec<ExecutorId> = am.executors.values().map(|&(e, _)| e).collect();
-        for executor in all {
-            am.event(now, Event::KillExecutor { executor });
-        }
+        let all: Vec<ExecutorId> = am.seen().executors.values().map(|&(e, _)| e).collect();
+        am.kill(now, all);
     }
     // Let the releases reach the RM and their completions come back.
     for k in 1..=3 {
-        let asks = am.asks_now();
+        let asks = am.seen().asks_now();
         am.asks_by_round.push(asks);
         tokio::time::sleep(Duration::from_millis(a.round_ms)).await;
-        let batch = am.table.take_batch();
+        let batch = am.pool.table.take_batch();
         let resp = client
             .allocate(&AllocateInput::from_batch(&batch, 1.0))
             .await?;
-        granted += am.digest(now_ms(), rounds + k, Allocation::from(&resp), &topology) as u64;
+        granted += am.digest(now_ms(), rounds + k, Allocation::from(&resp)) as u64;
     }
     let elapsed = start.elapsed();
     client
@@ -728,6 +746,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
     let predicted = predictions(&trace, a.strategy);
     let grants = read_grants(&a.dir.join("grants.tsv"))?;
     let breakdown = grant_breakdown(&grants, &am);
+    let launched_by = am.seen().launched_by;
 
     rpc_us.sort_unstable();
     cpu_per_round.sort_unstable();
@@ -744,7 +763,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         "rounds": rounds,
         "wall_s": elapsed.as_secs_f64(),
         "granted": granted,
-        "matched": { "node": am.launched_by[0], "rack": am.launched_by[1], "any": am.launched_by[2] },
+        "matched": { "node": launched_by[0], "rack": launched_by[1], "any": launched_by[2] },
         "rm": {
             "allocated": num("containers_allocated"),
             "node_local": num("node_local"),

@@ -66,7 +66,7 @@ if [[ ! -f "$LIB/.hadoop-$HADOOP_VERSION" ]]; then
   touch "$LIB/.hadoop-$HADOOP_VERSION"
 fi
 "$HERE/scale/build.sh" "$LIB"
-(cd "$HERE" && cargo bench --locked --bench rm_scale --no-run -q) || die "building benches/rm_scale.rs failed"
+(cd "$HERE" && cargo bench --locked --features bench --bench rm_scale --no-run -q) || die "building benches/rm_scale.rs failed"
 
 # Hadoop 3.4's web app (the RM starts one) needs these on Java 17.
 JPMS=(-XX:+IgnoreUnrecognizedVMOptions
@@ -103,7 +103,7 @@ run_one() { # strategy run
   HARNESS_PID=$!
   say "run $run, $strategy: harness pid $HARNESS_PID ($NODES nodes, $RACKS racks), log $log"
   local out
-  if ! out=$(cd "$HERE" && cargo bench --locked -q --bench rm_scale -- --dir "$DIR" \
+  if ! out=$(cd "$HERE" && cargo bench --locked -q --features bench --bench rm_scale -- --dir "$DIR" \
       --strategy "$strategy" --nodes "$NODES" --racks "$RACKS" --skew "$SKEW" --seed "$SEED" \
       --trace "$TRACE" 2>"$DIR/bench-$strategy-$run.log"); then
     tail -20 "$DIR/bench-$strategy-$run.log" >&2; tail -20 "$log" >&2

@@ -41,6 +41,10 @@ pub struct Launch {
     pub nm_token: Option<Token>,
 }
 
+/// Bench only: what [`Pool::observe_actions`] installs.
+#[cfg(feature = "bench")]
+type ActionObserver = Box<dyn FnMut(&Action) + Send>;
+
 pub struct Pool {
     allocator: Allocator,
     pub table: AmrmState,
@@ -65,6 +69,10 @@ pub struct Pool {
     /// The allocator's notices of executors gone (exited, launch failed), for the driver:
     /// taken with the registry's own exits by [`Pool::take_gone`].
     notices: Vec<(ExecutorId, String)>,
+    /// Bench only (`benches/rm_scale.rs`): sees every allocator action [`Pool::apply`]
+    /// carries out, in order, before the request book does (see [`Pool::observe_actions`]).
+    #[cfg(feature = "bench")]
+    observer: Option<ActionObserver>,
 }
 
 fn to_table_id(id: &str) -> Option<ContainerId> {
@@ -95,7 +103,23 @@ impl Pool {
             unknown_hosts: HashSet::new(),
             nodes_wanted: false,
             notices: Vec::new(),
+            #[cfg(feature = "bench")]
+            observer: None,
         }
+    }
+
+    /// Bench only: calls `see` with every allocator action the pool applies from now on
+    /// (request changes, releases, launches with their locality, notices), in the order it
+    /// applies them. The pool does with each exactly what it does without an observer.
+    #[cfg(feature = "bench")]
+    pub fn observe_actions(&mut self, see: impl FnMut(&Action) + Send + 'static) {
+        self.observer = Some(Box::new(see));
+    }
+
+    /// Bench only: the allocator, read-only (its counts, e.g. executors running).
+    #[cfg(feature = "bench")]
+    pub fn allocator(&self) -> &Allocator {
+        &self.allocator
     }
 
     /// The AM's one topology (a handle), for the driver to share.
@@ -308,6 +332,10 @@ impl Pool {
     /// releases and launches here, notices of executors gone queued for the driver.
     fn apply(&mut self, now_ms: u64, actions: Vec<Action>) {
         for action in actions {
+            #[cfg(feature = "bench")]
+            if let Some(see) = self.observer.as_mut() {
+                see(&action);
+            }
             let Some(action) = self.requests.apply(&mut self.table.table, action) else {
                 continue;
             };
