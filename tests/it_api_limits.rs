@@ -33,6 +33,9 @@ const FD_RESERVE: u64 = 512;
 /// Refused connections the server may hold for a moment to deliver their 503.
 const REFUSING: u64 = 64;
 
+/// One AM under abuse at a time: the tests count its descriptors and memory.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn mode(p: &Path) -> u32 {
     std::fs::symlink_metadata(p)
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
@@ -115,6 +118,7 @@ async fn fds_fall_to(pid: u32, most: u64, limit: Duration) {
 
 #[tokio::test]
 async fn idle_and_half_sent_connections_neither_slow_the_api_nor_exhaust_the_am() {
+    let _serial = SERIAL.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let app = submit(
@@ -255,4 +259,207 @@ async fn idle_and_half_sent_connections_neither_slow_the_api_nor_exhaust_the_am(
         || async { (!staged.exists()).then_some(()) },
     )
     .await;
+}
+
+/// The AM's resident and peak resident memory, in KiB.
+fn rss_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in /proc/{pid}/status"))
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Times one genuine executor poll: signed with the key the AM derives for `executor` in
+/// `container` from the application's master secret, its reply's MAC checked.
+async fn timed_poll(d: &Driver, executor: &str, container: &str, seq: u64) -> Duration {
+    use yarn_am::protocol::poll::{
+        check_reply, executor_key, RequestAuth, SignedRequest, AUTH_HEADER, POLL_PATH,
+        REPLY_MAC_HEADER,
+    };
+    let key = executor_key(d.secret.as_bytes(), executor, container);
+    let body = serde_json::to_vec(&json!({"executor_id": executor, "host": "nm1", "free_cpus": 1}))
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let req = SignedRequest {
+        method: "POST",
+        path: POLL_PATH,
+        body: &body,
+    };
+    let auth = RequestAuth::sign(&key, executor, container, seq, now, rand::random(), &req);
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(15))
+        .build()
+        .unwrap();
+    let t = Instant::now();
+    let resp = http
+        .post(format!("{}{POLL_PATH}", d.url))
+        .header(AUTH_HEADER, auth.header_value())
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let mac = resp
+        .headers()
+        .get(REPLY_MAC_HEADER)
+        .map(|v| v.to_str().unwrap().to_string());
+    let bytes = resp.bytes().await.unwrap();
+    let took = t.elapsed();
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    assert_eq!(
+        check_reply(&key, &auth, status, &bytes, mac.as_deref()),
+        Ok(())
+    );
+    took
+}
+
+/// Audit H1 on a running AM: 24 connections sending 4 MiB poll bodies nobody signed and
+/// 2,100 header-only POSTs held open neither slow an authenticated `GET /v1/state` or a
+/// genuine executor poll (each answered within 1 s) nor swell the AM (peak RSS under
+/// 64 MiB). Before the fix the AM buffered every body (12 -> 112 MiB), and the header-only
+/// POSTs held all 2,048 connection slots for good. Loopback only, bounded in count and time.
+#[tokio::test]
+async fn a_poll_flood_neither_slows_the_am_nor_swells_it() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let app = submit(
+        c,
+        "it-api-poll-flood",
+        &[
+            "--executors",
+            "1",
+            "--executor-memory",
+            "512",
+            "--executor-command",
+            "sleep 600",
+        ],
+    );
+    let d = Driver::find(c, &app).await;
+    d.wait_running(1, Duration::from_secs(60)).await;
+    let pid = am_pid(c, &app).expect("the AM's pid");
+    let state = d.state().await;
+    let exec = &am::executors_of(&state)[0];
+    let executor = exec["id"].to_string().trim_matches('"').to_string();
+    let container = exec["container_id"].as_str().unwrap().to_string();
+    let addr = d
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let (rss_before, _) = rss_kib(pid);
+
+    // 24 connections each sending a 4 MiB poll body under a forged signature, then holding on.
+    const BODY: usize = 4 << 20;
+    let forged = format!(
+        "POST /v1/executors/poll HTTP/1.1\r\nhost: x\r\nx-yarn-am-executor-auth: v2 executor=1 \
+         container={container} seq=1 time=1 nonce={} body={} mac={}\r\n\
+         content-type: application/json\r\ncontent-length: {BODY}\r\n\r\n",
+        "0".repeat(32),
+        "0".repeat(64),
+        "0".repeat(64)
+    );
+    let mut senders = tokio::task::JoinSet::new();
+    for _ in 0..24 {
+        let addr = addr.clone();
+        let head = forged.clone();
+        senders.spawn(async move {
+            let mut s = TcpStream::connect(&addr).await.ok()?;
+            s.write_all(head.as_bytes()).await.ok()?;
+            let chunk = vec![b' '; 64 << 10];
+            let mut sent = 0;
+            // The AM answers 401 and closes: the writes then fail, which ends the loop.
+            while sent < BODY - 1 {
+                let n = chunk.len().min(BODY - 1 - sent);
+                let w = tokio::time::timeout(Duration::from_secs(2), s.write_all(&chunk[..n]));
+                if !matches!(w.await, Ok(Ok(()))) {
+                    break;
+                }
+                sent += n;
+            }
+            Some(s)
+        });
+    }
+    // 2,100 header-only POSTs, held open.
+    let header_only = "POST /v1/executors/poll HTTP/1.1\r\nhost: x\r\n\
+                       content-type: application/json\r\ncontent-length: 4194304\r\n\r\n";
+    let mut held = Vec::with_capacity(2100);
+    for _ in 0..2100 {
+        let Ok(Ok(mut s)) =
+            tokio::time::timeout(Duration::from_secs(2), TcpStream::connect(&addr)).await
+        else {
+            continue;
+        };
+        if s.write_all(header_only.as_bytes()).await.is_ok() {
+            held.push(s);
+        }
+    }
+    let mut bodies = Vec::new();
+    while let Some(s) = senders.join_next().await {
+        bodies.extend(s.unwrap());
+    }
+    eprintln!(
+        "flood: {} body senders and {} header-only POSTs connected and held",
+        bodies.len(),
+        held.len()
+    );
+    assert!(
+        held.len() >= 2000,
+        "only {} header-only POSTs got through",
+        held.len()
+    );
+
+    // With all of it held open: an authenticated call and a genuine poll, each within 1 s.
+    let mut slowest = (Duration::ZERO, Duration::ZERO);
+    for seq in 1..=3 {
+        let state = timed_state(&d).await;
+        let poll = timed_poll(&d, &executor, &container, seq).await;
+        slowest = (slowest.0.max(state), slowest.1.max(poll));
+        assert!(
+            state < Duration::from_secs(1),
+            "GET /v1/state took {state:?} under the flood"
+        );
+        assert!(
+            poll < Duration::from_secs(1),
+            "a genuine poll took {poll:?} under the flood"
+        );
+    }
+    let (rss, peak) = rss_kib(pid);
+    eprintln!(
+        "AM RSS {} MiB before, {} MiB under the flood, peak {} MiB; slowest GET /v1/state \
+         {:?}, slowest poll {:?}",
+        rss_before / 1024,
+        rss / 1024,
+        peak / 1024,
+        slowest.0,
+        slowest.1
+    );
+    assert!(
+        peak < 64 * 1024,
+        "the AM's peak RSS was {} MiB",
+        peak / 1024
+    );
+    drop(held);
+    drop(bodies);
+
+    d.post(
+        "/v1/finish",
+        json!({"status": "succeeded", "diagnostics": "it-api-poll-flood done"}),
+    )
+    .await;
+    let r = am::rest(c)
+        .wait_final(&app, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(r.final_status, "SUCCEEDED", "{r:?}");
 }

@@ -215,3 +215,44 @@ async fn bad_inputs_exit_2_before_anything_is_submitted() {
         );
     }
 }
+
+/// Audit M1: an HDFS file name is one shell word in a task's command. Over a file named
+/// `a;exit 7;b.txt`, `{split.path}` pasted in raw ran `exit 7` and failed every attempt; now
+/// the task sees the name whole and the job succeeds.
+#[tokio::test]
+async fn a_file_name_with_shell_syntax_is_one_word_in_the_command() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let dir = "/user/yarn-am-it/it-hdfs-names";
+    let name = "a;exit 7;b.txt";
+    let client = hdfs(c);
+    client.mkdirs(dir, None).await.unwrap();
+    client
+        .create(&format!("{dir}/{name}"), b"one line\n".to_vec(), true)
+        .await
+        .unwrap();
+    let mut job = job(&[&format!("{dir}/*")]);
+    job["executor"] = serde_json::json!({"cores": 1, "memory_mb": 256,
+        "min_executors": 1, "max_executors": 1});
+    job["inputs"]["split"] = serde_json::json!("file");
+    job["inputs"]["command"] =
+        serde_json::json!(r#"test {split.path} = "$YARN_AM_SPLIT_PATH" && echo {split.path}"#);
+    let out = submit_job(c, "it-hdfs-names", &job, true);
+    let app = submitted_app(&out);
+    assert!(out.status.success(), "{}", text(&out));
+    let report = job_report(c, &app);
+    assert_eq!(report.tasks.len(), 1);
+    let t = &report.tasks[0];
+    assert_eq!((t.exit_code, t.attempts), (0, 1), "{t:?}");
+    let stdout = c
+        .container_log_dirs(&app)
+        .into_iter()
+        .map(|d| d.join(format!("task-{}.0.stdout", t.task_id)))
+        .find(|p| p.exists())
+        .expect("the task's stdout");
+    assert_eq!(
+        std::fs::read_to_string(stdout).unwrap(),
+        format!("{dir}/{name}\n")
+    );
+}

@@ -50,6 +50,15 @@ pub(super) async fn poll(
     let body = serde_json::to_vec(req)
         .context("encoding the poll")
         .map_err(PollError::Unreachable)?;
+    if body.len() > poll::POLL_BODY_LIMIT {
+        // Cannot happen with task ids of at most 200 bytes and results bounded by the cpus;
+        // say so rather than have the AM answer 413.
+        return Err(PollError::Refused(format!(
+            "this poll is {} bytes, over the AM's limit of {}",
+            body.len(),
+            poll::POLL_BODY_LIMIT
+        )));
+    }
     let auth = RequestAuth::sign(
         &cfg.key,
         &cfg.id,
@@ -109,6 +118,8 @@ pub(super) async fn poll(
         404 => PollError::Refused(format!(
             "{status}: {body} (is YARN_AM_DRIVER_URL this application's driver API?)"
         )),
+        // The body did not reach the AM in time: the next poll sends it again.
+        408 => PollError::Unreachable(anyhow::anyhow!("the AM answered {status}: {body}")),
         400..=499 => PollError::Refused(format!("{status}: {body}")),
         _ => PollError::Unreachable(anyhow::anyhow!("the AM answered {status}: {body}")),
     })

@@ -51,6 +51,8 @@ pub struct Shared {
     closing: Arc<watch::Sender<bool>>,
     /// The tracking page as last rendered.
     page: Arc<page::PageCache>,
+    /// Poll-body bytes that may be buffered at once (`poll::POLL_BYTES_IN_FLIGHT`).
+    poll_bytes: Arc<tokio::sync::Semaphore>,
 }
 
 /// Makes both ends. `secret` guards every `/v1` route and `/metrics` (Bearer), except the
@@ -70,6 +72,7 @@ pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
             events: events_tx.clone(),
             closing: Arc::new(watch::channel(false).0),
             page: Arc::default(),
+            poll_bytes: Arc::new(tokio::sync::Semaphore::new(poll::POLL_BYTES_IN_FLIGHT)),
         },
         ApiHandle {
             commands: cmd_rx,
@@ -121,6 +124,8 @@ pub fn router(shared: Shared) -> Router {
         .route("/v1/events", get(get_events))
         .route("/v1/state", get(get_state))
         .route("/metrics", get(get_metrics))
+        // Inside the secret check: a body is read only for a request that showed the secret.
+        .route_layer(middleware::from_fn(server::buffer_body))
         .route_layer(middleware::from_fn_with_state(
             shared.clone(),
             auth::require_secret,

@@ -22,7 +22,14 @@
 //!   then times out with no explanation; a fast 503 tells the client what happened and lets
 //!   it retry. The cap leaves [`FD_RESERVE`] descriptors below `RLIMIT_NOFILE` for the AM's
 //!   own RM, NodeManager, HDFS and log files; the soft limit is raised to the hard one first.
-//! - **Body size** ([`BODY_LIMIT`]): request bodies are JSON commands; a larger one is a 413.
+//! - **Body size and deadline** ([`BODY_LIMIT`], [`BODY_READ_TIMEOUT`]): request bodies are
+//!   JSON commands; a larger one is a 413, and a body read only after its request is
+//!   authenticated (the Bearer secret, or an executor poll's MAC, which covers the body's
+//!   digest: see `poll.rs`), within a deadline ([`read_body`]). So a client without a secret
+//!   or key makes the AM hold at most its headers ([`HEADER_BUF_LIMIT`]) for at most the
+//!   header-read timeout, and its connection is closed after the 401 (hyper closes a
+//!   connection whose request body was left unread). Executor polls have their own, smaller
+//!   limit and a cap on the poll bytes buffered at once (`poll.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -50,8 +57,17 @@ pub const MAX_CONNECTIONS: usize = 2048;
 /// Descriptors kept free for the AM's own work (RM and NodeManager connections, HDFS,
 /// logs, the runtime).
 pub const FD_RESERVE: u64 = 512;
-/// Largest request body (a poll with many finished results is the largest legitimate one).
+/// Largest driver request body (a demand naming many hosts is the largest legitimate one).
 pub const BODY_LIMIT: usize = 4 << 20;
+/// How long an authenticated client has to send its request body.
+pub const BODY_READ_TIMEOUT: Duration = if cfg!(test) {
+    Duration::from_millis(300)
+} else {
+    Duration::from_secs(10)
+};
+/// The most a connection may buffer of a request's headers (hyper's read buffer; its
+/// default is about 400 KiB). Our clients' headers are well under 1 KiB.
+pub const HEADER_BUF_LIMIT: usize = 32 << 10;
 /// How long shutdown waits for connections still serving a request.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -178,6 +194,7 @@ pub async fn run(
     let service = TowerToHyperService::new(app);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
+        .max_buf_size(HEADER_BUF_LIMIT)
         .header_read_timeout(limits.header_read_timeout)
         .keep_alive(true);
     let slots = Arc::new(Semaphore::new(limits.max_connections));
@@ -232,6 +249,99 @@ pub async fn run(
         );
     }
     Ok(())
+}
+
+/// Why a request body could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyError {
+    /// Over the limit (told by `content-length`, or found while reading).
+    TooLarge,
+    /// Not all there within the deadline.
+    TimedOut,
+    /// The connection broke or the body was malformed.
+    Broken,
+}
+
+impl BodyError {
+    /// The answer for it: a status and a message.
+    pub fn reply(self, limit: usize, deadline: Duration) -> (axum::http::StatusCode, String) {
+        use axum::http::StatusCode;
+        match self {
+            BodyError::TooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the request body is over {limit} bytes"),
+            ),
+            BodyError::TimedOut => (
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the request body did not arrive within {deadline:?}"),
+            ),
+            BodyError::Broken => (
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read".to_string(),
+            ),
+        }
+    }
+}
+
+/// The length a request declares, if it declares one that parses.
+pub fn content_length(headers: &axum::http::HeaderMap) -> Option<usize> {
+    headers
+        .get(axum::http::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Reads a request body of at most `limit` bytes within `deadline`. A body that declares
+/// more is refused before a byte is read.
+pub async fn read_body(
+    headers: &axum::http::HeaderMap,
+    body: axum::body::Body,
+    limit: usize,
+    deadline: Duration,
+) -> Result<axum::body::Bytes, BodyError> {
+    if content_length(headers).is_some_and(|n| n > limit) {
+        return Err(BodyError::TooLarge);
+    }
+    match tokio::time::timeout(deadline, axum::body::to_bytes(body, limit)).await {
+        Err(_) => Err(BodyError::TimedOut),
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(e)) => {
+            let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+            while let Some(s) = source {
+                if s.is::<http_body_util::LengthLimitError>() {
+                    return Err(BodyError::TooLarge);
+                }
+                source = s.source();
+            }
+            Err(BodyError::Broken)
+        }
+    }
+}
+
+/// Middleware for authenticated routes (inside the secret check): buffers the body within
+/// [`BODY_LIMIT`] and [`BODY_READ_TIMEOUT`] before the handler runs, so that no handler reads
+/// a body without a deadline.
+pub async fn buffer_body(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let (parts, body) = req.into_parts();
+    match read_body(&parts.headers, body, BODY_LIMIT, BODY_READ_TIMEOUT).await {
+        Ok(bytes) => {
+            next.run(axum::extract::Request::from_parts(
+                parts,
+                axum::body::Body::from(bytes),
+            ))
+            .await
+        }
+        Err(e) => {
+            let (status, message) = e.reply(BODY_LIMIT, BODY_READ_TIMEOUT);
+            super::error(status, message).into_response()
+        }
+    }
 }
 
 /// A stream whose writes fail with `TimedOut` when the peer has not taken a byte for

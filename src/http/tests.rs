@@ -543,3 +543,124 @@ async fn the_driver_secret_does_not_open_the_poll_and_executor_keys_open_nothing
     }
     assert!(r.demands.lock().unwrap().is_empty());
 }
+
+/// Sends `head` and `body` on a fresh connection and reads until the server closes it; `None`
+/// when it has not within 5 s (the server is still waiting for something).
+async fn raw_exchange(base: &str, head: &str, body: &[u8]) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(base.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(body).await.unwrap();
+    let mut out = Vec::new();
+    // A reset after the reply (the server closed with our bytes unread) still ends the read.
+    let read = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    read.ok()
+        .map(|()| String::from_utf8_lossy(&out).into_owned())
+}
+
+/// A poll head signed for `body` by executor 1, declaring `len` bytes of body.
+fn signed_poll_head(master: &str, body: &[u8], len: usize) -> String {
+    use crate::protocol::poll::{executor_key, RequestAuth, SignedRequest, AUTH_HEADER};
+    let key = executor_key(master.as_bytes(), "1", CONTAINER);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let req = SignedRequest {
+        method: "POST",
+        path: "/v1/executors/poll",
+        body,
+    };
+    let auth = RequestAuth::sign(&key, "1", CONTAINER, 1, now, rand::random(), &req);
+    format!(
+        "POST /v1/executors/poll HTTP/1.1\r\nhost: x\r\n{AUTH_HEADER}: {}\r\n\
+         content-length: {len}\r\n\r\n",
+        auth.header_value()
+    )
+}
+
+/// Audit H1: a poll nobody signed is answered before its body is read, and its connection
+/// closed; the body is never buffered (on the old code the server waited for all 4 MiB).
+#[tokio::test]
+async fn an_unsigned_poll_is_refused_before_its_body_is_read() {
+    let r = start().await;
+    let forged = signed_poll_head(&new_secret(), b"{}", 4 << 20);
+    let unsigned = "POST /v1/executors/poll HTTP/1.1\r\nhost: x\r\n\
+                    content-length: 4194304\r\n\r\n";
+    for head in [forged.as_str(), unsigned] {
+        let reply = raw_exchange(&r.base, head, b"{\"exec")
+            .await
+            .expect("the server waited for the body of an unsigned poll");
+        assert!(reply.starts_with("HTTP/1.1 401"), "{reply}");
+        assert!(reply.contains("connection: close"), "{reply}");
+    }
+    // A genuine executor is served as before.
+    let body = serde_json::json!({"executor_id": "1", "host": "nm1", "free_cpus": 1});
+    let (ok, _) = signed_poll(&r.http, &r.base, &r.secret, "1", 1, &body).await;
+    assert_eq!(ok.status(), 200);
+}
+
+/// Audit H1: an authenticated poll's body is read within a deadline and a small limit, and
+/// must be the body its MAC covers.
+#[tokio::test]
+async fn a_signed_polls_body_is_bounded_in_time_and_size_and_must_match_its_mac() {
+    use crate::protocol::poll::{POLL_BODY_LIMIT, REPLY_MAC_HEADER};
+    let r = start().await;
+    let body = br#"{"executor_id": "1", "host": "nm1", "free_cpus": 1}"#;
+    // Half the body, then silence: 408 at the deadline (signed: the header verified).
+    let head = signed_poll_head(&r.secret, body, body.len());
+    let reply = raw_exchange(&r.base, &head, &body[..10])
+        .await
+        .expect("the server waited past its body deadline");
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    assert!(reply.contains(REPLY_MAC_HEADER), "{reply}");
+    // Declared over the limit: 413 before a byte of it is read.
+    let head = signed_poll_head(&r.secret, body, POLL_BODY_LIMIT + 1);
+    let reply = raw_exchange(&r.base, &head, b"").await.unwrap();
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
+    // Another body than the one signed: refused.
+    let other = br#"{"executor_id": "1", "host": "nm2", "free_cpus": 1}"#;
+    let head = signed_poll_head(&r.secret, body, other.len())
+        .replace("\r\n\r\n", "\r\nconnection: close\r\n\r\n");
+    let reply = raw_exchange(&r.base, &head, other).await.unwrap();
+    assert!(reply.starts_with("HTTP/1.1 401"), "{reply}");
+    assert!(reply.contains("not the one its MAC covers"), "{reply}");
+    // None of these was recorded: sequence number 1 is still free.
+    let (ok, _) = signed_poll(
+        &r.http,
+        &r.base,
+        &r.secret,
+        "1",
+        1,
+        &serde_json::from_slice(body).unwrap(),
+    )
+    .await;
+    assert_eq!(ok.status(), 200);
+}
+
+/// A driver request with the secret whose body stalls is cut at the body deadline.
+#[tokio::test]
+async fn a_driver_body_that_stalls_is_cut_at_the_deadline() {
+    let r = start().await;
+    let head = format!(
+        "POST /v1/demand HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\
+         content-type: application/json\r\ncontent-length: 100\r\n\r\n",
+        r.secret
+    );
+    let reply = raw_exchange(&r.base, &head, b"{\"target")
+        .await
+        .expect("the server waited past its body deadline");
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    assert!(r.demands.lock().unwrap().is_empty());
+}

@@ -50,6 +50,7 @@ pub mod http_auth;
 pub mod ids;
 pub mod nm;
 pub mod proto;
+pub mod redact;
 pub mod request_table;
 pub mod rest;
 pub mod rpc;

@@ -17,38 +17,40 @@ use serde::{Deserialize, Serialize};
 use crate::credentials::Credentials;
 use crate::gssapi::KerberosError;
 use crate::http_auth::{HttpAuth, RM_DELEGATION_HEADER};
+use crate::redact::{redact, RedactedUrl};
 
 /// What can go wrong talking to the RM over HTTP. Each variant names the URL so that an
-/// operator can retry the same call by hand.
+/// operator can retry the same call by hand, as a [`RedactedUrl`] (no `user.name=` value), and
+/// server text is [`redact`]ed.
 #[derive(Debug, thiserror::Error)]
 pub enum RestError {
     /// The reason (refused, timed out, ...) is the error's source chain, which anyhow's
     /// `{:#}` prints; the URL is already here, so the source carries none.
     #[error("cannot reach the ResourceManager at {url}")]
     Unreachable {
-        url: String,
+        url: RedactedUrl,
         #[source]
         source: reqwest::Error,
     },
     #[error("ResourceManager answered {status} to {method} {url}: {body}")]
     Status {
         method: &'static str,
-        url: String,
+        url: RedactedUrl,
         status: u16,
         body: String,
     },
     #[error("unexpected reply from {url}: {reason}")]
-    BadReply { url: String, reason: String },
+    BadReply { url: RedactedUrl, reason: String },
     /// No Kerberos token could be made for the request (no ticket, expired, no library).
     #[error("authenticating to {url}")]
     Kerberos {
-        url: String,
+        url: RedactedUrl,
         #[source]
         source: KerberosError,
     },
     /// The RM wants Kerberos (SPNEGO) and we sent a user name.
     #[error("the ResourceManager at {url} requires Kerberos (SPNEGO): run kinit or pass --principal/--keytab")]
-    NeedsKerberos { url: String },
+    NeedsKerberos { url: RedactedUrl },
 }
 
 pub type Result<T> = std::result::Result<T, RestError>;
@@ -294,7 +296,7 @@ impl RmRest {
             .connect_timeout(timeout)
             .build()
             .map_err(|source| RestError::Unreachable {
-                url: base.clone(),
+                url: RedactedUrl::new(&base),
                 source: source.without_url(),
             })?;
         Ok(Self {
@@ -350,12 +352,12 @@ impl RmRest {
         }
         let retry = req.try_clone();
         let kerberos = |source| RestError::Kerberos {
-            url: url.clone(),
+            url: RedactedUrl::new(&url),
             source,
         };
         let req = self.auth.authorize(req, &url).await.map_err(kerberos)?;
         let unreachable = |source: reqwest::Error| RestError::Unreachable {
-            url: url.clone(),
+            url: RedactedUrl::new(&url),
             source: source.without_url(),
         };
         let mut resp = req.send().await.map_err(unreachable)?;
@@ -367,18 +369,18 @@ impl RmRest {
         self.auth.remember(&resp);
         let status = resp.status().as_u16();
         if status == 401 && self.auth.simple_user().is_some() && wants_negotiate(&resp) {
-            return Err(RestError::NeedsKerberos { url });
+            return Err(RestError::NeedsKerberos { url: url.into() });
         }
         let text = resp.text().await.map_err(|source| RestError::Unreachable {
-            url: url.clone(),
+            url: RedactedUrl::new(&url),
             source: source.without_url(),
         })?;
         if !(200..300).contains(&status) {
             return Err(RestError::Status {
                 method,
-                url,
+                url: url.into(),
                 status,
-                body: text.chars().take(2000).collect(),
+                body: redact(&text.chars().take(2000).collect::<String>()),
             });
         }
         Ok((status, text))
@@ -394,17 +396,17 @@ impl RmRest {
         let (_, text) = self.send("POST", url.clone(), Some(body)).await?;
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| RestError::BadReply {
-                url: url.clone(),
+                url: RedactedUrl::new(&url),
                 reason: format!("delegation-token reply: {e}"),
             })?;
         v.get("token")
             .and_then(|t| t.as_str())
             .map(str::to_string)
             .ok_or_else(|| RestError::BadReply {
-                url,
+                url: url.into(),
                 reason: format!(
                     "no `token` in {}",
-                    text.chars().take(200).collect::<String>()
+                    redact(&text.chars().take(200).collect::<String>())
                 ),
             })
     }
@@ -413,10 +415,10 @@ impl RmRest {
         let url = self.url(path);
         let (_, text) = self.send("GET", url.clone(), None).await?;
         serde_json::from_str(&text).map_err(|e| RestError::BadReply {
-            url,
+            url: url.into(),
             reason: format!(
                 "not JSON ({e}): {}",
-                text.chars().take(200).collect::<String>()
+                redact(&text.chars().take(200).collect::<String>())
             ),
         })
     }
@@ -428,11 +430,11 @@ impl RmRest {
         key: &str,
     ) -> Result<T> {
         let inner = v.get(key).cloned().ok_or_else(|| RestError::BadReply {
-            url: self.url(path),
+            url: RedactedUrl::new(&self.url(path)),
             reason: format!("no `{key}` in reply"),
         })?;
         serde_json::from_value(inner).map_err(|e| RestError::BadReply {
-            url: self.url(path),
+            url: RedactedUrl::new(&self.url(path)),
             reason: format!("`{key}` has an unexpected shape: {e}"),
         })
     }
@@ -460,7 +462,7 @@ impl RmRest {
             return Ok(Vec::new());
         }
         serde_json::from_value(list).map_err(|e| RestError::BadReply {
-            url: self.url(&path),
+            url: RedactedUrl::new(&self.url(&path)),
             reason: format!("`nodes.node` has an unexpected shape: {e}"),
         })
     }
@@ -469,7 +471,7 @@ impl RmRest {
         let url = self.url("/ws/v1/cluster/apps/new-application");
         let (_, text) = self.send("POST", url.clone(), None).await?;
         serde_json::from_str(&text).map_err(|e| RestError::BadReply {
-            url,
+            url: url.into(),
             reason: format!("new-application reply: {e}"),
         })
     }
@@ -613,5 +615,34 @@ mod tests {
         assert_eq!(n.node_host_name, "nm1");
         assert_eq!(n.memory_mb(), 4096);
         assert_eq!(n.vcores(), 4);
+    }
+}
+
+/// Audit M2 (RM side): an RM REST error names its URL without the caller's `user.name`.
+#[cfg(test)]
+mod redaction_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn rest_errors_carry_no_user_name() {
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let rm = RmRest::new(
+            &format!("http://{closed}"),
+            "alice-secret-name",
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let e = rm.new_application().await.unwrap_err();
+        let mut shown = format!("{e} {e:?}");
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            shown.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        assert!(!shown.contains("alice-secret-name"), "{shown}");
+        assert!(shown.contains("user.name=REDACTED"), "{shown}");
     }
 }

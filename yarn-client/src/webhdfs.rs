@@ -27,12 +27,14 @@ use serde::Deserialize;
 
 use crate::gssapi::KerberosError;
 use crate::http_auth::HttpAuth;
+use crate::redact::{redact, RedactedUrl};
 
 /// Java class of the exception HDFS raises for a missing path.
 pub const FILE_NOT_FOUND: &str = "java.io.FileNotFoundException";
 
 /// What can go wrong talking to WebHDFS. Each variant names the operation and the URL or
-/// path, so an operator can repeat the call by hand.
+/// path, so an operator can repeat the call by hand; URLs are [`RedactedUrl`]s and server text
+/// is [`redact`]ed, so no error carries a delegation token or a user name.
 #[derive(Debug, thiserror::Error)]
 pub enum WebHdfsError {
     #[error("invalid WebHDFS address {address:?}: {reason}")]
@@ -44,7 +46,7 @@ pub enum WebHdfsError {
     #[error("cannot reach WebHDFS for {op} at {url}: {cause}")]
     Unreachable {
         op: &'static str,
-        url: String,
+        url: RedactedUrl,
         cause: String,
         timed_out: bool,
     },
@@ -62,7 +64,7 @@ pub enum WebHdfsError {
     #[error("WebHDFS answered HTTP {status} to {op} {url}: {body}")]
     Status {
         op: &'static str,
-        url: String,
+        url: RedactedUrl,
         status: u16,
         body: String,
     },
@@ -75,14 +77,14 @@ pub enum WebHdfsError {
     #[error("unexpected WebHDFS reply to {op} {url}: {reason}")]
     BadReply {
         op: &'static str,
-        url: String,
+        url: RedactedUrl,
         reason: String,
     },
     /// No Kerberos token could be made for the request (no ticket, expired, no library).
     #[error("authenticating to WebHDFS for {op} at {url}")]
     Kerberos {
         op: &'static str,
-        url: String,
+        url: RedactedUrl,
         #[source]
         source: KerberosError,
     },
@@ -190,7 +192,7 @@ pub struct BlockLocation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Created {
     /// The DataNode URL the bytes were sent to.
-    pub datanode_url: String,
+    pub datanode_url: RedactedUrl,
     /// `host:port` of the NameNode's RPC server (or the HA nameservice), from the
     /// `namenoderpcaddress` parameter of the DataNode URL: what `hdfs://` URLs must name.
     pub namenode_rpc_address: Option<String>,
@@ -376,7 +378,7 @@ impl WebHdfs {
         t.map(|t| t.url_string)
             .ok_or_else(|| WebHdfsError::BadReply {
                 op: "GETDELEGATIONTOKEN",
-                url,
+                url: url.into(),
                 reason: "the NameNode issued no token (is security off?)".into(),
             })
     }
@@ -426,7 +428,7 @@ impl WebHdfs {
     ) -> Result<(u16, String, Option<String>)> {
         let kerberos = |source| WebHdfsError::Kerberos {
             op,
-            url: url.to_string(),
+            url: RedactedUrl::new(url),
             source,
         };
         let retry = req.try_clone();
@@ -470,23 +472,23 @@ impl WebHdfs {
         let v: serde_json::Value =
             serde_json::from_str(body).map_err(|e| WebHdfsError::BadReply {
                 op,
-                url: url.to_string(),
+                url: RedactedUrl::new(url),
                 reason: format!(
                     "not JSON ({e}): {}",
-                    body.chars().take(200).collect::<String>()
+                    redact(&body.chars().take(200).collect::<String>())
                 ),
             })?;
         let inner = v.get(key).cloned().ok_or_else(|| WebHdfsError::BadReply {
             op,
-            url: url.to_string(),
+            url: RedactedUrl::new(url),
             reason: format!(
                 "no `{key}` in {}",
-                body.chars().take(200).collect::<String>()
+                redact(&body.chars().take(200).collect::<String>())
             ),
         })?;
         serde_json::from_value(inner).map_err(|e| WebHdfsError::BadReply {
             op,
-            url: url.to_string(),
+            url: RedactedUrl::new(url),
             reason: format!("`{key}` has an unexpected shape: {e}"),
         })
     }
@@ -501,7 +503,7 @@ impl WebHdfs {
         if !made {
             return Err(WebHdfsError::BadReply {
                 op: "MKDIRS",
-                url,
+                url: url.into(),
                 reason: "the NameNode answered false (folder not created)".into(),
             });
         }
@@ -565,13 +567,15 @@ impl WebHdfs {
         if status != 201 && status != 200 {
             return Err(WebHdfsError::BadReply {
                 op: "CREATE",
-                url: datanode_url,
-                reason: format!("DataNode answered {status}, not 201 Created: {reply}"),
+                url: RedactedUrl::new(&datanode_url),
+                reason: redact(&format!(
+                    "DataNode answered {status}, not 201 Created: {reply}"
+                )),
             });
         }
         Ok(Created {
             namenode_rpc_address: query_param(&datanode_url, "namenoderpcaddress"),
-            datanode_url,
+            datanode_url: datanode_url.into(),
             bytes: len,
         })
     }
@@ -636,7 +640,7 @@ impl WebHdfs {
             (307, Some(loc)) => Ok(loc),
             (307, None) => Err(WebHdfsError::BadReply {
                 op,
-                url,
+                url: url.into(),
                 reason: "307 without a Location header".into(),
             }),
             _ => Self::json::<String>(op, &url, &reply, "Location"),
@@ -785,7 +789,7 @@ fn unreachable(op: &'static str, url: &str, e: reqwest::Error) -> WebHdfsError {
     }
     WebHdfsError::Unreachable {
         op,
-        url: url.to_string(),
+        url: RedactedUrl::new(url),
         cause,
         timed_out,
     }
@@ -810,13 +814,13 @@ fn error_from_reply(
                 e.java_class_name
             },
             exception: e.exception,
-            message: e.message,
+            message: redact(&e.message),
         },
         None => WebHdfsError::Status {
             op,
-            url: url.to_string(),
+            url: RedactedUrl::new(url),
             status,
-            body: body.chars().take(500).collect(),
+            body: redact(&body.chars().take(500).collect::<String>()),
         },
     }
 }
@@ -936,7 +940,7 @@ mod tests {
                 status, url, body, ..
             } => {
                 assert_eq!(*status, 502);
-                assert!(url.contains("rm:9870"));
+                assert!(url.as_str().contains("rm:9870"));
                 assert!(body.contains("Bad gateway"));
             }
             other => panic!("{other:?}"),
@@ -975,5 +979,89 @@ mod tests {
         // Broken escapes pass through as they are; multi-byte UTF-8 decodes.
         assert_eq!(decode("50%zz%4"), "50%zz%4");
         assert_eq!(decode("caf%C3%A9+x"), "café x");
+    }
+}
+
+/// Audit M2: the errors of a WebHDFS call made with a delegation token, on the real error
+/// paths (a NameNode that does not answer, one that answers an error page echoing the URL, a
+/// DataNode redirect that carries the token), carry neither the token nor the user name.
+#[cfg(test)]
+mod redaction_tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const TOKEN: &str = "EW93bmVyLUhERlMtVE9LRU4tUEFTU1dPUkQ";
+
+    fn client(address: &str) -> WebHdfs {
+        WebHdfs::new(address, "alice", Duration::from_secs(5))
+            .unwrap()
+            .with_auth(HttpAuth::Delegation {
+                token: TOKEN.to_string(),
+            })
+    }
+
+    fn assert_clean(e: &WebHdfsError) {
+        let shown = format!("{e} {e:?}");
+        assert!(!shown.contains(TOKEN), "{shown}");
+        assert!(shown.contains("delegation=REDACTED"), "{shown}");
+    }
+
+    /// One HTTP reply per connection, whatever was asked.
+    async fn answer_with(reply: String) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let _ = s.write_all(reply.as_bytes()).await;
+            }
+        });
+        address
+    }
+
+    #[tokio::test]
+    async fn webhdfs_errors_carry_no_delegation_token() {
+        // Nobody listens (a NameNode restarting): the journal append's error.
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let e = client(&format!("http://{closed}"))
+            .append(
+                "/user/alice/.yarn-am-staging/app/job-journal-1.jsonl",
+                b"x".to_vec(),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(e, WebHdfsError::Unreachable { .. }), "{e}");
+        assert_clean(&e);
+
+        // An error page that echoes the URL, token included.
+        let page =
+            format!("<html>bad gateway for /webhdfs/v1/x?op=DELETE&delegation={TOKEN}</html>");
+        let nn = answer_with(format!(
+            "HTTP/1.1 502 Bad Gateway\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+            page.len()
+        ))
+        .await;
+        let e = client(&nn).delete("/x", true).await.unwrap_err();
+        assert!(matches!(e, WebHdfsError::Status { .. }), "{e}");
+        assert_clean(&e);
+
+        // A NameNode that sends the append to a DataNode that is not there: the DataNode
+        // URL carries the token, as real redirects do.
+        let dn = format!(
+            "http://{closed}/webhdfs/v1/x?op=APPEND&delegation={TOKEN}&namenoderpcaddress=nn:8020"
+        );
+        let body = format!("{{\"Location\":\"{dn}\"}}");
+        let nn = answer_with(format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        ))
+        .await;
+        let e = client(&nn).append("/x", b"x".to_vec()).await.unwrap_err();
+        assert!(matches!(e, WebHdfsError::Unreachable { .. }), "{e}");
+        assert_clean(&e);
     }
 }

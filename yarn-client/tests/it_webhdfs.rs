@@ -61,6 +61,7 @@ async fn folders_files_status_overwrite_and_recursive_delete() {
             .iter()
             .any(|dn| created
                 .datanode_url
+                .as_str()
                 .starts_with(&format!("{dn}webhdfs/v1/"))),
         "{created:?}"
     );

@@ -28,8 +28,9 @@ pub struct InputsSpec {
     #[serde(default)]
     pub split_size_bytes: Option<u64>,
     /// Shell command of each split's task; `{split.url}`, `{split.path}`, `{split.offset}`,
-    /// `{split.length}` and `{split.index}` are replaced, and the same values are in the
-    /// task's environment as `YARN_AM_SPLIT_URL` etc.
+    /// `{split.length}` and `{split.index}` are replaced, each by its value shell-quoted (one
+    /// shell word, whatever a file name holds), and the same values are in the task's
+    /// environment as `YARN_AM_SPLIT_URL` etc.
     pub command: String,
     #[serde(default = "default_cpus")]
     pub cpus: u32,

@@ -205,6 +205,36 @@ fn shell_quote(v: &str) -> String {
     format!("'{}'", v.replace('\'', r"'\''"))
 }
 
+/// Replaces each `{split.<key>}` in `command` by its value shell-quoted, so that every
+/// placeholder is one shell word whatever the value holds (HDFS names may contain `;`, `'`,
+/// `$`, spaces). One pass: a value is never scanned again for placeholders. A placeholder
+/// inside the job's own quotes would end them, so jobs must not quote placeholders (the
+/// README says so); `{split.url}'&user.name=me'` joins a quoted suffix to the same word.
+fn expand_placeholders(command: &str, values: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(command.len());
+    let mut rest = command;
+    while let Some(at) = rest.find("{split.") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let found = values.iter().find_map(|(key, value)| {
+            let token = format!("{{split.{key}}}");
+            tail.starts_with(&token).then_some((token.len(), value))
+        });
+        match found {
+            Some((len, value)) => {
+                out.push_str(&shell_quote(value));
+                rest = &tail[len..];
+            }
+            None => {
+                out.push('{');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The task of split number `index`. `webhdfs_base` (e.g. `http://rm:9870`) makes the
 /// split's URL: a WebHDFS OPEN of exactly its bytes, without any credential (the task adds
 /// `&user.name=` or its own authentication).
@@ -223,10 +253,9 @@ pub fn task_for(spec: &InputsSpec, index: usize, split: &Split, webhdfs_base: &s
         ("length", split.length.to_string()),
         ("index", index.to_string()),
     ];
-    let mut command = spec.command.clone();
+    let command = expand_placeholders(&spec.command, &values);
     let mut env = String::from("export");
     for (key, value) in &values {
-        command = command.replace(&format!("{{split.{key}}}"), value);
         env.push_str(&format!(
             " YARN_AM_SPLIT_{}={}",
             key.to_ascii_uppercase(),
@@ -375,7 +404,7 @@ mod tests {
     #[test]
     fn a_task_gets_its_split_in_placeholders_and_environment() {
         let spec: InputsSpec = serde_json::from_str(
-            r#"{"paths":["/d/*"],"command":"curl -s '{split.url}&user.name=me' | wc -l # {split.path} {split.offset}+{split.length}"}"#,
+            r#"{"paths":["/d/*"],"command":"curl -s {split.url}'&user.name=me' | wc -l # {split.path} {split.offset}+{split.length}"}"#,
         )
         .unwrap();
         let split = Split {
@@ -388,9 +417,9 @@ mod tests {
         assert_eq!(t.id, "split-00007");
         assert_eq!(t.preferred_hosts, ["nm2"]);
         assert!(t.command.contains(
-            "curl -s 'http://rm:9870/webhdfs/v1/d/a%20b?op=OPEN&offset=4&length=6&user.name=me'"
+            "curl -s 'http://rm:9870/webhdfs/v1/d/a%20b?op=OPEN&offset=4&length=6''&user.name=me'"
         ));
-        assert!(t.command.contains("# /d/a b 4+6"));
+        assert!(t.command.contains("# '/d/a b' '4'+'6'"), "{}", t.command);
         assert!(t.command.starts_with("export YARN_AM_SPLIT_URL='http://rm:9870/webhdfs/v1/d/a%20b?op=OPEN&offset=4&length=6' YARN_AM_SPLIT_PATH='/d/a b' YARN_AM_SPLIT_OFFSET='4' YARN_AM_SPLIT_LENGTH='6' YARN_AM_SPLIT_INDEX='7'; "), "{}", t.command);
         let out = std::process::Command::new("bash")
             .arg("-c")
@@ -401,6 +430,54 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "/d/a b|6\n");
+    }
+
+    /// Audit M1: a placeholder is one shell word whatever the file name holds; a name cannot
+    /// run a command (on the old code `{split.path}` was pasted in raw).
+    #[test]
+    fn placeholders_expand_to_one_shell_word_each() {
+        let spec: InputsSpec = serde_json::from_str(
+            r#"{"paths":["/d/*"],"command":"printf '<%s>' {split.path} {split.index}; echo"}"#,
+        )
+        .unwrap();
+        let dir = std::env::temp_dir().join(format!("yarn-am-m1-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in [
+            "/d/a;exit 7;b.txt",
+            "/d/x;touch PWNED;#",
+            "/d/x';touch PWNED;'",
+            "/d/$(touch PWNED) `touch PWNED` \"{split.index}\"",
+            "/d/a\nb {split.path}",
+        ] {
+            let split = Split {
+                path: name.into(),
+                offset: 0,
+                length: 1,
+                hosts: vec![],
+            };
+            let t = task_for(&spec, 3, &split, "http://rm:9870");
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(&t.command)
+                .current_dir(&dir)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", t.command);
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                format!("<{name}><3>\n"),
+                "{}",
+                t.command
+            );
+            assert!(!dir.join("PWNED").exists(), "{}", t.command);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        // Unknown placeholders and lone braces are left alone.
+        let values = [("index", "1".to_string())];
+        assert_eq!(
+            expand_placeholders("{split.x} {split.index}{ {split.", &values),
+            "{split.x} '1'{ {split."
+        );
     }
 
     /// 100k blocks (a 400 GB input in 4 MB blocks) split in bounded time: the per-split

@@ -19,9 +19,12 @@
 //!
 //! # A poll
 //! The request carries [`AUTH_HEADER`]: the executor id and container id, a sequence number
-//! (strictly increasing per executor), the executor's clock, a fresh random nonce, and an HMAC
-//! under the executor key over all of those, the method, the path and the SHA-256 of the body.
-//! No key or secret goes over the wire, so a fake AM that takes over a dead AM's port learns
+//! (strictly increasing per executor), the executor's clock, a fresh random nonce, the SHA-256
+//! of the body, and an HMAC under the executor key over all of those, the method and the path.
+//! Because the body's digest is in the header, the AM checks the MAC before it reads a byte
+//! of the body ([`Verifier::verify_header`]): anyone who can reach the AM's port can make it
+//! read headers, never a body; the body is then read under a deadline and a small limit and
+//! must match the digest ([`Verifier::accept_body`]). No key or secret goes over the wire, so a fake AM that takes over a dead AM's port learns
 //! nothing it can reuse. The AM refuses a sequence number it has seen (a replay) and a clock
 //! more than [`MAX_SKEW_MS`] away from its own (a replay to a new AM with no memory of the old
 //! sequence numbers; the same tolerance Kerberos asks of a cluster).
@@ -51,7 +54,9 @@ pub const REPLY_MAC_HEADER: &str = "x-yarn-am-reply-mac";
 /// How far an executor's clock may be from the AM's.
 pub const MAX_SKEW_MS: u64 = 120_000;
 
-const VERSION: &str = "v1";
+/// The scheme's version: v2 carries the body's digest in the header, so that the AM can check
+/// the MAC before it reads a byte of the body (v1 covered the digest without sending it).
+const VERSION: &str = "v2";
 
 /// Why a poll's authentication was refused. The message goes back to the executor (it tells
 /// nothing the requester did not send).
@@ -63,6 +68,8 @@ pub enum AuthError {
     Malformed(String),
     #[error("the poll's MAC does not verify (not signed with this executor's key, or changed on the way)")]
     BadMac,
+    #[error("the poll's body is not the one its MAC covers (changed on the way)")]
+    BodyMismatch,
     #[error("replayed poll: sequence number {seq} of executor {executor} is not above {last}")]
     Replay {
         executor: String,
@@ -144,6 +151,8 @@ pub struct RequestAuth {
     pub time_ms: u64,
     /// 16 random bytes, hex.
     pub nonce: String,
+    /// Hex SHA-256 of the body: in the header, so that the MAC can be checked first.
+    pub body_sha256: String,
     mac: String,
 }
 
@@ -171,13 +180,16 @@ impl RequestAuth {
             seq,
             time_ms,
             nonce: hex::encode(nonce),
+            body_sha256: body_digest(req.body),
             mac: String::new(),
         };
-        a.mac = hex::encode(mac(key, &a.signed_parts(req).each()));
+        a.mac = hex::encode(mac(key, &a.signed_parts(req.method, req.path).each()));
         a
     }
 
-    fn signed_parts(&self, req: &SignedRequest<'_>) -> SignedParts {
+    /// Every field the MAC covers: the header's own fields, the method and the path. The
+    /// body is covered through its digest, which the header carries.
+    fn signed_parts(&self, method: &str, path: &str) -> SignedParts {
         SignedParts(vec![
             format!("yarn-am poll request {VERSION}"),
             self.executor_id.clone(),
@@ -185,16 +197,22 @@ impl RequestAuth {
             self.seq.to_string(),
             self.time_ms.to_string(),
             self.nonce.clone(),
-            req.method.to_string(),
-            req.path.to_string(),
-            body_digest(req.body),
+            method.to_string(),
+            path.to_string(),
+            self.body_sha256.clone(),
         ])
     }
 
     pub fn header_value(&self) -> String {
         format!(
-            "{VERSION} executor={} container={} seq={} time={} nonce={} mac={}",
-            self.executor_id, self.container_id, self.seq, self.time_ms, self.nonce, self.mac
+            "{VERSION} executor={} container={} seq={} time={} nonce={} body={} mac={}",
+            self.executor_id,
+            self.container_id,
+            self.seq,
+            self.time_ms,
+            self.nonce,
+            self.body_sha256,
+            self.mac
         )
     }
 
@@ -202,7 +220,9 @@ impl RequestAuth {
         let bad = |why: &str| AuthError::Malformed(why.to_string());
         let mut words = header.split_ascii_whitespace();
         if words.next() != Some(VERSION) {
-            return Err(bad("it does not start with the scheme version v1"));
+            return Err(AuthError::Malformed(format!(
+                "it does not start with the scheme version {VERSION}"
+            )));
         }
         let mut fields: HashMap<&str, &str> = HashMap::new();
         for w in words {
@@ -240,10 +260,18 @@ impl RequestAuth {
                 Err(AuthError::Malformed(format!("{k} is not a valid id")))
             }
         };
-        const KNOWN: [&str; 6] = ["executor", "container", "seq", "time", "nonce", "mac"];
+        const KNOWN: [&str; 7] = [
+            "executor",
+            "container",
+            "seq",
+            "time",
+            "nonce",
+            "body",
+            "mac",
+        ];
         if let Some(k) = fields.keys().find(|k| !KNOWN.contains(k)) {
             return Err(AuthError::Malformed(format!(
-                "unknown field {k} (want executor, container, seq, time, nonce, mac)"
+                "unknown field {k} (want executor, container, seq, time, nonce, body, mac)"
             )));
         }
         Ok(Self {
@@ -252,6 +280,7 @@ impl RequestAuth {
             seq: number("seq")?,
             time_ms: number("time")?,
             nonce: hex_of("nonce", 32)?,
+            body_sha256: hex_of("body", 64)?,
             mac: hex_of("mac", 64)?,
         })
     }
@@ -266,12 +295,15 @@ impl SignedParts {
     }
 }
 
-/// A poll whose claim verified: who sent it, and how to sign the answer.
+/// A poll whose claim verified: who sent it, and how to sign the answer. From
+/// [`Verifier::verify_header`] its body is still unread; [`Verifier::accept_body`] checks it.
 #[derive(Clone)]
 pub struct Verified {
     pub executor_id: String,
     pub container_id: String,
+    seq: u64,
     nonce: String,
+    body_sha256: String,
     key: [u8; 32],
 }
 
@@ -335,17 +367,21 @@ impl Verifier {
         }
     }
 
-    /// Checks one poll. `now_ms` is the AM's clock (ms since the epoch). The sequence number
-    /// is recorded only for a poll whose MAC verified, so a forger cannot block an executor.
-    pub fn verify(
-        &mut self,
+    /// Checks one poll's header, before its body is read: the MAC under the key it derives
+    /// (over every header field, the method, the path and the body's digest as claimed), the
+    /// clock, and that the sequence number is above the last accepted one. Records nothing:
+    /// the sequence number is recorded by [`Verifier::accept_body`], once the body matched.
+    /// `now_ms` is the AM's clock (ms since the epoch).
+    pub fn verify_header(
+        &self,
         header: Option<&str>,
-        req: &SignedRequest<'_>,
+        method: &str,
+        path: &str,
         now_ms: u64,
     ) -> Result<Verified, AuthError> {
         let auth = RequestAuth::parse(header.ok_or(AuthError::Missing)?)?;
         let key = executor_key(&self.master, &auth.executor_id, &auth.container_id);
-        if !verify(&key, &auth.signed_parts(req).each(), &auth.mac) {
+        if !verify(&key, &auth.signed_parts(method, path).each(), &auth.mac) {
             return Err(AuthError::BadMac);
         }
         let skew_ms = now_ms.abs_diff(auth.time_ms);
@@ -355,24 +391,63 @@ impl Verifier {
                 skew_ms,
             });
         }
-        let last = self
-            .last_seq
-            .entry((auth.executor_id.clone(), auth.container_id.clone()))
-            .or_insert(0);
-        if auth.seq <= *last {
-            return Err(AuthError::Replay {
-                executor: auth.executor_id,
-                seq: auth.seq,
-                last: *last,
-            });
-        }
-        *last = auth.seq;
+        self.above_last(&auth.executor_id, &auth.container_id, auth.seq)?;
         Ok(Verified {
             executor_id: auth.executor_id,
             container_id: auth.container_id,
+            seq: auth.seq,
             nonce: auth.nonce,
+            body_sha256: auth.body_sha256,
             key,
         })
+    }
+
+    /// Checks the body of a poll whose header verified against the digest the MAC covers,
+    /// then records its sequence number (checked again: another poll with the same number
+    /// may have been accepted while this body was read). Only a poll that verified whole is
+    /// recorded, so a forger cannot block an executor.
+    pub fn accept_body(&mut self, poll: &Verified, body: &[u8]) -> Result<(), AuthError> {
+        let digest = body_digest(body);
+        if !bool::from(subtle::ConstantTimeEq::ct_eq(
+            digest.as_bytes(),
+            poll.body_sha256.as_bytes(),
+        )) {
+            return Err(AuthError::BodyMismatch);
+        }
+        self.above_last(&poll.executor_id, &poll.container_id, poll.seq)?;
+        self.last_seq.insert(
+            (poll.executor_id.clone(), poll.container_id.clone()),
+            poll.seq,
+        );
+        Ok(())
+    }
+
+    /// Checks one whole poll: [`Verifier::verify_header`], then [`Verifier::accept_body`].
+    pub fn verify(
+        &mut self,
+        header: Option<&str>,
+        req: &SignedRequest<'_>,
+        now_ms: u64,
+    ) -> Result<Verified, AuthError> {
+        let verified = self.verify_header(header, req.method, req.path, now_ms)?;
+        self.accept_body(&verified, req.body)?;
+        Ok(verified)
+    }
+
+    fn above_last(&self, executor: &str, container: &str, seq: u64) -> Result<(), AuthError> {
+        let last = self
+            .last_seq
+            .get(&(executor.to_string(), container.to_string()))
+            .copied()
+            .unwrap_or(0);
+        if seq <= last {
+            return Err(AuthError::Replay {
+                executor: executor.to_string(),
+                seq,
+                last,
+            });
+        }
+        Ok(())
     }
 }
 
@@ -419,7 +494,7 @@ mod tests {
         let mut v = Verifier::new(MASTER);
         assert_eq!(
             v.verify(Some(&header), &req(b"{ }"), NOW).unwrap_err(),
-            AuthError::BadMac
+            AuthError::BodyMismatch
         );
         let other_path = SignedRequest {
             path: "/v1/finish",
@@ -438,6 +513,10 @@ mod tests {
                 &format!("time={}", NOW + 1) as &str,
             ),
             ("nonce=0707", "nonce=0807"),
+            (
+                &format!("body={}", body_digest(b"{}")) as &str,
+                &format!("body={}", body_digest(b"{ }")) as &str,
+            ),
             ("container_1_0001_01_000002", "container_1_0001_01_000003"),
         ] {
             let forged = header.replacen(from, to, 1);
@@ -568,8 +647,13 @@ mod tests {
             AuthError::Missing
         );
         for (header, says) in [
-            ("Bearer abc", "v1"),
-            ("v1 executor=1", "no container= field"),
+            ("Bearer abc", "v2"),
+            (&good.replace("v2 ", "v1 ") as &str, "v2"),
+            ("v2 executor=1", "no container= field"),
+            (
+                &good.replace("body=", "body=0") as &str,
+                "body is not 64 hex digits",
+            ),
             (
                 &good.replace("seq=1", "seq=x") as &str,
                 "seq is not a number",

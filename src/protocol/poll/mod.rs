@@ -39,17 +39,24 @@
 //!
 //! `finished`: results not yet acknowledged; `running`: attempts the executor has received
 //! and not yet reported. The first poll is the registration. Header [`AUTH_HEADER`]:
-//! `v1 executor=7 container=container_..._000002 seq=N time=MS nonce=HEX32 mac=HEX64`, the MAC
-//! under the executor key over the newline-joined parts `yarn-am poll request v1`, executor
-//! id, container id, seq, time, nonce, method, path and the hex SHA-256 of the body
-//! ([`RequestAuth::sign`]). Ids are restricted to `[A-Za-z0-9_.-]`, so none can mimic a
-//! separator.
+//! `v2 executor=7 container=container_..._000002 seq=N time=MS nonce=HEX32 body=HEX64
+//! mac=HEX64`, `body` the hex SHA-256 of the body and the MAC under the executor key over the
+//! newline-joined parts `yarn-am poll request v2`, executor id, container id, seq, time,
+//! nonce, method, path and that digest ([`RequestAuth::sign`]). Ids are restricted to
+//! `[A-Za-z0-9_.-]`, so none can mimic a separator. The body must declare its length
+//! (`content-length`), at most [`POLL_BODY_LIMIT`].
 //!
-//! The AM ([`Verifier::verify`]) checks the MAC under the key it derives (constant-time), the
-//! clock within [`MAX_SKEW_MS`] of its own, and the sequence number strictly above the last
-//! one it accepted for that (executor, container) (recorded only after the MAC verified, so a
-//! forger cannot block an executor). Then the body's `executor_id` must equal the signed one.
-//! Failures are 401 with `{"error": ...}`.
+//! The AM checks the header before it reads a byte of the body
+//! ([`Verifier::verify_header`]): the MAC under the key it derives (constant-time), the clock
+//! within [`MAX_SKEW_MS`] of its own, and the sequence number strictly above the last one it
+//! accepted for that (executor, container). A poll that fails is a 401 and its connection is
+//! closed with the body unread, so whoever can reach the port but holds no key makes the AM
+//! buffer nothing but headers. Then it reads the body (within 5 s, and a cap on the poll
+//! bytes buffered at once over all connections: a 503 past it), checks it against the signed
+//! digest and records the sequence number ([`Verifier::accept_body`]; recorded only for a poll
+//! that verified whole, so a forger cannot block an executor). Then the body's `executor_id`
+//! must equal the signed one. Failures are 401 with `{"error": ...}`; a body too large is a
+//! 413, one that does not arrive in time a 408.
 //!
 //! # Reply
 //! A [`PollReply`]: `{"tasks": [{"task_id", "attempt", "command", "cpus"}], "shutdown": bool,
@@ -86,7 +93,8 @@
 //! Results that could not be delivered are kept and sent with the next poll. Connection
 //! refused (nobody listens: the AM exited) for 2 s (`AM_GONE_AFTER`) ends the executor, unless
 //! a next attempt appears (below); other failures (timeouts, 5xx) are retried until 120 s
-//! without any answer (`AM_LOST_AFTER`); a 400, 401 or 404 ends it at once. Idle polls are
+//! without any answer (`AM_LOST_AFTER`); a 408 is retried too; other 4xx (400, 401, 404,
+//! 413) end it at once. Idle polls are
 //! 300 ms apart; a finishing task wakes the loop early. Every exit stops the tasks' process
 //! groups first.
 //!
@@ -110,6 +118,10 @@ pub use auth::{
     check_reply, executor_key, AuthError, ReplyError, RequestAuth, SignedRequest, Verified,
     Verifier, AUTH_HEADER, MAX_SKEW_MS, POLL_PATH, REPLY_MAC_HEADER,
 };
+
+/// Largest poll body the AM reads. A poll lists the executor's unacknowledged results and
+/// running attempts, which its cpus bound (task ids are at most 200 bytes): a few KiB.
+pub const POLL_BODY_LIMIT: usize = 1 << 20;
 
 /// One attempt of one task: the driver's type is the wire's (see its doc).
 pub use crate::core::ids::TaskAttempt;
