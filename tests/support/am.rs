@@ -18,6 +18,12 @@ pub fn yarn_am(c: &Cluster) -> Command {
         .env_remove("YARN_AM_RM_WEB")
         .env_remove("YARN_AM_WEBHDFS")
         .env_remove("YARN_AM_STAGING_DIR");
+    // On the docker backend no node sees the host's /tmp/yarn-am-staging (localisation fails:
+    // "File file:/tmp/yarn-am-staging/<app>/yarn-am-spec.json does not exist"): stage on HDFS,
+    // as on a real multi-host cluster.
+    if c.backend() == "docker" {
+        cmd.env("YARN_AM_WEBHDFS", &c.webhdfs);
+    }
     cmd
 }
 
