@@ -297,12 +297,14 @@ pub fn job_report(c: &Cluster, app: &str) -> yarn_am::core::driver::report::JobS
 pub fn am_host(c: &Cluster, app: &str) -> String {
     let dir = am_log_dir(c, app).expect("AM log dir");
     let rel = dir.strip_prefix(&c.dir).unwrap();
-    rel.components()
-        .next()
-        .unwrap()
-        .as_os_str()
-        .to_string_lossy()
-        .to_string()
+    // `nmX/logs/...`, or on the docker backend `nm-web/nmX/logs/...` (fetched from nmX).
+    let mut parts = rel.components().map(|p| p.as_os_str().to_string_lossy().to_string());
+    let first = parts.next().unwrap();
+    if first == "nm-web" {
+        parts.next().unwrap()
+    } else {
+        first
+    }
 }
 
 /// Every executor container of `app` (all but the AM's `_000001`) ended because the AM told
