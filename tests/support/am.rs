@@ -233,6 +233,11 @@ pub fn am_pid(c: &Cluster, app: &str) -> Option<u32> {
         .file_name()?
         .to_string_lossy()
         .to_string();
+    if c.backend() == "docker" {
+        // The NM's pid file is on its node's own disk; the node's processes still show in
+        // this machine's /proc (under their host pids).
+        return container_process(&container, "yarn-am\0am");
+    }
     for nm in ["nm1", "nm2", "nm3"] {
         let pid_file = c
             .dir
@@ -248,6 +253,24 @@ pub fn am_pid(c: &Cluster, app: &str) -> Option<u32> {
         return Some(find_am(shell).unwrap_or(shell));
     }
     None
+}
+
+/// The process of YARN container `container` (`CONTAINER_ID` in its environment) whose
+/// command line contains `cmd` (arguments joined by NULs), from /proc.
+fn container_process(container: &str, cmd: &str) -> Option<u32> {
+    let want = format!("CONTAINER_ID={container}");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        if !String::from_utf8_lossy(&cmdline).contains(cmd) {
+            return None;
+        }
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        environ
+            .split(|b| *b == 0)
+            .any(|kv| kv == want.as_bytes())
+            .then_some(pid)
+    })
 }
 
 /// The `yarn-am am` process at or below `pid`.
@@ -297,14 +320,12 @@ pub fn job_report(c: &Cluster, app: &str) -> yarn_am::core::driver::report::JobS
 pub fn am_host(c: &Cluster, app: &str) -> String {
     let dir = am_log_dir(c, app).expect("AM log dir");
     let rel = dir.strip_prefix(&c.dir).unwrap();
-    // `nmX/logs/...`, or on the docker backend `nm-web/nmX/logs/...` (fetched from nmX).
-    let mut parts = rel.components().map(|p| p.as_os_str().to_string_lossy().to_string());
-    let first = parts.next().unwrap();
-    if first == "nm-web" {
-        parts.next().unwrap()
-    } else {
-        first
-    }
+    rel.components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy()
+        .to_string()
 }
 
 /// Every executor container of `app` (all but the AM's `_000001`) ended because the AM told

@@ -168,9 +168,10 @@ impl Cluster {
     }
 
     /// The container log folders of an application on every NM (`nmX/logs/<app>/<container>`).
-    /// On the docker backend the nodes' disks are not the host's: the logs of the app's
-    /// containers each NM still tracks are fetched through its web services (as a user would
-    /// read them) into `<runtime>/nm-web/nmX/logs/<app>/<container>/`, and those are returned.
+    /// On the docker backend the nodes' disks are not the host's (nothing writes those
+    /// folders on the host): the app's container logs are fetched through the NMs' web
+    /// services (as a user would read them) into the same `<runtime>/nmX/logs/<app>/<container>/`
+    /// on the host, so that tests read them as natively.
     pub fn container_log_dirs(&self, app_id: &str) -> Vec<PathBuf> {
         if self.backend() == "docker" {
             return self.fetch_container_logs(app_id);
@@ -234,7 +235,7 @@ impl Cluster {
                 if names.is_empty() {
                     continue;
                 }
-                let dir = self.dir.join("nm-web").join(nm).join("logs").join(app_id).join(id);
+                let dir = self.dir.join(nm).join("logs").join(app_id).join(id);
                 let _ = std::fs::create_dir_all(&dir);
                 for name in names {
                     if let Some(text) = web_log(&format!("{base}/containerlogs/{id}/{name}"), &name) {
