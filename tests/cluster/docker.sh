@@ -292,8 +292,11 @@ cmd_down() {
     stop_daemons nm1 nm2 nm3
     compose down -t 30 >/dev/null 2>&1 || say "docker-compose down failed"
   fi
-  engine_stop
-  rm -f "$R/backend"
+  # `up` switching profiles stops the containers only: it goes on with this engine.
+  if [[ -z "${UP_IN_PROGRESS:-}" ]]; then
+    engine_stop
+    rm -f "$R/backend"
+  fi
   say "cluster down (docker)"
 }
 
@@ -312,6 +315,7 @@ cmd_status() {
 
 # Runs before cmd_up's own steps (which then use the functions above).
 docker_prepare_up() {
+  UP_IN_PROGRESS=1
   docker_check_profile
   docker_need_tools
   mkdir -p "$DK"
