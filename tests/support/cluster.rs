@@ -238,7 +238,8 @@ impl Cluster {
                 let dir = self.dir.join(nm).join("logs").join(app_id).join(id);
                 let _ = std::fs::create_dir_all(&dir);
                 for name in names {
-                    if let Some(text) = web_log(&format!("{base}/containerlogs/{id}/{name}"), &name) {
+                    if let Some(text) = web_log(&format!("{base}/containerlogs/{id}/{name}"), &name)
+                    {
                         let _ = std::fs::write(dir.join(&name), text);
                     }
                 }
@@ -359,7 +360,10 @@ fn one_or_many(v: &serde_json::Value) -> Vec<serde_json::Value> {
 /// One container log file from the NM's `containerlogs` service, without the header and
 /// footer the service wraps it in (`LogContents:` .. `End of LogType:<name>.`).
 fn web_log(url: &str, name: &str) -> Option<Vec<u8>> {
-    let out = Command::new("curl").args(["-sf", "-m", "10", url]).output().ok()?;
+    let out = Command::new("curl")
+        .args(["-sf", "-m", "10", url])
+        .output()
+        .ok()?;
     if !out.status.success() {
         return None;
     }
@@ -371,7 +375,6 @@ fn web_log(url: &str, name: &str) -> Option<Vec<u8>> {
         .windows(foot.len())
         .rposition(|w| w == foot.as_bytes())
         .filter(|&e| e >= start)?;
-    // The service writes a newline before its footer.
-    let end = if end > start && body[end - 1] == b'\n' { end - 1 } else { end };
+    // The footer follows the file's last byte directly (NMWebServices.getLogs).
     Some(body[start..end].to_vec())
 }
