@@ -62,6 +62,9 @@ fn submit_job(c: &cluster::Cluster, name: &str, job: &serde_json::Value, webhdfs
     ]);
     if webhdfs {
         cmd.args(["--webhdfs", &c.webhdfs]);
+    } else {
+        // Not even the one `yarn_am` sets on the docker backend.
+        cmd.env_remove("YARN_AM_WEBHDFS");
     }
     cmd.args([
         "--job",

@@ -34,11 +34,25 @@
 #                       MapReduce jars once (<runtime>/mr-lib), write mapred-site.xml and
 #                       restart the NMs with the shuffle service the MR AM needs. Later `up`s
 #                       keep it while mr-lib exists; a cluster that never ran it has none.
+#   cluster.sh backend  print the running (or last started) backend: native or docker
+#
+# Backends: native (the default: every daemon a JVM on this machine, sharing its disk and user)
+# or docker (`up --docker`, or YARN_AM_CLUSTER_DOCKER=1: the same daemons, addresses and conf,
+# each in its own container with its own file system, as the non-root user yarn or hdfs; see
+# docker.sh and docker-compose.yml). `up` without a choice keeps the backend of a running
+# cluster, else native; `up --native` / `--docker` switches (down, then up). Other commands act
+# on the running backend. Docker backend only (plain profile):
+#   cluster.sh kill-node NM    `docker kill` the NM's container: the whole node, its containers with it
+#   cluster.sh pause-node NM   `docker pause` it (a hung node); unpause-node NM resumes it
+#   cluster.sh images   build the docker backend's images if their inputs changed (`up --docker` does)
 #
 # Environment: YARN_AM_CLUSTER_DIR (runtime dir, default /tmp/yarn-am-cluster),
 # HADOOP_VERSION (default 3.4.1), JAVA_HOME (default: the Java 17 JDK; Hadoop 3.4 breaks on 23+),
 # YARN_AM_READY_TIMEOUT (seconds, default 240), YARN_AM_CLUSTER_HDFS (0: no NameNode/DataNode),
-# YARN_AM_NM_HEAP (NM heap under --nodes other than the default layout, default 256m).
+# YARN_AM_NM_HEAP (NM heap under --nodes other than the default layout, default 256m),
+# YARN_AM_CLUSTER_DOCKER (1: docker backend, 0: native), YARN_AM_DOCKER_DIR (the docker
+# backend's engine and image cache, default /var/tmp/yarn-am-docker), DOCKER_HOST (an engine to
+# use instead of starting one).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -682,6 +696,7 @@ cmd_up() {
   mkdir -p "$R"
   exec 9>"$R/.lock"
   flock -w 600 9 || die "another cluster.sh holds $R/.lock"
+  [[ "$BACKEND" == native ]] || docker_prepare_up
   local want
   want=$(profile_name)
   if all_alive_any && [[ "$(running_profile)" != "$want" ]]; then
@@ -856,13 +871,45 @@ cmd_env() {
   ((SECURE == 0)) || secure_env
 }
 
+# The backend: recorded in $R/backend while a docker cluster is up (`down` removes it).
+running_backend() { cat "$R/backend" 2>/dev/null || echo native; }
+BACKEND=$(running_backend)
+UP_ARGS=()
+if [[ "${1:-}" == up ]]; then
+  case "${YARN_AM_CLUSTER_DOCKER:-}" in 1) BACKEND=docker ;; 0) BACKEND=native ;; esac
+  for a in "${@:2}"; do
+    case "$a" in --docker) BACKEND=docker ;; --native) BACKEND=native ;; *) UP_ARGS+=("$a") ;; esac
+  done
+  if [[ "$BACKEND" != "$(running_backend)" ]]; then
+    say "switching the backend from $(running_backend) to $BACKEND: stopping the $(running_backend) cluster"
+    YARN_AM_CLUSTER_DOCKER= bash "$0" down
+  fi
+fi
+# shellcheck source=tests/cluster/docker.sh
+[[ "$BACKEND" == native ]] || { source "$HERE/docker.sh"; engine_pick; }
+
 # Commands other than `up` act on the running profile (its probes need SPNEGO when secure)
 # and layout.
 [[ "${1:-}" == up || "$(running_profile)" != *secure* ]] || SECURE=1
 [[ "${1:-}" == up ]] || load_layout
 
+docker_only() { [[ "$BACKEND" == docker ]] || die "$1 needs the docker backend (cluster.sh up --docker)"; }
+
 case "${1:-}" in
-  up) shift; cmd_up "$@" ;;
+  up) cmd_up "${UP_ARGS[@]}" ;;
+  backend) running_backend ;;
+  images)
+    [[ "$BACKEND" == docker ]] || source "$HERE/docker.sh"
+    docker_need_tools
+    mkdir -p "$DK"
+    engine_start
+    t0=$SECONDS
+    build_images
+    say "images ready in $((SECONDS - t0))s: $(cat "$DK/node-image")"
+    [[ "$BACKEND" == docker ]] || engine_stop ;;
+  kill-node) docker_only kill-node; cmd_kill_node "${2:-}" ;;
+  pause-node) docker_only pause-node; cmd_pause_node "${2:-}" ;;
+  unpause-node) docker_only unpause-node; cmd_unpause_node "${2:-}" ;;
   mapreduce) cmd_mapreduce ;;
   profile) running_profile ;;
   down) cmd_down ;;
@@ -872,5 +919,5 @@ case "${1:-}" in
   restart-rm) cmd_restart_rm ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,55p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -18,6 +18,12 @@ pub fn yarn_am(c: &Cluster) -> Command {
         .env_remove("YARN_AM_RM_WEB")
         .env_remove("YARN_AM_WEBHDFS")
         .env_remove("YARN_AM_STAGING_DIR");
+    // On the docker backend no node sees the host's /tmp/yarn-am-staging (localisation fails:
+    // "File file:/tmp/yarn-am-staging/<app>/yarn-am-spec.json does not exist"): stage on HDFS,
+    // as on a real multi-host cluster.
+    if c.backend() == "docker" {
+        cmd.env("YARN_AM_WEBHDFS", &c.webhdfs);
+    }
     cmd
 }
 
@@ -227,6 +233,11 @@ pub fn am_pid(c: &Cluster, app: &str) -> Option<u32> {
         .file_name()?
         .to_string_lossy()
         .to_string();
+    if c.backend() == "docker" {
+        // The NM's pid file is on its node's own disk; the node's processes still show in
+        // this machine's /proc (under their host pids).
+        return container_process(&container, "yarn-am\0am");
+    }
     for nm in ["nm1", "nm2", "nm3"] {
         let pid_file = c
             .dir
@@ -242,6 +253,24 @@ pub fn am_pid(c: &Cluster, app: &str) -> Option<u32> {
         return Some(find_am(shell).unwrap_or(shell));
     }
     None
+}
+
+/// The process of YARN container `container` (`CONTAINER_ID` in its environment) whose
+/// command line contains `cmd` (arguments joined by NULs), from /proc.
+fn container_process(container: &str, cmd: &str) -> Option<u32> {
+    let want = format!("CONTAINER_ID={container}");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        if !String::from_utf8_lossy(&cmdline).contains(cmd) {
+            return None;
+        }
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        environ
+            .split(|b| *b == 0)
+            .any(|kv| kv == want.as_bytes())
+            .then_some(pid)
+    })
 }
 
 /// The `yarn-am am` process at or below `pid`.

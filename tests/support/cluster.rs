@@ -159,13 +159,92 @@ impl Cluster {
         out
     }
 
+    /// The backend running the cluster (`cluster.sh backend`): `native` (every daemon a JVM
+    /// on this machine, sharing its disk) or `docker` (each node its own file system).
+    pub fn backend(&self) -> String {
+        std::fs::read_to_string(self.dir.join("backend"))
+            .map(|b| b.trim().to_string())
+            .unwrap_or_else(|_| "native".into())
+    }
+
     /// The container log folders of an application on every NM (`nmX/logs/<app>/<container>`).
+    /// On the docker backend the nodes' disks are not the host's (nothing writes those
+    /// folders on the host): the app's container logs are fetched through the NMs' web
+    /// services (as a user would read them) into the same `<runtime>/nmX/logs/<app>/<container>/`
+    /// on the host, so that tests read them as natively.
     pub fn container_log_dirs(&self, app_id: &str) -> Vec<PathBuf> {
+        if self.backend() == "docker" {
+            return self.fetch_container_logs(app_id);
+        }
         let mut dirs = Vec::new();
         for nm in ["nm1", "nm2", "nm3"] {
             let app_dir = self.dir.join(nm).join("logs").join(app_id);
             if let Ok(entries) = std::fs::read_dir(&app_dir) {
                 dirs.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
+            }
+        }
+        dirs.sort();
+        dirs
+    }
+
+    /// The app's containers as a user finds them: each attempt's AM (RM web services), every
+    /// container its AM's log names, and those the NMs list now; then each container's log
+    /// files from the NM that has them.
+    fn fetch_container_logs(&self, app_id: &str) -> Vec<PathBuf> {
+        const NMS: [&str; 3] = ["nm1", "nm2", "nm3"];
+        let nm_base = |nm: &str| format!("http://{nm}:8042/ws/v1/node");
+        let mut ids = std::collections::BTreeSet::new();
+        let attempts = web_json(&format!(
+            "http://{}/ws/v1/cluster/apps/{app_id}/appattempts",
+            self.rm_web
+        ))
+        .unwrap_or_default();
+        for a in one_or_many(&attempts["appAttempts"]["appAttempt"]) {
+            let (Some(am), Some(node)) = (a["containerId"].as_str(), a["nodeHttpAddress"].as_str())
+            else {
+                continue;
+            };
+            ids.insert(am.to_string());
+            let url = format!("http://{node}/ws/v1/node/containerlogs/{am}/stderr");
+            let log = web_log(&url, "stderr").unwrap_or_default();
+            let log = String::from_utf8_lossy(&log);
+            for word in log.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')) {
+                if is_container_of(word, app_id) {
+                    ids.insert(word.to_string());
+                }
+            }
+        }
+        for nm in NMS {
+            let list = web_json(&format!("{}/containers", nm_base(nm))).unwrap_or_default();
+            for c in one_or_many(&list["containers"]["container"]) {
+                if let Some(id) = c["id"].as_str().filter(|id| is_container_of(id, app_id)) {
+                    ids.insert(id.to_string());
+                }
+            }
+        }
+        let mut dirs = Vec::new();
+        for id in &ids {
+            for nm in NMS {
+                let base = nm_base(nm);
+                let files = web_json(&format!("{base}/containers/{id}/logs")).unwrap_or_default();
+                let names: Vec<String> = one_or_many(&files["containerLogsInfo"])
+                    .iter()
+                    .flat_map(|info| one_or_many(&info["containerLogInfo"]))
+                    .filter_map(|f| f["fileName"].as_str().map(str::to_string))
+                    .collect();
+                if names.is_empty() {
+                    continue;
+                }
+                let dir = self.dir.join(nm).join("logs").join(app_id).join(id);
+                let _ = std::fs::create_dir_all(&dir);
+                for name in names {
+                    if let Some(text) = web_log(&format!("{base}/containerlogs/{id}/{name}"), &name)
+                    {
+                        let _ = std::fs::write(dir.join(&name), text);
+                    }
+                }
+                dirs.push(dir);
+                break;
             }
         }
         dirs.sort();
@@ -255,4 +334,47 @@ impl Cluster {
             );
         }
     }
+}
+
+/// GET through curl (the fixture has no runtime of its own), parsed as JSON.
+fn web_json(url: &str) -> Option<serde_json::Value> {
+    let out = Command::new("curl")
+        .args(["-sf", "-m", "10", "-H", "Accept: application/json", url])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// A JSON value that is one object or a list of them (Hadoop's web services give either).
+fn one_or_many(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    match v {
+        serde_json::Value::Array(a) => a.clone(),
+        serde_json::Value::Null => Vec::new(),
+        other => vec![other.clone()],
+    }
+}
+
+/// One container log file from the NM's `containerlogs` service, without the header and
+/// footer the service wraps it in (`LogContents:` .. `End of LogType:<name>.`).
+fn web_log(url: &str, name: &str) -> Option<Vec<u8>> {
+    let out = Command::new("curl")
+        .args(["-sf", "-m", "10", url])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let body = out.stdout;
+    let head = b"LogContents:\n";
+    let start = body.windows(head.len()).position(|w| w == head)? + head.len();
+    let foot = format!("End of LogType:{name}.");
+    let end = body
+        .windows(foot.len())
+        .rposition(|w| w == foot.as_bytes())
+        .filter(|&e| e >= start)?;
+    // The footer follows the file's last byte directly (NMWebServices.getLogs).
+    Some(body[start..end].to_vec())
 }

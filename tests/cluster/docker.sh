@@ -1,0 +1,325 @@
+# The docker backend of cluster.sh (`cluster.sh up --docker`, or YARN_AM_CLUSTER_DOCKER=1):
+# the same cluster (rm, nm1..nm3, nn, dn1..dn3 at the same addresses and ports, the same
+# runtime conf), each daemon in a container of its own (docker-compose.yml at the repository
+# root) with host networking, its own file system (its /tmp, local, log and home folders) and a
+# non-root user (yarn for the RM and NMs, and so for every YARN container; hdfs for HDFS).
+#
+# Sourced by cluster.sh after its own functions: what is defined here replaces the native
+# version (start_daemon, alive, stop_daemons, ...); cmd_up's steps stay the same.
+#
+# The engine: a dockerd of our own (--iptables=false --bridge=none; data root, exec root and
+# socket under $DK) unless DOCKER_HOST names one that answers. `down` stops the one we started.
+# Images, built here (no registry): yarn-am-base:<digest> (debootstrap of the machine's Debian
+# suite from its apt mirror: Java 17 JRE, procps, curl; `docker import`) and
+# yarn-am-node:<digest> (tests/cluster/docker/: the daemon users and the entry point). The
+# digests name every input, so an image is built again only when one of them changed.
+
+DK=${YARN_AM_DOCKER_DIR:-/var/tmp/yarn-am-docker}
+DOCKER=/usr/bin/docker           # Debian's client, the engine's own version
+COMPOSE=/usr/bin/docker-compose
+DOCKER_NAMES=(rm nm1 nm2 nm3 nn dn1 dn2 dn3)
+BASE_PACKAGES=openjdk-17-jre-headless,procps,curl
+
+dk() { DOCKER_HOST=$DOCKER_HOST "$DOCKER" "$@"; }
+compose() {
+  DOCKER_HOST=$DOCKER_HOST YARN_AM_CLUSTER_DIR="$R" YARN_AM_NODE_IMAGE="${NODE_IMAGE:-yarn-am-node:none}" \
+    YARN_AM_HOSTNAME="$(hostname)" "$COMPOSE" -p yarn-am -f "$REPO/docker-compose.yml" "$@"
+}
+cname() { echo "yarn-am-$1"; }
+is_docker_daemon() { [[ " ${DOCKER_NAMES[*]} " == *" $1 "* ]]; }
+
+docker_need_tools() {
+  [[ -x /usr/sbin/dockerd && -x "$DOCKER" && -x "$COMPOSE" && -x /usr/sbin/debootstrap ]] \
+    || "$REPO/scripts/docker-prereqs.sh" \
+    || die "the docker backend needs docker.io, docker-compose and debootstrap (scripts/docker-prereqs.sh)"
+}
+
+# ---- The engine ---------------------------------------------------------------------------
+# DOCKER_HOST: the caller's when it answers, else our own socket (started by engine_start).
+engine_pick() {
+  if [[ -n "${DOCKER_HOST:-}" && "$DOCKER_HOST" != "unix://$DK/docker.sock" ]] \
+    && DOCKER_HOST=$DOCKER_HOST "$DOCKER" version >/dev/null 2>&1; then
+    return
+  fi
+  DOCKER_HOST="unix://$DK/docker.sock"
+}
+
+engine_up() { dk version >/dev/null 2>&1; }
+
+engine_start() {
+  engine_pick
+  engine_up && return
+  [[ "$DOCKER_HOST" == "unix://$DK/docker.sock" ]] || die "DOCKER_HOST=$DOCKER_HOST does not answer"
+  [[ $(id -u) == 0 ]] || die "starting dockerd needs root (or set DOCKER_HOST to a running engine)"
+  mkdir -p "$DK/data" "$DK/exec"
+  say "starting dockerd (data root $DK/data, socket $DK/docker.sock)"
+  (
+    close_inherited_fds
+    exec setsid /usr/sbin/dockerd --iptables=false --ip-masq=false --bridge=none \
+      --data-root "$DK/data" --exec-root "$DK/exec" --pidfile "$DK/dockerd.pid" \
+      -H "unix://$DK/docker.sock" >"$DK/dockerd.log" 2>&1 </dev/null
+  ) &
+  echo $! >"$DK/started-by-cluster-sh"
+  local start=$SECONDS
+  until engine_up; do
+    kill -0 "$(cat "$DK/started-by-cluster-sh")" 2>/dev/null || { tail -30 "$DK/dockerd.log" >&2; die "dockerd exited (log: $DK/dockerd.log)"; }
+    ((SECONDS - start < 60)) || die "dockerd not answering after 60s (log: $DK/dockerd.log)"
+    sleep 0.5
+  done
+  say "dockerd ready after $((SECONDS - start))s"
+}
+
+# Stops the dockerd engine_start started (and only that one).
+engine_stop() {
+  [[ -f "$DK/started-by-cluster-sh" ]] || return 0
+  local pid
+  pid=$(cat "$DK/started-by-cluster-sh")
+  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
+    # Dangling images (an older digest's layers once retagged) cost disk: drop them first.
+    dk image prune -f >/dev/null 2>&1 || true
+    kill -TERM "$pid"
+    local start=$SECONDS
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS - start < 30)); do sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && { say "dockerd did not stop in 30s; killing"; kill -KILL "$pid"; }
+    say "dockerd stopped"
+  fi
+  rm -f "$DK/started-by-cluster-sh"
+}
+
+# ---- Images -------------------------------------------------------------------------------
+# The machine's Debian suite and mirror (the first deb.debian.org-style URI of its apt sources
+# that serves the suite itself, not -security).
+debian_suite() { . /etc/os-release && echo "${VERSION_CODENAME:?no VERSION_CODENAME in /etc/os-release}"; }
+debian_mirror() {
+  local m
+  m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ {print $2}' | grep -v security | head -1)
+  [[ -n "$m" ]] || m=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | awk '{print $2}' | grep -v security | head -1)
+  [[ -n "$m" ]] || die "no Debian mirror found in the apt sources (/etc/apt/sources.list*)"
+  echo "$m"
+}
+
+digest() { sha256sum | cut -c1-12; }
+
+build_images() {
+  local suite mirror t0
+  suite=$(debian_suite)
+  mirror=$(debian_mirror)
+  BASE_IMAGE="yarn-am-base:$(printf '%s\n' "$suite" "$mirror" "$BASE_PACKAGES" "$(declare -f build_base)" | digest)"
+  if ! dk image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+    t0=$SECONDS
+    build_base "$suite" "$mirror"
+    say "built $BASE_IMAGE in $((SECONDS - t0))s"
+  fi
+  NODE_IMAGE="yarn-am-node:$(cat <(echo "$BASE_IMAGE") "$HERE/docker/Dockerfile" "$HERE/docker/node-entry.sh" | digest)"
+  if ! dk image inspect "$NODE_IMAGE" >/dev/null 2>&1; then
+    t0=$SECONDS
+    DOCKER_BUILDKIT=0 dk build -q --build-arg BASE="$BASE_IMAGE" -t "$NODE_IMAGE" "$HERE/docker" >/dev/null \
+      || die "building $NODE_IMAGE failed"
+    say "built $NODE_IMAGE in $((SECONDS - t0))s"
+    # Older node images (an earlier entry point) are no longer used.
+    dk images --format '{{.Repository}}:{{.Tag}}' | grep -E '^yarn-am-(node|base):' \
+      | grep -vxF -e "$NODE_IMAGE" -e "$BASE_IMAGE" | xargs -r "$DOCKER" -H "$DOCKER_HOST" rmi >/dev/null 2>&1 || true
+  fi
+  echo "$NODE_IMAGE" >"$DK/node-image"
+}
+
+build_base() { # suite mirror
+  local root="$DK/rootfs"
+  say "building the base image: debootstrap $1 from $2 (Java 17 JRE, procps, curl; about 2 minutes)"
+  rm -rf "$root"
+  mkdir -p "$root"
+  debootstrap --variant=minbase --include="$BASE_PACKAGES" "$1" "$root" "$2" >"$DK/debootstrap.log" 2>&1 \
+    || { tail -20 "$DK/debootstrap.log" >&2; rm -rf "$root"; die "debootstrap failed (log: $DK/debootstrap.log)"; }
+  rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+  tar -C "$root" -c . | dk import - "$BASE_IMAGE" >/dev/null || { rm -rf "$root"; die "docker import failed"; }
+  rm -rf "$root"
+}
+
+# ---- The backend's versions of cluster.sh's daemon functions ------------------------------
+daemon_user() { case "$1" in nn | dn*) echo hdfs ;; *) echo yarn ;; esac; }
+# Their ids in the image (tests/cluster/docker/Dockerfile; group hadoop is 2000), for files the
+# host hands them.
+daemon_uid() { case "$1" in nn | dn*) echo 2001 ;; *) echo 2000 ;; esac; }
+
+# The JVM arguments cluster.sh uses natively (start_daemon), one a line, for the container.
+write_args() { # file name host heap main-class [args...]
+  local file=$1 name=$2 host=$3 heap=$4 cls=$5
+  shift 5
+  printf '%s\n' "${JPMS_OPTS[@]}" "${KRB_OPTS[@]}" "${DN_DEFAULTS[@]}" "${DAEMON_OPTS[@]}" -Xmx"$heap" -XX:+UseSerialGC \
+    -XX:TieredStopAtLevel=1 -Xss512k -Djava.net.preferIPv4Stack=true \
+    -Dit.host="$host" -Dit.dir="$R/$name" -Dhadoop.home.dir="$R" -Dhadoop.id.str="$(daemon_user "$name")" \
+    -Dhadoop.log.dir="$R/$name/log" -Dyarn.log.dir="$R/$name/log" \
+    -cp "$R/conf:$R/hdfs-web:$R/lib/*" "$cls" "$@" >"$file"
+}
+
+# running, paused, exited, ... or absent. Asked twice: a busy engine sometimes fails one call.
+container_state() {
+  dk inspect -f '{{.State.Status}}' "$(cname "$1")" 2>/dev/null \
+    || { sleep 0.5; dk inspect -f '{{.State.Status}}' "$(cname "$1")" 2>/dev/null; } || echo absent
+}
+
+alive() { is_docker_daemon "$1" && [[ "$(container_state "$1")" =~ ^(running|paused)$ ]]; }
+
+start_daemon() { # name host heap main-class [args...]
+  local name=$1
+  alive "$name" && { say "$name already running (container $(cname "$name"))"; return; }
+  mkdir -p "$R/docker" "$R/logs"
+  write_args "$R/docker/$name.args" "$@"
+  # The daemon's log file, bind-mounted alone into its container.
+  : >"$R/logs/$name.log"
+  chown "$(daemon_uid "$name"):2000" "$R/logs/$name.log"
+  # A stopped container (a killed node) is replaced: a new host, with an empty file system.
+  compose rm -f -s "$name" >/dev/null 2>&1 || true
+  compose up -d --no-deps "$name" >"$R/docker/compose-$name.log" 2>&1 \
+    || { cat "$R/docker/compose-$name.log" >&2; die "docker-compose up $name failed"; }
+  say "started $name (container $(cname "$name"), user $(daemon_user "$name"))"
+}
+
+stop_daemons() {
+  local d names=()
+  for d in "$@"; do is_docker_daemon "$d" && [[ "$(container_state "$d")" != absent ]] && names+=("$d"); done
+  ((${#names[@]})) || return 0
+  for d in "${names[@]}"; do [[ "$(container_state "$d")" == paused ]] && dk unpause "$(cname "$d")" >/dev/null; done
+  compose stop -t 30 "${names[@]}" >/dev/null 2>&1 || true
+}
+
+# The NameNode formats its own (container-local) name folder on first start: write the
+# format arguments for the entry point.
+format_hdfs() {
+  mkdir -p "$R/docker"
+  write_args "$R/docker/nn-format.args" nn rm 256m org.apache.hadoop.hdfs.server.namenode.NameNode -format -force -nonInteractive
+}
+
+started_nms() {
+  local n
+  for n in nm1 nm2 nm3; do [[ "$(container_state "$n")" != absent ]] && echo "$n"; done
+  return 0
+}
+
+# YARN containers live inside their NodeManager's container and die with it.
+kill_containers() { :; }
+
+# The native conf and jars are shared read-only with the containers: readable by their users.
+eval "native_$(declare -f write_conf)"
+write_conf() {
+  native_write_conf
+  chmod -R a+rX "$R/conf" "$R/lib" "$R/hdfs-web"
+  [[ ! -d "$R/mr-lib" ]] || chmod -R a+rX "$R/mr-lib"
+}
+
+docker_check_profile() {
+  ((SECURE == 0)) || die "--secure is not available on the docker backend yet (issue 22): use the native cluster"
+  default_layout || die "--nodes/--racks are not available on the docker backend (docker-compose.yml has nm1..nm3)"
+  [[ ! -d "$MR_LIB" ]] || die "$MR_LIB exists (the MapReduce add-on): not available on the docker backend yet; remove it or use the native cluster"
+}
+
+# Node loss, with everything on the node: the NM's container is killed (SIGKILL), its YARN
+# containers with it. `up` brings a fresh node (empty file system) back.
+cmd_kill_node() {
+  local n=${1:-}
+  [[ " ${NMS[*]} " == *" $n "* ]] || die "kill-node wants one of: ${NMS[*]}"
+  alive "$n" || die "$n is not running"
+  dk kill "$(cname "$n")" >/dev/null || die "docker kill $(cname "$n") failed"
+  say "$n killed (the whole node: container $(cname "$n"))"
+}
+
+# A hung node: every process of the NM's container frozen (cgroup freezer) until unpause.
+cmd_pause_node() {
+  local n=${1:-}
+  [[ " ${NMS[*]} " == *" $n "* ]] || die "pause-node wants one of: ${NMS[*]}"
+  [[ "$(container_state "$n")" == running ]] || die "$n is not running ($(container_state "$n"))"
+  dk pause "$(cname "$n")" >/dev/null || die "docker pause $(cname "$n") failed"
+  say "$n paused (hung: its NM and containers are frozen; cluster.sh unpause-node $n)"
+}
+
+cmd_unpause_node() {
+  local n=${1:-}
+  [[ " ${NMS[*]} " == *" $n "* ]] || die "unpause-node wants one of: ${NMS[*]}"
+  [[ "$(container_state "$n")" == paused ]] || die "$n is not paused ($(container_state "$n"))"
+  dk unpause "$(cname "$n")" >/dev/null || die "docker unpause $(cname "$n") failed"
+  say "$n unpaused"
+}
+
+# kill-nm on this backend: the NM process is the container's daemon, so killing it (-9) ends the
+# container and its YARN containers, as kill-nm does natively. The same as kill-node.
+cmd_kill_nm() { cmd_kill_node "$@"; }
+
+# A daemon restart inside its container (yarn-am-node restart): the container's file system and
+# processes stay (NM recovery takes its YARN containers back; the RM keeps its state store).
+docker_restart() { # name
+  dk exec "$(cname "$1")" /usr/local/bin/yarn-am-node restart || die "restarting $1 in $(cname "$1") failed"
+  # The entry point starts a new JVM once the old one exited.
+  sleep 1
+}
+
+cmd_restart_rm() {
+  exec 9>"$R/.lock"
+  flock -w 600 9 || die "another cluster.sh holds $R/.lock"
+  alive rm || die "rm is not running"
+  local t0=$SECONDS
+  docker_restart rm
+  wait_rm_started
+  wait_ready
+  say "rm restarted in $((SECONDS - t0))s"
+}
+
+cmd_restart_nm() {
+  local n=${1:-}
+  [[ " ${NMS[*]} " == *" $n "* ]] || die "restart-nm wants one of: ${NMS[*]}"
+  exec 9>"$R/.lock"
+  flock -w 600 9 || die "another cluster.sh holds $R/.lock"
+  alive "$n" || die "$n is not running"
+  local t0=$SECONDS old
+  old=$(dk exec "$(cname "$n")" cat /run/yarn-am-daemon.pid)
+  docker_restart "$n"
+  local start=$SECONDS
+  # The new JVM (a new pid) answering on its web port, as natively.
+  until [[ "$(dk exec "$(cname "$n")" cat /run/yarn-am-daemon.pid 2>/dev/null)" != "$old" ]] \
+    && curl -sf --max-time 3 "http://$n:8042/ws/v1/node/info" >/dev/null 2>&1; do
+    alive "$n" || { tail -40 "$R/logs/$n.log" >&2; die "$n exited (log: $R/logs/$n.log)"; }
+    ((SECONDS - start < READY_TIMEOUT)) || die "$n not answering after ${READY_TIMEOUT}s"
+    sleep 0.5
+  done
+  wait_ready
+  say "$n restarted in $((SECONDS - t0))s"
+}
+
+cmd_down() {
+  [[ -d "$R" ]] || return 0
+  engine_pick
+  if engine_up; then
+    # NMs first, as natively; then everything goes, containers and their file systems.
+    stop_daemons nm1 nm2 nm3
+    compose down -t 30 >/dev/null 2>&1 || say "docker-compose down failed"
+  fi
+  # `up` switching profiles stops the containers only: it goes on with this engine.
+  if [[ -z "${UP_IN_PROGRESS:-}" ]]; then
+    engine_stop
+    rm -f "$R/backend"
+  fi
+  say "cluster down (docker)"
+}
+
+cmd_status() {
+  local d
+  for d in rm "${NMS[@]}" "${HDFS[@]}"; do
+    echo "$d: $(container_state "$d") (container $(cname "$d"), docker)"
+  done
+  local s h
+  s=$(nodes_state)
+  h=$(hdfs_state)
+  echo "RM nodes: $s"
+  echo "HDFS live DataNodes: $h"
+  [[ "$s" == "$NODES ok" && "$h" == "3 ok" ]]
+}
+
+# Runs before cmd_up's own steps (which then use the functions above).
+docker_prepare_up() {
+  UP_IN_PROGRESS=1
+  docker_check_profile
+  docker_need_tools
+  mkdir -p "$DK"
+  engine_start
+  build_images
+  echo docker >"$R/backend"
+}
