@@ -184,7 +184,8 @@ pub struct SubmitArgs {
     /// itself failed: bad input, RM unreachable).
     #[arg(long)]
     pub wait: bool,
-    /// With --wait: give up following after this many seconds.
+    /// With --wait: stop following after this many seconds and exit 4 (the app keeps
+    /// running).
     #[arg(long, default_value_t = 86400)]
     pub wait_timeout: u64,
     /// With --job: seconds an executor may go without polling the AM (counted from its

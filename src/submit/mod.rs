@@ -186,6 +186,15 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
+    if !report.is_final() {
+        // `--wait-timeout` passed: the app keeps running (and needs its staging folder).
+        eprintln!(
+            "{app_id} still {} after {} s; it keeps running (yarn-am kill {app_id} stops it)",
+            report.state, args.wait_timeout
+        );
+        print_report(&report);
+        return Ok(exit_code_for(&report));
+    }
     staging.remove_with(Some(&auth)).await;
     print_report(&report);
     if args.job.is_some() {
@@ -432,7 +441,8 @@ fn transient(e: &RestError) -> bool {
 }
 
 /// Prints a line whenever the state or the number of running containers changes, until the
-/// application ends (or `limit` passes, which is an error). RM REST errors that may pass
+/// application ends or `limit` passes; returns the last report (not final when `limit`
+/// passed: `exit_code_for` makes that 4, "still running"). RM REST errors that may pass
 /// are ridden out for [`REST_OUTAGE_LIMIT`].
 pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Result<AppReport> {
     let start = std::time::Instant::now();
@@ -483,11 +493,7 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
             return Ok(r);
         }
         if start.elapsed() >= limit {
-            bail!(
-                "{app_id} still {} after {}s; it keeps running (yarn-am kill {app_id} stops it)",
-                r.state,
-                limit.as_secs()
-            );
+            return Ok(r);
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
