@@ -151,7 +151,7 @@ pub struct SubmitArgs {
     /// Most executors the AM runs (default: --executors).
     #[arg(long)]
     pub max_executors: Option<u32>,
-    /// Environment for executors, KEY=VALUE (repeatable).
+    /// Environment for executors, KEY=VALUE (repeatable; the value exactly as given).
     #[arg(long)]
     pub executor_env: Vec<String>,
     /// File shipped into every executor's working directory (repeatable).

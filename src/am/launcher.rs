@@ -20,10 +20,15 @@ use crate::core::am::events::LaunchReport;
 use crate::core::ids::ExecutorId;
 use crate::protocol::{credentials, poll};
 use yarn_client::credentials::Format;
+use yarn_client::launch_script::literal_env_value;
 
 use crate::protocol::spec::ExecutorSpec;
 
 use super::token_refresh::SharedTokens;
+
+/// The variable that tells an executor its container's log directory (what `<LOG_DIR>`
+/// was in a command the launch script expanded), for scripts that write logs YARN keeps.
+pub const LOG_DIR_VAR: &str = "YARN_AM_LOG_DIR";
 
 /// What every executor is told about the AM, besides its own id.
 #[derive(Clone)]
@@ -120,6 +125,15 @@ impl Launcher {
             }
             None => {}
         }
+        // Every value reaches the executor exactly as given (the user's `--executor-env`
+        // included), whatever the launch script would expand...
+        let mut environment: BTreeMap<String, String> = environment
+            .into_iter()
+            .map(|(k, v)| (k, literal_env_value(&v)))
+            .collect();
+        // ...but this one, which asks the NodeManager for the container's log directory (a
+        // command shipped as a script never sees `<LOG_DIR>` expanded).
+        environment.insert(LOG_DIR_VAR.to_string(), "<LOG_DIR>".to_string());
         let local_resources: BTreeMap<_, _> = self
             .spec
             .files
@@ -261,5 +275,37 @@ mod tests {
             assert!(!shown.contains(&needle), "{shown}");
         }
         assert!(!format!("{:?}", launcher.contact).contains("master-secret"));
+    }
+
+    /// The user's values are escaped for the launch script; the log directory is the one
+    /// value the NodeManager must expand.
+    #[test]
+    fn environment_values_are_literal_except_the_log_dir() {
+        let contact = DriverContact {
+            app_id: "application_1_0001".into(),
+            url: "http://nm1:4000".into(),
+            staging_dir: None,
+            master_secret: b"m".to_vec().into(),
+            tokens: SharedTokens::new(Credentials::default()),
+        };
+        let spec = ExecutorSpec {
+            command: "/bin/bash yarn-am-command.sh".into(),
+            memory_mb: 256,
+            vcores: 1,
+            initial: 1,
+            min: 0,
+            max: 1,
+            env: [("V".to_string(), "$(x) {{y}}".to_string())].into(),
+            files: Default::default(),
+        };
+        let (launcher, _reports) = Launcher::new(spec, contact, 1);
+        let l = launcher.launch_spec(ExecutorId::new(1), "container_1_0001_01_000002");
+        assert_eq!(l.environment["V"], r#"\$(x) {""{y}""}"#);
+        assert_eq!(l.environment[LOG_DIR_VAR], "<LOG_DIR>");
+        assert_eq!(l.environment["YARN_AM_DRIVER_URL"], "http://nm1:4000");
+        assert_eq!(
+            l.command,
+            ["/bin/bash yarn-am-command.sh 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
+        );
     }
 }

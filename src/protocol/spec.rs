@@ -23,7 +23,9 @@ pub const SPEC_FILE: &str = "yarn-am-spec.json";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExecutorSpec {
-    /// Shell command run in each executor container (YARN expands `<LOG_DIR>`).
+    /// The launch command of each executor container, written by yarn-am (the NodeManager's
+    /// launch script expands it: `<LOG_DIR>`, `$`, quotes). A user's `--executor-command`
+    /// is not here but in a localised script among `files` (`submit::COMMAND_FILE`).
     pub command: String,
     pub memory_mb: i64,
     pub vcores: i32,

@@ -32,16 +32,38 @@ use crate::tools::status::{exit_code_for, print_report};
 /// Name of the binary inside every container's working directory.
 pub const BINARY_NAME: &str = "yarn-am";
 
+/// Name of the script holding `--executor-command`, localised into every executor's
+/// working directory and run with bash. A file, not the launch context's command: the
+/// NodeManager writes commands into `launch_container.sh` inside `bash -c "..."`, which
+/// expands `$(...)`, backticks, `$VAR` and its own `<LOG_DIR>`/`{{...}}` markers before the
+/// container's bash sees them (`yarn_client::launch_script`). The file's bytes are exactly
+/// what the user typed (Skein ships its scripts the same way).
+pub const COMMAND_FILE: &str = "yarn-am-command.sh";
+
+/// The launch command of executors that run `--executor-command`: the script, with its
+/// output in the container's log directory.
+fn command_file_launch() -> String {
+    format!("/bin/bash {COMMAND_FILE}")
+}
+
 pub fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(submit(args))
 }
 
+/// `KEY=VALUE` pairs; the value is taken literally (see `launch_script::literal_env_value`),
+/// the key must be a shell variable name (the NodeManager writes `export KEY="VALUE"`).
 fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, String>> {
     pairs
         .iter()
         .map(|p| match p.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            Some((k, v)) if yarn_client::launch_script::is_env_name(k) => {
+                Ok((k.to_string(), v.to_string()))
+            }
+            Some((k, _)) if !k.is_empty() => bail!(
+                "{flag}: {k:?} is not an environment variable name (letters, digits and _, \
+                 not starting with a digit)"
+            ),
             _ => bail!("{flag} wants KEY=VALUE, got {p:?}"),
         })
         .collect()
@@ -239,12 +261,25 @@ async fn stage_and_submit(
             .and_then(|n| n.to_str())
             .with_context(|| format!("--file {} has no file name", f.display()))?
             .to_string();
+        if name == COMMAND_FILE {
+            bail!(
+                "--file {}: {COMMAND_FILE} is the name yarn-am gives the executor command's script",
+                f.display()
+            );
+        }
         let staged = stager.put_file(f, &name).await?;
         files.insert(name, staged);
     }
+    if job.is_none() {
+        // The command travels as a file, byte for byte (see `COMMAND_FILE`).
+        let script = stager
+            .put_bytes(COMMAND_FILE, args.executor_command.clone().into_bytes())
+            .await?;
+        files.insert(COMMAND_FILE.to_string(), script);
+    }
 
     let mut executor = ExecutorSpec {
-        command: args.executor_command.clone(),
+        command: command_file_launch(),
         memory_mb: args.executor_memory,
         vcores: args.executor_vcores,
         initial: args.executors,
@@ -315,6 +350,11 @@ async fn stage_and_submit(
     // it. If yarn.resourcemanager.am.max-attempts caps it lower, the real last attempt exits
     // 1 still registered and the RM fails the app with that exit's diagnostics.
     environment.insert("MAX_APP_ATTEMPTS".into(), args.max_attempts.to_string());
+    // Values reach the AM exactly as given, whatever the launch script would expand.
+    let environment = environment
+        .into_iter()
+        .map(|(k, v)| (k, yarn_client::launch_script::literal_env_value(&v)))
+        .collect();
 
     let submission = Submission {
         application_id: app_id.to_string(),
