@@ -126,16 +126,28 @@ pub struct SubmitArgs {
     /// AM container vcores.
     #[arg(long, default_value_t = 1)]
     pub am_vcores: i32,
-    /// Environment for the AM, KEY=VALUE (repeatable).
+    /// Environment for the AM, KEY=VALUE (repeatable; the value exactly as given).
     #[arg(long)]
     pub env: Vec<String>,
     /// Run this job (JSON; see conf/examples/job.json) with the embedded driver. The job's
     /// executor settings replace the --executor-* flags.
     #[arg(long)]
     pub job: Option<PathBuf>,
-    /// Shell command each executor container runs.
+    /// Shell command each executor container runs with bash, exactly as given (quotes,
+    /// `$`, backticks, newlines: it travels as a script file). Its log directory is
+    /// $YARN_AM_LOG_DIR; stdout and stderr go there.
     #[arg(long, default_value = "sleep 3600")]
     pub executor_command: String,
+    /// Without --job: keep the app running after its executors exit, until a driver
+    /// finishes it or it is killed. By default an app without a job ends when each of its
+    /// --executors has exited 0 (failed ones are restarted up to the failure limit), unless a
+    /// driver states a demand first.
+    #[arg(long, conflicts_with = "job")]
+    pub keep_running: bool,
+    /// Executor failures after which the AM fails the app (default: twice --max-executors,
+    /// at least 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_executor_failures: Option<u32>,
     /// Executor container memory in MB.
     #[arg(long, default_value_t = 256)]
     pub executor_memory: i64,

@@ -306,7 +306,9 @@ async fn stage_and_submit(
         executor.min = j.executor.min_executors;
         executor.max = j.executor.max_executors;
     }
-    let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
+    let max_executor_failures = args
+        .max_executor_failures
+        .unwrap_or_else(|| (2 * executor.max.min(1 << 20)).max(3));
     let conf = hadoop_conf();
     // On a secure cluster: delegation tokens for the AM, its executors and the NMs.
     let conf_ref = conf.as_ref().ok().and_then(Option::as_ref);
@@ -332,6 +334,7 @@ async fn stage_and_submit(
         executor_silence_timeout_ms: Some(args.executor_silence_timeout.saturating_mul(1000)),
         strategy: (args.strategy != crate::core::allocator::Strategy::Default)
             .then_some(args.strategy),
+        keep_running: args.keep_running,
     };
     let staged_spec = stager
         .put_bytes(SPEC_FILE, spec.to_json().into_bytes())
