@@ -126,16 +126,28 @@ pub struct SubmitArgs {
     /// AM container vcores.
     #[arg(long, default_value_t = 1)]
     pub am_vcores: i32,
-    /// Environment for the AM, KEY=VALUE (repeatable).
+    /// Environment for the AM, KEY=VALUE (repeatable; the value exactly as given).
     #[arg(long)]
     pub env: Vec<String>,
     /// Run this job (JSON; see conf/examples/job.json) with the embedded driver. The job's
     /// executor settings replace the --executor-* flags.
     #[arg(long)]
     pub job: Option<PathBuf>,
-    /// Shell command each executor container runs.
+    /// Shell command each executor container runs with bash, exactly as given (quotes,
+    /// `$`, backticks, newlines: it travels as a script file). Its log directory is
+    /// $YARN_AM_LOG_DIR; stdout and stderr go there.
     #[arg(long, default_value = "sleep 3600")]
     pub executor_command: String,
+    /// Without --job: keep the app running after its executors exit, until a driver
+    /// finishes it or it is killed. By default an app without a job ends when each of its
+    /// --executors has exited 0 (failed ones are restarted up to the failure limit), unless a
+    /// driver states a demand first.
+    #[arg(long, conflicts_with = "job")]
+    pub keep_running: bool,
+    /// Executor failures after which the AM fails the app (default: twice --max-executors,
+    /// at least 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_executor_failures: Option<u32>,
     /// Executor container memory in MB.
     #[arg(long, default_value_t = 256)]
     pub executor_memory: i64,
@@ -151,7 +163,7 @@ pub struct SubmitArgs {
     /// Most executors the AM runs (default: --executors).
     #[arg(long)]
     pub max_executors: Option<u32>,
-    /// Environment for executors, KEY=VALUE (repeatable).
+    /// Environment for executors, KEY=VALUE (repeatable; the value exactly as given).
     #[arg(long)]
     pub executor_env: Vec<String>,
     /// File shipped into every executor's working directory (repeatable).
@@ -184,7 +196,8 @@ pub struct SubmitArgs {
     /// itself failed: bad input, RM unreachable).
     #[arg(long)]
     pub wait: bool,
-    /// With --wait: give up following after this many seconds.
+    /// With --wait: stop following after this many seconds and exit 4 (the app keeps
+    /// running).
     #[arg(long, default_value_t = 86400)]
     pub wait_timeout: u64,
     /// With --job: seconds an executor may go without polling the AM (counted from its

@@ -141,3 +141,47 @@ fn a_malformed_job_file_is_refused_before_anything_is_submitted() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// An environment name the launch script could not export, or flags that contradict each
+/// other, are refused with exit 2 before the RM is asked (its address is dead here).
+#[test]
+fn bad_environment_names_and_contradicting_flags_exit_2_before_asking_the_rm() {
+    let rm = dead_rm();
+    for (flag, pair, names) in [
+        (
+            "--executor-env",
+            "1X=y",
+            "\"1X\" is not an environment variable name",
+        ),
+        (
+            "--env",
+            "A-B=y",
+            "\"A-B\" is not an environment variable name",
+        ),
+        (
+            "--env",
+            "A B=$(x)",
+            "\"A B\" is not an environment variable name",
+        ),
+        ("--executor-env", "=y", "wants KEY=VALUE"),
+        ("--executor-env", "novalue", "wants KEY=VALUE"),
+    ] {
+        let out = yarn_am(&["submit", "--rm-web", &rm, "--timeout", "3", flag, pair]);
+        assert_eq!(out.status.code(), Some(2), "{pair}: {}", stderr(&out));
+        assert!(stderr(&out).contains(names), "{pair}: {}", stderr(&out));
+        assert!(
+            !stderr(&out).contains(&rm),
+            "the RM was asked: {}",
+            stderr(&out)
+        );
+    }
+    for args in [
+        &["--keep-running", "--job", "job.json"][..],
+        &["--max-executor-failures", "0"][..],
+        &["--max-executor-failures", "-1"][..],
+    ] {
+        let out = yarn_am(&[&["submit", "--rm-web", &rm][..], args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    }
+}

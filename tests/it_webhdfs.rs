@@ -197,7 +197,7 @@ async fn killing_the_app_removes_the_hdfs_staging_folder() {
             "--file",
             extra.to_str().unwrap(),
             "--executor-command",
-            "cat it-webhdfs-extra.txt > <LOG_DIR>/extra.out; sleep 600",
+            "cat it-webhdfs-extra.txt > \"$YARN_AM_LOG_DIR/extra.out\"; sleep 600",
         ],
     );
     assert!(out.status.success(), "submit failed: {}", text(&out));

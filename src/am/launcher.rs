@@ -20,10 +20,15 @@ use crate::core::am::events::LaunchReport;
 use crate::core::ids::ExecutorId;
 use crate::protocol::{credentials, poll};
 use yarn_client::credentials::Format;
+use yarn_client::launch_script::literal_env_value;
 
 use crate::protocol::spec::ExecutorSpec;
 
 use super::token_refresh::SharedTokens;
+
+/// The variable that tells an executor its container's log directory (what `<LOG_DIR>`
+/// was in a command the launch script expanded), for scripts that write logs YARN keeps.
+pub const LOG_DIR_VAR: &str = "YARN_AM_LOG_DIR";
 
 /// What every executor is told about the AM, besides its own id.
 #[derive(Clone)]
@@ -120,6 +125,15 @@ impl Launcher {
             }
             None => {}
         }
+        // Every value reaches the executor exactly as given (the user's `--executor-env`
+        // included), whatever the launch script would expand...
+        let mut environment: BTreeMap<String, String> = environment
+            .into_iter()
+            .map(|(k, v)| (k, literal_env_value(&v)))
+            .collect();
+        // ...but this one, which asks the NodeManager for the container's log directory (a
+        // command shipped as a script never sees `<LOG_DIR>` expanded).
+        environment.insert(LOG_DIR_VAR.to_string(), "<LOG_DIR>".to_string());
         let local_resources: BTreeMap<_, _> = self
             .spec
             .files
@@ -261,5 +275,109 @@ mod tests {
             assert!(!shown.contains(&needle), "{shown}");
         }
         assert!(!format!("{:?}", launcher.contact).contains("master-secret"));
+    }
+
+    /// The NodeManager's `launch_container.sh` for `l`, as Hadoop 3.x writes it (see
+    /// `yarn_client::launch_script`): every value and the command through
+    /// `expandEnvironment`, then `export K="V"` lines and `exec /bin/bash -c "COMMAND"`.
+    fn nm_launch_script(l: &LaunchSpec, log_dir: &str) -> String {
+        let expand = |v: &str| {
+            v.replace("<LOG_DIR>", log_dir)
+                .replace("<CPS>", ":")
+                .replace("{{", "$")
+                .replace("}}", "")
+        };
+        let mut script = String::from("#!/bin/bash\n\n");
+        for (k, v) in &l.environment {
+            script.push_str(&format!("export {k}=\"{}\"\n", expand(v)));
+        }
+        script.push_str(&format!(
+            "exec /bin/bash -c \"{}\"\n",
+            expand(&l.command.join(" "))
+        ));
+        script
+    }
+
+    /// An executor's launch context, run the way the NodeManager runs it, in a scratch
+    /// folder holding the command's script: bash runs the user's command as typed and the
+    /// environment value arrives as given.
+    #[test]
+    fn the_launch_script_runs_the_command_and_exports_the_value_as_typed() {
+        let command = "printf '<%s>\\n' \"$(echo sub)\" `echo back` 'single \"q\" $HOME' \
+                       \"double 'q' \\$HOME\" 'héllo ✓' '{{HOME}} <LOG_DIR> <CPS>'\n\
+                       echo \"line 2\"\nprintf '%s' \"$V\" > \"$YARN_AM_LOG_DIR/v.out\"";
+        let value = "$(echo no) `echo no` $HOME 'a' \"b\" c\\d {{HOME}} <LOG_DIR> <CPS>\nhé ✓ \\";
+        let dir = std::env::temp_dir().join(format!("yarn-am-launch-{}", std::process::id()));
+        let logs = dir.join("logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::write(dir.join("yarn-am-command.sh"), command).unwrap();
+        let contact = DriverContact {
+            app_id: "application_1_0001".into(),
+            url: "http://nm1:4000".into(),
+            staging_dir: None,
+            master_secret: b"m".to_vec().into(),
+            tokens: SharedTokens::new(Credentials::default()),
+        };
+        let spec = ExecutorSpec {
+            command: "/bin/bash yarn-am-command.sh".into(),
+            memory_mb: 256,
+            vcores: 1,
+            initial: 1,
+            min: 0,
+            max: 1,
+            env: [("V".to_string(), value.to_string())].into(),
+            files: Default::default(),
+        };
+        let (launcher, _reports) = Launcher::new(spec, contact, 1);
+        let l = launcher.launch_spec(ExecutorId::new(1), "container_1_0001_01_000002");
+        let script = nm_launch_script(&l, logs.to_str().unwrap());
+        let status = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(&dir)
+            .env("HOME", "/home/nobody")
+            .status()
+            .unwrap();
+        let read = |f: &str| std::fs::read_to_string(logs.join(f)).unwrap();
+        assert!(status.success(), "{script}\n{}", read("stderr"));
+        assert_eq!(
+            read("stdout"),
+            "<sub>\n<back>\n<single \"q\" $HOME>\n<double 'q' $HOME>\n<héllo ✓>\n\
+             <{{HOME}} <LOG_DIR> <CPS>>\nline 2\n"
+        );
+        assert_eq!(read("v.out"), value);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The user's values are escaped for the launch script; the log directory is the one
+    /// value the NodeManager must expand.
+    #[test]
+    fn environment_values_are_literal_except_the_log_dir() {
+        let contact = DriverContact {
+            app_id: "application_1_0001".into(),
+            url: "http://nm1:4000".into(),
+            staging_dir: None,
+            master_secret: b"m".to_vec().into(),
+            tokens: SharedTokens::new(Credentials::default()),
+        };
+        let spec = ExecutorSpec {
+            command: "/bin/bash yarn-am-command.sh".into(),
+            memory_mb: 256,
+            vcores: 1,
+            initial: 1,
+            min: 0,
+            max: 1,
+            env: [("V".to_string(), "$(x) {{y}}".to_string())].into(),
+            files: Default::default(),
+        };
+        let (launcher, _reports) = Launcher::new(spec, contact, 1);
+        let l = launcher.launch_spec(ExecutorId::new(1), "container_1_0001_01_000002");
+        assert_eq!(l.environment["V"], r#"\$(x) {""{y}""}"#);
+        assert_eq!(l.environment[LOG_DIR_VAR], "<LOG_DIR>");
+        assert_eq!(l.environment["YARN_AM_DRIVER_URL"], "http://nm1:4000");
+        assert_eq!(
+            l.command,
+            ["/bin/bash yarn-am-command.sh 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
+        );
     }
 }

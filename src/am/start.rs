@@ -31,7 +31,7 @@ use super::token_refresh::{self, SharedTokens};
 use super::{Clock, DRIVER_URL_FILE, IDLE_HEARTBEAT, LAUNCH_PARALLELISM};
 use crate::core::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAIT_MS};
 use crate::core::allocator::Cluster;
-use crate::core::am::am_core::{AmCore, DEFAULT_EXECUTOR_SILENCE};
+use crate::core::am::am_core::{AmCore, Completion, DEFAULT_EXECUTOR_SILENCE};
 use crate::core::am::cluster_view;
 use crate::core::am::events::LaunchReport;
 use crate::core::am::job_run::JobRun;
@@ -156,7 +156,12 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
     .with_executor_silence(
         spec.executor_silence_timeout_ms
             .map_or(DEFAULT_EXECUTOR_SILENCE, Duration::from_millis),
-    );
+    )
+    .with_completion(if spec.keep_running {
+        Completion::KeepRunning
+    } else {
+        Completion::ExecutorsSucceed
+    });
     let clock = Clock::start();
     adopt(&mut core, clock.now_ms(), &registered, &resumed);
     // Executors of an earlier attempt find this one here (see `journal_store::publish_url`).

@@ -23,7 +23,9 @@ pub const SPEC_FILE: &str = "yarn-am-spec.json";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExecutorSpec {
-    /// Shell command run in each executor container (YARN expands `<LOG_DIR>`).
+    /// The launch command of each executor container, written by yarn-am (the NodeManager's
+    /// launch script expands it: `<LOG_DIR>`, `$`, quotes). A user's `--executor-command`
+    /// is not here but in a localised script among `files` (`submit::COMMAND_FILE`).
     pub command: String,
     pub memory_mb: i64,
     pub vcores: i32,
@@ -91,6 +93,11 @@ pub struct AppSpec {
     /// `submit --strategy`: the allocator's placement strategy. `None`: the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<crate::core::allocator::Strategy>,
+    /// `submit --keep-running`: an app without a job runs until a driver finishes it or it
+    /// is killed. Otherwise it ends when each of its initial executors has exited 0
+    /// (`core::am::am_core::Completion`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_running: bool,
 }
 
 impl AppSpec {
@@ -133,6 +140,7 @@ mod tests {
             fallback_to_simple_auth_allowed: false,
             executor_silence_timeout_ms: Some(4000),
             strategy: Some(crate::core::allocator::Strategy::Spark),
+            keep_running: true,
         }
     }
 

@@ -32,16 +32,38 @@ use crate::tools::status::{exit_code_for, print_report};
 /// Name of the binary inside every container's working directory.
 pub const BINARY_NAME: &str = "yarn-am";
 
+/// Name of the script holding `--executor-command`, localised into every executor's
+/// working directory and run with bash. A file, not the launch context's command: the
+/// NodeManager writes commands into `launch_container.sh` inside `bash -c "..."`, which
+/// expands `$(...)`, backticks, `$VAR` and its own `<LOG_DIR>`/`{{...}}` markers before the
+/// container's bash sees them (`yarn_client::launch_script`). The file's bytes are exactly
+/// what the user typed (Skein ships its scripts the same way).
+pub const COMMAND_FILE: &str = "yarn-am-command.sh";
+
+/// The launch command of executors that run `--executor-command`: the script, with its
+/// output in the container's log directory.
+fn command_file_launch() -> String {
+    format!("/bin/bash {COMMAND_FILE}")
+}
+
 pub fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(submit(args))
 }
 
+/// `KEY=VALUE` pairs; the value is taken literally (see `launch_script::literal_env_value`),
+/// the key must be a shell variable name (the NodeManager writes `export KEY="VALUE"`).
 fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, String>> {
     pairs
         .iter()
         .map(|p| match p.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            Some((k, v)) if yarn_client::launch_script::is_env_name(k) => {
+                Ok((k.to_string(), v.to_string()))
+            }
+            Some((k, _)) if !k.is_empty() => bail!(
+                "{flag}: {k:?} is not an environment variable name (letters, digits and _, \
+                 not starting with a digit)"
+            ),
             _ => bail!("{flag} wants KEY=VALUE, got {p:?}"),
         })
         .collect()
@@ -186,6 +208,15 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let report = follow(&rest, &app_id, Duration::from_secs(args.wait_timeout)).await?;
+    if !report.is_final() {
+        // `--wait-timeout` passed: the app keeps running (and needs its staging folder).
+        eprintln!(
+            "{app_id} still {} after {} s; it keeps running (yarn-am kill {app_id} stops it)",
+            report.state, args.wait_timeout
+        );
+        print_report(&report);
+        return Ok(exit_code_for(&report));
+    }
     staging.remove_with(Some(&auth)).await;
     print_report(&report);
     if args.job.is_some() {
@@ -230,12 +261,25 @@ async fn stage_and_submit(
             .and_then(|n| n.to_str())
             .with_context(|| format!("--file {} has no file name", f.display()))?
             .to_string();
+        if name == COMMAND_FILE {
+            bail!(
+                "--file {}: {COMMAND_FILE} is the name yarn-am gives the executor command's script",
+                f.display()
+            );
+        }
         let staged = stager.put_file(f, &name).await?;
         files.insert(name, staged);
     }
+    if job.is_none() {
+        // The command travels as a file, byte for byte (see `COMMAND_FILE`).
+        let script = stager
+            .put_bytes(COMMAND_FILE, args.executor_command.clone().into_bytes())
+            .await?;
+        files.insert(COMMAND_FILE.to_string(), script);
+    }
 
     let mut executor = ExecutorSpec {
-        command: args.executor_command.clone(),
+        command: command_file_launch(),
         memory_mb: args.executor_memory,
         vcores: args.executor_vcores,
         initial: args.executors,
@@ -262,7 +306,9 @@ async fn stage_and_submit(
         executor.min = j.executor.min_executors;
         executor.max = j.executor.max_executors;
     }
-    let max_executor_failures = (2 * executor.max.min(1 << 20)).max(3);
+    let max_executor_failures = args
+        .max_executor_failures
+        .unwrap_or_else(|| (2 * executor.max.min(1 << 20)).max(3));
     let conf = hadoop_conf();
     // On a secure cluster: delegation tokens for the AM, its executors and the NMs.
     let conf_ref = conf.as_ref().ok().and_then(Option::as_ref);
@@ -288,6 +334,7 @@ async fn stage_and_submit(
         executor_silence_timeout_ms: Some(args.executor_silence_timeout.saturating_mul(1000)),
         strategy: (args.strategy != crate::core::allocator::Strategy::Default)
             .then_some(args.strategy),
+        keep_running: args.keep_running,
     };
     let staged_spec = stager
         .put_bytes(SPEC_FILE, spec.to_json().into_bytes())
@@ -306,6 +353,11 @@ async fn stage_and_submit(
     // it. If yarn.resourcemanager.am.max-attempts caps it lower, the real last attempt exits
     // 1 still registered and the RM fails the app with that exit's diagnostics.
     environment.insert("MAX_APP_ATTEMPTS".into(), args.max_attempts.to_string());
+    // Values reach the AM exactly as given, whatever the launch script would expand.
+    let environment = environment
+        .into_iter()
+        .map(|(k, v)| (k, yarn_client::launch_script::literal_env_value(&v)))
+        .collect();
 
     let submission = Submission {
         application_id: app_id.to_string(),
@@ -432,7 +484,8 @@ fn transient(e: &RestError) -> bool {
 }
 
 /// Prints a line whenever the state or the number of running containers changes, until the
-/// application ends (or `limit` passes, which is an error). RM REST errors that may pass
+/// application ends or `limit` passes; returns the last report (not final when `limit`
+/// passed: `exit_code_for` makes that 4, "still running"). RM REST errors that may pass
 /// are ridden out for [`REST_OUTAGE_LIMIT`].
 pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Result<AppReport> {
     let start = std::time::Instant::now();
@@ -483,11 +536,7 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
             return Ok(r);
         }
         if start.elapsed() >= limit {
-            bail!(
-                "{app_id} still {} after {}s; it keeps running (yarn-am kill {app_id} stops it)",
-                r.state,
-                limit.as_secs()
-            );
+            return Ok(r);
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }

@@ -106,6 +106,27 @@ pub fn kill(args: AppArgs) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
 
+    fn report(state: &str, final_status: &str) -> AppReport {
+        serde_json::from_value(serde_json::json!({
+            "id": "application_1_0001", "state": state, "finalStatus": final_status,
+        }))
+        .unwrap()
+    }
+
+    /// The codes the README documents: 0 succeeded, 1 failed, 3 killed, 4 still running
+    /// (what `submit --wait` returns when `--wait-timeout` passes first).
+    #[test]
+    fn exit_codes_say_how_the_app_ended_or_that_it_still_runs() {
+        let code = |s, f| exit_code_for(&report(s, f));
+        assert_eq!(code("FINISHED", "SUCCEEDED"), ExitCode::SUCCESS);
+        assert_eq!(code("FINISHED", "FAILED"), ExitCode::from(1));
+        assert_eq!(code("FAILED", "FAILED"), ExitCode::from(1));
+        assert_eq!(code("KILLED", "KILLED"), ExitCode::from(3));
+        for state in ["NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING"] {
+            assert_eq!(code(state, "UNDEFINED"), ExitCode::from(4), "{state}");
+        }
+    }
+
     #[test]
     fn application_ids_are_checked_before_asking_the_rm() {
         check_app_id("application_1700000000000_0001").unwrap();

@@ -17,7 +17,9 @@
 //! - The clients:
 //!   - [`amrm`]: ApplicationMasterProtocol (register, allocate, finish) and its plain
 //!     records; [`ask`] is the ask vocabulary it shares with the request table.
-//!   - [`nm`]: ContainerManagementProtocol (start, stop, query containers on one NM).
+//!   - [`nm`]: ContainerManagementProtocol (start, stop, query containers on one NM);
+//!     [`launch_script`]: what the NM's `launch_container.sh` does to commands and
+//!     environment values, and how to pass a value through it literally.
 //!   - [`request_table`]: the AMRM bookkeeping without I/O (`AMRMClientImpl`'s memory
 //!     between heartbeats): the request table (`table.rs`, its value types in
 //!     `types.rs`), releases, exclusions, the response id and the tokens the RM hands
@@ -48,6 +50,7 @@ pub mod credentials;
 pub mod gssapi;
 pub mod http_auth;
 pub mod ids;
+pub mod launch_script;
 pub mod nm;
 pub mod proto;
 pub mod redact;

@@ -44,6 +44,18 @@
 //! demand or a kill makes the next heartbeat due at once, and otherwise heartbeats follow
 //! [`Interval`].
 //!
+//! # When an app without a job ends
+//!
+//! An app with an embedded job ends with the job; one driven from outside ends when its
+//! driver says so (`POST /v1/finish`). An executors-only app (`submit --executors N
+//! --executor-command ...`, no driver) has DistributedShell's semantics unless it was
+//! submitted with `--keep-running` ([`Completion`]): every one of its `N` executors must
+//! exit 0 once. An executor that exits 0 is not replaced (the target drops by one); one that
+//! fails is replaced, and the executor-failure limit ends the app FAILED as for any app; the
+//! `N`th exit 0 ends it SUCCEEDED. A driver's first demand hands the app's end to that
+//! driver (the rule is off from then on), and with `N` = 0 there is nothing to count, so
+//! such an app waits for a driver.
+//!
 //! Ending is two steps: [`AmCore::ending`] says why the AM will stop; while executors are
 //! still running and have not yet been told to stop, polls are answered with "shut down"
 //! until [`AmCore::drained`], so that executors exit before the AM unregisters instead of
@@ -81,6 +93,23 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(3);
 /// it lost, by default: Spark's `spark.network.timeout` (120 s), which bounds its executor
 /// heartbeats the same way. `submit --executor-silence-timeout` changes it.
 pub const DEFAULT_EXECUTOR_SILENCE: Duration = Duration::from_secs(120);
+
+/// How an app without a job ends (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Until a driver finishes it or it is killed (`submit --keep-running`).
+    KeepRunning,
+    /// When every one of the initial executors has exited 0 (DistributedShell's rule).
+    ExecutorsSucceed,
+}
+
+/// The executors-only rule while it is on: `target` executors must exit 0; `seen` is the
+/// registry's count of those that did, as last acted on.
+#[derive(Debug, Clone, Copy)]
+struct RunToCompletion {
+    target: u32,
+    seen: u32,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -215,6 +244,10 @@ pub struct AmCore {
     told_to_stop: HashSet<ExecutorId>,
     /// An executor of the embedded job silent this long is declared lost.
     silence_limit_ms: u64,
+    /// How an app without a job ends ([`Self::with_completion`]).
+    completion: Completion,
+    /// The executors-only rule, on from [`Self::handle_start`] when `completion` asks for it.
+    to_completion: Option<RunToCompletion>,
 }
 
 impl AmCore {
@@ -245,6 +278,8 @@ impl AmCore {
             ending: None,
             told_to_stop: HashSet::new(),
             silence_limit_ms: DEFAULT_EXECUTOR_SILENCE.as_millis() as u64,
+            completion: Completion::KeepRunning,
+            to_completion: None,
         };
         core.arm_driver_tick();
         core
@@ -257,8 +292,22 @@ impl AmCore {
         self
     }
 
-    /// The first step: the job's first demand, or `initial` executors without a job.
+    /// How an app without a job ends (the default: [`Completion::KeepRunning`]); set before
+    /// [`Self::handle_start`]. Ignored with an embedded job, which ends with its job.
+    pub fn with_completion(mut self, completion: Completion) -> Self {
+        self.completion = completion;
+        self
+    }
+
+    /// The first step: the job's first demand, or `initial` executors without a job (with
+    /// [`Completion::ExecutorsSucceed`], the ones that must exit 0 for the app to succeed).
     pub fn handle_start(&mut self, now_ms: u64, initial: u32) {
+        if self.job.is_none() && self.completion == Completion::ExecutorsSucceed && initial > 0 {
+            self.to_completion = Some(RunToCompletion {
+                target: initial,
+                seen: self.pool.registry.succeeded(),
+            });
+        }
         match self.job.as_mut() {
             Some(j) => j.tick(now_ms, &mut self.pool),
             None => self.pool.set_demand(
@@ -281,6 +330,9 @@ impl AmCore {
                     hosts = d.host_to_local_task_count.len(),
                     "new demand"
                 );
+                if self.to_completion.take().is_some() {
+                    info!("a driver states the demand: it ends the app, not the executors' exits");
+                }
                 self.pool.set_demand(now_ms, d);
                 // A repeated demand still asks for a prompt heartbeat, as a driver expects.
                 self.urgent = true;
@@ -511,20 +563,55 @@ impl AmCore {
             return;
         }
         let failures = self.pool.failures(now_ms);
-        if failures >= self.max_executor_failures {
-            let diagnostics = format!(
-                "{failures} executor failures (limit {}); last: {}",
-                self.max_executor_failures,
-                self.pool.last_failure()
-            );
+        if failures < self.max_executor_failures {
+            self.check_completion(now_ms);
+            return;
+        }
+        let diagnostics = format!(
+            "{failures} executor failures (limit {}); last: {}",
+            self.max_executor_failures,
+            self.pool.last_failure()
+        );
+        self.end(
+            now_ms,
+            Ending::Finish {
+                outcome: Outcome::Failed,
+                diagnostics,
+            },
+        );
+    }
+
+    /// The executors-only rule (see the module doc): executors that exited 0 since the last
+    /// look are not replaced, and the last of them ends the app.
+    fn check_completion(&mut self, now_ms: u64) {
+        let Some(rule) = self.to_completion.as_mut() else {
+            return;
+        };
+        let done = self.pool.registry.succeeded();
+        if done == rule.seen {
+            return;
+        }
+        rule.seen = done;
+        let target = rule.target;
+        if done >= target {
+            let diagnostics = format!("all {target} executors exited 0");
             self.end(
                 now_ms,
                 Ending::Finish {
-                    outcome: Outcome::Failed,
+                    outcome: Outcome::Succeeded,
                     diagnostics,
                 },
             );
+            return;
         }
+        info!(done, of = target, "executors exited 0; not replacing them");
+        self.pool.set_demand(
+            now_ms,
+            driver_api::Demand {
+                target_executors: target - done,
+                ..Default::default()
+            },
+        );
     }
 
     fn end(&mut self, now_ms: u64, why: Ending) {

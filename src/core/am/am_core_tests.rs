@@ -778,3 +778,133 @@ fn a_poll_body_names_its_executor_as_a_string_and_a_bad_id_is_refused() {
         );
     }
 }
+
+/// YARN reports these containers completed with these exit statuses on the next heartbeat.
+fn complete(c: &mut AmCore, now: u64, exits: &[(&str, i32)]) {
+    let b = c.poll_allocate(now).expect("a heartbeat is due");
+    let reply = RmReply::Allocated(Box::new(Allocation {
+        response_id: 1,
+        completed: exits
+            .iter()
+            .map(|(id, status)| yarn_client::amrm::CompletedContainer {
+                id: id.to_string(),
+                exit_status: *status,
+                diagnostics: String::new(),
+            })
+            .collect(),
+        ..Default::default()
+    }));
+    c.handle_allocated(now, b, reply);
+}
+
+/// The containers asked for on the next heartbeat.
+fn next_ask(c: &mut AmCore, now: u64) -> i32 {
+    let b = c.poll_allocate(now).expect("a heartbeat is due");
+    let n = asked(&b);
+    c.handle_allocated(now, b, answered());
+    n
+}
+
+const C2: &str = "container_1_0001_01_000002";
+const C3: &str = "container_1_0001_01_000003";
+const C4: &str = "container_1_0001_01_000004";
+
+/// An executors-only app with two executors running, under `completion`.
+fn two_plain_executors(completion: Completion, max_failures: usize) -> AmCore {
+    let mut c =
+        AmCore::new(pool(), None, Duration::from_secs(3), max_failures).with_completion(completion);
+    c.handle_start(0, 2);
+    executors(&mut c, 0, &[(C2, "nm1"), (C3, "nm2")]);
+    c
+}
+
+/// DistributedShell's rule: an executor that exits 0 is done and not replaced; the last
+/// one's exit 0 ends the app SUCCEEDED.
+#[test]
+fn an_executors_only_app_succeeds_when_every_executor_exited_0() {
+    let mut c = two_plain_executors(Completion::ExecutorsSucceed, 10);
+    complete(&mut c, 10_000, &[(C2, 0)]);
+    assert!(c.ending().is_none());
+    assert_eq!(
+        next_ask(&mut c, 20_000),
+        0,
+        "a finished executor is not replaced"
+    );
+    complete(&mut c, 30_000, &[(C3, 0)]);
+    match c.ending() {
+        Some(Ending::Finish {
+            outcome: Outcome::Succeeded,
+            diagnostics,
+        }) => assert!(
+            diagnostics.contains("all 2 executors exited 0"),
+            "{diagnostics}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(c.drained(30_000), "no job: nothing to drain");
+}
+
+/// A failed executor is replaced, an exit 0 still counts afterwards, and the failure limit
+/// ends the app FAILED.
+#[test]
+fn failed_executors_are_restarted_until_the_failure_limit() {
+    let mut c = two_plain_executors(Completion::ExecutorsSucceed, 2);
+    complete(&mut c, 10_000, &[(C2, 1)]);
+    assert!(c.ending().is_none());
+    assert_eq!(
+        next_ask(&mut c, 20_000),
+        1,
+        "the failed one is asked for again"
+    );
+    complete(&mut c, 30_000, &[(C3, 0)]);
+    assert!(c.ending().is_none(), "one of two done, one failure of 2");
+    executors(&mut c, 40_000, &[(C4, "nm1")]);
+    complete(&mut c, 50_000, &[(C4, 7)]);
+    match c.ending() {
+        Some(Ending::Finish {
+            outcome: Outcome::Failed,
+            diagnostics,
+        }) => assert!(
+            diagnostics.contains("2 executor failures (limit 2)"),
+            "{diagnostics}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `--keep-running`: executors that exit 0 are replaced and the app runs on.
+#[test]
+fn a_keep_running_app_replaces_executors_that_exit_0() {
+    let mut c = two_plain_executors(Completion::KeepRunning, 10);
+    complete(&mut c, 10_000, &[(C2, 0), (C3, 0)]);
+    assert!(c.ending().is_none());
+    assert_eq!(next_ask(&mut c, 20_000), 2);
+}
+
+/// A driver's demand hands the app's end to the driver: exits 0 no longer end it.
+#[test]
+fn a_drivers_demand_turns_the_executors_only_rule_off() {
+    let mut c = two_plain_executors(Completion::ExecutorsSucceed, 10);
+    c.handle_command(
+        500,
+        DriverCommand::SetDemand(Demand {
+            target_executors: 2,
+            ..Default::default()
+        }),
+    );
+    complete(&mut c, 10_000, &[(C2, 0), (C3, 0)]);
+    assert!(c.ending().is_none());
+    assert_eq!(next_ask(&mut c, 20_000), 2, "the driver's target holds");
+}
+
+/// With no executors to count, the rule has nothing to end on: the app waits for a driver.
+#[test]
+fn an_app_of_no_executors_waits_for_a_driver() {
+    let mut c = AmCore::new(pool(), None, Duration::from_secs(3), 10)
+        .with_completion(Completion::ExecutorsSucceed);
+    c.handle_start(0, 0);
+    let b = c.poll_allocate(0).unwrap();
+    c.handle_allocated(0, b, answered());
+    c.handle_timeout(10_000);
+    assert!(c.ending().is_none());
+}

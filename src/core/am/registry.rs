@@ -93,6 +93,9 @@ pub struct Registry {
     retention: Retention,
     /// Executors that counted against the app, forgotten ones included.
     failures: u32,
+    /// Executors whose container YARN reported completed with exit status 0, the AM not
+    /// having given it back: done with their work (forgotten ones included).
+    succeeded: u32,
     /// The list last published; `None` after a change.
     listed: Option<Listed<ExecutorView>>,
     /// The published list's chunks, by chunk number (id / [`LISTED_CHUNK`]).
@@ -152,6 +155,7 @@ impl Registry {
                 ..Retention::default()
             },
             failures: 0,
+            succeeded: 0,
             listed: None,
             chunks: BTreeMap::new(),
             stale: BTreeSet::new(),
@@ -300,6 +304,9 @@ impl Registry {
             let v = classify(exit_status, diagnostics);
             (v.reason, v.counts_against_app)
         };
+        if !released && exit_status == 0 && self.is_live(id) {
+            self.succeeded = self.succeeded.saturating_add(1);
+        }
         self.exited(id, container, Some(exit_status), reason, counts);
     }
 
@@ -446,6 +453,12 @@ impl Registry {
     /// Every executor failure that counted against the app, forgotten ones included.
     pub fn counts_against_app(&self) -> u32 {
         self.failures
+    }
+
+    /// Executors that exited 0 on their own (not given back by the AM), forgotten ones
+    /// included: what ends an executors-only app (see `AmCore`'s completion rule).
+    pub fn succeeded(&self) -> u32 {
+        self.succeeded
     }
 }
 
