@@ -4,6 +4,7 @@
 # jars from Maven Central), curl and python3 (cluster readiness checks), an MIT Kerberos KDC and
 # client tools (the `--secure` cluster runs its own KDC on loopback), and a Rust toolchain.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/apt-missing.sh"
 say() { printf '[prereqs] %s\n' "$*" >&2; }
 
 missing=()
@@ -19,13 +20,7 @@ command -v getent >/dev/null || missing+=(libc-bin)
 # kadmin.local (creates the test realm's principals) is packaged with kadmind on Debian.
 [[ -x /usr/sbin/kadmin.local ]] || missing+=(krb5-admin-server)
 command -v kinit >/dev/null || missing+=(krb5-user)
-if ((${#missing[@]})); then
-  [[ $(id -u) == 0 ]] || { say "missing packages: ${missing[*]}; run as root or install them"; exit 1; }
-  say "installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+apt_install_missing ${missing[@]+"${missing[@]}"}
 if ! command -v cargo >/dev/null; then
   for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do [[ -x "$d/cargo" ]] && export PATH="$d:$PATH"; done
 fi

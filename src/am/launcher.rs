@@ -219,6 +219,36 @@ mod tests {
     use super::*;
     use yarn_client::credentials::Credentials;
 
+    /// A launcher for one executor of 256 MB running `command`, with `env` for the executors.
+    fn launcher(
+        command: &str,
+        env: &[(&str, &str)],
+        master: &[u8],
+        tokens: Credentials,
+    ) -> Launcher {
+        let contact = DriverContact {
+            app_id: "application_1_0001".into(),
+            url: "http://nm1:4000".into(),
+            staging_dir: None,
+            master_secret: master.to_vec().into(),
+            tokens: SharedTokens::new(tokens),
+        };
+        let spec = ExecutorSpec {
+            command: command.into(),
+            memory_mb: 256,
+            vcores: 1,
+            initial: 1,
+            min: 0,
+            max: 1,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            files: Default::default(),
+        };
+        Launcher::new(spec, contact, 1).0
+    }
+
     #[test]
     fn each_executor_gets_its_own_key_in_its_credentials_and_no_secret_in_its_environment() {
         let master: Arc<[u8]> = b"master-secret-hex".to_vec().into();
@@ -228,27 +258,11 @@ mod tests {
             kind: "HDFS_DELEGATION_TOKEN".into(),
             service: "nn:8020".into(),
         };
-        let contact = DriverContact {
-            app_id: "application_1_0001".into(),
-            url: "http://nm1:4000".into(),
-            staging_dir: None,
-            master_secret: master.clone(),
-            tokens: SharedTokens::new(Credentials {
-                tokens: vec![("hdfs".into(), hdfs)],
-                secrets: vec![],
-            }),
+        let tokens = Credentials {
+            tokens: vec![("hdfs".into(), hdfs)],
+            secrets: vec![],
         };
-        let spec = ExecutorSpec {
-            command: "./yarn-am executor".into(),
-            memory_mb: 256,
-            vcores: 1,
-            initial: 1,
-            min: 0,
-            max: 1,
-            env: Default::default(),
-            files: Default::default(),
-        };
-        let (launcher, _reports) = Launcher::new(spec, contact, 1);
+        let launcher = launcher("./yarn-am executor", &[], &master, tokens);
         let container = "container_1_0001_01_000002";
         let l = launcher.launch_spec(ExecutorId::new(1), container);
         let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
@@ -311,24 +325,12 @@ mod tests {
         let logs = dir.join("logs");
         std::fs::create_dir_all(&logs).unwrap();
         std::fs::write(dir.join("yarn-am-command.sh"), command).unwrap();
-        let contact = DriverContact {
-            app_id: "application_1_0001".into(),
-            url: "http://nm1:4000".into(),
-            staging_dir: None,
-            master_secret: b"m".to_vec().into(),
-            tokens: SharedTokens::new(Credentials::default()),
-        };
-        let spec = ExecutorSpec {
-            command: "/bin/bash yarn-am-command.sh".into(),
-            memory_mb: 256,
-            vcores: 1,
-            initial: 1,
-            min: 0,
-            max: 1,
-            env: [("V".to_string(), value.to_string())].into(),
-            files: Default::default(),
-        };
-        let (launcher, _reports) = Launcher::new(spec, contact, 1);
+        let launcher = launcher(
+            "/bin/bash yarn-am-command.sh",
+            &[("V", value)],
+            b"m",
+            Credentials::default(),
+        );
         let l = launcher.launch_spec(ExecutorId::new(1), "container_1_0001_01_000002");
         let script = nm_launch_script(&l, logs.to_str().unwrap());
         let status = std::process::Command::new("bash")
@@ -353,24 +355,12 @@ mod tests {
     /// value the NodeManager must expand.
     #[test]
     fn environment_values_are_literal_except_the_log_dir() {
-        let contact = DriverContact {
-            app_id: "application_1_0001".into(),
-            url: "http://nm1:4000".into(),
-            staging_dir: None,
-            master_secret: b"m".to_vec().into(),
-            tokens: SharedTokens::new(Credentials::default()),
-        };
-        let spec = ExecutorSpec {
-            command: "/bin/bash yarn-am-command.sh".into(),
-            memory_mb: 256,
-            vcores: 1,
-            initial: 1,
-            min: 0,
-            max: 1,
-            env: [("V".to_string(), "$(x) {{y}}".to_string())].into(),
-            files: Default::default(),
-        };
-        let (launcher, _reports) = Launcher::new(spec, contact, 1);
+        let launcher = launcher(
+            "/bin/bash yarn-am-command.sh",
+            &[("V", "$(x) {{y}}")],
+            b"m",
+            Credentials::default(),
+        );
         let l = launcher.launch_spec(ExecutorId::new(1), "container_1_0001_01_000002");
         assert_eq!(l.environment["V"], r#"\$(x) {""{y}""}"#);
         assert_eq!(l.environment[LOG_DIR_VAR], "<LOG_DIR>");

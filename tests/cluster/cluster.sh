@@ -776,6 +776,22 @@ wait_rm_started() {
   done
 }
 
+# The daemon restarts behind restart-rm and restart-nm (tests/cluster/docker.sh has its own):
+# stop the old JVM, start a new one; nm_restarted says when the new NM answers.
+restart_rm_daemon() {
+  pick_java
+  stop_daemons rm
+  start_daemon rm rm 512m org.apache.hadoop.yarn.server.resourcemanager.ResourceManager
+}
+restart_nm_daemon() { # nm
+  pick_java
+  stop_daemons "$1"
+  start_nm "$1"
+}
+nm_restarted() { # nm
+  curl -sf --max-time 3 "http://$1:8042/ws/v1/node/info" >/dev/null 2>&1
+}
+
 # RM restart with work-preserving recovery: the state store ($R/rmstore, which `up` wipes)
 # is kept, so running apps, their AMs and containers carry on; AMs re-register when the
 # RM tells them it does not know them.
@@ -783,10 +799,8 @@ cmd_restart_rm() {
   exec 9>"$R/.lock"
   flock -w 600 9 || die "another cluster.sh holds $R/.lock"
   alive rm || die "rm is not running"
-  pick_java
   local t0=$SECONDS
-  stop_daemons rm
-  start_daemon rm rm 512m org.apache.hadoop.yarn.server.resourcemanager.ResourceManager
+  restart_rm_daemon
   wait_rm_started
   wait_ready
   say "rm restarted in $((SECONDS - t0))s"
@@ -801,13 +815,11 @@ cmd_restart_nm() {
   exec 9>"$R/.lock"
   flock -w 600 9 || die "another cluster.sh holds $R/.lock"
   alive "$n" || die "$n is not running"
-  pick_java
   local t0=$SECONDS
-  stop_daemons "$n"
-  start_nm "$n"
+  restart_nm_daemon "$n"
   # The RM lists the node RUNNING throughout: wait for the new NM's own web service.
   local start=$SECONDS
-  until curl -sf --max-time 3 "http://$n:8042/ws/v1/node/info" >/dev/null 2>&1; do
+  until nm_restarted "$n"; do
     alive "$n" || { tail -40 "$R/logs/$n.log" >&2; die "$n exited (log: $R/logs/$n.log)"; }
     ((SECONDS - start < READY_TIMEOUT)) || die "$n not answering after ${READY_TIMEOUT}s"
     sleep 0.5

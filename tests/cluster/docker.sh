@@ -252,36 +252,16 @@ docker_restart() { # name
   sleep 1
 }
 
-cmd_restart_rm() {
-  exec 9>"$R/.lock"
-  flock -w 600 9 || die "another cluster.sh holds $R/.lock"
-  alive rm || die "rm is not running"
-  local t0=$SECONDS
-  docker_restart rm
-  wait_rm_started
-  wait_ready
-  say "rm restarted in $((SECONDS - t0))s"
+# restart-rm and restart-nm (cluster.sh) with the daemon restarted inside its container.
+restart_rm_daemon() { docker_restart rm; }
+restart_nm_daemon() { # nm
+  NM_OLD_PID=$(dk exec "$(cname "$1")" cat /run/yarn-am-daemon.pid)
+  docker_restart "$1"
 }
-
-cmd_restart_nm() {
-  local n=${1:-}
-  [[ " ${NMS[*]} " == *" $n "* ]] || die "restart-nm wants one of: ${NMS[*]}"
-  exec 9>"$R/.lock"
-  flock -w 600 9 || die "another cluster.sh holds $R/.lock"
-  alive "$n" || die "$n is not running"
-  local t0=$SECONDS old
-  old=$(dk exec "$(cname "$n")" cat /run/yarn-am-daemon.pid)
-  docker_restart "$n"
-  local start=$SECONDS
-  # The new JVM (a new pid) answering on its web port, as natively.
-  until [[ "$(dk exec "$(cname "$n")" cat /run/yarn-am-daemon.pid 2>/dev/null)" != "$old" ]] \
-    && curl -sf --max-time 3 "http://$n:8042/ws/v1/node/info" >/dev/null 2>&1; do
-    alive "$n" || { tail -40 "$R/logs/$n.log" >&2; die "$n exited (log: $R/logs/$n.log)"; }
-    ((SECONDS - start < READY_TIMEOUT)) || die "$n not answering after ${READY_TIMEOUT}s"
-    sleep 0.5
-  done
-  wait_ready
-  say "$n restarted in $((SECONDS - t0))s"
+# The new JVM (a new pid) answering on its web port, as natively.
+nm_restarted() { # nm
+  [[ "$(dk exec "$(cname "$1")" cat /run/yarn-am-daemon.pid 2>/dev/null)" != "$NM_OLD_PID" ]] \
+    && curl -sf --max-time 3 "http://$1:8042/ws/v1/node/info" >/dev/null 2>&1
 }
 
 cmd_down() {
