@@ -852,10 +852,15 @@ stop_daemons() {
   done
 }
 
+# One daemon's line in `status` (tests/cluster/docker.sh has its own).
+daemon_state() { # daemon
+  if alive "$1"; then echo "running (pid $(cat "$R/$1.pid"))"; else echo "stopped"; fi
+}
+
 cmd_status() {
   local d
   for d in rm "${NMS[@]}" "${HDFS[@]}"; do
-    if alive "$d"; then echo "$d: running (pid $(cat "$R/$d.pid"))"; else echo "$d: stopped"; fi
+    echo "$d: $(daemon_state "$d")"
   done
   local s h
   s=$(nodes_state)

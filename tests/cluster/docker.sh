@@ -280,17 +280,9 @@ cmd_down() {
   say "cluster down (docker)"
 }
 
-cmd_status() {
-  local d
-  for d in rm "${NMS[@]}" "${HDFS[@]}"; do
-    echo "$d: $(container_state "$d") (container $(cname "$d"), docker)"
-  done
-  local s h
-  s=$(nodes_state)
-  h=$(hdfs_state)
-  echo "RM nodes: $s"
-  echo "HDFS live DataNodes: $h"
-  [[ "$s" == "$NODES ok" && "$h" == "3 ok" ]]
+# One daemon's line in `status` (cluster.sh's cmd_status).
+daemon_state() { # daemon
+  echo "$(container_state "$1") (container $(cname "$1"), docker)"
 }
 
 # Runs before cmd_up's own steps (which then use the functions above).
