@@ -1042,32 +1042,14 @@ pub fn bench_snapshot(
     seed: u64,
 ) -> Snapshot {
     let config = TraceConfig {
-        name: "bench".into(),
-        nodes: hosts,
         racks: hosts.div_ceil(40).max(1),
         datanode_only: 0,
         capacity: u32::MAX,
         tasks_per_executor,
         max_executors: target,
         stages: vec![tasks],
-        skew: 0.5,
         node_locality_delay: 0,
-        dataset_fraction: 1.0,
-        offer_probability: 1.0,
-        release_between_stages: true,
-        pipelined: false,
-        preemption: 0.0,
-        seed,
-        offers_per_round: 1,
-        locality_wait_rounds: 0,
-        ramp_up: false,
-        launch_rounds: 0,
-        heartbeat_phase_jitter: None,
-        rm_draw: 0,
-        strict_requests: false,
-        strict_first: false,
-        what_if_unplaced_name_work: false,
-        what_if_no_location_key_first: false,
+        ..TraceConfig::standard("bench", hosts, 0.5, seed)
     };
     let trace = Trace::generate(config);
     let mut counts: HashMap<HostName, u32> = HashMap::new();
