@@ -448,6 +448,22 @@ async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
 
 const CONTAINER: &str = "container_1_0001_01_000002";
 
+/// The claim executor `id` (container [`CONTAINER`]) signs a poll of `body` with, now.
+fn sign_poll(master: &str, id: &str, seq: u64, body: &[u8]) -> crate::protocol::poll::RequestAuth {
+    use crate::protocol::poll::{executor_key, RequestAuth, SignedRequest, POLL_PATH};
+    let key = executor_key(master.as_bytes(), id, CONTAINER);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let req = SignedRequest {
+        method: "POST",
+        path: POLL_PATH,
+        body,
+    };
+    RequestAuth::sign(&key, id, CONTAINER, seq, now, rand::random(), &req)
+}
+
 /// Sends a poll signed as executor `id` (container [`CONTAINER`]) with sequence number `seq`;
 /// returns the reply and the claim it was signed with.
 async fn signed_poll(
@@ -458,19 +474,9 @@ async fn signed_poll(
     seq: u64,
     body: &serde_json::Value,
 ) -> (reqwest::Response, crate::protocol::poll::RequestAuth) {
-    use crate::protocol::poll::{executor_key, RequestAuth, SignedRequest, AUTH_HEADER};
+    use crate::protocol::poll::AUTH_HEADER;
     let bytes = serde_json::to_vec(body).unwrap();
-    let key = executor_key(master.as_bytes(), id, CONTAINER);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    let req = SignedRequest {
-        method: "POST",
-        path: "/v1/executors/poll",
-        body: &bytes,
-    };
-    let auth = RequestAuth::sign(&key, id, CONTAINER, seq, now, rand::random(), &req);
+    let auth = sign_poll(master, id, seq, &bytes);
     let resp = http
         .post(format!("{base}/v1/executors/poll"))
         .header(AUTH_HEADER, auth.header_value())
@@ -571,18 +577,8 @@ async fn raw_exchange(base: &str, head: &str, body: &[u8]) -> Option<String> {
 
 /// A poll head signed for `body` by executor 1, declaring `len` bytes of body.
 fn signed_poll_head(master: &str, body: &[u8], len: usize) -> String {
-    use crate::protocol::poll::{executor_key, RequestAuth, SignedRequest, AUTH_HEADER};
-    let key = executor_key(master.as_bytes(), "1", CONTAINER);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    let req = SignedRequest {
-        method: "POST",
-        path: "/v1/executors/poll",
-        body,
-    };
-    let auth = RequestAuth::sign(&key, "1", CONTAINER, 1, now, rand::random(), &req);
+    use crate::protocol::poll::AUTH_HEADER;
+    let auth = sign_poll(master, "1", 1, body);
     format!(
         "POST /v1/executors/poll HTTP/1.1\r\nhost: x\r\n{AUTH_HEADER}: {}\r\n\
          content-length: {len}\r\n\r\n",
