@@ -35,13 +35,17 @@
 #                       restart the NMs with the shuffle service the MR AM needs. Later `up`s
 #                       keep it while mr-lib exists; a cluster that never ran it has none.
 #   cluster.sh backend  print the running (or last started) backend: native or docker
+#   cluster.sh node-logs APP   copy APP's container logs off the nodes to where a native
+#                       cluster has them (<runtime>/nmX/logs/APP; nothing to do natively)
 #
-# Backends: native (the default: every daemon a JVM on this machine, sharing its disk and user)
+# Backends: native (every daemon a JVM on this machine, sharing its disk and user)
 # or docker (`up --docker`, or YARN_AM_CLUSTER_DOCKER=1: the same daemons, addresses and conf,
 # each in its own container with its own file system, as the non-root user yarn or hdfs; see
 # docker.sh and docker-compose.yml). `up` without a choice keeps the backend of a running
-# cluster, else native; `up --native` / `--docker` switches (down, then up). Other commands act
-# on the running backend. Docker backend only (plain profile):
+# cluster, else takes docker where Docker can run (root with docker.io, which prereqs.sh
+# installs, or DOCKER_HOST) and native otherwise, or when dockerd fails to start, or for
+# --nodes/--racks; `up --native` / `--docker` switches (down, then up). Other commands act
+# on the running backend. Docker backend only:
 #   cluster.sh kill-node NM    `docker kill` the NM's container: the whole node, its containers with it
 #   cluster.sh pause-node NM   `docker pause` it (a hung node); unpause-node NM resumes it
 #   cluster.sh images   build the docker backend's images if their inputs changed (`up --docker` does)
@@ -696,7 +700,7 @@ cmd_up() {
   mkdir -p "$R"
   exec 9>"$R/.lock"
   flock -w 600 9 || die "another cluster.sh holds $R/.lock"
-  [[ "$BACKEND" == native ]] || docker_prepare_up
+  [[ "$BACKEND" == native ]] || docker_prepare_up "$@"
   local want
   want=$(profile_name)
   if all_alive_any && [[ "$(running_profile)" != "$want" ]]; then
@@ -890,12 +894,37 @@ cmd_env() {
 
 # The backend: recorded in $R/backend while a docker cluster is up (`down` removes it).
 running_backend() { cat "$R/backend" 2>/dev/null || echo native; }
+# `up` with no backend named and no cluster running: docker where Docker can run (root, with the
+# engine prereqs.sh installs, or DOCKER_HOST naming an engine), else native. The benchmarks'
+# layouts (--nodes/--racks) are native only.
+default_backend() {
+  local a
+  for a in "$@"; do [[ "$a" == --nodes || "$a" == --racks ]] && { echo native; return; }; done
+  if [[ -n "${DOCKER_HOST:-}" ]] && DOCKER_HOST=$DOCKER_HOST docker version >/dev/null 2>&1; then
+    echo docker
+  elif [[ $(id -u) == 0 && -x /usr/sbin/dockerd ]]; then
+    echo docker
+  else
+    echo native
+  fi
+}
+native_running() { [[ -f "$R/rm.pid" ]] && kill -0 "$(cat "$R/rm.pid")" 2>/dev/null; }
 BACKEND=$(running_backend)
 UP_ARGS=()
+# 1 when `up` chose the backend itself: a docker engine that cannot start then falls back to native.
+BACKEND_DEFAULTED=0
 if [[ "${1:-}" == up ]]; then
-  case "${YARN_AM_CLUSTER_DOCKER:-}" in 1) BACKEND=docker ;; 0) BACKEND=native ;; esac
+  if [[ ! -f "$R/backend" ]] && ! native_running; then
+    BACKEND=$(default_backend "${@:2}")
+    BACKEND_DEFAULTED=1
+  fi
+  case "${YARN_AM_CLUSTER_DOCKER:-}" in 1) BACKEND=docker BACKEND_DEFAULTED=0 ;; 0) BACKEND=native BACKEND_DEFAULTED=0 ;; esac
   for a in "${@:2}"; do
-    case "$a" in --docker) BACKEND=docker ;; --native) BACKEND=native ;; *) UP_ARGS+=("$a") ;; esac
+    case "$a" in
+      --docker) BACKEND=docker BACKEND_DEFAULTED=0 ;;
+      --native) BACKEND=native BACKEND_DEFAULTED=0 ;;
+      *) UP_ARGS+=("$a") ;;
+    esac
   done
   if [[ "$BACKEND" != "$(running_backend)" ]]; then
     say "switching the backend from $(running_backend) to $BACKEND: stopping the $(running_backend) cluster"
@@ -924,6 +953,7 @@ case "${1:-}" in
     build_images
     say "images ready in $((SECONDS - t0))s: $(cat "$DK/node-image")"
     [[ "$BACKEND" == docker ]] || engine_stop ;;
+  node-logs) [[ "$BACKEND" == native ]] || cmd_node_logs "${2:-}" ;;
   kill-node) docker_only kill-node; cmd_kill_node "${2:-}" ;;
   pause-node) docker_only pause-node; cmd_pause_node "${2:-}" ;;
   unpause-node) docker_only unpause-node; cmd_unpause_node "${2:-}" ;;

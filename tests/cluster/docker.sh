@@ -23,7 +23,19 @@ BASE_PACKAGES=openjdk-17-jre-headless,procps,curl
 dk() { DOCKER_HOST=$DOCKER_HOST "$DOCKER" "$@"; }
 compose() {
   DOCKER_HOST=$DOCKER_HOST YARN_AM_CLUSTER_DIR="$R" YARN_AM_NODE_IMAGE="${NODE_IMAGE:-yarn-am-node:none}" \
-    YARN_AM_HOSTNAME="$(hostname)" "$COMPOSE" -p yarn-am -f "$REPO/docker-compose.yml" "$@"
+    YARN_AM_HOSTNAME="$(hostname)" YARN_AM_MR_LIB="$(node_share "$R/mr-lib")" \
+    YARN_AM_MR_CONF="$(node_share "$R/mr-conf")" YARN_AM_NODE_KRB="$(node_share "$R/node-krb")" \
+    "$COMPOSE" -p yarn-am -f "$REPO/docker-compose.yml" "$@"
+}
+# A read-only share that exists only with a profile or the MapReduce add-on: an empty folder
+# stands in without it (a bind mount needs a source).
+node_share() { # folder
+  if [[ -d "$1" ]]; then
+    echo "$1"
+  else
+    mkdir -p "$R/docker-empty"
+    echo "$R/docker-empty"
+  fi
 }
 cname() { echo "yarn-am-$1"; }
 is_docker_daemon() { [[ " ${DOCKER_NAMES[*]} " == *" $1 "* ]]; }
@@ -158,7 +170,15 @@ container_state() {
     || { sleep 0.5; dk inspect -f '{{.State.Status}}' "$(cname "$1")" 2>/dev/null; } || echo absent
 }
 
-alive() { is_docker_daemon "$1" && [[ "$(container_state "$1")" =~ ^(running|paused)$ ]]; }
+# The KDC of the secure profile stays a process on the host (native_alive, native_stop_daemons).
+eval "native_$(declare -f alive)"
+alive() {
+  if is_docker_daemon "$1"; then
+    [[ "$(container_state "$1")" =~ ^(running|paused)$ ]]
+  else
+    native_alive "$1"
+  fi
+}
 
 start_daemon() { # name host heap main-class [args...]
   local name=$1
@@ -175,9 +195,17 @@ start_daemon() { # name host heap main-class [args...]
   say "started $name (container $(cname "$name"), user $(daemon_user "$name"))"
 }
 
+eval "native_$(declare -f stop_daemons)"
 stop_daemons() {
-  local d names=()
-  for d in "$@"; do is_docker_daemon "$d" && [[ "$(container_state "$d")" != absent ]] && names+=("$d"); done
+  local d names=() host=()
+  for d in "$@"; do
+    if ! is_docker_daemon "$d"; then
+      host+=("$d")
+    elif [[ "$(container_state "$d")" != absent ]]; then
+      names+=("$d")
+    fi
+  done
+  ((${#host[@]} == 0)) || native_stop_daemons "${host[@]}"
   ((${#names[@]})) || return 0
   for d in "${names[@]}"; do [[ "$(container_state "$d")" == paused ]] && dk unpause "$(cname "$d")" >/dev/null; done
   compose stop -t 30 "${names[@]}" >/dev/null 2>&1 || true
@@ -204,13 +232,33 @@ eval "native_$(declare -f write_conf)"
 write_conf() {
   native_write_conf
   chmod -R a+rX "$R/conf" "$R/lib" "$R/hdfs-web"
-  [[ ! -d "$R/mr-lib" ]] || chmod -R a+rX "$R/mr-lib"
+  local d
+  for d in "$R/mr-lib" "$R/mr-conf"; do [[ ! -d "$d" ]] || chmod -R a+rX "$d"; done
+  node_krb
+}
+eval "native_$(declare -f mapreduce_conf)"
+mapreduce_conf() {
+  native_mapreduce_conf
+  [[ ! -d "$R/mr-conf" ]] || chmod -R a+rX "$R/mr-conf"
+}
+
+# The secure profile's share of the KDC folder (mounted at <runtime>/kdc in every node): its
+# krb5.conf, the service keytab and the web apps' signing secret, readable by the group hadoop
+# (the daemons' users), not by others. The KDC, its database and the users' keytabs stay on the
+# host.
+node_krb() {
+  rm -rf "$R/node-krb"
+  ((SECURE)) || return 0
+  mkdir -p "$R/node-krb/keytabs"
+  cp "$K/krb5.conf" "$K/http-secret" "$R/node-krb/"
+  cp "$K/keytabs/service.keytab" "$R/node-krb/keytabs/"
+  chgrp -R 2000 "$R/node-krb"
+  chmod 750 "$R/node-krb" "$R/node-krb/keytabs"
+  chmod 640 "$R/node-krb/krb5.conf" "$R/node-krb/http-secret" "$R/node-krb/keytabs/service.keytab"
 }
 
 docker_check_profile() {
-  ((SECURE == 0)) || die "--secure is not available on the docker backend yet (issue 22): use the native cluster"
-  default_layout || die "--nodes/--racks are not available on the docker backend (docker-compose.yml has nm1..nm3)"
-  [[ ! -d "$MR_LIB" ]] || die "$MR_LIB exists (the MapReduce add-on): not available on the docker backend yet; remove it or use the native cluster"
+  default_layout || die "--nodes/--racks are not available on the docker backend (docker-compose.yml has nm1..nm3): use --native"
 }
 
 # Node loss, with everything on the node: the NM's container is killed (SIGKILL), its YARN
@@ -221,6 +269,20 @@ cmd_kill_node() {
   alive "$n" || die "$n is not running"
   dk kill "$(cname "$n")" >/dev/null || die "docker kill $(cname "$n") failed"
   say "$n killed (the whole node: container $(cname "$n"))"
+}
+
+# An app's container logs from every node that has them, onto the host at the paths a native
+# cluster writes them (<runtime>/nmX/logs/<app>/<container>/), as an operator copies them off
+# the nodes: under Kerberos the NM's web service cannot serve logs without Hadoop's native
+# library (SecureIOUtils), which the Maven jars lack.
+cmd_node_logs() {
+  local app=${1:-} n
+  [[ "$app" =~ ^application_[0-9]+_[0-9]+$ ]] || die "node-logs wants an application id"
+  for n in "${NMS[@]}"; do
+    [[ "$(container_state "$n")" =~ ^(running|paused|exited)$ ]] || continue
+    mkdir -p "$R/$n/logs"
+    dk cp "$(cname "$n"):$R/$n/logs/$app" "$R/$n/logs/" >/dev/null 2>&1 || true
+  done
 }
 
 # A hung node: every process of the NM's container frozen (cgroup freezer) until unpause.
@@ -272,6 +334,7 @@ cmd_down() {
     stop_daemons nm1 nm2 nm3
     compose down -t 30 >/dev/null 2>&1 || say "docker-compose down failed"
   fi
+  stop_daemons kdc
   # `up` switching profiles stops the containers only: it goes on with this engine.
   if [[ -z "${UP_IN_PROGRESS:-}" ]]; then
     engine_stop
@@ -291,6 +354,12 @@ docker_prepare_up() {
   docker_check_profile
   docker_need_tools
   mkdir -p "$DK"
+  if ((BACKEND_DEFAULTED)) && ! (engine_start); then
+    say "Docker cannot run here (dockerd log: $DK/dockerd.log): starting the native cluster instead"
+    rm -f "$R/backend"
+    exec 9>&-   # the lock: the native `up` takes it again
+    exec env YARN_AM_CLUSTER_DOCKER=0 bash "$HERE/cluster.sh" up "$@"
+  fi
   engine_start
   build_images
   echo docker >"$R/backend"

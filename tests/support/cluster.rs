@@ -167,15 +167,18 @@ impl Cluster {
             .unwrap_or_else(|_| "native".into())
     }
 
-    /// The container log folders of an application on every NM (`nmX/logs/<app>/<container>`).
-    /// On the docker backend the nodes' disks are not the host's (nothing writes those
-    /// folders on the host): the app's container logs are fetched through the NMs' web
-    /// services (as a user would read them) into the same `<runtime>/nmX/logs/<app>/<container>/`
-    /// on the host, so that tests read them as natively.
+    /// The container log folders of an application (`<runtime>/nmX/logs/<app>/<container>`
+    /// on the host). Read as a user reads them, through the NodeManagers' web services, on
+    /// either backend (on the docker one the nodes' disks are not the host's); each call
+    /// fetches the app's current logs into those folders, so tests read them as files. Under
+    /// Kerberos the NM cannot serve logs without Hadoop's native library (the Maven jars have
+    /// none): `cluster.sh node-logs` copies them off the nodes, as an operator would.
     pub fn container_log_dirs(&self, app_id: &str) -> Vec<PathBuf> {
-        if self.backend() == "docker" {
+        let profile = std::fs::read_to_string(self.dir.join("profile")).unwrap_or_default();
+        if !profile.contains("secure") {
             return self.fetch_container_logs(app_id);
         }
+        cluster_sh_args(&["node-logs", app_id]);
         let mut dirs = Vec::new();
         for nm in ["nm1", "nm2", "nm3"] {
             let app_dir = self.dir.join(nm).join("logs").join(app_id);
@@ -194,11 +197,12 @@ impl Cluster {
         const NMS: [&str; 3] = ["nm1", "nm2", "nm3"];
         let nm_base = |nm: &str| format!("http://{nm}:8042/ws/v1/node");
         let mut ids = std::collections::BTreeSet::new();
-        let attempts = web_json(&format!(
-            "http://{}/ws/v1/cluster/apps/{app_id}/appattempts",
-            self.rm_web
-        ))
-        .unwrap_or_default();
+        let attempts = self
+            .web_json(&format!(
+                "http://{}/ws/v1/cluster/apps/{app_id}/appattempts",
+                self.rm_web
+            ))
+            .unwrap_or_default();
         for a in one_or_many(&attempts["appAttempts"]["appAttempt"]) {
             let (Some(am), Some(node)) = (a["containerId"].as_str(), a["nodeHttpAddress"].as_str())
             else {
@@ -206,7 +210,7 @@ impl Cluster {
             };
             ids.insert(am.to_string());
             let url = format!("http://{node}/ws/v1/node/containerlogs/{am}/stderr");
-            let log = web_log(&url, "stderr").unwrap_or_default();
+            let log = self.web_log(&url, "stderr").unwrap_or_default();
             let log = String::from_utf8_lossy(&log);
             for word in log.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')) {
                 if is_container_of(word, app_id) {
@@ -215,7 +219,9 @@ impl Cluster {
             }
         }
         for nm in NMS {
-            let list = web_json(&format!("{}/containers", nm_base(nm))).unwrap_or_default();
+            let list = self
+                .web_json(&format!("{}/containers", nm_base(nm)))
+                .unwrap_or_default();
             for c in one_or_many(&list["containers"]["container"]) {
                 if let Some(id) = c["id"].as_str().filter(|id| is_container_of(id, app_id)) {
                     ids.insert(id.to_string());
@@ -226,7 +232,9 @@ impl Cluster {
         for id in &ids {
             for nm in NMS {
                 let base = nm_base(nm);
-                let files = web_json(&format!("{base}/containers/{id}/logs")).unwrap_or_default();
+                let files = self
+                    .web_json(&format!("{base}/containers/{id}/logs"))
+                    .unwrap_or_default();
                 let names: Vec<String> = one_or_many(&files["containerLogsInfo"])
                     .iter()
                     .flat_map(|info| one_or_many(&info["containerLogInfo"]))
@@ -238,7 +246,8 @@ impl Cluster {
                 let dir = self.dir.join(nm).join("logs").join(app_id).join(id);
                 let _ = std::fs::create_dir_all(&dir);
                 for name in names {
-                    if let Some(text) = web_log(&format!("{base}/containerlogs/{id}/{name}"), &name)
+                    if let Some(text) =
+                        self.web_log(&format!("{base}/containerlogs/{id}/{name}"), &name)
                     {
                         let _ = std::fs::write(dir.join(&name), text);
                     }
@@ -253,6 +262,53 @@ impl Cluster {
 
     pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
         self.dir.join(rel)
+    }
+
+    /// curl (the fixture has no runtime of its own) with a 10 s limit, failing on HTTP
+    /// errors. Once the secure profile has run, with SPNEGO as alice (the ticket `cluster.sh
+    /// up` got her; the tests' apps are hers there): a plain cluster never asks for it.
+    fn curl(&self) -> Command {
+        let mut curl = Command::new("curl");
+        curl.args(["-sf", "-m", "10"]);
+        let kdc = self.dir.join("kdc");
+        if kdc.join("alice.cc").exists() {
+            curl.env("KRB5_CONFIG", kdc.join("krb5.conf"))
+                .env(
+                    "KRB5CCNAME",
+                    format!("FILE:{}", kdc.join("alice.cc").display()),
+                )
+                .args(["--negotiate", "-u", ":"]);
+        }
+        curl
+    }
+
+    fn curl_get(&self, url: &str, accept_json: bool) -> Option<Vec<u8>> {
+        let mut curl = self.curl();
+        if accept_json {
+            curl.args(["-H", "Accept: application/json"]);
+        }
+        let out = curl.arg(url).output().ok()?;
+        out.status.success().then_some(out.stdout)
+    }
+
+    /// A GET parsed as JSON.
+    fn web_json(&self, url: &str) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.curl_get(url, true)?).ok()
+    }
+
+    /// One container log file from the NM's `containerlogs` service, without the header and
+    /// footer the service wraps it in (`LogContents:` .. `End of LogType:<name>.`).
+    fn web_log(&self, url: &str, name: &str) -> Option<Vec<u8>> {
+        let body = self.curl_get(url, false)?;
+        let head = b"LogContents:\n";
+        let start = body.windows(head.len()).position(|w| w == head)? + head.len();
+        let foot = format!("End of LogType:{name}.");
+        let end = body
+            .windows(foot.len())
+            .rposition(|w| w == foot.as_bytes())
+            .filter(|&e| e >= start)?;
+        // The footer follows the file's last byte directly (NMWebServices.getLogs).
+        Some(body[start..end].to_vec())
     }
 }
 
@@ -309,20 +365,9 @@ impl Cluster {
                 "http://{}/ws/v1/cluster/apps/{app}/state?user.name=yarn-am-test",
                 self.rm_web.trim_start_matches("http://")
             );
-            let mut curl = Command::new("curl");
-            // On the secure profile, as alice (SPNEGO with the ticket `cluster.sh up` got
-            // her); a plain RM never asks for it.
-            let kdc = self.dir.join("kdc");
-            if kdc.join("alice.cc").exists() {
-                curl.env("KRB5_CONFIG", kdc.join("krb5.conf"))
-                    .env(
-                        "KRB5CCNAME",
-                        format!("FILE:{}", kdc.join("alice.cc").display()),
-                    )
-                    .args(["--negotiate", "-u", ":"]);
-            }
-            let killed = curl
-                .args(["-sf", "-m", "10", "-X", "PUT", "-H"])
+            let killed = self
+                .curl()
+                .args(["-X", "PUT", "-H"])
                 .arg("Content-Type: application/json")
                 .args(["-d", r#"{"state":"KILLED"}"#, &url])
                 .output()
@@ -336,18 +381,6 @@ impl Cluster {
     }
 }
 
-/// GET through curl (the fixture has no runtime of its own), parsed as JSON.
-fn web_json(url: &str) -> Option<serde_json::Value> {
-    let out = Command::new("curl")
-        .args(["-sf", "-m", "10", "-H", "Accept: application/json", url])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    serde_json::from_slice(&out.stdout).ok()
-}
-
 /// A JSON value that is one object or a list of them (Hadoop's web services give either).
 fn one_or_many(v: &serde_json::Value) -> Vec<serde_json::Value> {
     match v {
@@ -355,26 +388,4 @@ fn one_or_many(v: &serde_json::Value) -> Vec<serde_json::Value> {
         serde_json::Value::Null => Vec::new(),
         other => vec![other.clone()],
     }
-}
-
-/// One container log file from the NM's `containerlogs` service, without the header and
-/// footer the service wraps it in (`LogContents:` .. `End of LogType:<name>.`).
-fn web_log(url: &str, name: &str) -> Option<Vec<u8>> {
-    let out = Command::new("curl")
-        .args(["-sf", "-m", "10", url])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let body = out.stdout;
-    let head = b"LogContents:\n";
-    let start = body.windows(head.len()).position(|w| w == head)? + head.len();
-    let foot = format!("End of LogType:{name}.");
-    let end = body
-        .windows(foot.len())
-        .rposition(|w| w == foot.as_bytes())
-        .filter(|&e| e >= start)?;
-    // The footer follows the file's last byte directly (NMWebServices.getLogs).
-    Some(body[start..end].to_vec())
 }
