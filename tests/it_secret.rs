@@ -269,7 +269,8 @@ fn secrets_of(master: &str, executors: &BTreeSet<(String, String)>) -> Vec<Secre
 }
 
 /// Where the NodeManager keeps its own copy of a container's credentials (not served, not
-/// logged): the keys must be there, or the search could not find them anywhere.
+/// logged; on the node's own disk): the keys must be there, or the search could not find
+/// them anywhere.
 fn private_token_file(c: &cluster::Cluster, app: &str, nm: &str, container: &str) -> PathBuf {
     c.dir
         .join(nm)
@@ -350,6 +351,7 @@ async fn no_secret_is_in_any_log_page_rest_answer_environment_or_command_line() 
     // credentials and each executor's key in its own, where the NodeManager keeps them.
     for (nm, container) in containers(c, &app) {
         let path = private_token_file(c, &app, &nm, &container);
+        c.from_node(&nm, &path);
         let bytes = std::fs::read(&path)
             .unwrap_or_else(|e| panic!("{} of a running container: {e}", path.display()));
         let mut control = Search {

@@ -35,8 +35,8 @@
 #                       restart the NMs with the shuffle service the MR AM needs. Later `up`s
 #                       keep it while mr-lib exists; a cluster that never ran it has none.
 #   cluster.sh backend  print the running (or last started) backend: native or docker
-#   cluster.sh node-logs APP   copy APP's container logs off the nodes to where a native
-#                       cluster has them (<runtime>/nmX/logs/APP; nothing to do natively)
+#   cluster.sh from-node NODE PATH   copy PATH (under <runtime>) off that node's own disk to
+#                       the same path on this machine (a no-op natively: one disk)
 #
 # Backends: native (every daemon a JVM on this machine, sharing its disk and user)
 # or docker (`up --docker`, or YARN_AM_CLUSTER_DOCKER=1: the same daemons, addresses and conf,
@@ -953,7 +953,7 @@ case "${1:-}" in
     build_images
     say "images ready in $((SECONDS - t0))s: $(cat "$DK/node-image")"
     [[ "$BACKEND" == docker ]] || engine_stop ;;
-  node-logs) [[ "$BACKEND" == native ]] || cmd_node_logs "${2:-}" ;;
+  from-node) [[ "$BACKEND" == native ]] || cmd_from_node "${2:-}" "${3:-}" ;;
   kill-node) docker_only kill-node; cmd_kill_node "${2:-}" ;;
   pause-node) docker_only pause-node; cmd_pause_node "${2:-}" ;;
   unpause-node) docker_only unpause-node; cmd_unpause_node "${2:-}" ;;

@@ -271,18 +271,17 @@ cmd_kill_node() {
   say "$n killed (the whole node: container $(cname "$n"))"
 }
 
-# An app's container logs from every node that has them, onto the host at the paths a native
-# cluster writes them (<runtime>/nmX/logs/<app>/<container>/), as an operator copies them off
-# the nodes: under Kerberos the NM's web service cannot serve logs without Hadoop's native
-# library (SecureIOUtils), which the Maven jars lack.
-cmd_node_logs() {
-  local app=${1:-} n
-  [[ "$app" =~ ^application_[0-9]+_[0-9]+$ ]] || die "node-logs wants an application id"
-  for n in "${NMS[@]}"; do
-    [[ "$(container_state "$n")" =~ ^(running|paused|exited)$ ]] || continue
-    mkdir -p "$R/$n/logs"
-    dk cp "$(cname "$n"):$R/$n/logs/$app" "$R/$n/logs/" >/dev/null 2>&1 || true
-  done
+# A file or folder of a node's own disk (under the runtime folder), copied onto the host at the
+# same path, as an operator copies it off the node: tests read container logs this way under
+# Kerberos (the NM's web service cannot serve logs without Hadoop's native library, which the
+# Maven jars lack) and the NM's private copy of a container's credentials. Absent: nothing.
+cmd_from_node() { # node path
+  local n=${1:-} path=${2:-}
+  is_docker_daemon "$n" || die "from-node wants a daemon: ${DOCKER_NAMES[*]}"
+  [[ "$path" == "$R"/* && "$path" != *..* ]] || die "from-node copies paths under $R only"
+  [[ "$(container_state "$n")" =~ ^(running|paused|exited)$ ]] || return 0
+  mkdir -p "$(dirname "$path")"
+  dk cp "$(cname "$n"):$path" "$(dirname "$path")/" >/dev/null 2>&1 || true
 }
 
 # A hung node: every process of the NM's container frozen (cgroup freezer) until unpause.

@@ -233,26 +233,9 @@ pub fn am_pid(c: &Cluster, app: &str) -> Option<u32> {
         .file_name()?
         .to_string_lossy()
         .to_string();
-    if c.backend() == "docker" {
-        // The NM's pid file is on its node's own disk; the node's processes still show in
-        // this machine's /proc (under their host pids).
-        return container_process(&container, "yarn-am\0am");
-    }
-    for nm in ["nm1", "nm2", "nm3"] {
-        let pid_file = c
-            .dir
-            .join(nm)
-            .join("local/nmPrivate")
-            .join(app)
-            .join(&container)
-            .join(format!("{container}.pid"));
-        let Ok(s) = std::fs::read_to_string(&pid_file) else {
-            continue;
-        };
-        let shell: u32 = s.trim().parse().ok()?;
-        return Some(find_am(shell).unwrap_or(shell));
-    }
-    None
+    // The node's processes show in this machine's /proc on both backends (under their host
+    // pids in docker); the NM's pid file is on the node's own disk.
+    container_process(&container, "yarn-am\0am")
 }
 
 /// The process of YARN container `container` (`CONTAINER_ID` in its environment) whose
@@ -271,19 +254,6 @@ fn container_process(container: &str, cmd: &str) -> Option<u32> {
             .any(|kv| kv == want.as_bytes())
             .then_some(pid)
     })
-}
-
-/// The `yarn-am am` process at or below `pid`.
-fn find_am(pid: u32) -> Option<u32> {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    if String::from_utf8_lossy(&cmdline).contains("yarn-am\0am") {
-        return Some(pid);
-    }
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
-    children
-        .split_whitespace()
-        .filter_map(|c| c.parse().ok())
-        .find_map(find_am)
 }
 
 /// Writes `job` to `<cluster>/jobs/<name>.json` for `yarn-am submit --job`.

@@ -172,16 +172,16 @@ impl Cluster {
     /// either backend (on the docker one the nodes' disks are not the host's); each call
     /// fetches the app's current logs into those folders, so tests read them as files. Under
     /// Kerberos the NM cannot serve logs without Hadoop's native library (the Maven jars have
-    /// none): `cluster.sh node-logs` copies them off the nodes, as an operator would.
+    /// none): they are copied off the nodes (`from_node`), as an operator would.
     pub fn container_log_dirs(&self, app_id: &str) -> Vec<PathBuf> {
         let profile = std::fs::read_to_string(self.dir.join("profile")).unwrap_or_default();
         if !profile.contains("secure") {
             return self.fetch_container_logs(app_id);
         }
-        cluster_sh_args(&["node-logs", app_id]);
         let mut dirs = Vec::new();
         for nm in ["nm1", "nm2", "nm3"] {
             let app_dir = self.dir.join(nm).join("logs").join(app_id);
+            self.from_node(nm, &app_dir);
             if let Ok(entries) = std::fs::read_dir(&app_dir) {
                 dirs.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
             }
@@ -258,6 +258,13 @@ impl Cluster {
         }
         dirs.sort();
         dirs
+    }
+
+    /// Makes `path` (under the runtime folder, on `node`'s own disk) readable at the same
+    /// path here: `cluster.sh from-node` copies it off a docker node; natively the node's
+    /// disk is this machine's. What the node does not have stays absent.
+    pub fn from_node(&self, node: &str, path: &Path) {
+        cluster_sh_args(&["from-node", node, &path.to_string_lossy()]);
     }
 
     pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {

@@ -8,17 +8,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 mod common;
 use common::{
     cluster, cluster_dir, ensure_cluster, it_node, it_rack, rm_scheduler, rm_web, LogsOnFailure,
 };
 use yarn_client::rest::{AmContainerSpec, AppReport, LocalResource, Resource, RmRest, Submission};
+use yarn_client::webhdfs::WebHdfs;
 
-/// Builds the example AM and copies it to a file that will not change while YARN
-/// localizes it (the RM checks size and mtime).
-fn am_binary(tag: &str) -> PathBuf {
+/// Builds the example AM; returns its executable.
+fn am_binary() -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or("cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -43,38 +43,46 @@ fn am_binary(tag: &str) -> PathBuf {
         .filter(|v| v["target"]["name"] == "test_am")
         .find_map(|v| v["executable"].as_str().map(String::from))
         .expect("cargo reports the test_am executable");
-    let dir = cluster_dir().join(format!("it-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let dst = dir.join("test_am");
-    std::fs::copy(&exe, &dst).unwrap();
-    dst
+    PathBuf::from(exe)
 }
 
-fn local_resource(path: &Path) -> LocalResource {
-    let md = std::fs::metadata(path).unwrap();
-    let mtime = md.modified().unwrap().duration_since(UNIX_EPOCH).unwrap();
-    LocalResource {
-        resource: format!("file://{}", path.display()),
+/// The test AM uploaded to HDFS (`/tmp/it-test-am-<tag>-<pid>/test_am`), as the local
+/// resource YARN localizes: every node can read HDFS, while this machine's disk is theirs
+/// only on the native cluster. Returns the resource and the HDFS folder to remove.
+async fn staged_am(hdfs: &WebHdfs, tag: &str) -> (LocalResource, String) {
+    let dir = format!("/tmp/it-test-am-{tag}-{}", std::process::id());
+    let path = format!("{dir}/test_am");
+    let created = hdfs
+        .create_from_file(&path, &am_binary(), true)
+        .await
+        .expect("uploading test_am to HDFS");
+    let nn = created
+        .namenode_rpc_address
+        .expect("the DataNode URL names the NameNode's RPC address");
+    let st = hdfs.status(&path).await.expect("the uploaded test_am");
+    let resource = LocalResource {
+        resource: format!("hdfs://{nn}{path}"),
         kind: "FILE".into(),
         visibility: "APPLICATION".into(),
-        size: md.len(),
-        timestamp: mtime.as_millis() as u64,
-    }
+        size: st.length,
+        timestamp: st.modification_time,
+    };
+    (resource, dir)
 }
 
 /// Submits the test AM with extra environment and waits for a final state.
 async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
     ensure_cluster();
-    let bin = am_binary(tag);
     let user = std::env::var("USER").unwrap_or("root".into());
+    let hdfs = WebHdfs::new(&cluster().webhdfs, &user, Duration::from_secs(30)).unwrap();
+    let (am_resource, staged) = staged_am(&hdfs, tag).await;
     let rest = RmRest::new(&rm_web(), &user, Duration::from_secs(20)).unwrap();
     let app = rest.new_application().await.expect("new-application");
     let mut am = AmContainerSpec {
         command: "./test_am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr".into(),
         ..Default::default()
     };
-    am.local_resources
-        .insert("test_am".into(), local_resource(&bin));
+    am.local_resources.insert("test_am".into(), am_resource);
     am.environment
         .insert("YARN_AM_RM_SCHEDULER".into(), rm_scheduler());
     am.environment.insert("TEST_AM_NODE".into(), it_node());
@@ -106,9 +114,7 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
         report.id, report.state, report.final_status, report.diagnostics
     );
     // The NM localized its own copy; ours is 60 MB of debug binary per run.
-    if let Some(dir) = bin.parent() {
-        let _ = std::fs::remove_dir_all(dir);
-    }
+    let _ = hdfs.delete(&staged, true).await;
     report
 }
 
