@@ -2,7 +2,8 @@
 # Installs what the real test cluster and the build need, so the two README commands work on
 # a fresh machine: a Java 17 JDK (Hadoop 3.4 breaks on Java 23+), Maven (fetches the Hadoop
 # jars from Maven Central), curl and python3 (cluster readiness checks), an MIT Kerberos KDC and
-# client tools (the `--secure` cluster runs its own KDC on loopback), and a Rust toolchain.
+# client tools (the `--secure` cluster runs its own KDC on loopback), a Rust toolchain, and as
+# root the Docker engine the dockerized test cluster runs on (docker-prereqs.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/apt-missing.sh"
 say() { printf '[prereqs] %s\n' "$*" >&2; }
@@ -21,6 +22,12 @@ command -v getent >/dev/null || missing+=(libc-bin)
 [[ -x /usr/sbin/kadmin.local ]] || missing+=(krb5-admin-server)
 command -v kinit >/dev/null || missing+=(krb5-user)
 apt_install_missing ${missing[@]+"${missing[@]}"}
+# The test cluster runs in Docker where Docker can run (tests/cluster/cluster.sh): as root,
+# Debian's engine, docker-compose and debootstrap (the images are built here). Without root
+# the cluster is the native one.
+if [[ $(id -u) == 0 && "${YARN_AM_CLUSTER_DOCKER:-}" != 0 ]]; then
+  bash "$(dirname "${BASH_SOURCE[0]}")/docker-prereqs.sh"
+fi
 if ! command -v cargo >/dev/null; then
   for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do [[ -x "$d/cargo" ]] && export PATH="$d:$PATH"; done
 fi

@@ -5,6 +5,8 @@
 #
 #   bash scripts/spark-env.sh          # installs if needed, prints the SPARK_HOME path
 #   eval "$(bash scripts/spark-env.sh --export)"   # sets SPARK_HOME and SPARK_PYTHON_VENV
+#   bash scripts/spark-env.sh --installed   # prints SPARK_HOME if installed, else exits 1
+#                                           # (installs nothing: the docker cluster's nodes)
 #
 # Spark 4.x needs Java 17+ (the test cluster's JDK). The cache is shared by all worktrees:
 # YARN_AM_SPARK_CACHE (default ~/.cache/yarn-am/spark), about 450 MB.
@@ -15,6 +17,11 @@ say() { printf '[spark-env] %s\n' "$*" >&2; }
 cache=${YARN_AM_SPARK_CACHE:-$HOME/.cache/yarn-am/spark}
 venv="$cache/pyspark-$SPARK_VERSION"
 stamp="$venv/.installed"
+if [[ "${1:-}" == --installed ]]; then
+  [[ -f "$stamp" ]] || exit 1
+  "$venv/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))'
+  exit
+fi
 mkdir -p "$cache"
 # One installer at a time (several worktrees may ask at once).
 exec 9>"$cache/.lock"

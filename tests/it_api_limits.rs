@@ -12,14 +12,13 @@ mod am;
 mod cluster;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use am::{am_pid, submit, wait_for, Driver};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use yarn_client::webhdfs::WebHdfs;
 
 /// Connections the acceptance criterion holds open.
 const HELD: usize = 500;
@@ -140,7 +139,7 @@ async fn idle_and_half_sent_connections_neither_slow_the_api_nor_exhaust_the_am(
 
     // The staging folder is private, and the NodeManagers localised it all the same (the
     // AM and its executor run from it).
-    let staged = Staged::of(c, &am::text(&out)).await;
+    let staged = am::Staged::of(c, &am::text(&out));
     staged.assert_private().await;
     let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
     let secrets = Path::new(&home).join(".yarn-am");
@@ -257,53 +256,6 @@ async fn idle_and_half_sent_connections_neither_slow_the_api_nor_exhaust_the_am(
         || async { (!staged.exists().await).then_some(()) },
     )
     .await;
-}
-
-/// Where `submit` staged the app (its `staging folder:` line): this machine's disk natively,
-/// HDFS on the docker backend (no node sees this disk there: `am::yarn_am`).
-enum Staged {
-    Local(PathBuf),
-    Hdfs(WebHdfs, String),
-}
-
-impl Staged {
-    async fn of(c: &cluster::Cluster, submit_output: &str) -> Staged {
-        let line = submit_output
-            .lines()
-            .find_map(|l| l.strip_prefix("staging folder: "))
-            .unwrap_or_else(|| panic!("no staging folder in {submit_output}"));
-        match line.split_once(" on HDFS") {
-            Some((path, _)) => {
-                let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
-                let hdfs = WebHdfs::new(&c.webhdfs, &user, Duration::from_secs(20)).unwrap();
-                Staged::Hdfs(hdfs, path.to_string())
-            }
-            None => Staged::Local(PathBuf::from(line)),
-        }
-    }
-
-    /// The folder only its owner may enter; locally, files only the owner reads too (0700
-    /// for the binary). HDFS file modes belong to the staging tests of the WebHDFS path.
-    async fn assert_private(&self) {
-        match self {
-            Staged::Local(dir) => {
-                assert_eq!(mode(dir), 0o700, "{}", dir.display());
-                assert_eq!(mode(&dir.join("yarn-am")), 0o700);
-                assert_eq!(mode(&dir.join("yarn-am-spec.json")), 0o600);
-            }
-            Staged::Hdfs(hdfs, dir) => {
-                let st = hdfs.status(dir).await.expect("the HDFS staging folder");
-                assert_eq!(st.permission, "700", "{dir} on HDFS: {st:?}");
-            }
-        }
-    }
-
-    async fn exists(&self) -> bool {
-        match self {
-            Staged::Local(dir) => dir.exists(),
-            Staged::Hdfs(hdfs, dir) => hdfs.status(dir).await.is_ok(),
-        }
-    }
 }
 
 /// The AM's resident and peak resident memory, in KiB.

@@ -162,13 +162,8 @@ async fn wait_timeout_exits_4_and_leaves_the_app_running() {
     let r = rest(c).app(&app).await.unwrap();
     assert!(!r.is_final(), "{}", r.state);
     // Still running, it still needs its staging folder.
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let staging = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("staging folder: "))
-        .unwrap_or_else(|| panic!("{stdout}"));
-    let staging = staging.trim();
-    assert!(std::path::Path::new(staging).is_dir(), "{staging}");
+    let staging = am::Staged::of(c, &String::from_utf8_lossy(&out.stdout));
+    assert!(staging.exists().await, "{}", text(&out));
     let kill = yarn_am(c).args(["kill", &app]).output().unwrap();
     assert!(kill.status.success(), "{}", text(&kill));
 }

@@ -258,10 +258,28 @@ async fn losing_a_nodemanager_mid_job_reruns_its_tasks_elsewhere() {
     )
     .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
+    let lost: Vec<String> = am::live(&am::executors_of(&d.state().await))
+        .iter()
+        .filter(|e| e["host"] == victim.as_str())
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
     assert!(
         cluster::cluster_sh_args(&["kill-nm", &victim]),
         "kill-nm {victim}"
     );
+    // Whatever the loss (the NM's own process natively, the whole node on docker), its
+    // executors are lost without counting against the app.
+    for id in &lost {
+        let reason = wait_for("the loss reason", Duration::from_secs(120), || async {
+            let r = d.get(&format!("/v1/executors/{id}/loss-reason")).await;
+            r["reason"].as_str().is_some().then_some(r)
+        })
+        .await;
+        assert_eq!(
+            reason["counts_against_app"], false,
+            "executor {id}: {reason}"
+        );
+    }
     let r = rest(c)
         .wait_final(&app, Duration::from_secs(240))
         .await

@@ -133,14 +133,24 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
     let _logs = cluster::LogsOnFailure(c);
     let started = Instant::now();
     let log_path = std::env::temp_dir().join(format!("it_spark-driver-{}.log", std::process::id()));
-    let mut child = Command::new(repo().join("spark/bin/spark-submit-yarn-am"))
+    let mut submit = Command::new(repo().join("spark/bin/spark-submit-yarn-am"));
+    if c.backend() == "docker" {
+        // Separate hosts: yarn-am stages on HDFS, and the executors run the Spark each node
+        // has installed (the docker cluster's nodes at /opt/spark; the runtime is not shipped
+        // yet, the Spark issue), not this machine's SPARK_HOME.
+        submit
+            .env("YARN_AM_WEBHDFS", &c.webhdfs)
+            .args(["--conf", "spark.yarnam.executor.jars=/opt/spark/jars"]);
+    } else {
+        submit.env_remove("YARN_AM_WEBHDFS");
+    }
+    let mut child = submit
         .env("SPARK_HOME", &home)
         .env("JAVA_HOME", java_home())
         .env("HADOOP_CONF_DIR", &c.conf_dir)
         .env("YARN_AM_BIN", env!("CARGO_BIN_EXE_yarn-am"))
         .env("YARN_AM_RM_WEB", &c.rm_web)
         .env_remove("YARN_CONF_DIR")
-        .env_remove("YARN_AM_WEBHDFS")
         .env_remove("YARN_AM_STAGING_DIR")
         .args([
             "--driver-memory",

@@ -27,6 +27,7 @@
 //! The submitter works with a [`Stager`]; the AM only needs to remove the folder, so the
 //! spec carries the serialisable [`StagingDir`].
 
+pub mod diagnose;
 pub mod private_fs;
 
 use std::io::Write;

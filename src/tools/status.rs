@@ -48,6 +48,9 @@ pub fn print_report(r: &AppReport) {
     if !text.trim().is_empty() {
         println!("diagnostics: {}", text.trim());
     }
+    if let Some(hint) = crate::staging::diagnose::unseen_local_file(&r.diagnostics) {
+        println!("hint:        {hint}");
+    }
 }
 
 /// `application_<cluster timestamp>_<sequence number>`, as YARN prints them. Checked before

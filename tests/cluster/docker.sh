@@ -25,12 +25,13 @@ compose() {
   DOCKER_HOST=$DOCKER_HOST YARN_AM_CLUSTER_DIR="$R" YARN_AM_NODE_IMAGE="${NODE_IMAGE:-yarn-am-node:none}" \
     YARN_AM_HOSTNAME="$(hostname)" YARN_AM_MR_LIB="$(node_share "$R/mr-lib")" \
     YARN_AM_MR_CONF="$(node_share "$R/mr-conf")" YARN_AM_NODE_KRB="$(node_share "$R/node-krb")" \
+    YARN_AM_NODE_SPARK="$(node_share "$(bash "$REPO/scripts/spark-env.sh" --installed 2>/dev/null)")" \
     "$COMPOSE" -p yarn-am -f "$REPO/docker-compose.yml" "$@"
 }
 # A read-only share that exists only with a profile or the MapReduce add-on: an empty folder
 # stands in without it (a bind mount needs a source).
 node_share() { # folder
-  if [[ -d "$1" ]]; then
+  if [[ -n "$1" && -d "$1" ]]; then
     echo "$1"
   else
     mkdir -p "$R/docker-empty"
@@ -353,8 +354,9 @@ docker_prepare_up() {
   docker_check_profile
   docker_need_tools
   mkdir -p "$DK"
-  if ((BACKEND_DEFAULTED)) && ! (engine_start); then
+  if ((BACKEND_DEFAULTED)) && ! (engine_start && build_images); then
     say "Docker cannot run here (dockerd log: $DK/dockerd.log): starting the native cluster instead"
+    engine_stop
     rm -f "$R/backend"
     exec 9>&-   # the lock: the native `up` takes it again
     exec env YARN_AM_CLUSTER_DOCKER=0 bash "$HERE/cluster.sh" up "$@"

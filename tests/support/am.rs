@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use yarn_client::rest::{AppReport, RmRest};
+use yarn_client::webhdfs::WebHdfs;
 
 use super::cluster::Cluster;
 
@@ -389,4 +390,59 @@ pub async fn app_attempts(c: &Cluster, app: &str) -> serde_json::Value {
         .json()
         .await
         .unwrap()
+}
+
+/// Where `submit` staged the app (its `staging folder:` line): this machine's disk natively,
+/// HDFS on the docker backend (no node sees this disk there: `am::yarn_am`).
+pub enum Staged {
+    Local(PathBuf),
+    Hdfs(WebHdfs, String),
+}
+
+impl Staged {
+    pub fn of(c: &Cluster, submit_output: &str) -> Staged {
+        let line = submit_output
+            .lines()
+            .find_map(|l| l.strip_prefix("staging folder: "))
+            .unwrap_or_else(|| panic!("no staging folder in {submit_output}"));
+        match line.split_once(" on HDFS") {
+            Some((path, _)) => {
+                let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+                let hdfs = WebHdfs::new(&c.webhdfs, &user, Duration::from_secs(20)).unwrap();
+                Staged::Hdfs(hdfs, path.to_string())
+            }
+            None => Staged::Local(PathBuf::from(line)),
+        }
+    }
+
+    /// The folder only its owner may enter; locally, files only the owner reads too (0700
+    /// for the binary). HDFS file modes belong to the staging tests of the WebHDFS path.
+    pub async fn assert_private(&self) {
+        match self {
+            Staged::Local(dir) => {
+                let mode = |p: &std::path::Path| {
+                    use std::os::unix::fs::PermissionsExt;
+                    let md = std::fs::symlink_metadata(p);
+                    md.unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                        .permissions()
+                        .mode()
+                        & 0o7777
+                };
+                assert_eq!(mode(dir), 0o700, "{}", dir.display());
+                assert_eq!(mode(&dir.join("yarn-am")), 0o700);
+                assert_eq!(mode(&dir.join("yarn-am-spec.json")), 0o600);
+            }
+            Staged::Hdfs(hdfs, dir) => {
+                let st = hdfs.status(dir).await.expect("the HDFS staging folder");
+                assert_eq!(st.permission, "700", "{dir} on HDFS: {st:?}");
+            }
+        }
+    }
+
+    pub async fn exists(&self) -> bool {
+        match self {
+            Staged::Local(dir) => dir.exists(),
+            Staged::Hdfs(hdfs, dir) => hdfs.status(dir).await.is_ok(),
+        }
+    }
 }
