@@ -302,6 +302,11 @@ async fn list_nodes(
 ) -> anyhow::Result<(RmRest, Vec<NodeInfo>)> {
     let am_auth = crate::protocol::credentials::AmAuth::from_credentials(creds);
     let mut rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
+    // With RM HA a standby RM redirects to the active one; the RM token follows a redirect
+    // only to the RMs the container's yarn-site.xml names (none known: no redirect).
+    if let Ok(rms) = crate::tools::rm::web_addresses_from_conf() {
+        rest = rest.with_other_rms(&rms);
+    }
     if let Some(auth) = &am_auth.rm {
         rest = rest.with_auth(auth.clone());
     }

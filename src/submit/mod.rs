@@ -476,10 +476,17 @@ const REST_OUTAGE_LIMIT: Duration = Duration::from_secs(120);
 /// a half-started web server. Other statuses (401, 403) will not get better.
 fn transient(e: &RestError) -> bool {
     match e {
-        RestError::Unreachable { .. } | RestError::BadReply { .. } => true,
+        // Redirects in a ring: both RMs standby for a moment during an HA failover.
+        RestError::Unreachable { .. }
+        | RestError::BadReply { .. }
+        | RestError::TooManyRedirects { .. } => true,
         RestError::Status { status, .. } => *status >= 500 || *status == 404,
-        // A missing or expired ticket does not come back by waiting.
-        RestError::Kerberos { .. } | RestError::NeedsKerberos { .. } => false,
+        // A missing or expired ticket does not come back by waiting, nor does a server
+        // that redirects to strangers or sends more than the reply limit.
+        RestError::Kerberos { .. }
+        | RestError::NeedsKerberos { .. }
+        | RestError::ForeignRedirect { .. }
+        | RestError::TooLarge { .. } => false,
     }
 }
 

@@ -26,6 +26,7 @@
 //!     out (`rm_tokens.rs`), put together in `AmrmState` (`amrm_state.rs`).
 //!   - [`rest`]: the RM's REST API (submit, report, kill, nodes).
 //!   - [`webhdfs`]: the few WebHDFS operations a submitter needs to stage files.
+//!   - `http_body` (crate-private): reading a REST or WebHDFS reply under a size cap.
 //! - Configuration and credentials:
 //!   - [`conf`]: Hadoop XML configuration, read as Hadoop reads it (`xml.rs`,
 //!     `expand.rs`, `load.rs`, the environment it expands from in `env_source.rs`), and
@@ -49,6 +50,7 @@ pub mod conf;
 pub mod credentials;
 pub mod gssapi;
 pub mod http_auth;
+pub(crate) mod http_body;
 pub mod ids;
 pub mod launch_script;
 pub mod nm;
@@ -58,5 +60,7 @@ pub mod request_table;
 pub mod rest;
 pub mod rpc;
 pub(crate) mod sasl;
+#[cfg(test)]
+mod test_http;
 pub mod token;
 pub mod webhdfs;
