@@ -27,6 +27,7 @@ use serde::Deserialize;
 
 use crate::gssapi::KerberosError;
 use crate::http_auth::HttpAuth;
+use crate::http_body::BodyError;
 use crate::redact::{redact, RedactedUrl};
 
 /// Java class of the exception HDFS raises for a missing path.
@@ -79,6 +80,13 @@ pub enum WebHdfsError {
         op: &'static str,
         url: RedactedUrl,
         reason: String,
+    },
+    /// The reply body passed the client's cap ([`MAX_REPLY_BYTES`] by default).
+    #[error("the reply to WebHDFS {op} at {url} is larger than the {limit}-byte limit")]
+    TooLarge {
+        op: &'static str,
+        url: RedactedUrl,
+        limit: u64,
     },
     /// No Kerberos token could be made for the request (no ticket, expired, no library).
     #[error("authenticating to WebHDFS for {op} at {url}")]
@@ -208,7 +216,14 @@ pub struct WebHdfs {
     auth: HttpAuth,
     timeout: Duration,
     http: reqwest::Client,
+    reply_limit: u64,
 }
+
+/// The largest reply body read (audit L4), JSON or a file read whole: a squatter on the
+/// NameNode's or a DataNode's address must not fill our memory. A full `LISTSTATUS_BATCH`
+/// page (`dfs.ls.limit` 1000 entries) is about 300 KB; block locations of a file with
+/// 100,000 blocks about 30 MB.
+pub const MAX_REPLY_BYTES: u64 = 32 << 20;
 
 /// Bytes a second an upload is granted on top of the request timeout: a large binary on a
 /// slow link must not be cut off by a timeout meant for metadata calls, while a stalled
@@ -345,7 +360,14 @@ impl WebHdfs {
             auth: HttpAuth::simple(user),
             timeout,
             http,
+            reply_limit: MAX_REPLY_BYTES,
         })
+    }
+
+    /// The same client with another cap on reply bodies (default [`MAX_REPLY_BYTES`]).
+    pub fn with_reply_limit(mut self, bytes: u64) -> Self {
+        self.reply_limit = bytes;
+        self
     }
 
     /// The same client authenticating with `auth` (SPNEGO or a delegation token) instead
@@ -440,11 +462,12 @@ impl WebHdfs {
             resp = again.send().await.map_err(|e| unreachable(op, url, e))?;
         }
         self.auth.remember(&resp);
-        Self::read_reply(op, path, url, resp).await
+        self.read_reply(op, path, url, resp).await
     }
 
     /// Status, body and Location of a reply; an error status becomes an error.
     async fn read_reply(
+        &self,
         op: &'static str,
         path: &str,
         url: &str,
@@ -456,7 +479,16 @@ impl WebHdfs {
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let body = resp.text().await.map_err(|e| unreachable(op, url, e))?;
+        let body = crate::http_body::text_capped(resp, self.reply_limit)
+            .await
+            .map_err(|e| match e {
+                BodyError::TooLarge { limit } => WebHdfsError::TooLarge {
+                    op,
+                    url: url.into(),
+                    limit,
+                },
+                BodyError::Read(e) => unreachable(op, url, e),
+            })?;
         if status >= 400 {
             return Err(error_from_reply(op, path, url, status, &body));
         }
@@ -563,7 +595,7 @@ impl WebHdfs {
                 len,
             )
             .await?;
-        let (status, reply, _) = Self::read_reply("CREATE", path, &datanode_url, resp).await?;
+        let (status, reply, _) = self.read_reply("CREATE", path, &datanode_url, resp).await?;
         if status != 201 && status != 200 {
             return Err(WebHdfsError::BadReply {
                 op: "CREATE",
@@ -659,7 +691,7 @@ impl WebHdfs {
         let resp = self
             .upload("APPEND", self.http.post(&dn), &dn, data.into(), len)
             .await?;
-        Self::read_reply("APPEND", path, &dn, resp).await?;
+        self.read_reply("APPEND", path, &dn, resp).await?;
         Ok(())
     }
 
@@ -676,7 +708,7 @@ impl WebHdfs {
             .send()
             .await
             .map_err(|e| unreachable("OPEN", &dn, e))?;
-        let (_, body, _) = Self::read_reply("OPEN", path, &dn, resp).await?;
+        let (_, body, _) = self.read_reply("OPEN", path, &dn, resp).await?;
         Ok(body)
     }
 
@@ -1063,5 +1095,72 @@ mod redaction_tests {
         let e = client(&nn).append("/x", b"x".to_vec()).await.unwrap_err();
         assert!(matches!(e, WebHdfsError::Unreachable { .. }), "{e}");
         assert_clean(&e);
+    }
+}
+
+/// Audit L1 and L4 on the WebHDFS side: no redirect is followed with our credentials (the
+/// DataNode gets only the URL the NameNode wrote, which carries the NameNode's own
+/// `delegation=`), and a reply is read under a cap.
+#[cfg(test)]
+mod hostile_server_tests {
+    use super::*;
+    use crate::test_http::{reply, serve};
+
+    const TOKEN: &str = "OUR-NAMENODE-TOKEN";
+
+    fn client(base: &str) -> WebHdfs {
+        WebHdfs::new(base, "alice", Duration::from_secs(5))
+            .unwrap()
+            .with_auth(HttpAuth::Delegation {
+                token: TOKEN.into(),
+            })
+    }
+
+    #[tokio::test]
+    async fn a_namenode_redirect_is_not_followed_with_our_credentials() {
+        let (other, seen) = serve("127.0.0.2", |_| reply("201 Created", "", "")).await;
+        let location = format!(
+            "location: {other}/webhdfs/v1/f?op=CREATE&delegation=NN-MADE&namenoderpcaddress=nn:8020\r\n"
+        );
+        let (nn, _) = serve("127.0.0.1", move |_| {
+            reply("307 Temporary Redirect", &location, "")
+        })
+        .await;
+        // A metadata call: the 307 is not followed at all.
+        let e = client(&nn).status("/f").await.unwrap_err();
+        assert!(matches!(e, WebHdfsError::BadReply { .. }), "{e}");
+        assert!(seen.lock().unwrap().is_empty());
+        // A CREATE: the bytes go where the NameNode said, with its URL and nothing of ours.
+        client(&nn).create("/f", b"x".to_vec(), true).await.unwrap();
+        let heads = seen.lock().unwrap();
+        assert_eq!(heads.len(), 1);
+        assert!(heads[0].contains("delegation=NN-MADE"), "{}", heads[0]);
+        let lower = heads[0].to_ascii_lowercase();
+        assert!(!heads[0].contains(TOKEN), "{}", heads[0]);
+        assert!(
+            !lower.contains("authorization") && !lower.contains("cookie"),
+            "{lower}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_oversized_reply_is_refused() {
+        let (nn, _) = serve("127.0.0.1", |_| {
+            let mut r = b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n".to_vec();
+            r.extend(std::iter::repeat_n(b' ', 256 << 10));
+            r
+        })
+        .await;
+        let e = client(&nn)
+            .with_reply_limit(64 << 10)
+            .list_page("/in", None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, WebHdfsError::TooLarge { limit, .. } if limit == 64 << 10),
+            "{e}"
+        );
+        assert!(e.to_string().contains("65536-byte limit"), "{e}");
+        assert!(!e.to_string().contains(TOKEN), "{e}");
     }
 }
