@@ -60,7 +60,8 @@ pub mod request_table;
 pub mod rest;
 pub mod rpc;
 pub(crate) mod sasl;
-#[cfg(test)]
-mod test_http;
+#[cfg(any(test, feature = "test-fixtures"))]
+#[doc(hidden)]
+pub mod test_http;
 pub mod token;
 pub mod webhdfs;

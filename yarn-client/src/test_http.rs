@@ -1,17 +1,18 @@
 //! A scripted HTTP server on loopback for the web clients' unit tests: it answers each
 //! connection with what the script returns for the request's head, and keeps every head it
 //! saw, so a test can check what reached a host (headers included) and what did not.
+//! Built for tests only (`cfg(test)`, or the `test-fixtures` feature for yarn-am's tests).
 
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// What the server saw: one request head (request line and headers) per connection.
-pub(crate) type Seen = Arc<Mutex<Vec<String>>>;
+pub type Seen = Arc<Mutex<Vec<String>>>;
 
 /// Serves on `ip`, port 0, one reply per connection (`connection: close`), the reply being
 /// `script(request_head)`. Returns the base URL `http://ip:port` and the heads seen.
-pub(crate) async fn serve<F>(ip: &str, script: F) -> (String, Seen)
+pub async fn serve<F>(ip: &str, script: F) -> (String, Seen)
 where
     F: Fn(&str) -> Vec<u8> + Send + Sync + 'static,
 {
@@ -42,7 +43,7 @@ where
 }
 
 /// A complete reply: `status` line, JSON content type, `body`.
-pub(crate) fn reply(status: &str, extra_headers: &str, body: &str) -> Vec<u8> {
+pub fn reply(status: &str, extra_headers: &str, body: &str) -> Vec<u8> {
     format!(
         "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
          connection: close\r\n{extra_headers}\r\n{body}",

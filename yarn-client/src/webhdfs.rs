@@ -544,9 +544,17 @@ impl WebHdfs {
 
     /// Writes `data` to `path`, replacing any file there when `overwrite` (`op=CREATE`, then
     /// the bytes to the DataNode the NameNode names). Missing parent folders are created.
-    pub async fn create(&self, path: &str, data: Vec<u8>, overwrite: bool) -> Result<Created> {
+    /// `permission` is the file's octal mode, e.g. `"600"` for a secret; `None` leaves the
+    /// server's default (644 minus the umask), readable by everyone.
+    pub async fn create(
+        &self,
+        path: &str,
+        data: Vec<u8>,
+        overwrite: bool,
+        permission: Option<&str>,
+    ) -> Result<Created> {
         let len = data.len() as u64;
-        self.create_body(path, reqwest::Body::from(data), len, overwrite)
+        self.create_body(path, reqwest::Body::from(data), len, overwrite, permission)
             .await
     }
 
@@ -557,6 +565,7 @@ impl WebHdfs {
         path: &str,
         local: &std::path::Path,
         overwrite: bool,
+        permission: Option<&str>,
     ) -> Result<Created> {
         let io_err = |source: std::io::Error| WebHdfsError::LocalFile {
             path: local.display().to_string(),
@@ -564,7 +573,7 @@ impl WebHdfs {
         };
         let file = tokio::fs::File::open(local).await.map_err(io_err)?;
         let len = file.metadata().await.map_err(io_err)?.len();
-        self.create_body(path, reqwest::Body::from(file), len, overwrite)
+        self.create_body(path, reqwest::Body::from(file), len, overwrite, permission)
             .await
     }
 
@@ -574,15 +583,14 @@ impl WebHdfs {
         body: reqwest::Body,
         len: u64,
         overwrite: bool,
+        permission: Option<&str>,
     ) -> Result<Created> {
-        let url = self.op_url(
-            path,
-            "CREATE",
-            &[
-                ("overwrite", if overwrite { "true" } else { "false" }),
-                ("noredirect", "true"),
-            ],
-        )?;
+        let mut params = vec![
+            ("overwrite", if overwrite { "true" } else { "false" }),
+            ("noredirect", "true"),
+        ];
+        params.extend(permission.map(|p| ("permission", p)));
+        let url = self.op_url(path, "CREATE", &params)?;
         let datanode_url = self
             .datanode_url("CREATE", path, self.http.put(&url), url)
             .await?;
@@ -1131,7 +1139,10 @@ mod hostile_server_tests {
         assert!(matches!(e, WebHdfsError::BadReply { .. }), "{e}");
         assert!(seen.lock().unwrap().is_empty());
         // A CREATE: the bytes go where the NameNode said, with its URL and nothing of ours.
-        client(&nn).create("/f", b"x".to_vec(), true).await.unwrap();
+        client(&nn)
+            .create("/f", b"x".to_vec(), true, None)
+            .await
+            .unwrap();
         let heads = seen.lock().unwrap();
         assert_eq!(heads.len(), 1);
         assert!(heads[0].contains("delegation=NN-MADE"), "{}", heads[0]);
