@@ -73,6 +73,11 @@ impl Launcher {
         self.rpc.fallback_to_simple_auth_allowed = allowed;
     }
 
+    /// The least qop NM connections accept (see `RpcConfig::min_qop`).
+    pub fn require_qop(&mut self, min_qop: yarn_client::rpc::Qop) {
+        self.rpc.min_qop = min_qop;
+    }
+
     pub fn new(
         spec: ExecutorSpec,
         contact: DriverContact,

@@ -269,8 +269,15 @@ async fn register(
         rpc_port: i32::from(api.port),
         tracking_url: format!("{}/", api.url),
     };
+    let min_qop = spec.min_qop().with_context(|| {
+        format!(
+            "the spec's hadoop.rpc.protection {:?} names no protection level",
+            spec.rpc_protection
+        )
+    })?;
     let rpc = RpcConfig {
         fallback_to_simple_auth_allowed: spec.fallback_to_simple_auth_allowed,
+        min_qop,
         ..RpcConfig::default()
     };
     let mut session = RmSession::new(&scheduler, amrm_token, registration.clone(), rpc.clone());
@@ -410,6 +417,7 @@ fn launcher(
     let (mut launcher, launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
     launcher.allow_simple_fallback(rm.rpc.fallback_to_simple_auth_allowed);
+    launcher.require_qop(rm.rpc.min_qop);
     (launcher, launches)
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 
+use super::frame::MAX_PREAUTH_FRAME_LEN;
 use super::test_server::{
     accept_digest, directive, drain_hello, frame, ok_header, read_packet, read_wrapped,
     sasl_header, write_wrapped,
@@ -185,5 +186,117 @@ async fn simple_fallback_is_refused_unless_allowed() {
                 "nothing sent after the refusal: {after:?}"
             );
         }
+    }
+}
+
+/// The QOP floor (the audit's design note): a client whose `hadoop.rpc.protection` is
+/// `privacy` refuses a server that offers only `auth` (as a man in the middle stripping
+/// the stronger qops from the unauthenticated challenge would), with an error naming both,
+/// and answers nothing to it; nor does it accept a switch to SIMPLE, even where SIMPLE
+/// fallback is allowed.
+#[tokio::test]
+async fn a_server_below_the_qop_floor_is_refused() {
+    let auth_only = RpcSaslProto {
+        state: SaslState::Negotiate as i32,
+        auths: vec![SaslAuth {
+            method: "TOKEN".into(),
+            mechanism: "DIGEST-MD5".into(),
+            protocol: Some(String::new()),
+            server_id: Some("default".into()),
+            challenge: Some(
+                b"realm=\"default\",nonce=\"NzQ\",qop=\"auth\",charset=utf-8,algorithm=md5-sess"
+                    .to_vec(),
+            ),
+        }],
+        ..Default::default()
+    };
+    let success = RpcSaslProto {
+        state: SaslState::Success as i32,
+        ..Default::default()
+    };
+    for (reply, offered) in [(auth_only, "\"auth\""), (success, "\"SIMPLE\"")] {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let addr = server(move |mut s| async move {
+            drain_hello(&mut s).await;
+            s.write_all(&frame(&sasl_header(), Some(&reply)))
+                .await
+                .unwrap();
+            let mut after = Vec::new();
+            while let Some((h, _)) = read_packet(&mut s).await {
+                after.push(h.call_id);
+            }
+            tx.send(after).unwrap();
+        })
+        .await;
+        let c = client_with(
+            &addr,
+            RpcConfig {
+                min_qop: Qop::minimum_from_protection("privacy").unwrap(),
+                fallback_to_simple_auth_allowed: true,
+                ..cfg()
+            },
+        );
+        let e = c.connect().await.unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RpcError::Sasl {
+                    source: SaslError::QopBelowMinimum {
+                        minimum: Qop::AuthConf,
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.is_auth_failure());
+        let msg = e.to_string();
+        for needle in [
+            offered,
+            "minimum auth-conf",
+            "hadoop.rpc.protection = privacy",
+            &addr,
+        ] {
+            assert!(msg.contains(needle), "{needle} not in {msg}");
+        }
+        drop(c);
+        let after = rx.recv().await.unwrap();
+        assert!(after.is_empty(), "sent after the refusal: {after:?}");
+    }
+}
+
+/// Audit L4 on IPC: before SASL completes, a frame over `MAX_PREAUTH_FRAME_LEN` (64 KiB) is
+/// refused on its length, before its bytes are read, with an error naming the limit.
+#[tokio::test]
+async fn a_large_frame_before_authentication_is_refused() {
+    for len in [120u32 << 20, MAX_PREAUTH_FRAME_LEN + 1] {
+        let addr = server(move |mut s| async move {
+            drain_hello(&mut s).await;
+            let mut head = len.to_be_bytes().to_vec();
+            head.extend(std::iter::repeat_n(0u8, 4096));
+            let _ = s.write_all(&head).await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        })
+        .await;
+        let e = strict_client(&addr).connect().await.unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RpcError::Frame {
+                    source: FrameError::TooLarge {
+                        limit: MAX_PREAUTH_FRAME_LEN,
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains("65536-byte limit before authentication"),
+            "{msg}"
+        );
     }
 }
