@@ -120,38 +120,4 @@ mod tests {
         }
         assert!(auth.rm.is_none());
     }
-
-    #[test]
-    fn containers_get_neither_the_yarn_tokens_nor_yarn_am_entries() {
-        let token = |kind: &str| Token {
-            identifier: vec![1],
-            password: vec![2],
-            kind: kind.into(),
-            service: String::new(),
-        };
-        let creds = Credentials {
-            tokens: vec![
-                ("amrm".into(), token(AMRM_TOKEN_KIND)),
-                (RM_TOKEN_ALIAS.into(), token(RM_TOKEN_KIND)),
-                // The RM token under an alias of the user's choosing: its kind still tells.
-                ("rm-from-a-token-file".into(), token(RM_TOKEN_KIND)),
-                ("yarn-am.anything".into(), token("SOME_KIND")),
-                ("nn:8020".into(), token(HDFS_TOKEN_KIND)),
-                ("kms".into(), token("kms-dt")),
-            ],
-            secrets: vec![
-                (MASTER_SECRET_ALIAS.into(), b"m".to_vec()),
-                (EXECUTOR_KEY_ALIAS.into(), b"k".to_vec()),
-                ("user.secret".into(), b"u".to_vec()),
-            ],
-        };
-        let c = for_containers(&creds);
-        let kinds: Vec<(&str, &str)> = c
-            .tokens
-            .iter()
-            .map(|(a, t)| (a.as_str(), t.kind.as_str()))
-            .collect();
-        assert_eq!(kinds, [("nn:8020", HDFS_TOKEN_KIND), ("kms", "kms-dt")]);
-        assert_eq!(c.secrets, vec![("user.secret".into(), b"u".to_vec())]);
-    }
 }

@@ -1022,13 +1022,16 @@ mod tests {
     }
 }
 
-/// Audit M2: the errors of a WebHDFS call made with a delegation token, on the real error
-/// paths (a NameNode that does not answer, one that answers an error page echoing the URL, a
-/// DataNode redirect that carries the token), carry neither the token nor the user name.
+/// WebHDFS against faulty or hostile servers on loopback. Audit M2: the errors of a call
+/// made with a delegation token, on the real error paths (a NameNode that does not answer,
+/// one that answers an error page echoing the URL, a DataNode redirect that carries the
+/// token), carry neither the token nor the user name. Audit L1: no redirect is followed with
+/// our credentials (the DataNode gets only the URL the NameNode wrote, which carries the
+/// NameNode's own `delegation=`). Audit L4: a reply is read under a cap.
 #[cfg(test)]
-mod redaction_tests {
+mod server_fault_tests {
     use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use crate::test_http::{reply, serve};
 
     const TOKEN: &str = "EW93bmVyLUhERlMtVE9LRU4tUEFTU1dPUkQ";
 
@@ -1048,16 +1051,9 @@ mod redaction_tests {
 
     /// One HTTP reply per connection, whatever was asked.
     async fn answer_with(reply: String) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                let mut buf = [0u8; 4096];
-                let _ = s.read(&mut buf).await;
-                let _ = s.write_all(reply.as_bytes()).await;
-            }
-        });
-        address
+        serve("127.0.0.1", move |_| reply.clone().into_bytes())
+            .await
+            .0
     }
 
     #[tokio::test]
@@ -1103,25 +1099,6 @@ mod redaction_tests {
         let e = client(&nn).append("/x", b"x".to_vec()).await.unwrap_err();
         assert!(matches!(e, WebHdfsError::Unreachable { .. }), "{e}");
         assert_clean(&e);
-    }
-}
-
-/// Audit L1 and L4 on the WebHDFS side: no redirect is followed with our credentials (the
-/// DataNode gets only the URL the NameNode wrote, which carries the NameNode's own
-/// `delegation=`), and a reply is read under a cap.
-#[cfg(test)]
-mod hostile_server_tests {
-    use super::*;
-    use crate::test_http::{reply, serve};
-
-    const TOKEN: &str = "OUR-NAMENODE-TOKEN";
-
-    fn client(base: &str) -> WebHdfs {
-        WebHdfs::new(base, "alice", Duration::from_secs(5))
-            .unwrap()
-            .with_auth(HttpAuth::Delegation {
-                token: TOKEN.into(),
-            })
     }
 
     #[tokio::test]

@@ -9,8 +9,8 @@ use tokio::io::AsyncWriteExt;
 
 use super::frame::MAX_PREAUTH_FRAME_LEN;
 use super::test_server::{
-    accept_digest, directive, drain_hello, frame, ok_header, read_packet, read_wrapped,
-    sasl_header, write_wrapped,
+    accept_digest, digest_negotiate, directive, drain_hello, frame, ok_header, read_packet,
+    read_wrapped, sasl_header, write_wrapped,
 };
 use super::tests::{call, cfg, client_with, server, token};
 use super::*;
@@ -120,6 +120,30 @@ async fn tampered_reply_fails_the_call() {
     );
 }
 
+/// A server that answers the client's NEGOTIATE with `reply`, then reports the call ids of
+/// what the client sent after it (up to the connection context, or the end).
+async fn answer_negotiate(
+    reply: RpcSaslProto,
+) -> (String, tokio::sync::mpsc::UnboundedReceiver<Vec<i32>>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let addr = server(move |mut s| async move {
+        drain_hello(&mut s).await;
+        s.write_all(&frame(&sasl_header(), Some(&reply)))
+            .await
+            .unwrap();
+        let mut after = Vec::new();
+        while let Some((h, _)) = read_packet(&mut s).await {
+            after.push(h.call_id);
+            if h.call_id == -3 {
+                break;
+            }
+        }
+        tx.send(after).unwrap();
+    })
+    .await;
+    (addr, rx)
+}
+
 /// Both ways a server can switch to SIMPLE after we offered a token are refused by
 /// default, with an error naming the server and the key that allows it; the client sends
 /// nothing more (no connection context).
@@ -140,23 +164,7 @@ async fn simple_fallback_is_refused_unless_allowed() {
     };
     for reply in [success, simple_offer] {
         for allowed in [false, true] {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let reply = reply.clone();
-            let addr = server(move |mut s| async move {
-                drain_hello(&mut s).await;
-                s.write_all(&frame(&sasl_header(), Some(&reply)))
-                    .await
-                    .unwrap();
-                let mut after = Vec::new();
-                while let Some((h, _)) = read_packet(&mut s).await {
-                    after.push(h.call_id);
-                    if h.call_id == -3 {
-                        break;
-                    }
-                }
-                tx.send(after).unwrap();
-            })
-            .await;
+            let (addr, mut rx) = answer_negotiate(reply.clone()).await;
             let c = client_with(
                 &addr,
                 RpcConfig {
@@ -196,38 +204,15 @@ async fn simple_fallback_is_refused_unless_allowed() {
 /// fallback is allowed.
 #[tokio::test]
 async fn a_server_below_the_qop_floor_is_refused() {
-    let auth_only = RpcSaslProto {
-        state: SaslState::Negotiate as i32,
-        auths: vec![SaslAuth {
-            method: "TOKEN".into(),
-            mechanism: "DIGEST-MD5".into(),
-            protocol: Some(String::new()),
-            server_id: Some("default".into()),
-            challenge: Some(
-                b"realm=\"default\",nonce=\"NzQ\",qop=\"auth\",charset=utf-8,algorithm=md5-sess"
-                    .to_vec(),
-            ),
-        }],
-        ..Default::default()
-    };
+    let auth_only = digest_negotiate(
+        b"realm=\"default\",nonce=\"NzQ\",qop=\"auth\",charset=utf-8,algorithm=md5-sess",
+    );
     let success = RpcSaslProto {
         state: SaslState::Success as i32,
         ..Default::default()
     };
     for (reply, offered) in [(auth_only, "\"auth\""), (success, "\"SIMPLE\"")] {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let addr = server(move |mut s| async move {
-            drain_hello(&mut s).await;
-            s.write_all(&frame(&sasl_header(), Some(&reply)))
-                .await
-                .unwrap();
-            let mut after = Vec::new();
-            while let Some((h, _)) = read_packet(&mut s).await {
-                after.push(h.call_id);
-            }
-            tx.send(after).unwrap();
-        })
-        .await;
+        let (addr, mut rx) = answer_negotiate(reply).await;
         let c = client_with(
             &addr,
             RpcConfig {
