@@ -37,6 +37,9 @@
 //!     [`http_auth`]: how the web clients (REST, WebHDFS) authenticate (simple, SPNEGO,
 //!     delegation token).
 //! - [`ids`]: YARN ids (application, attempt, container, node) and their string forms.
+//! - Tests only: `test_http`, a scripted loopback HTTP server (also offered to yarn-am's
+//!   tests by the `test-fixtures` feature); `hostile_input_tests`, structure-aware fuzzing
+//!   of the token-file, IPC frame and JSON reply parsers at realistic sizes.
 //!
 //! The public surface is the clients, configuration, credentials and their errors. The
 //! protocol internals (`sasl`, the IPC framing, handshake and wrapping, the XML reader,
@@ -49,6 +52,8 @@ pub mod ask;
 pub mod conf;
 pub mod credentials;
 pub mod gssapi;
+#[cfg(test)]
+mod hostile_input_tests;
 pub mod http_auth;
 pub(crate) mod http_body;
 pub mod ids;

@@ -598,18 +598,7 @@ impl RmRest {
             format!("/ws/v1/cluster/nodes?states={}", states.join(","))
         };
         let v = self.get_json(&path).await?;
-        let list = v
-            .get("nodes")
-            .and_then(|n| n.get("node"))
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        if list.is_null() {
-            return Ok(Vec::new());
-        }
-        serde_json::from_value(list).map_err(|e| RestError::BadReply {
-            url: RedactedUrl::new(&self.url(&path)),
-            reason: format!("`nodes.node` has an unexpected shape: {e}"),
-        })
+        parse_nodes(&self.url(&path), v)
     }
 
     pub async fn new_application(&self) -> Result<NewApplication> {
@@ -653,6 +642,23 @@ impl RmRest {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
+}
+
+/// The nodes of a `GET /ws/v1/cluster/nodes` reply (`null` or a missing list is none),
+/// `url` naming it in errors. Pure, so it is fuzzed (`hostile_input_tests`).
+pub(crate) fn parse_nodes(url: &str, v: serde_json::Value) -> Result<Vec<NodeInfo>> {
+    let list = v
+        .get("nodes")
+        .and_then(|n| n.get("node"))
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    if list.is_null() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_value(list).map_err(|e| RestError::BadReply {
+        url: RedactedUrl::new(url),
+        reason: format!("`nodes.node` has an unexpected shape: {e}"),
+    })
 }
 
 /// True when a 401 offers SPNEGO (`WWW-Authenticate: Negotiate`).

@@ -627,7 +627,7 @@ impl WebHdfs {
         let (_, body, _) = self
             .send("GETFILESTATUS", path, self.http.get(&url), &url)
             .await?;
-        Self::json("GETFILESTATUS", &url, &body, "FileStatus")
+        parse_file_status(&url, &body)
     }
 
     /// Deletes `path` (with everything below it when `recursive`). Returns false when there
@@ -744,29 +744,7 @@ impl WebHdfs {
         let (_, body, _) = self
             .send("LISTSTATUS_BATCH", path, self.http.get(&url), &url)
             .await?;
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Listing {
-            partial_listing: Partial,
-            #[serde(default)]
-            remaining_entries: u64,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "PascalCase")]
-        struct Partial {
-            file_statuses: Statuses,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "PascalCase")]
-        struct Statuses {
-            #[serde(default)]
-            file_status: Vec<DirEntry>,
-        }
-        let l: Listing = Self::json("LISTSTATUS_BATCH", &url, &body, "DirectoryListing")?;
-        Ok(ListingPage {
-            entries: l.partial_listing.file_statuses.file_status,
-            remaining: l.remaining_entries,
-        })
+        parse_listing(&url, &body)
     }
 
     /// The blocks of `path` overlapping `[offset, offset + length)`
@@ -786,16 +764,7 @@ impl WebHdfs {
         let (_, body, _) = self
             .send("GETFILEBLOCKLOCATIONS", path, self.http.get(&url), &url)
             .await?;
-        #[derive(Deserialize)]
-        #[serde(rename_all = "PascalCase")]
-        struct Locations {
-            #[serde(default)]
-            block_location: Vec<BlockLocation>,
-        }
-        // An empty file has `"BlockLocations": null` on some versions.
-        let l: Option<Locations> =
-            Self::json("GETFILEBLOCKLOCATIONS", &url, &body, "BlockLocations")?;
-        Ok(l.map(|l| l.block_location).unwrap_or_default())
+        parse_block_locations(&url, &body)
     }
 
     /// The user's home folder (`op=GETHOMEDIRECTORY`), e.g. `/user/alice`.
@@ -806,6 +775,52 @@ impl WebHdfs {
             .await?;
         Self::json("GETHOMEDIRECTORY", &url, &body, "Path")
     }
+}
+
+/// A `LISTSTATUS_BATCH` reply, `url` naming it in errors. Pure, so it is fuzzed
+/// (`hostile_input_tests`).
+pub(crate) fn parse_listing(url: &str, body: &str) -> Result<ListingPage> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Listing {
+        partial_listing: Partial,
+        #[serde(default)]
+        remaining_entries: u64,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Partial {
+        file_statuses: Statuses,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Statuses {
+        #[serde(default)]
+        file_status: Vec<DirEntry>,
+    }
+    let l: Listing = WebHdfs::json("LISTSTATUS_BATCH", url, body, "DirectoryListing")?;
+    Ok(ListingPage {
+        entries: l.partial_listing.file_statuses.file_status,
+        remaining: l.remaining_entries,
+    })
+}
+
+/// A `GETFILEBLOCKLOCATIONS` reply, `url` naming it in errors. Pure, so it is fuzzed.
+pub(crate) fn parse_block_locations(url: &str, body: &str) -> Result<Vec<BlockLocation>> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Locations {
+        #[serde(default)]
+        block_location: Vec<BlockLocation>,
+    }
+    // An empty file has `"BlockLocations": null` on some versions.
+    let l: Option<Locations> = WebHdfs::json("GETFILEBLOCKLOCATIONS", url, body, "BlockLocations")?;
+    Ok(l.map(|l| l.block_location).unwrap_or_default())
+}
+
+/// A `GETFILESTATUS` reply, `url` naming it in errors. Pure, so it is fuzzed.
+pub(crate) fn parse_file_status(url: &str, body: &str) -> Result<FileStatus> {
+    WebHdfs::json("GETFILESTATUS", url, body, "FileStatus")
 }
 
 /// A transport error, flattened: reqwest's own message says little ("error sending
