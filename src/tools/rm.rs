@@ -64,7 +64,8 @@ pub fn http_auth(args: &RmArgs) -> anyhow::Result<HttpAuth> {
 /// Builds the REST client from flags, falling back to the Hadoop config directories.
 pub fn rm_rest(args: &RmArgs) -> anyhow::Result<RmRest> {
     let (web, others) = match &args.rm_web {
-        Some(w) => (w.clone(), Vec::new()),
+        // The configured RMs, if any, are still the ones a standby may redirect to.
+        Some(w) => (w.clone(), web_addresses_from_conf().unwrap_or_default()),
         None => {
             let mut all = web_addresses_from_conf()?;
             let first = all.remove(0);
