@@ -177,11 +177,11 @@ async fn bad_inputs_exit_2_before_anything_is_submitted() {
     let client = hdfs(c);
     client.mkdirs(dir, None).await.unwrap();
     client
-        .create(&format!("{dir}/empty.txt"), Vec::new(), true)
+        .create(&format!("{dir}/empty.txt"), Vec::new(), true, None)
         .await
         .unwrap();
     client
-        .create(&format!("{dir}/some.txt"), b"a\nb\n".to_vec(), true)
+        .create(&format!("{dir}/some.txt"), b"a\nb\n".to_vec(), true, None)
         .await
         .unwrap();
     let nothing = format!("{dir}/nothing-*");
@@ -232,7 +232,7 @@ async fn a_file_name_with_shell_syntax_is_one_word_in_the_command() {
     let client = hdfs(c);
     client.mkdirs(dir, None).await.unwrap();
     client
-        .create(&format!("{dir}/{name}"), b"one line\n".to_vec(), true)
+        .create(&format!("{dir}/{name}"), b"one line\n".to_vec(), true, None)
         .await
         .unwrap();
     let mut job = job(&[&format!("{dir}/*")]);

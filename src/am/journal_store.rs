@@ -35,7 +35,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
 use yarn_client::webhdfs::WebHdfs;
 
-use crate::staging::StagingDir;
+use crate::staging::{StagingDir, HDFS_FILE_MODE};
 
 /// The current WebHDFS credentials (the AM's HDFS delegation token, refreshed on long
 /// apps), asked again for every call; `None`: `user.name` (no security).
@@ -94,7 +94,8 @@ pub async fn publish_url(staging: &StagingDir, url: &str, auth: &HttpAuthSource)
             let (tmp, dest) = (format!("{dir}/{URL_FILE}.tmp"), format!("{dir}/{URL_FILE}"));
             async {
                 let c = webhdfs(nn, user, auth)?;
-                c.create(&tmp, text.into_bytes(), true).await?;
+                c.create(&tmp, text.into_bytes(), true, Some(HDFS_FILE_MODE))
+                    .await?;
                 c.rename_over(&tmp, &dest).await?;
                 anyhow::Ok(())
             }
@@ -306,7 +307,7 @@ async fn write_webhdfs(
         let r = match client() {
             // Attempt numbers are not reused: no earlier file of this name to keep.
             Ok(c) if !created => c
-                .create(&file, text.into_bytes(), true)
+                .create(&file, text.into_bytes(), true, Some(HDFS_FILE_MODE))
                 .await
                 .map(|_| created = true)
                 .map_err(anyhow::Error::from),

@@ -43,7 +43,7 @@ pub struct DriverContact {
     /// never leaves the AM.
     pub master_secret: Arc<[u8]>,
     /// The AM's credentials (refreshed while it runs): every executor gets their tokens
-    /// minus the AMRM token, besides its own key (see [`SharedTokens::executor_tokens`]).
+    /// minus the AMRM and RM tokens, besides its own key (see [`SharedTokens::executor_tokens`]).
     pub tokens: SharedTokens,
 }
 
@@ -71,6 +71,11 @@ impl Launcher {
     /// `RpcConfig::fallback_to_simple_auth_allowed`).
     pub fn allow_simple_fallback(&mut self, allowed: bool) {
         self.rpc.fallback_to_simple_auth_allowed = allowed;
+    }
+
+    /// The least qop NM connections accept (see `RpcConfig::min_qop`).
+    pub fn require_qop(&mut self, min_qop: yarn_client::rpc::Qop) {
+        self.rpc.min_qop = min_qop;
     }
 
     pub fn new(
@@ -258,8 +263,24 @@ mod tests {
             kind: "HDFS_DELEGATION_TOKEN".into(),
             service: "nn:8020".into(),
         };
+        let yarn_token = |kind: &str| yarn_client::token::Token {
+            kind: kind.into(),
+            service: String::new(),
+            ..hdfs.clone()
+        };
+        // Audit L2: the AM holds the AMRM and RM tokens; no executor may get them.
         let tokens = Credentials {
-            tokens: vec![("hdfs".into(), hdfs)],
+            tokens: vec![
+                (
+                    "amrm".into(),
+                    yarn_token(yarn_client::credentials::AMRM_TOKEN_KIND),
+                ),
+                (
+                    credentials::RM_TOKEN_ALIAS.into(),
+                    yarn_token(credentials::RM_TOKEN_KIND),
+                ),
+                ("hdfs".into(), hdfs),
+            ],
             secrets: vec![],
         };
         let launcher = launcher("./yarn-am executor", &[], &master, tokens);
@@ -272,7 +293,12 @@ mod tests {
             Some(&key[..])
         );
         assert_eq!(creds.secrets.len(), 1);
-        assert_eq!(creds.tokens.len(), 1, "the HDFS token goes along");
+        let kinds: Vec<&str> = creds.tokens.iter().map(|(_, t)| t.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            ["HDFS_DELEGATION_TOKEN"],
+            "only the HDFS token goes along"
+        );
         let other = Credentials::decode(
             &launcher
                 .launch_spec(ExecutorId::new(2), "container_1_0001_01_000003")

@@ -132,8 +132,11 @@ mod tests {
     use super::*;
     use yarn_client::credentials::Credentials;
 
+    /// Audit L2: executors (and their tasks) get neither the AMRM nor the RM token, whatever
+    /// its alias, nor any yarn-am entry; HDFS and other service tokens go along.
     #[test]
-    fn executors_get_the_ams_tokens_but_not_its_amrm_token_or_secrets() {
+    fn executors_get_the_ams_tokens_but_not_its_yarn_tokens_or_secrets() {
+        use crate::protocol::credentials::{RM_TOKEN_ALIAS, RM_TOKEN_KIND};
         use yarn_client::token::Token;
         let token = |kind: &str| Token {
             identifier: vec![1],
@@ -144,7 +147,12 @@ mod tests {
         let creds = Credentials {
             tokens: vec![
                 ("amrm".into(), token("YARN_AM_RM_TOKEN")),
+                (RM_TOKEN_ALIAS.into(), token(RM_TOKEN_KIND)),
+                // The RM token under an alias of the user's choosing: its kind still tells.
+                ("rm-from-a-token-file".into(), token(RM_TOKEN_KIND)),
+                ("yarn-am.anything".into(), token("SOME_KIND")),
                 ("hdfs".into(), token("HDFS_DELEGATION_TOKEN")),
+                ("kms".into(), token("kms-dt")),
             ],
             secrets: vec![
                 ("yarn-am.master-secret".into(), b"m".to_vec()),
@@ -154,7 +162,10 @@ mod tests {
         let e = token_refresh::executor_base(&creds);
         assert_eq!(
             e.tokens,
-            vec![("hdfs".into(), token("HDFS_DELEGATION_TOKEN"))]
+            vec![
+                ("hdfs".into(), token("HDFS_DELEGATION_TOKEN")),
+                ("kms".into(), token("kms-dt"))
+            ]
         );
         assert_eq!(e.secrets, vec![("other".into(), b"o".to_vec())]);
         assert_eq!(master_secret(&creds).unwrap(), "m");

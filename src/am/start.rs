@@ -269,8 +269,15 @@ async fn register(
         rpc_port: i32::from(api.port),
         tracking_url: format!("{}/", api.url),
     };
+    let min_qop = spec.min_qop().with_context(|| {
+        format!(
+            "the spec's hadoop.rpc.protection {:?} names no protection level",
+            spec.rpc_protection
+        )
+    })?;
     let rpc = RpcConfig {
         fallback_to_simple_auth_allowed: spec.fallback_to_simple_auth_allowed,
+        min_qop,
         ..RpcConfig::default()
     };
     let mut session = RmSession::new(&scheduler, amrm_token, registration.clone(), rpc.clone());
@@ -302,6 +309,11 @@ async fn list_nodes(
 ) -> anyhow::Result<(RmRest, Vec<NodeInfo>)> {
     let am_auth = crate::protocol::credentials::AmAuth::from_credentials(creds);
     let mut rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
+    // With RM HA a standby RM redirects to the active one; the RM token follows a redirect
+    // only to the RMs the container's yarn-site.xml names (none known: no redirect).
+    if let Ok(rms) = crate::tools::rm::web_addresses_from_conf() {
+        rest = rest.with_other_rms(&rms);
+    }
     if let Some(auth) = &am_auth.rm {
         rest = rest.with_auth(auth.clone());
     }
@@ -405,6 +417,7 @@ fn launcher(
     let (mut launcher, launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);
     launcher.allow_simple_fallback(rm.rpc.fallback_to_simple_auth_allowed);
+    launcher.require_qop(rm.rpc.min_qop);
     (launcher, launches)
 }
 

@@ -18,13 +18,13 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tracing::{info, warn};
-use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};
+use yarn_client::credentials::Credentials;
 use yarn_client::gssapi::{short_name, Credential, CredentialSource};
 use yarn_client::http_auth::HttpAuth;
 use yarn_client::token::Token;
 use yarn_client::webhdfs::WebHdfs;
 
-use crate::protocol::credentials::{AmAuth, ALIAS_PREFIX, HDFS_TOKEN_KIND};
+use crate::protocol::credentials::{for_containers, AmAuth, HDFS_TOKEN_KIND};
 use crate::protocol::spec::TokenRefresh;
 
 /// How long a refresh may take; a failed one is tried again after [`RETRY`].
@@ -36,24 +36,12 @@ const REFRESH_FRACTION: f64 = 0.75;
 /// its renew interval (`dfs.namenode.delegation.token.renew-interval`, 24 h by default).
 const MAX_REFRESH_INTERVAL: Duration = Duration::from_secs(18 * 3600);
 
-/// The AM's tokens minus the AMRM token, which is the AM's alone (YARN's distributed shell
-/// and Spark do the same), and minus every yarn-am secret: each executor gets only its own
-/// key, derived from the master secret.
+/// What executors start from: the AM's credentials minus what is the AM's alone, the AMRM
+/// and RM delegation tokens and every yarn-am entry (each executor gets only its own key,
+/// derived from the master secret). YARN's distributed shell and Spark also keep the AMRM
+/// token to the AM. The rule is [`for_containers`].
 pub fn executor_base(creds: &Credentials) -> Credentials {
-    Credentials {
-        tokens: creds
-            .tokens
-            .iter()
-            .filter(|(_, t)| t.kind != AMRM_TOKEN_KIND)
-            .cloned()
-            .collect(),
-        secrets: creds
-            .secrets
-            .iter()
-            .filter(|(alias, _)| !alias.starts_with(ALIAS_PREFIX))
-            .cloned()
-            .collect(),
-    }
+    for_containers(creds)
 }
 
 /// The AM's credentials, replaceable while it runs.
@@ -70,8 +58,8 @@ impl SharedTokens {
     }
 
     /// What a new executor's credentials start from (the launcher adds its own key): the
-    /// AM's current tokens, e.g. HDFS delegation tokens, without the AMRM token (only the AM
-    /// may hold it) and without any yarn-am secret.
+    /// AM's current tokens, e.g. HDFS delegation tokens, without the AMRM and RM tokens
+    /// (only the AM may hold them) and without any yarn-am secret.
     pub fn executor_tokens(&self) -> Credentials {
         executor_base(&self.read())
     }
@@ -167,6 +155,8 @@ pub fn spawn(refresh: TokenRefresh, tokens: SharedTokens) -> tokio::task::JoinHa
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::credentials::{RM_TOKEN_ALIAS, RM_TOKEN_KIND};
+    use yarn_client::credentials::AMRM_TOKEN_KIND;
 
     #[test]
     fn refresh_comes_at_three_quarters_of_the_life() {
@@ -186,7 +176,7 @@ mod tests {
     }
 
     #[test]
-    fn executors_get_every_token_but_the_amrm_one_and_refreshes_replace_in_place() {
+    fn executors_get_no_amrm_or_rm_token_and_refreshes_replace_in_place() {
         let token = |kind: &str, service: &str, pw: u8| Token {
             identifier: vec![0],
             password: vec![pw],
@@ -196,6 +186,7 @@ mod tests {
         let shared = SharedTokens::new(Credentials {
             tokens: vec![
                 ("amrm".into(), token(AMRM_TOKEN_KIND, "rm:8030", 1)),
+                (RM_TOKEN_ALIAS.into(), token(RM_TOKEN_KIND, "", 3)),
                 ("nn".into(), token(HDFS_TOKEN_KIND, "nn:8020", 2)),
             ],
             secrets: vec![],

@@ -95,12 +95,11 @@ pub(super) fn take_key(token_file: &Path) -> anyhow::Result<[u8; 32]> {
     Ok(key)
 }
 
-/// The credentials tasks may have: all but yarn-am's secrets.
+/// The credentials tasks may have: what any container of the app may have (no yarn-am
+/// secret, no AMRM or RM token), applied again here so that an executor started by an
+/// older AM still leaves its tasks no more.
 fn for_tasks(creds: &Credentials) -> Credentials {
-    let mut c = creds.clone();
-    c.secrets
-        .retain(|(alias, _)| !alias.starts_with(credentials::ALIAS_PREFIX));
-    c
+    credentials::for_containers(creds)
 }
 
 /// Replaces `path` with `creds` (written beside it, mode 0600, then renamed over it).

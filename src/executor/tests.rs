@@ -283,8 +283,17 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
         service: "nn:8020".into(),
     };
     let key = [9u8; 32];
+    // An RM token in the file (an older AM put it there): tasks must not get it (audit L2).
+    let rm = yarn_client::token::Token {
+        kind: crate::protocol::credentials::RM_TOKEN_KIND.into(),
+        service: String::new(),
+        ..hdfs.clone()
+    };
     let creds = Credentials {
-        tokens: vec![("hdfs".into(), hdfs.clone())],
+        tokens: vec![
+            ("hdfs".into(), hdfs.clone()),
+            (crate::protocol::credentials::RM_TOKEN_ALIAS.into(), rm),
+        ],
         secrets: vec![
             (
                 crate::protocol::credentials::EXECUTOR_KEY_ALIAS.into(),

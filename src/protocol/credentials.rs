@@ -8,7 +8,7 @@
 //! (`crate::am::launcher`, `crate::am::token_refresh`), the executor strips yarn-am's own
 //! entries before its tasks see the file (`crate::executor`).
 
-use yarn_client::credentials::Credentials;
+use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};
 use yarn_client::http_auth::HttpAuth;
 
 /// Kind of the NameNode's delegation tokens (what HDFS RPC clients, the NMs, accept).
@@ -26,6 +26,41 @@ pub const EXECUTOR_KEY_ALIAS: &str = "yarn-am.executor-key";
 pub const ALIAS_PREFIX: &str = "yarn-am.";
 /// Name of the keytab in the AM container (never shipped to executors).
 pub const KEYTAB_NAME: &str = "yarn-am.keytab";
+
+/// Token kinds only the AM may hold (audit L2): they act on YARN as the user. The AMRM
+/// token is the AM's identity to the scheduler; the RM delegation token lets its holder
+/// submit and kill applications through the RM's REST API for the application's whole life.
+/// Executors and the tasks they run use HDFS (and whatever other service tokens the user
+/// shipped), never the RM.
+pub const AM_ONLY_TOKEN_KINDS: [&str; 2] = [AMRM_TOKEN_KIND, RM_TOKEN_KIND];
+
+/// Whether a credential entry is the AM's alone: yarn-am's own entries (their alias) and
+/// the YARN control tokens (their kind, whatever alias the submitter or the RM gave them).
+fn am_only(alias: &str, kind: Option<&str>) -> bool {
+    alias.starts_with(ALIAS_PREFIX) || kind.is_some_and(|k| AM_ONLY_TOKEN_KINDS.contains(&k))
+}
+
+/// The part of the AM's credentials a container it launches (an executor) and the tasks in
+/// it may have: every token but the [`AM_ONLY_TOKEN_KINDS`] and yarn-am's own entries, and
+/// every secret but yarn-am's (an executor gets its own key added by the launcher, and
+/// strips that before its tasks see the file). One rule for the launcher and the executor,
+/// so the task file holds no more than the executor's.
+pub fn for_containers(creds: &Credentials) -> Credentials {
+    Credentials {
+        tokens: creds
+            .tokens
+            .iter()
+            .filter(|(alias, t)| !am_only(alias, Some(&t.kind)))
+            .cloned()
+            .collect(),
+        secrets: creds
+            .secrets
+            .iter()
+            .filter(|(alias, _)| !am_only(alias, None))
+            .cloned()
+            .collect(),
+    }
+}
 
 /// In the AM: how to authenticate to WebHDFS and to the RM's REST API, from the tokens of
 /// its container. `None` means no token of that kind (an insecure cluster): `user.name`.

@@ -83,6 +83,11 @@ pub struct AppSpec {
     /// whether the AM accepts an RM or NM that answers its token with a switch to SIMPLE.
     #[serde(default)]
     pub fallback_to_simple_auth_allowed: bool,
+    /// `hadoop.rpc.protection` from the submitter's core-site.xml (e.g. `privacy`): its
+    /// weakest level is the least the AM accepts from the RM and the NMs. `None`: Hadoop's
+    /// default, `authentication`.
+    #[serde(default)]
+    pub rpc_protection: Option<String>,
     /// Set when the AM may refresh its HDFS delegation token from a keytab.
     #[serde(default)]
     pub token_refresh: Option<TokenRefresh>,
@@ -103,6 +108,15 @@ pub struct AppSpec {
 impl AppSpec {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("AppSpec always serialises")
+    }
+
+    /// The least qop the AM accepts from the RM and NMs (see `rpc_protection`); `None` for
+    /// a value that names no Hadoop protection level.
+    pub fn min_qop(&self) -> Option<yarn_client::rpc::Qop> {
+        match &self.rpc_protection {
+            None => Some(yarn_client::rpc::Qop::Auth),
+            Some(v) => yarn_client::rpc::Qop::minimum_from_protection(v),
+        }
     }
 
     pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
@@ -138,6 +152,7 @@ mod tests {
             token_refresh: None,
             nm_heartbeat_ms: Some(500),
             fallback_to_simple_auth_allowed: false,
+            rpc_protection: None,
             executor_silence_timeout_ms: Some(4000),
             strategy: Some(crate::core::allocator::Strategy::Spark),
             keep_running: true,

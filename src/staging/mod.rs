@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 use yarn_client::http_auth::HttpAuth;
 use yarn_client::rest::LocalResource;
-use yarn_client::webhdfs::{Created, WebHdfs};
+use yarn_client::webhdfs::{Created, FileType, WebHdfs};
 
 /// Default staging root on the local back end.
 pub const DEFAULT_LOCAL_ROOT: &str = "/tmp/yarn-am-staging";
@@ -49,6 +49,35 @@ pub const HDFS_ROOT_NAME: &str = ".yarn-am-staging";
 /// How long removing the folder may take at the end of an app. Short: after SIGTERM the
 /// NodeManager kills the AM soon (`yarn.nodemanager.sleep-delay-before-sigkill.ms`).
 pub const REMOVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Mode of an application's folder on HDFS: only its owner (and the NodeManagers, which
+/// localise as the application's user) read it, like Spark's `.sparkStaging` folders.
+pub const HDFS_DIR_MODE: &str = "700";
+/// Mode of a file staged on HDFS (the spec, a keytab, `--file`s, the journal): the owner's
+/// alone, whatever the folder's mode, instead of WebHDFS's world-readable default 644.
+pub const HDFS_FILE_MODE: &str = "600";
+/// Mode of an executable staged on HDFS: the NodeManager's `FSDownload` keeps the owner's
+/// execute bit when it localises a file, so the binary needs it.
+pub const HDFS_EXEC_MODE: &str = "700";
+
+/// Why an HDFS staging folder is not used (audit L3). HDFS's MKDIRS answers `true` for a
+/// folder that already exists and leaves its owner and mode alone, so with a shared
+/// `--staging-dir` another user could create `<root>/<app-id>` first (app ids are
+/// predictable) and read or replace what we stage there, the keytab included.
+#[derive(Debug, thiserror::Error)]
+pub enum StagingError {
+    #[error(
+        "refusing staging folder {path} on HDFS: it is {what}, expected a folder owned by \
+         {user} with mode {HDFS_DIR_MODE} (did another user create it first? remove it or \
+         choose another --staging-dir)"
+    )]
+    NotOurs {
+        path: String,
+        user: String,
+        /// What the NameNode reported, e.g. `a folder owned by mallory with mode 777`.
+        what: String,
+    },
+}
 
 /// A file YARN copies into a container; size and mtime must match what is on disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -245,14 +274,16 @@ impl StagingRoot {
                 hdfs_uri,
             } => {
                 let dir = hdfs_join(&root, app_id);
-                // Only the owner (and the NMs localising as the owner) read it, like Spark's
-                // .sparkStaging folders.
-                client.mkdirs(&dir, Some("700")).await.with_context(|| {
-                    format!(
-                        "creating staging folder {dir} through WebHDFS at {}",
-                        client.base_url()
-                    )
-                })?;
+                client
+                    .mkdirs(&dir, Some(HDFS_DIR_MODE))
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "creating staging folder {dir} through WebHDFS at {}",
+                            client.base_url()
+                        )
+                    })?;
+                check_ours(&client, &dir).await?;
                 info!(%dir, webhdfs = %client.base_url(), "staging on HDFS");
                 Ok(Stager::Webhdfs {
                     client,
@@ -262,6 +293,47 @@ impl StagingRoot {
             }
         }
     }
+}
+
+/// Checks that the HDFS folder `dir` is a folder we own with mode [`HDFS_DIR_MODE`] (see
+/// [`StagingError`]). Who "we" are is the NameNode's view (GETHOMEDIRECTORY ends in the
+/// short name it knows us by), so it holds for `user.name`, SPNEGO and delegation tokens
+/// alike.
+async fn check_ours(client: &WebHdfs, dir: &str) -> anyhow::Result<()> {
+    let ask = || {
+        format!(
+            "checking staging folder {dir} through WebHDFS at {}",
+            client.base_url()
+        )
+    };
+    let home = client.home_directory().await.with_context(ask)?;
+    let user = home
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let status = client.status(dir).await.with_context(ask)?;
+    let kind = match status.kind {
+        FileType::Directory => "a folder",
+        FileType::File => "a file",
+        FileType::Symlink => "a link",
+    };
+    if status.kind != FileType::Directory
+        || user.is_empty()
+        || status.owner != user
+        || status.permission != HDFS_DIR_MODE
+    {
+        return Err(StagingError::NotOurs {
+            path: dir.to_string(),
+            user: user.to_string(),
+            what: format!(
+                "{kind} owned by {} with mode {}",
+                status.owner, status.permission
+            ),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 impl Stager {
@@ -284,8 +356,19 @@ impl Stager {
             }
             Stager::Webhdfs { client, dir, .. } => {
                 let path = hdfs_join(dir, name);
+                let executable = std::fs::metadata(src)
+                    .with_context(|| format!("reading {} to stage it", src.display()))?
+                    .permissions()
+                    .mode()
+                    & 0o100
+                    != 0;
+                let mode = if executable {
+                    HDFS_EXEC_MODE
+                } else {
+                    HDFS_FILE_MODE
+                };
                 let created = client
-                    .create_from_file(&path, src, true)
+                    .create_from_file(&path, src, true, Some(mode))
                     .await
                     .with_context(|| {
                         format!(
@@ -311,12 +394,15 @@ impl Stager {
             }
             Stager::Webhdfs { client, dir, .. } => {
                 let path = hdfs_join(dir, name);
-                let created = client.create(&path, data, true).await.with_context(|| {
-                    format!(
-                        "uploading {name} to {path} through WebHDFS at {}",
-                        client.base_url()
-                    )
-                })?;
+                let created = client
+                    .create(&path, data, true, Some(HDFS_FILE_MODE))
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "uploading {name} to {path} through WebHDFS at {}",
+                            client.base_url()
+                        )
+                    })?;
                 self.describe_upload(&path, created).await
             }
         }
@@ -654,5 +740,109 @@ mod tests {
         std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
         assert_eq!(open(shared).await, "");
         std::fs::remove_dir_all(&base).unwrap();
+    }
+}
+
+/// Audit L3 against a scripted NameNode: an app folder that someone else created is refused
+/// before anything is staged, and staged files are created with mode 600.
+#[cfg(test)]
+mod hdfs_tests {
+    use super::*;
+    use yarn_client::test_http::{reply, serve, Seen};
+
+    const APP: &str = "application_1_0001";
+
+    /// A NameNode (and DataNode, same address) whose app folder has `owner` and `mode`.
+    async fn namenode(owner: &'static str, mode: &'static str) -> (String, Seen) {
+        serve("127.0.0.1", move |head| {
+            let line = head.lines().next().unwrap_or_default();
+            let host = head
+                .lines()
+                .find_map(|l| l.strip_prefix("host: "))
+                .unwrap_or_default();
+            let json = |body: String| reply("200 OK", "", &body);
+            if line.contains("op=GETHOMEDIRECTORY") {
+                json(r#"{"Path":"/user/alice"}"#.into())
+            } else if line.contains("op=MKDIRS") {
+                json(r#"{"boolean":true}"#.into())
+            } else if line.contains("op=CREATE") && !line.contains("/dn/") {
+                json(format!(
+                    r#"{{"Location":"http://{host}/dn/f?op=CREATE&namenoderpcaddress=nn:8020"}}"#
+                ))
+            } else if line.contains("/dn/") {
+                reply("201 Created", "", "")
+            } else if line.contains(&format!("{APP}?op=GETFILESTATUS")) {
+                json(format!(
+                    r#"{{"FileStatus":{{"length":0,"modificationTime":1,"type":"DIRECTORY","owner":"{owner}","permission":"{mode}"}}}}"#
+                ))
+            } else if line.contains("op=GETFILESTATUS") {
+                json(r#"{"FileStatus":{"length":1,"modificationTime":1,"type":"FILE","owner":"alice","permission":"600"}}"#.into())
+            } else {
+                reply("400 Bad Request", "", "{}")
+            }
+        })
+        .await
+    }
+
+    fn opts(nn: &str) -> StagingOptions {
+        StagingOptions {
+            webhdfs: Some(nn.to_string()),
+            hdfs_uri: Some("hdfs://nn:8020".into()),
+            root: Some("/shared/staging".into()),
+            user: "alice".into(),
+            auth: HttpAuth::simple("alice"),
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_app_folder_created_by_someone_else_is_refused_before_staging() {
+        for (owner, mode) in [("mallory", "700"), ("alice", "777"), ("alice", "755")] {
+            let (nn, seen) = namenode(owner, mode).await;
+            let root = StagingRoot::open(&opts(&nn)).await.unwrap();
+            let e = match root.app_folder(APP).await {
+                Err(e) => e,
+                Ok(_) => panic!("a folder owned by {owner} with mode {mode} was accepted"),
+            };
+            let shown = format!("{e:#}");
+            assert!(
+                matches!(e.downcast_ref(), Some(StagingError::NotOurs { .. })),
+                "{shown}"
+            );
+            assert!(
+                shown.contains(&format!("owned by {owner} with mode {mode}")),
+                "{shown}"
+            );
+            assert!(
+                shown.contains("expected a folder owned by alice with mode 700"),
+                "{shown}"
+            );
+            let heads = seen.lock().unwrap();
+            assert!(!heads.iter().any(|h| h.contains("op=CREATE")), "{heads:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn our_folder_is_used_and_secrets_are_created_with_mode_600() {
+        let (nn, seen) = namenode("alice", "700").await;
+        let root = StagingRoot::open(&opts(&nn)).await.unwrap();
+        let mut stager = root.app_folder(APP).await.unwrap();
+        stager
+            .put_bytes("yarn-am.keytab", b"k".to_vec())
+            .await
+            .unwrap();
+        let heads = seen.lock().unwrap();
+        let create = heads
+            .iter()
+            .find(|h| h.contains("yarn-am.keytab?op=CREATE"))
+            .expect("a CREATE of the keytab");
+        assert!(create.contains("&permission=600"), "{create}");
+        let mkdirs = heads
+            .iter()
+            .find(|h| h.contains(&format!("{APP}?op=MKDIRS")));
+        assert!(
+            mkdirs.is_some_and(|h| h.contains("permission=700")),
+            "{heads:?}"
+        );
     }
 }

@@ -122,6 +122,10 @@ fn join(dir: &str, name: &str) -> String {
 }
 
 /// Every entry of the folder `dir`, page by page; a missing folder (or a file) has none.
+/// HDFS lists a folder in name order and each page starts after the cursor, so every page
+/// must end past the previous one: a page that does not (empty, or ending at or before the
+/// cursor) while entries are said to remain is [`InputsError::ListingStuck`], not another
+/// request.
 async fn list_dir(
     client: &WebHdfs,
     dir: &str,
@@ -140,9 +144,22 @@ async fn list_dir(
             return Ok(());
         }
         page.entries.into_iter().for_each(&mut each);
+        if page.remaining == 0 {
+            return Ok(());
+        }
+        let stuck = |why| InputsError::ListingStuck {
+            path: dir.to_string(),
+            after: after.clone().unwrap_or_default(),
+            why,
+            remaining: page.remaining,
+        };
         match last {
-            Some(l) if page.remaining > 0 => after = Some(l),
-            _ => return Ok(()),
+            None => return Err(stuck("is empty").into()),
+            // Byte order, as the NameNode compares names.
+            Some(l) if after.as_ref().is_some_and(|a| l.as_bytes() <= a.as_bytes()) => {
+                return Err(stuck("does not end past it").into())
+            }
+            Some(l) => after = Some(l),
         }
     }
 }
@@ -264,4 +281,70 @@ async fn blocks_of(
         offset = last.offset + last.length;
     }
     Ok(blocks)
+}
+
+/// Audit L6 against a scripted NameNode: listing pages must advance.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use yarn_client::test_http::{reply, serve};
+
+    /// A `LISTSTATUS_BATCH` reply with these names and `remaining` entries to come.
+    fn page(names: &[&str], remaining: u64) -> Vec<u8> {
+        let entries: Vec<String> = names
+            .iter()
+            .map(|n| format!(r#"{{"pathSuffix":"{n}","length":1,"type":"FILE","blockSize":1}}"#))
+            .collect();
+        reply(
+            "200 OK",
+            "",
+            &format!(
+                r#"{{"DirectoryListing":{{"partialListing":{{"FileStatuses":{{"FileStatus":[{}]}}}},"remainingEntries":{remaining}}}}}"#,
+                entries.join(",")
+            ),
+        )
+    }
+
+    async fn list(nn: &str) -> anyhow::Result<Vec<String>> {
+        let client = WebHdfs::new(nn, "alice", Duration::from_secs(5)).unwrap();
+        let mut names = Vec::new();
+        // Bounded, so the old code's endless loop fails the test instead of hanging it.
+        tokio::time::timeout(
+            Duration::from_secs(20),
+            list_dir(&client, "/in", |e| names.push(e.path_suffix)),
+        )
+        .await
+        .expect("the listing ended")?;
+        Ok(names)
+    }
+
+    #[tokio::test]
+    async fn a_listing_that_repeats_its_page_or_sends_an_empty_one_stops_with_an_error() {
+        let (nn, seen) = serve("127.0.0.1", |_| page(&["a", "b"], 5)).await;
+        let e = list(&nn).await.unwrap_err();
+        let shown = format!("{e:#}");
+        assert!(
+            matches!(e.downcast_ref(), Some(InputsError::ListingStuck { after, .. }) if after == "b"),
+            "{shown}"
+        );
+        assert!(shown.contains("does not end past it"), "{shown}");
+        assert_eq!(seen.lock().unwrap().len(), 2);
+
+        let (nn, _) = serve("127.0.0.1", |_| page(&[], 3)).await;
+        let e = list(&nn).await.unwrap_err();
+        assert!(format!("{e:#}").contains("is empty"), "{e:#}");
+    }
+
+    #[tokio::test]
+    async fn pages_that_advance_are_all_listed() {
+        let (nn, _) = serve("127.0.0.1", |head| {
+            if head.contains("startAfter=b") {
+                page(&["c"], 0)
+            } else {
+                page(&["a", "b"], 1)
+            }
+        })
+        .await;
+        assert_eq!(list(&nn).await.unwrap(), ["a", "b", "c"]);
+    }
 }

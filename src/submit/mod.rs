@@ -125,6 +125,25 @@ fn fallback_to_simple(
     }
 }
 
+/// `hadoop.rpc.protection` from the Hadoop configuration, checked here so that a typo fails
+/// the submit, not the AM. `None` without a configuration or the key (Hadoop's default,
+/// `authentication`).
+fn rpc_protection(
+    conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>,
+) -> anyhow::Result<Option<String>> {
+    let key = yarn_client::rpc::PROTECTION_KEY;
+    let Some(c) = conf.as_ref().ok().and_then(Option::as_ref) else {
+        return Ok(None);
+    };
+    let Some(value) = c.get(key).with_context(|| format!("reading {key}"))? else {
+        return Ok(None);
+    };
+    match yarn_client::rpc::Qop::minimum_from_protection(&value) {
+        Some(_) => Ok(Some(value.trim().to_string())),
+        None => bail!("{key} is {value:?}: expected authentication, integrity or privacy (a comma list of them)"),
+    }
+}
+
 async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     if args.max_executors.unwrap_or(args.executors) < args.min_executors {
         bail!("--max-executors is below --min-executors");
@@ -330,6 +349,7 @@ async fn stage_and_submit(
         job,
         nm_heartbeat_ms: nm_heartbeat_ms(&conf),
         fallback_to_simple_auth_allowed: fallback_to_simple(&conf)?,
+        rpc_protection: rpc_protection(&conf)?,
         token_refresh,
         executor_silence_timeout_ms: Some(args.executor_silence_timeout.saturating_mul(1000)),
         strategy: (args.strategy != crate::core::allocator::Strategy::Default)
@@ -476,10 +496,17 @@ const REST_OUTAGE_LIMIT: Duration = Duration::from_secs(120);
 /// a half-started web server. Other statuses (401, 403) will not get better.
 fn transient(e: &RestError) -> bool {
     match e {
-        RestError::Unreachable { .. } | RestError::BadReply { .. } => true,
+        // Redirects in a ring: both RMs standby for a moment during an HA failover.
+        RestError::Unreachable { .. }
+        | RestError::BadReply { .. }
+        | RestError::TooManyRedirects { .. } => true,
         RestError::Status { status, .. } => *status >= 500 || *status == 404,
-        // A missing or expired ticket does not come back by waiting.
-        RestError::Kerberos { .. } | RestError::NeedsKerberos { .. } => false,
+        // A missing or expired ticket does not come back by waiting, nor does a server
+        // that redirects to strangers or sends more than the reply limit.
+        RestError::Kerberos { .. }
+        | RestError::NeedsKerberos { .. }
+        | RestError::ForeignRedirect { .. }
+        | RestError::TooLarge { .. } => false,
     }
 }
 
@@ -546,7 +573,7 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
 mod fallback_tests {
     use super::fallback_to_simple;
     use yarn_client::conf::Configuration;
-    use yarn_client::rpc::FALLBACK_TO_SIMPLE_KEY;
+    use yarn_client::rpc::{FALLBACK_TO_SIMPLE_KEY, PROTECTION_KEY};
 
     fn with(value: Option<&str>) -> anyhow::Result<Option<Configuration>> {
         let mut c = Configuration::new();
@@ -565,6 +592,24 @@ mod fallback_tests {
         assert!(fallback_to_simple(&with(Some(" TRUE "))).unwrap());
         let e = fallback_to_simple(&with(Some("yes"))).unwrap_err();
         assert!(format!("{e:#}").contains(FALLBACK_TO_SIMPLE_KEY), "{e:#}");
+    }
+
+    #[test]
+    fn rpc_protection_is_checked_at_submit() {
+        let conf = |v: &str| {
+            let mut c = Configuration::new();
+            c.set(PROTECTION_KEY, v);
+            Ok(Some(c))
+        };
+        assert_eq!(super::rpc_protection(&Ok(None)).unwrap(), None);
+        assert_eq!(
+            super::rpc_protection(&conf(" privacy "))
+                .unwrap()
+                .as_deref(),
+            Some("privacy")
+        );
+        let e = super::rpc_protection(&conf("secret")).unwrap_err();
+        assert!(format!("{e:#}").contains(PROTECTION_KEY), "{e:#}");
     }
 }
 

@@ -63,14 +63,21 @@ pub fn http_auth(args: &RmArgs) -> anyhow::Result<HttpAuth> {
 
 /// Builds the REST client from flags, falling back to the Hadoop config directories.
 pub fn rm_rest(args: &RmArgs) -> anyhow::Result<RmRest> {
-    let web = match &args.rm_web {
-        Some(w) => w.clone(),
-        None => web_address_from_conf()?,
+    let (web, others) = match &args.rm_web {
+        // The configured RMs, if any, are still the ones a standby may redirect to.
+        Some(w) => (w.clone(), web_addresses_from_conf().unwrap_or_default()),
+        None => {
+            let mut all = web_addresses_from_conf()?;
+            let first = all.remove(0);
+            (first, all)
+        }
     };
     let user = user_name(args);
     let auth = http_auth(args)?;
     Ok(RmRest::new(&web, &user, Duration::from_secs(args.timeout))
         .with_context(|| format!("setting up the RM REST client for {web}"))?
+        // A standby RM redirects to the active one; credentials follow only to these.
+        .with_other_rms(&others)
         .with_auth(auth))
 }
 
@@ -82,9 +89,10 @@ pub fn user_name(args: &RmArgs) -> String {
         .unwrap_or_else(|| "yarn".to_string())
 }
 
-/// The RM web address from `$YARN_CONF_DIR` / `$HADOOP_CONF_DIR`, like every Hadoop tool.
-/// With RM HA the first configured RM is used; a standby RM redirects REST calls.
-pub fn web_address_from_conf() -> anyhow::Result<String> {
+/// The RM web addresses from `$YARN_CONF_DIR` / `$HADOOP_CONF_DIR`, like every Hadoop
+/// tool, never empty. With RM HA the first configured RM is asked first; a standby RM
+/// redirects REST calls to the active one, which is among the others.
+pub fn web_addresses_from_conf() -> anyhow::Result<Vec<String>> {
     if std::env::var_os("HADOOP_CONF_DIR").is_none() && std::env::var_os("YARN_CONF_DIR").is_none()
     {
         anyhow::bail!(
@@ -95,8 +103,9 @@ pub fn web_address_from_conf() -> anyhow::Result<String> {
     let conf = Configuration::from_process_env().context("reading the Hadoop configuration")?;
     let candidates = rm_candidates(&conf, RmService::WebApp)
         .context("finding the ResourceManager web address in yarn-site.xml")?;
-    let first = candidates
-        .first()
-        .context("yarn-site.xml names no ResourceManager")?;
-    Ok(first.address.to_string())
+    anyhow::ensure!(
+        !candidates.is_empty(),
+        "yarn-site.xml names no ResourceManager"
+    );
+    Ok(candidates.iter().map(|c| c.address.to_string()).collect())
 }

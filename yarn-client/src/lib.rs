@@ -26,6 +26,7 @@
 //!     out (`rm_tokens.rs`), put together in `AmrmState` (`amrm_state.rs`).
 //!   - [`rest`]: the RM's REST API (submit, report, kill, nodes).
 //!   - [`webhdfs`]: the few WebHDFS operations a submitter needs to stage files.
+//!   - `http_body` (crate-private): reading a REST or WebHDFS reply under a size cap.
 //! - Configuration and credentials:
 //!   - [`conf`]: Hadoop XML configuration, read as Hadoop reads it (`xml.rs`,
 //!     `expand.rs`, `load.rs`, the environment it expands from in `env_source.rs`), and
@@ -36,6 +37,9 @@
 //!     [`http_auth`]: how the web clients (REST, WebHDFS) authenticate (simple, SPNEGO,
 //!     delegation token).
 //! - [`ids`]: YARN ids (application, attempt, container, node) and their string forms.
+//! - Tests only: `test_http`, a scripted loopback HTTP server (also offered to yarn-am's
+//!   tests by the `test-fixtures` feature); `hostile_input_tests`, structure-aware fuzzing
+//!   of the token-file, IPC frame and JSON reply parsers at realistic sizes.
 //!
 //! The public surface is the clients, configuration, credentials and their errors. The
 //! protocol internals (`sasl`, the IPC framing, handshake and wrapping, the XML reader,
@@ -48,7 +52,10 @@ pub mod ask;
 pub mod conf;
 pub mod credentials;
 pub mod gssapi;
+#[cfg(test)]
+mod hostile_input_tests;
 pub mod http_auth;
+pub(crate) mod http_body;
 pub mod ids;
 pub mod launch_script;
 pub mod nm;
@@ -58,5 +65,8 @@ pub mod request_table;
 pub mod rest;
 pub mod rpc;
 pub(crate) mod sasl;
+#[cfg(any(test, feature = "test-fixtures"))]
+#[doc(hidden)]
+pub mod test_http;
 pub mod token;
 pub mod webhdfs;

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::credentials::Credentials;
 use crate::gssapi::KerberosError;
 use crate::http_auth::{HttpAuth, RM_DELEGATION_HEADER};
+use crate::http_body::BodyError;
 use crate::redact::{redact, RedactedUrl};
 
 /// What can go wrong talking to the RM over HTTP. Each variant names the URL so that an
@@ -51,7 +52,36 @@ pub enum RestError {
     /// The RM wants Kerberos (SPNEGO) and we sent a user name.
     #[error("the ResourceManager at {url} requires Kerberos (SPNEGO): run kinit or pass --principal/--keytab")]
     NeedsKerberos { url: RedactedUrl },
+    /// A redirect to an origin (scheme, host, port) that is neither this RM's nor another
+    /// RM this client was told of: following it would hand our credentials to that host.
+    #[error(
+        "refusing the redirect from {url} to {location}: not a known ResourceManager \
+         (credentials are only sent to the configured RM web addresses)"
+    )]
+    ForeignRedirect {
+        url: RedactedUrl,
+        location: RedactedUrl,
+    },
+    /// More than [`MAX_REDIRECTS`] redirects in a row.
+    #[error("more than {MAX_REDIRECTS} redirects starting at {url}")]
+    TooManyRedirects { url: RedactedUrl },
+    /// The reply body passed the client's cap ([`MAX_REPLY_BYTES`] by default).
+    #[error("the reply to {method} {url} is larger than the {limit}-byte limit")]
+    TooLarge {
+        method: &'static str,
+        url: RedactedUrl,
+        limit: u64,
+    },
 }
+
+/// The largest RM reply read (audit L4): a squatter on the RM's address must not be able to
+/// fill our memory. 32 MiB is several times the node list of a 10,000-node cluster (about
+/// 500 bytes a node), the largest reply this client asks for.
+pub const MAX_REPLY_BYTES: u64 = 32 << 20;
+
+/// Redirects followed for one call. The RM itself redirects once at most (a standby RM to
+/// the active one, `RMWebAppFilter`); a chain is a loop or a stranger.
+pub const MAX_REDIRECTS: usize = 3;
 
 pub type Result<T> = std::result::Result<T, RestError>;
 
@@ -275,35 +305,87 @@ impl AppReport {
 }
 
 /// A REST client bound to one RM web address and one way to authenticate.
+///
+/// Redirects (audit L1): reqwest's own policy would follow a redirect anywhere and keep our
+/// `X-Hadoop-Delegation-Token` header (it strips only `Authorization` and cookies across
+/// hosts), so anyone answering on the RM's address could collect the token. YARN's RM
+/// redirects in one case: a standby RM sends REST calls to the active one with a `307`
+/// (`RMWebAppFilter`), a cross-host redirect, so refusing every redirect would break RM HA.
+/// So the client follows redirects by hand, and only to the origins (scheme, host, port) of
+/// RMs it knows: its own and those added with [`RmRest::with_other_rms`] (the HA peers from
+/// `yarn-site.xml`). Each hop is authenticated afresh for its own host (SPNEGO asks for
+/// `HTTP@<that host>`). A redirect elsewhere is [`RestError::ForeignRedirect`].
 #[derive(Debug, Clone)]
 pub struct RmRest {
     base: String,
     auth: HttpAuth,
     http: reqwest::Client,
+    /// Origins a redirect may lead to: this RM's and the other known RMs'.
+    known_origins: Vec<reqwest::Url>,
+    reply_limit: u64,
+}
+
+/// `scheme://host:port` of a URL, the unit of trust for redirects.
+fn origin_of(url: &str) -> Option<reqwest::Url> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let mut o = u.clone();
+    o.set_path("");
+    o.set_query(None);
+    o.set_fragment(None);
+    o.set_port(u.port_or_known_default()).ok()?;
+    Some(o)
+}
+
+/// A web address (`host:port` or a URL) as the client's base URL.
+fn base_url(web_address: &str) -> String {
+    if web_address.contains("://") {
+        web_address.trim_end_matches('/').to_string()
+    } else {
+        format!("http://{web_address}")
+    }
 }
 
 impl RmRest {
     /// `web_address` is `host:port` or a full `http://` URL of the RM web app (8088).
     /// Every call is bounded by `timeout`, so a dead RM gives an error, not a hang.
     pub fn new(web_address: &str, user: &str, timeout: Duration) -> Result<Self> {
-        let base = if web_address.contains("://") {
-            web_address.trim_end_matches('/').to_string()
-        } else {
-            format!("http://{web_address}")
-        };
+        let base = base_url(web_address);
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout)
+            // Followed by hand, to known RMs only (see the type's doc).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|source| RestError::Unreachable {
                 url: RedactedUrl::new(&base),
                 source: source.without_url(),
             })?;
         Ok(Self {
+            known_origins: origin_of(&base).into_iter().collect(),
             base,
             auth: HttpAuth::simple(user),
             http,
+            reply_limit: MAX_REPLY_BYTES,
         })
+    }
+
+    /// The same client, also following redirects to these RM web addresses (`host:port` or
+    /// URLs): the other RMs of an HA pair, to which a standby RM redirects.
+    pub fn with_other_rms<S: AsRef<str>>(mut self, web_addresses: &[S]) -> Self {
+        for a in web_addresses {
+            if let Some(o) = origin_of(&base_url(a.as_ref())) {
+                if !self.known_origins.contains(&o) {
+                    self.known_origins.push(o);
+                }
+            }
+        }
+        self
+    }
+
+    /// The same client with another cap on reply bodies (default [`MAX_REPLY_BYTES`]).
+    pub fn with_reply_limit(mut self, bytes: u64) -> Self {
+        self.reply_limit = bytes;
+        self
     }
 
     /// The same client authenticating with `auth` instead of `user.name`.
@@ -331,50 +413,113 @@ impl RmRest {
         }
     }
 
+    /// One call, following redirects to known RMs (at most [`MAX_REDIRECTS`]); the body
+    /// is read under the reply limit. Non-2xx is [`RestError::Status`].
     async fn send(
         &self,
         method: &'static str,
         url: String,
         body: Option<serde_json::Value>,
     ) -> Result<(u16, String)> {
+        let mut at = url.clone();
+        let mut method = method;
+        let mut body = body;
+        for _ in 0..=MAX_REDIRECTS {
+            let resp = self.send_once(method, &at, body.as_ref()).await?;
+            let status = resp.status().as_u16();
+            let location = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok());
+            let Some(location) = location.filter(|_| resp.status().is_redirection()) else {
+                return self.finish(method, &at, resp).await;
+            };
+            let next = reqwest::Url::parse(&at)
+                .and_then(|u| u.join(location))
+                .map_err(|_| RestError::BadReply {
+                    url: RedactedUrl::new(&at),
+                    reason: format!("redirect to an invalid URL {}", redact(location)),
+                })?;
+            if !origin_of(next.as_str()).is_some_and(|o| self.known_origins.contains(&o)) {
+                return Err(RestError::ForeignRedirect {
+                    url: RedactedUrl::new(&at),
+                    location: RedactedUrl::new(next.as_str()),
+                });
+            }
+            tracing::debug!(from = %RedactedUrl::new(&at), to = %RedactedUrl::new(next.as_str()), "following the RM's redirect");
+            if status == 303 {
+                // "See other": the answer is a GET of the new place.
+                (method, body) = ("GET", None);
+            }
+            at = next.to_string();
+        }
+        Err(RestError::TooManyRedirects { url: url.into() })
+    }
+
+    /// One request to `url`, authenticated for its host, with the SPNEGO cookie retry.
+    async fn send_once(
+        &self,
+        method: &'static str,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<reqwest::Response> {
         let mut req = match method {
-            "GET" => self.http.get(&url),
-            "POST" => self.http.post(&url),
-            "PUT" => self.http.put(&url),
+            "GET" => self.http.get(url),
+            "POST" => self.http.post(url),
+            "PUT" => self.http.put(url),
             other => unreachable!("unsupported method {other}"),
         }
         .header("Accept", "application/json");
         if let Some(b) = body {
-            req = req.json(&b);
+            req = req.json(b);
         }
         if let HttpAuth::Delegation { token } = &self.auth {
             req = req.header(RM_DELEGATION_HEADER, token);
         }
         let retry = req.try_clone();
         let kerberos = |source| RestError::Kerberos {
-            url: RedactedUrl::new(&url),
+            url: RedactedUrl::new(url),
             source,
         };
-        let req = self.auth.authorize(req, &url).await.map_err(kerberos)?;
+        let req = self.auth.authorize(req, url).await.map_err(kerberos)?;
         let unreachable = |source: reqwest::Error| RestError::Unreachable {
-            url: RedactedUrl::new(&url),
+            url: RedactedUrl::new(url),
             source: source.without_url(),
         };
         let mut resp = req.send().await.map_err(unreachable)?;
         if let (true, Some(again)) = (self.auth.should_retry(resp.status().as_u16()), retry) {
             // The hadoop.auth cookie expired: once more with a fresh Kerberos token.
-            let again = self.auth.reauthorize(again, &url).await.map_err(kerberos)?;
+            let again = self.auth.reauthorize(again, url).await.map_err(kerberos)?;
             resp = again.send().await.map_err(unreachable)?;
         }
         self.auth.remember(&resp);
+        Ok(resp)
+    }
+
+    /// The final reply: its body (capped) on 2xx, else the typed error.
+    async fn finish(
+        &self,
+        method: &'static str,
+        url: &str,
+        resp: reqwest::Response,
+    ) -> Result<(u16, String)> {
         let status = resp.status().as_u16();
         if status == 401 && self.auth.simple_user().is_some() && wants_negotiate(&resp) {
             return Err(RestError::NeedsKerberos { url: url.into() });
         }
-        let text = resp.text().await.map_err(|source| RestError::Unreachable {
-            url: RedactedUrl::new(&url),
-            source: source.without_url(),
-        })?;
+        let text = crate::http_body::text_capped(resp, self.reply_limit)
+            .await
+            .map_err(|e| match e {
+                BodyError::TooLarge { limit } => RestError::TooLarge {
+                    method,
+                    url: url.into(),
+                    limit,
+                },
+                BodyError::Read(source) => RestError::Unreachable {
+                    url: url.into(),
+                    source: source.without_url(),
+                },
+            })?;
         if !(200..300).contains(&status) {
             return Err(RestError::Status {
                 method,
@@ -453,18 +598,7 @@ impl RmRest {
             format!("/ws/v1/cluster/nodes?states={}", states.join(","))
         };
         let v = self.get_json(&path).await?;
-        let list = v
-            .get("nodes")
-            .and_then(|n| n.get("node"))
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        if list.is_null() {
-            return Ok(Vec::new());
-        }
-        serde_json::from_value(list).map_err(|e| RestError::BadReply {
-            url: RedactedUrl::new(&self.url(&path)),
-            reason: format!("`nodes.node` has an unexpected shape: {e}"),
-        })
+        parse_nodes(&self.url(&path), v)
     }
 
     pub async fn new_application(&self) -> Result<NewApplication> {
@@ -508,6 +642,23 @@ impl RmRest {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
+}
+
+/// The nodes of a `GET /ws/v1/cluster/nodes` reply (`null` or a missing list is none),
+/// `url` naming it in errors. Pure, so it is fuzzed (`hostile_input_tests`).
+pub(crate) fn parse_nodes(url: &str, v: serde_json::Value) -> Result<Vec<NodeInfo>> {
+    let list = v
+        .get("nodes")
+        .and_then(|n| n.get("node"))
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    if list.is_null() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_value(list).map_err(|e| RestError::BadReply {
+        url: RedactedUrl::new(url),
+        reason: format!("`nodes.node` has an unexpected shape: {e}"),
+    })
 }
 
 /// True when a 401 offers SPNEGO (`WWW-Authenticate: Negotiate`).
@@ -644,5 +795,121 @@ mod redaction_tests {
         }
         assert!(!shown.contains("alice-secret-name"), "{shown}");
         assert!(shown.contains("user.name=REDACTED"), "{shown}");
+    }
+}
+
+/// Audit L1 and L4 on the RM side: redirects carry credentials only to known RMs, and a
+/// reply is read under a cap.
+#[cfg(test)]
+mod hostile_server_tests {
+    use super::*;
+    use crate::test_http::{reply, serve};
+
+    const TOKEN: &str = "RM-DELEGATION-TOKEN-SECRET";
+
+    fn client(base: &str) -> RmRest {
+        RmRest::new(base, "alice", Duration::from_secs(5))
+            .unwrap()
+            .with_auth(HttpAuth::Delegation {
+                token: TOKEN.into(),
+            })
+    }
+
+    const NEW_APP: &str = r#"{"application-id":"application_1_0001"}"#;
+    const PATH: &str = "/ws/v1/cluster/apps/new-application";
+
+    /// A host that answers every call with a new application id.
+    async fn rm() -> (String, crate::test_http::Seen) {
+        serve("127.0.0.2", |_| reply("200 OK", "", NEW_APP)).await
+    }
+
+    /// A host that redirects every call to `target` + the path.
+    async fn redirecting_to(ip: &str, target: &str) -> String {
+        let location = format!("location: {target}{PATH}\r\n");
+        serve(ip, move |_| reply("307 Temporary Redirect", &location, ""))
+            .await
+            .0
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_another_host_is_refused_and_gets_no_token() {
+        let (b, seen_by_b) = rm().await;
+        let a = redirecting_to("127.0.0.1", &b).await;
+        let e = client(&a).new_application().await.unwrap_err();
+        assert!(matches!(e, RestError::ForeignRedirect { .. }), "{e}");
+        assert!(seen_by_b.lock().unwrap().is_empty(), "host B was asked");
+        assert!(e.to_string().contains("127.0.0.2"), "{e}");
+        assert!(!format!("{e} {e:?}").contains(TOKEN), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn a_standby_rm_redirect_to_a_known_rm_is_followed_with_the_token() {
+        let (b, seen_by_b) = rm().await;
+        let a = redirecting_to("127.0.0.1", &b).await;
+        let app = client(&a)
+            .with_other_rms(&[b.trim_start_matches("http://")])
+            .new_application()
+            .await
+            .unwrap();
+        assert_eq!(app.application_id, "application_1_0001");
+        let heads = seen_by_b.lock().unwrap();
+        assert_eq!(heads.len(), 1);
+        assert!(
+            heads[0].starts_with(&format!("POST {PATH}")),
+            "{}",
+            heads[0]
+        );
+        let header = format!("{RM_DELEGATION_HEADER}: {TOKEN}").to_ascii_lowercase();
+        assert!(
+            heads[0].to_ascii_lowercase().contains(&header),
+            "{}",
+            heads[0]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_redirect_loop_on_the_same_rm_ends() {
+        let (a, seen) = serve("127.0.0.1", |_| {
+            reply(
+                "307 Temporary Redirect",
+                &format!("location: {PATH}\r\n"),
+                "",
+            )
+        })
+        .await;
+        let e = client(&a).new_application().await.unwrap_err();
+        assert!(matches!(e, RestError::TooManyRedirects { .. }), "{e}");
+        assert_eq!(seen.lock().unwrap().len(), MAX_REDIRECTS + 1);
+    }
+
+    #[tokio::test]
+    async fn an_oversized_reply_is_refused_by_its_length_or_as_it_streams() {
+        // Declared too large: refused before reading.
+        let (a, _) = serve("127.0.0.1", |_| {
+            b"HTTP/1.1 200 OK\r\ncontent-length: 1073741824\r\nconnection: close\r\n\r\n{".to_vec()
+        })
+        .await;
+        let e = client(&a).cluster_info().await.unwrap_err();
+        assert!(
+            matches!(e, RestError::TooLarge { limit, .. } if limit == MAX_REPLY_BYTES),
+            "{e}"
+        );
+        assert!(e.to_string().contains(&MAX_REPLY_BYTES.to_string()), "{e}");
+        // No length, a body past the cap: refused once the cap is passed.
+        let (a, _) = serve("127.0.0.1", |_| {
+            let mut r = b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n".to_vec();
+            r.extend(std::iter::repeat_n(b' ', 256 << 10));
+            r
+        })
+        .await;
+        let e = client(&a)
+            .with_reply_limit(64 << 10)
+            .cluster_info()
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, RestError::TooLarge { limit, .. } if limit == 64 << 10),
+            "{e}"
+        );
     }
 }

@@ -27,6 +27,7 @@ use serde::Deserialize;
 
 use crate::gssapi::KerberosError;
 use crate::http_auth::HttpAuth;
+use crate::http_body::BodyError;
 use crate::redact::{redact, RedactedUrl};
 
 /// Java class of the exception HDFS raises for a missing path.
@@ -79,6 +80,13 @@ pub enum WebHdfsError {
         op: &'static str,
         url: RedactedUrl,
         reason: String,
+    },
+    /// The reply body passed the client's cap ([`MAX_REPLY_BYTES`] by default).
+    #[error("the reply to WebHDFS {op} at {url} is larger than the {limit}-byte limit")]
+    TooLarge {
+        op: &'static str,
+        url: RedactedUrl,
+        limit: u64,
     },
     /// No Kerberos token could be made for the request (no ticket, expired, no library).
     #[error("authenticating to WebHDFS for {op} at {url}")]
@@ -208,7 +216,14 @@ pub struct WebHdfs {
     auth: HttpAuth,
     timeout: Duration,
     http: reqwest::Client,
+    reply_limit: u64,
 }
+
+/// The largest reply body read (audit L4), JSON or a file read whole: a squatter on the
+/// NameNode's or a DataNode's address must not fill our memory. A full `LISTSTATUS_BATCH`
+/// page (`dfs.ls.limit` 1000 entries) is about 300 KB; block locations of a file with
+/// 100,000 blocks about 30 MB.
+pub const MAX_REPLY_BYTES: u64 = 32 << 20;
 
 /// Bytes a second an upload is granted on top of the request timeout: a large binary on a
 /// slow link must not be cut off by a timeout meant for metadata calls, while a stalled
@@ -345,7 +360,14 @@ impl WebHdfs {
             auth: HttpAuth::simple(user),
             timeout,
             http,
+            reply_limit: MAX_REPLY_BYTES,
         })
+    }
+
+    /// The same client with another cap on reply bodies (default [`MAX_REPLY_BYTES`]).
+    pub fn with_reply_limit(mut self, bytes: u64) -> Self {
+        self.reply_limit = bytes;
+        self
     }
 
     /// The same client authenticating with `auth` (SPNEGO or a delegation token) instead
@@ -440,11 +462,12 @@ impl WebHdfs {
             resp = again.send().await.map_err(|e| unreachable(op, url, e))?;
         }
         self.auth.remember(&resp);
-        Self::read_reply(op, path, url, resp).await
+        self.read_reply(op, path, url, resp).await
     }
 
     /// Status, body and Location of a reply; an error status becomes an error.
     async fn read_reply(
+        &self,
         op: &'static str,
         path: &str,
         url: &str,
@@ -456,7 +479,16 @@ impl WebHdfs {
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let body = resp.text().await.map_err(|e| unreachable(op, url, e))?;
+        let body = crate::http_body::text_capped(resp, self.reply_limit)
+            .await
+            .map_err(|e| match e {
+                BodyError::TooLarge { limit } => WebHdfsError::TooLarge {
+                    op,
+                    url: url.into(),
+                    limit,
+                },
+                BodyError::Read(e) => unreachable(op, url, e),
+            })?;
         if status >= 400 {
             return Err(error_from_reply(op, path, url, status, &body));
         }
@@ -512,9 +544,17 @@ impl WebHdfs {
 
     /// Writes `data` to `path`, replacing any file there when `overwrite` (`op=CREATE`, then
     /// the bytes to the DataNode the NameNode names). Missing parent folders are created.
-    pub async fn create(&self, path: &str, data: Vec<u8>, overwrite: bool) -> Result<Created> {
+    /// `permission` is the file's octal mode, e.g. `"600"` for a secret; `None` leaves the
+    /// server's default (644 minus the umask), readable by everyone.
+    pub async fn create(
+        &self,
+        path: &str,
+        data: Vec<u8>,
+        overwrite: bool,
+        permission: Option<&str>,
+    ) -> Result<Created> {
         let len = data.len() as u64;
-        self.create_body(path, reqwest::Body::from(data), len, overwrite)
+        self.create_body(path, reqwest::Body::from(data), len, overwrite, permission)
             .await
     }
 
@@ -525,6 +565,7 @@ impl WebHdfs {
         path: &str,
         local: &std::path::Path,
         overwrite: bool,
+        permission: Option<&str>,
     ) -> Result<Created> {
         let io_err = |source: std::io::Error| WebHdfsError::LocalFile {
             path: local.display().to_string(),
@@ -532,7 +573,7 @@ impl WebHdfs {
         };
         let file = tokio::fs::File::open(local).await.map_err(io_err)?;
         let len = file.metadata().await.map_err(io_err)?.len();
-        self.create_body(path, reqwest::Body::from(file), len, overwrite)
+        self.create_body(path, reqwest::Body::from(file), len, overwrite, permission)
             .await
     }
 
@@ -542,15 +583,14 @@ impl WebHdfs {
         body: reqwest::Body,
         len: u64,
         overwrite: bool,
+        permission: Option<&str>,
     ) -> Result<Created> {
-        let url = self.op_url(
-            path,
-            "CREATE",
-            &[
-                ("overwrite", if overwrite { "true" } else { "false" }),
-                ("noredirect", "true"),
-            ],
-        )?;
+        let mut params = vec![
+            ("overwrite", if overwrite { "true" } else { "false" }),
+            ("noredirect", "true"),
+        ];
+        params.extend(permission.map(|p| ("permission", p)));
+        let url = self.op_url(path, "CREATE", &params)?;
         let datanode_url = self
             .datanode_url("CREATE", path, self.http.put(&url), url)
             .await?;
@@ -563,7 +603,7 @@ impl WebHdfs {
                 len,
             )
             .await?;
-        let (status, reply, _) = Self::read_reply("CREATE", path, &datanode_url, resp).await?;
+        let (status, reply, _) = self.read_reply("CREATE", path, &datanode_url, resp).await?;
         if status != 201 && status != 200 {
             return Err(WebHdfsError::BadReply {
                 op: "CREATE",
@@ -587,7 +627,7 @@ impl WebHdfs {
         let (_, body, _) = self
             .send("GETFILESTATUS", path, self.http.get(&url), &url)
             .await?;
-        Self::json("GETFILESTATUS", &url, &body, "FileStatus")
+        parse_file_status(&url, &body)
     }
 
     /// Deletes `path` (with everything below it when `recursive`). Returns false when there
@@ -659,7 +699,7 @@ impl WebHdfs {
         let resp = self
             .upload("APPEND", self.http.post(&dn), &dn, data.into(), len)
             .await?;
-        Self::read_reply("APPEND", path, &dn, resp).await?;
+        self.read_reply("APPEND", path, &dn, resp).await?;
         Ok(())
     }
 
@@ -676,7 +716,7 @@ impl WebHdfs {
             .send()
             .await
             .map_err(|e| unreachable("OPEN", &dn, e))?;
-        let (_, body, _) = Self::read_reply("OPEN", path, &dn, resp).await?;
+        let (_, body, _) = self.read_reply("OPEN", path, &dn, resp).await?;
         Ok(body)
     }
 
@@ -704,29 +744,7 @@ impl WebHdfs {
         let (_, body, _) = self
             .send("LISTSTATUS_BATCH", path, self.http.get(&url), &url)
             .await?;
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Listing {
-            partial_listing: Partial,
-            #[serde(default)]
-            remaining_entries: u64,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "PascalCase")]
-        struct Partial {
-            file_statuses: Statuses,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "PascalCase")]
-        struct Statuses {
-            #[serde(default)]
-            file_status: Vec<DirEntry>,
-        }
-        let l: Listing = Self::json("LISTSTATUS_BATCH", &url, &body, "DirectoryListing")?;
-        Ok(ListingPage {
-            entries: l.partial_listing.file_statuses.file_status,
-            remaining: l.remaining_entries,
-        })
+        parse_listing(&url, &body)
     }
 
     /// The blocks of `path` overlapping `[offset, offset + length)`
@@ -746,16 +764,7 @@ impl WebHdfs {
         let (_, body, _) = self
             .send("GETFILEBLOCKLOCATIONS", path, self.http.get(&url), &url)
             .await?;
-        #[derive(Deserialize)]
-        #[serde(rename_all = "PascalCase")]
-        struct Locations {
-            #[serde(default)]
-            block_location: Vec<BlockLocation>,
-        }
-        // An empty file has `"BlockLocations": null` on some versions.
-        let l: Option<Locations> =
-            Self::json("GETFILEBLOCKLOCATIONS", &url, &body, "BlockLocations")?;
-        Ok(l.map(|l| l.block_location).unwrap_or_default())
+        parse_block_locations(&url, &body)
     }
 
     /// The user's home folder (`op=GETHOMEDIRECTORY`), e.g. `/user/alice`.
@@ -766,6 +775,52 @@ impl WebHdfs {
             .await?;
         Self::json("GETHOMEDIRECTORY", &url, &body, "Path")
     }
+}
+
+/// A `LISTSTATUS_BATCH` reply, `url` naming it in errors. Pure, so it is fuzzed
+/// (`hostile_input_tests`).
+pub(crate) fn parse_listing(url: &str, body: &str) -> Result<ListingPage> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Listing {
+        partial_listing: Partial,
+        #[serde(default)]
+        remaining_entries: u64,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Partial {
+        file_statuses: Statuses,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Statuses {
+        #[serde(default)]
+        file_status: Vec<DirEntry>,
+    }
+    let l: Listing = WebHdfs::json("LISTSTATUS_BATCH", url, body, "DirectoryListing")?;
+    Ok(ListingPage {
+        entries: l.partial_listing.file_statuses.file_status,
+        remaining: l.remaining_entries,
+    })
+}
+
+/// A `GETFILEBLOCKLOCATIONS` reply, `url` naming it in errors. Pure, so it is fuzzed.
+pub(crate) fn parse_block_locations(url: &str, body: &str) -> Result<Vec<BlockLocation>> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Locations {
+        #[serde(default)]
+        block_location: Vec<BlockLocation>,
+    }
+    // An empty file has `"BlockLocations": null` on some versions.
+    let l: Option<Locations> = WebHdfs::json("GETFILEBLOCKLOCATIONS", url, body, "BlockLocations")?;
+    Ok(l.map(|l| l.block_location).unwrap_or_default())
+}
+
+/// A `GETFILESTATUS` reply, `url` naming it in errors. Pure, so it is fuzzed.
+pub(crate) fn parse_file_status(url: &str, body: &str) -> Result<FileStatus> {
+    WebHdfs::json("GETFILESTATUS", url, body, "FileStatus")
 }
 
 /// A transport error, flattened: reqwest's own message says little ("error sending
@@ -982,13 +1037,16 @@ mod tests {
     }
 }
 
-/// Audit M2: the errors of a WebHDFS call made with a delegation token, on the real error
-/// paths (a NameNode that does not answer, one that answers an error page echoing the URL, a
-/// DataNode redirect that carries the token), carry neither the token nor the user name.
+/// WebHDFS against faulty or hostile servers on loopback. Audit M2: the errors of a call
+/// made with a delegation token, on the real error paths (a NameNode that does not answer,
+/// one that answers an error page echoing the URL, a DataNode redirect that carries the
+/// token), carry neither the token nor the user name. Audit L1: no redirect is followed with
+/// our credentials (the DataNode gets only the URL the NameNode wrote, which carries the
+/// NameNode's own `delegation=`). Audit L4: a reply is read under a cap.
 #[cfg(test)]
-mod redaction_tests {
+mod server_fault_tests {
     use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use crate::test_http::{reply, serve};
 
     const TOKEN: &str = "EW93bmVyLUhERlMtVE9LRU4tUEFTU1dPUkQ";
 
@@ -1008,16 +1066,9 @@ mod redaction_tests {
 
     /// One HTTP reply per connection, whatever was asked.
     async fn answer_with(reply: String) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                let mut buf = [0u8; 4096];
-                let _ = s.read(&mut buf).await;
-                let _ = s.write_all(reply.as_bytes()).await;
-            }
-        });
-        address
+        serve("127.0.0.1", move |_| reply.clone().into_bytes())
+            .await
+            .0
     }
 
     #[tokio::test]
@@ -1063,5 +1114,56 @@ mod redaction_tests {
         let e = client(&nn).append("/x", b"x".to_vec()).await.unwrap_err();
         assert!(matches!(e, WebHdfsError::Unreachable { .. }), "{e}");
         assert_clean(&e);
+    }
+
+    #[tokio::test]
+    async fn a_namenode_redirect_is_not_followed_with_our_credentials() {
+        let (other, seen) = serve("127.0.0.2", |_| reply("201 Created", "", "")).await;
+        let location = format!(
+            "location: {other}/webhdfs/v1/f?op=CREATE&delegation=NN-MADE&namenoderpcaddress=nn:8020\r\n"
+        );
+        let (nn, _) = serve("127.0.0.1", move |_| {
+            reply("307 Temporary Redirect", &location, "")
+        })
+        .await;
+        // A metadata call: the 307 is not followed at all.
+        let e = client(&nn).status("/f").await.unwrap_err();
+        assert!(matches!(e, WebHdfsError::BadReply { .. }), "{e}");
+        assert!(seen.lock().unwrap().is_empty());
+        // A CREATE: the bytes go where the NameNode said, with its URL and nothing of ours.
+        client(&nn)
+            .create("/f", b"x".to_vec(), true, None)
+            .await
+            .unwrap();
+        let heads = seen.lock().unwrap();
+        assert_eq!(heads.len(), 1);
+        assert!(heads[0].contains("delegation=NN-MADE"), "{}", heads[0]);
+        let lower = heads[0].to_ascii_lowercase();
+        assert!(!heads[0].contains(TOKEN), "{}", heads[0]);
+        assert!(
+            !lower.contains("authorization") && !lower.contains("cookie"),
+            "{lower}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_oversized_reply_is_refused() {
+        let (nn, _) = serve("127.0.0.1", |_| {
+            let mut r = b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n".to_vec();
+            r.extend(std::iter::repeat_n(b' ', 256 << 10));
+            r
+        })
+        .await;
+        let e = client(&nn)
+            .with_reply_limit(64 << 10)
+            .list_page("/in", None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, WebHdfsError::TooLarge { limit, .. } if limit == 64 << 10),
+            "{e}"
+        );
+        assert!(e.to_string().contains("65536-byte limit"), "{e}");
+        assert!(!e.to_string().contains(TOKEN), "{e}");
     }
 }

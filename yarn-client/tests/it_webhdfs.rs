@@ -52,7 +52,7 @@ async fn folders_files_status_overwrite_and_recursive_delete() {
         .as_millis() as u64;
     let file = format!("{dir}/sub/hello.txt");
     let created = hdfs
-        .create(&file, b"hello, hdfs\n".to_vec(), false)
+        .create(&file, b"hello, hdfs\n".to_vec(), false, None)
         .await
         .unwrap();
     // The test cluster runs a DataNode on each of nm1..nm3, with WebHDFS at nmN:98N4.
@@ -79,7 +79,7 @@ async fn folders_files_status_overwrite_and_recursive_delete() {
 
     // Without overwrite an existing file is an error carrying HDFS's own exception class.
     let err = hdfs
-        .create(&file, b"again".to_vec(), false)
+        .create(&file, b"again".to_vec(), false, None)
         .await
         .unwrap_err();
     match &err {
@@ -97,7 +97,9 @@ async fn folders_files_status_overwrite_and_recursive_delete() {
         other => panic!("expected a RemoteException, got {other:?}"),
     }
     // With overwrite the new bytes replace the old (and the length follows).
-    hdfs.create(&file, b"bye".to_vec(), true).await.unwrap();
+    hdfs.create(&file, b"bye".to_vec(), true, None)
+        .await
+        .unwrap();
     assert_eq!(hdfs.status(&file).await.unwrap().length, 3);
 
     // A folder below a file: HDFS refuses, and the class says why.
@@ -131,7 +133,7 @@ async fn a_large_file_streams_from_disk() {
     std::fs::write(&local, &data).unwrap();
     let start = Instant::now();
     let created = hdfs
-        .create_from_file(&format!("{dir}/big.bin"), &local, true)
+        .create_from_file(&format!("{dir}/big.bin"), &local, true, None)
         .await
         .unwrap();
     eprintln!("24 MiB uploaded through WebHDFS in {:?}", start.elapsed());
@@ -142,7 +144,7 @@ async fn a_large_file_streams_from_disk() {
     );
     std::fs::remove_file(&local).unwrap();
     let missing = hdfs
-        .create_from_file(&format!("{dir}/x"), &local, true)
+        .create_from_file(&format!("{dir}/x"), &local, true, None)
         .await
         .unwrap_err();
     assert!(
@@ -172,7 +174,7 @@ async fn append_read_and_rename_over() {
     let hdfs = client();
     let dir = scratch("append");
     let file = format!("{dir}/journal.jsonl");
-    hdfs.create(&file, Vec::new(), false).await.unwrap();
+    hdfs.create(&file, Vec::new(), false, None).await.unwrap();
     for line in ["one\n", "two\n", "three\n"] {
         hdfs.append(&file, line.as_bytes().to_vec()).await.unwrap();
     }
@@ -193,7 +195,7 @@ async fn append_read_and_rename_over() {
 
     let (url, tmp) = (format!("{dir}/driver.url"), format!("{dir}/driver.url.tmp"));
     for text in ["http://nm1:1\n", "http://nm2:2\n"] {
-        hdfs.create(&tmp, text.as_bytes().to_vec(), true)
+        hdfs.create(&tmp, text.as_bytes().to_vec(), true, None)
             .await
             .unwrap();
         hdfs.rename_over(&tmp, &url).await.unwrap();

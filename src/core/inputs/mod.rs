@@ -91,6 +91,18 @@ pub enum InputsError {
     TooManySplits { count: usize, limit: usize },
     #[error("HDFS reported blocks of {path} that do not cover it: {why}")]
     BadBlocks { path: String, why: String },
+    /// A listing page that does not move past the previous one (audit L6): asking again
+    /// would loop for ever.
+    #[error(
+        "listing {path}: the NameNode's page after {after:?} {why}, with {remaining} entries \
+         said to remain"
+    )]
+    ListingStuck {
+        path: String,
+        after: String,
+        why: &'static str,
+        remaining: u64,
+    },
 }
 
 impl InputsSpec {

@@ -23,8 +23,10 @@ use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
 use super::error::{RemoteError, RpcError};
-use super::frame::{encode_request, read_frame_untimed, ErasedMessage, FrameError, ResponseFrame};
-use super::handshake::{handshake, remote_error, request_header, Auth, PING_CALL_ID};
+use super::frame::{
+    encode_request, read_frame_untimed, ErasedMessage, FrameError, ResponseFrame, MAX_FRAME_LEN,
+};
+use super::handshake::{handshake, remote_error, request_header, Auth, Floor, PING_CALL_ID};
 use super::wrap::{wrap_stream, UnwrapError, Unwrapper};
 use super::RpcConfig;
 use crate::sasl::Seal;
@@ -178,7 +180,10 @@ impl Connection {
                 protocol,
                 &client_id,
                 timeout,
-                cfg.fallback_to_simple_auth_allowed,
+                Floor {
+                    allow_simple_fallback: cfg.fallback_to_simple_auth_allowed,
+                    min_qop: cfg.min_qop,
+                },
             ),
         )
         .await
@@ -316,7 +321,7 @@ impl Connection {
 
 async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>, mut unwrapper: Option<Unwrapper>) {
     loop {
-        let frame = match read_frame_untimed(&mut rd).await {
+        let frame = match read_frame_untimed(&mut rd, MAX_FRAME_LEN).await {
             Ok(f) => f,
             Err(FrameError::Eof) => {
                 shared.close(Closed::Lost("server closed the connection".into()));

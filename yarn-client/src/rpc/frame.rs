@@ -13,9 +13,18 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::proto::common::{RpcRequestHeaderProto, RpcResponseHeaderProto};
 
-/// Largest frame we accept from a server. Hadoop's own limit for requests is 64-128 MiB;
-/// an AM never receives anything close, so a bigger length means garbage on the wire.
+/// Largest frame we accept from an authenticated server: Hadoop's client default
+/// `ipc.maximum.response.length` (128 MiB); an AM never receives anything close, so a bigger
+/// length means garbage on the wire.
 pub const MAX_FRAME_LEN: u32 = 128 * 1024 * 1024;
+
+/// Largest frame we accept before SASL has completed (audit L4): until then the server has
+/// proved nothing, and anyone on its address could make us buffer 128 MiB per connection.
+/// Hadoop's own client applies `ipc.maximum.response.length` to these frames too; we are
+/// stricter because the SASL replies to a DIGEST-MD5 token client are small: a NEGOTIATE
+/// with a challenge (RFC 2831 caps a digest-challenge below 2048 bytes), a SUCCESS with
+/// `rspauth`, or a FATAL error whose message carries a Java stack trace of a few KB.
+pub const MAX_PREAUTH_FRAME_LEN: u32 = 64 * 1024;
 
 /// Why a packet could not be read or understood.
 #[derive(Debug, thiserror::Error)]
@@ -24,8 +33,8 @@ pub enum FrameError {
     Eof,
     #[error("connection closed in the middle of a frame ({got} of {want} bytes)")]
     Truncated { got: usize, want: usize },
-    #[error("frame length {0} exceeds the {MAX_FRAME_LEN}-byte limit (not a Hadoop IPC server?)")]
-    TooLarge(u32),
+    #[error("frame length {len} exceeds the {limit}-byte limit{}", if *.limit < MAX_FRAME_LEN { " before authentication" } else { " (not a Hadoop IPC server?)" })]
+    TooLarge { len: u32, limit: u32 },
     #[error("malformed frame: {0}")]
     Malformed(String),
     #[error("no frame within {0:?}")]
@@ -110,7 +119,10 @@ pub fn decode_response_frame(buf: &[u8]) -> Result<(ResponseFrame, usize), Frame
     }
     let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
     if len > MAX_FRAME_LEN {
-        return Err(FrameError::TooLarge(len));
+        return Err(FrameError::TooLarge {
+            len,
+            limit: MAX_FRAME_LEN,
+        });
     }
     let want = 4 + len as usize;
     if buf.len() < want {
@@ -123,20 +135,25 @@ pub fn decode_response_frame(buf: &[u8]) -> Result<(ResponseFrame, usize), Frame
     Ok((frame, want))
 }
 
-/// Reads one frame, failing with [`FrameError::Timeout`] if the whole frame does not arrive
-/// within `timeout` (a silent or stuck server must not hang the AM).
+/// Reads one frame of at most `limit` bytes, failing with [`FrameError::Timeout`] if the
+/// whole frame does not arrive within `timeout` (a silent or stuck server must not hang the
+/// AM).
 pub async fn read_frame<R: AsyncRead + Unpin>(
     r: &mut R,
     timeout: Duration,
+    limit: u32,
 ) -> Result<ResponseFrame, FrameError> {
-    tokio::time::timeout(timeout, read_frame_untimed(r))
+    tokio::time::timeout(timeout, read_frame_untimed(r, limit))
         .await
         .map_err(|_| FrameError::Timeout(timeout))?
 }
 
-/// Reads one frame with no time bound; callers wrap it in their own timeout.
+/// Reads one frame of at most `limit` bytes ([`MAX_PREAUTH_FRAME_LEN`] before
+/// authentication, [`MAX_FRAME_LEN`] after) with no time bound; callers wrap it in their own
+/// timeout.
 pub async fn read_frame_untimed<R: AsyncRead + Unpin>(
     mut r: &mut R,
+    limit: u32,
 ) -> Result<ResponseFrame, FrameError> {
     let mut len = [0u8; 4];
     let got = read_full(&mut r, &mut len).await?;
@@ -147,8 +164,11 @@ pub async fn read_frame_untimed<R: AsyncRead + Unpin>(
         return Err(FrameError::Truncated { got, want: 4 });
     }
     let len = u32::from_be_bytes(len);
-    if len > MAX_FRAME_LEN {
-        return Err(FrameError::TooLarge(len));
+    if len > limit.min(MAX_FRAME_LEN) {
+        return Err(FrameError::TooLarge {
+            len,
+            limit: limit.min(MAX_FRAME_LEN),
+        });
     }
     // Grow the buffer as bytes arrive instead of trusting the length up front: a garbage
     // length followed by EOF must not cost a huge allocation.
@@ -227,7 +247,7 @@ mod tests {
     fn oversized_and_truncated_frames_are_errors() {
         assert!(matches!(
             decode_response_frame(&[0xFF, 0xFF, 0xFF, 0xFF]),
-            Err(FrameError::TooLarge(_))
+            Err(FrameError::TooLarge { .. })
         ));
         assert!(matches!(
             decode_response_frame(&[0, 0, 0, 9, 1, 2]),

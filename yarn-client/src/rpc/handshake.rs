@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tracing::{debug, info};
 
 use super::error::{RemoteError, RpcError};
-use super::frame::{encode_request, read_frame, ResponseFrame};
+use super::frame::{encode_request, read_frame, ResponseFrame, MAX_PREAUTH_FRAME_LEN};
 use super::wrap::wrap_stream;
 use crate::proto::common::rpc_request_header_proto::OperationProto;
 use crate::proto::common::rpc_response_header_proto::RpcStatusProto;
@@ -24,7 +24,7 @@ use crate::proto::common::{
     IpcConnectionContextProto, RpcKindProto, RpcRequestHeaderProto, RpcSaslProto,
     UserInformationProto,
 };
-use crate::sasl::{DigestMd5Client, SaslMechanism, SecurityLayer};
+use crate::sasl::{DigestMd5Client, Qop, SaslError, SaslMechanism, SecurityLayer};
 use crate::token::Token;
 
 pub const SASL_CALL_ID: i32 = -33;
@@ -92,6 +92,14 @@ enum Negotiated {
     Token(Option<SecurityLayer>),
 }
 
+/// The least a server must agree to for the client to go on: a SIMPLE fallback only when
+/// allowed (and never under a qop floor above `auth`), and no qop below `min_qop`.
+#[derive(Debug, Clone, Copy)]
+pub struct Floor {
+    pub allow_simple_fallback: bool,
+    pub min_qop: Qop,
+}
+
 /// Runs preamble + authentication + connection context on a fresh stream. Returns the
 /// security layer every later packet must pass through, if one was negotiated.
 pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
@@ -101,7 +109,7 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     protocol: &str,
     client_id: &[u8; 16],
     timeout: Duration,
-    allow_simple_fallback: bool,
+    floor: Floor,
 ) -> Result<Option<SecurityLayer>, RpcError> {
     let io = |source| RpcError::Io {
         addr: addr.to_string(),
@@ -117,7 +125,7 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
             }
         }
         Auth::Token(token) => {
-            match sasl_exchange(stream, addr, token, timeout, allow_simple_fallback).await? {
+            match sasl_exchange(stream, addr, token, timeout, floor).await? {
                 // The server switched to SIMPLE: it needs a user name, and we have no other
                 // than the process's.
                 Negotiated::Simple => UserInformationProto {
@@ -159,7 +167,7 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
     addr: &str,
     token: &Token,
     timeout: Duration,
-    allow_simple_fallback: bool,
+    floor: Floor,
 ) -> Result<Negotiated, RpcError> {
     let io = |source| RpcError::Io {
         addr: addr.to_string(),
@@ -174,7 +182,13 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
         source,
     };
     let simple = || {
-        if allow_simple_fallback {
+        if floor.min_qop > Qop::Auth {
+            // No protection at all is below any floor above `auth`.
+            Err(sasl_err(SaslError::QopBelowMinimum {
+                offered: vec!["SIMPLE".into()],
+                minimum: floor.min_qop,
+            }))
+        } else if floor.allow_simple_fallback {
             debug!(
                 addr,
                 "server switched to SIMPLE authentication; allowed by configuration"
@@ -201,7 +215,8 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
     // DIGEST-MD5 needs at most NEGOTIATE, (CHALLENGE), SUCCESS; more means a confused server.
     for _round in 0..4 {
         let answered = mech.is_some();
-        let frame = read_frame(stream, timeout)
+        // The server is not authenticated yet: small frames only.
+        let frame = read_frame(stream, timeout, MAX_PREAUTH_FRAME_LEN)
             .await
             .map_err(|source| match source {
                 super::frame::FrameError::Timeout(after) => RpcError::Timeout {
@@ -279,7 +294,8 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
                 // Echo the advertised entry exactly (presence included), minus the challenge.
                 let mut echo = auth.clone();
                 echo.challenge = None;
-                let mut m = DigestMd5Client::new(&token.identifier, &token.password);
+                let mut m = DigestMd5Client::new(&token.identifier, &token.password)
+                    .with_min_qop(floor.min_qop);
                 let token_bytes = match &auth.challenge {
                     Some(ch) => m
                         .respond(

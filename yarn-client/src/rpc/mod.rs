@@ -18,7 +18,7 @@ use tracing::debug;
 
 pub use error::{RemoteError, RpcError};
 // The sources an `RpcError` can carry.
-pub use crate::sasl::SaslError;
+pub use crate::sasl::{Qop, SaslError};
 pub use frame::FrameError;
 pub use handshake::Auth;
 
@@ -43,7 +43,17 @@ pub struct RpcConfig {
     /// ([`FALLBACK_TO_SIMPLE_KEY`], default false as in Hadoop). Such a server never proves
     /// it knows the token, so it could be anyone listening on the address.
     pub fallback_to_simple_auth_allowed: bool,
+    /// The weakest quality of protection accepted from a server: the client's
+    /// `hadoop.rpc.protection` ([`PROTECTION_KEY`], read with
+    /// [`Qop::minimum_from_protection`]; default `authentication`, as in Hadoop). The
+    /// server's qop offer is not authenticated, so without a floor a man in the middle could
+    /// downgrade an `integrity` or `privacy` connection to `auth`. A floor above `auth` also
+    /// refuses a SIMPLE fallback, which has no protection at all.
+    pub min_qop: Qop,
 }
+
+/// The Hadoop key whose weakest level is the client's minimum qop.
+pub const PROTECTION_KEY: &str = "hadoop.rpc.protection";
 
 /// The Hadoop key that opts in to SIMPLE fallback (read by `submit`, named in the error).
 pub const FALLBACK_TO_SIMPLE_KEY: &str = "ipc.client.fallback-to-simple-auth-allowed";
@@ -56,6 +66,7 @@ impl Default for RpcConfig {
             ping_interval: Duration::from_secs(20),
             max_idle: Duration::from_secs(10),
             fallback_to_simple_auth_allowed: false,
+            min_qop: Qop::Auth,
         }
     }
 }

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 
+use super::frame::MAX_PREAUTH_FRAME_LEN;
 use super::test_server::{
-    accept_digest, directive, drain_hello, frame, ok_header, read_packet, read_wrapped,
-    sasl_header, write_wrapped,
+    accept_digest, digest_negotiate, directive, drain_hello, frame, ok_header, read_packet,
+    read_wrapped, sasl_header, write_wrapped,
 };
 use super::tests::{call, cfg, client_with, server, token};
 use super::*;
@@ -119,6 +120,30 @@ async fn tampered_reply_fails_the_call() {
     );
 }
 
+/// A server that answers the client's NEGOTIATE with `reply`, then reports the call ids of
+/// what the client sent after it (up to the connection context, or the end).
+async fn answer_negotiate(
+    reply: RpcSaslProto,
+) -> (String, tokio::sync::mpsc::UnboundedReceiver<Vec<i32>>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let addr = server(move |mut s| async move {
+        drain_hello(&mut s).await;
+        s.write_all(&frame(&sasl_header(), Some(&reply)))
+            .await
+            .unwrap();
+        let mut after = Vec::new();
+        while let Some((h, _)) = read_packet(&mut s).await {
+            after.push(h.call_id);
+            if h.call_id == -3 {
+                break;
+            }
+        }
+        tx.send(after).unwrap();
+    })
+    .await;
+    (addr, rx)
+}
+
 /// Both ways a server can switch to SIMPLE after we offered a token are refused by
 /// default, with an error naming the server and the key that allows it; the client sends
 /// nothing more (no connection context).
@@ -139,23 +164,7 @@ async fn simple_fallback_is_refused_unless_allowed() {
     };
     for reply in [success, simple_offer] {
         for allowed in [false, true] {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let reply = reply.clone();
-            let addr = server(move |mut s| async move {
-                drain_hello(&mut s).await;
-                s.write_all(&frame(&sasl_header(), Some(&reply)))
-                    .await
-                    .unwrap();
-                let mut after = Vec::new();
-                while let Some((h, _)) = read_packet(&mut s).await {
-                    after.push(h.call_id);
-                    if h.call_id == -3 {
-                        break;
-                    }
-                }
-                tx.send(after).unwrap();
-            })
-            .await;
+            let (addr, mut rx) = answer_negotiate(reply.clone()).await;
             let c = client_with(
                 &addr,
                 RpcConfig {
@@ -185,5 +194,94 @@ async fn simple_fallback_is_refused_unless_allowed() {
                 "nothing sent after the refusal: {after:?}"
             );
         }
+    }
+}
+
+/// The QOP floor (the audit's design note): a client whose `hadoop.rpc.protection` is
+/// `privacy` refuses a server that offers only `auth` (as a man in the middle stripping
+/// the stronger qops from the unauthenticated challenge would), with an error naming both,
+/// and answers nothing to it; nor does it accept a switch to SIMPLE, even where SIMPLE
+/// fallback is allowed.
+#[tokio::test]
+async fn a_server_below_the_qop_floor_is_refused() {
+    let auth_only = digest_negotiate(
+        b"realm=\"default\",nonce=\"NzQ\",qop=\"auth\",charset=utf-8,algorithm=md5-sess",
+    );
+    let success = RpcSaslProto {
+        state: SaslState::Success as i32,
+        ..Default::default()
+    };
+    for (reply, offered) in [(auth_only, "\"auth\""), (success, "\"SIMPLE\"")] {
+        let (addr, mut rx) = answer_negotiate(reply).await;
+        let c = client_with(
+            &addr,
+            RpcConfig {
+                min_qop: Qop::minimum_from_protection("privacy").unwrap(),
+                fallback_to_simple_auth_allowed: true,
+                ..cfg()
+            },
+        );
+        let e = c.connect().await.unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RpcError::Sasl {
+                    source: SaslError::QopBelowMinimum {
+                        minimum: Qop::AuthConf,
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.is_auth_failure());
+        let msg = e.to_string();
+        for needle in [
+            offered,
+            "minimum auth-conf",
+            "hadoop.rpc.protection = privacy",
+            &addr,
+        ] {
+            assert!(msg.contains(needle), "{needle} not in {msg}");
+        }
+        drop(c);
+        let after = rx.recv().await.unwrap();
+        assert!(after.is_empty(), "sent after the refusal: {after:?}");
+    }
+}
+
+/// Audit L4 on IPC: before SASL completes, a frame over `MAX_PREAUTH_FRAME_LEN` (64 KiB) is
+/// refused on its length, before its bytes are read, with an error naming the limit.
+#[tokio::test]
+async fn a_large_frame_before_authentication_is_refused() {
+    for len in [120u32 << 20, MAX_PREAUTH_FRAME_LEN + 1] {
+        let addr = server(move |mut s| async move {
+            drain_hello(&mut s).await;
+            let mut head = len.to_be_bytes().to_vec();
+            head.extend(std::iter::repeat_n(0u8, 4096));
+            let _ = s.write_all(&head).await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        })
+        .await;
+        let e = strict_client(&addr).connect().await.unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RpcError::Frame {
+                    source: FrameError::TooLarge {
+                        limit: MAX_PREAUTH_FRAME_LEN,
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains("65536-byte limit before authentication"),
+            "{msg}"
+        );
     }
 }

@@ -29,6 +29,7 @@ pub(super) fn cfg() -> RpcConfig {
         ping_interval: Duration::from_millis(100),
         max_idle: Duration::from_millis(300),
         fallback_to_simple_auth_allowed: true,
+        min_qop: Qop::Auth,
     }
 }
 

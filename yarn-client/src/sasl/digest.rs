@@ -143,20 +143,32 @@ fn md5(parts: &[&[u8]]) -> [u8; 16] {
 }
 
 /// Picks the strongest qop the server offers that we can do: `auth-conf` needs `3des`
-/// among the offered ciphers. (Java clients intersect with their own
-/// `hadoop.rpc.protection`; an AM has no reason to ask for less than the server allows.)
-pub fn choose_qop(p: &DigestParams) -> Result<(Qop, Option<&'static str>), SaslError> {
+/// among the offered ciphers; an AM has no reason to ask for less than the server allows.
+/// The challenge is not authenticated, so a man in the middle can strip the stronger
+/// qops: anything below `minimum` (the client's `hadoop.rpc.protection`, as Java clients
+/// intersect with theirs) is [`SaslError::QopBelowMinimum`].
+pub fn choose_qop(
+    p: &DigestParams,
+    minimum: Qop,
+) -> Result<(Qop, Option<&'static str>), SaslError> {
     let has_3des = p.ciphers.iter().any(|c| c == "3des");
-    p.qop
+    let best = p
+        .qop
         .iter()
         .filter_map(|q| Qop::parse(q))
         .filter(|q| *q != Qop::AuthConf || has_3des)
         .max()
-        .map(|q| (q, (q == Qop::AuthConf).then_some("3des")))
         .ok_or_else(|| SaslError::UnsupportedQop {
             offered: p.qop.clone(),
             ciphers: p.ciphers.clone(),
-        })
+        })?;
+    if best < minimum {
+        return Err(SaslError::QopBelowMinimum {
+            offered: p.qop.clone(),
+            minimum,
+        });
+    }
+    Ok((best, (best == Qop::AuthConf).then_some("3des")))
 }
 
 /// What the client keeps between its response and the server's SUCCESS.
@@ -174,6 +186,8 @@ pub struct DigestMd5Client {
     password: String,
     cnonce: String,
     answered: Option<Answered>,
+    /// The weakest qop accepted (see [`choose_qop`]).
+    min_qop: Qop,
 }
 
 impl DigestMd5Client {
@@ -191,7 +205,14 @@ impl DigestMd5Client {
             password: B64.encode(password),
             cnonce,
             answered: None,
+            min_qop: Qop::Auth,
         }
+    }
+
+    /// The same client refusing any qop below `min_qop`.
+    pub fn with_min_qop(mut self, min_qop: Qop) -> Self {
+        self.min_qop = min_qop;
+        self
     }
 
     /// The raw H(A1) of `md5-sess`: `MD5(MD5(user:realm:password) ":" nonce ":" cnonce)`,
@@ -250,7 +271,7 @@ impl SaslMechanism for DigestMd5Client {
             return Err(SaslError::Protocol("second DIGEST-MD5 challenge".into()));
         }
         let p = parse_challenge(challenge)?;
-        let (qop, cipher) = choose_qop(&p)?;
+        let (qop, cipher) = choose_qop(&p, self.min_qop)?;
         let maxbuf = p.maxbuf.unwrap_or(DEFAULT_MAXBUF);
         if qop != Qop::Auth && maxbuf as usize <= MAX_OVERHEAD {
             return Err(SaslError::BadChallenge(format!(
@@ -388,7 +409,7 @@ mod tests {
     /// The strongest offered qop we can do; `auth-conf` only with `3des`.
     #[test]
     fn choose_qop_prefers_the_strongest_usable() {
-        let pick = |ch: &[u8]| choose_qop(&parse_challenge(ch).unwrap()).ok();
+        let pick = |ch: &[u8]| choose_qop(&parse_challenge(ch).unwrap(), Qop::Auth).ok();
         assert_eq!(pick(b"nonce=n"), Some((Qop::Auth, None)));
         assert_eq!(
             pick(b"nonce=n,qop=\"auth,auth-int\""),

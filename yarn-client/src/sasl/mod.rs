@@ -27,6 +27,14 @@ pub enum SaslError {
         offered: Vec<String>,
         ciphers: Vec<String>,
     },
+    /// The server offers nothing as strong as the client's floor (`hadoop.rpc.protection`):
+    /// a man in the middle may have stripped the stronger qops from the unauthenticated
+    /// challenge, or the server is set weaker than the client.
+    #[error(
+        "server offers qop {offered:?}, weaker than this client's minimum {minimum} \
+         (hadoop.rpc.protection = {}); refusing to connect", .minimum.protection()
+    )]
+    QopBelowMinimum { offered: Vec<String>, minimum: Qop },
     #[error("server's rspauth does not match ours: it does not share our token's password")]
     BadServerProof,
     #[error("SASL protocol violation: {0}")]
@@ -59,6 +67,29 @@ impl Qop {
         [Qop::Auth, Qop::AuthInt, Qop::AuthConf]
             .into_iter()
             .find(|q| q.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+
+    /// Hadoop's name for it in `hadoop.rpc.protection`.
+    pub fn protection(self) -> &'static str {
+        match self {
+            Qop::Auth => "authentication",
+            Qop::AuthInt => "integrity",
+            Qop::AuthConf => "privacy",
+        }
+    }
+
+    /// The floor a `hadoop.rpc.protection` value sets: the weakest level it lists (Hadoop's
+    /// value is a comma list of the levels a client accepts, e.g. `privacy` or
+    /// `authentication,privacy`). `None` for an empty value or an unknown level.
+    pub fn minimum_from_protection(value: &str) -> Option<Qop> {
+        let mut levels = value.split(',').map(str::trim).filter(|v| !v.is_empty());
+        let parse = |v: &str| {
+            [Qop::Auth, Qop::AuthInt, Qop::AuthConf]
+                .into_iter()
+                .find(|q| q.protection().eq_ignore_ascii_case(v))
+        };
+        let first = parse(levels.next()?)?;
+        levels.try_fold(first, |min, v| Some(min.min(parse(v)?)))
     }
 }
 
@@ -135,4 +166,24 @@ pub trait SaslMechanism: Send {
     /// prove it knows the shared secret or if the exchange is not complete. Returns the
     /// security layer to apply from now on, `None` under qop `auth`.
     fn verify_success(&mut self, token: Option<&[u8]>) -> Result<Option<SecurityLayer>, SaslError>;
+}
+
+#[cfg(test)]
+mod protection_tests {
+    use super::Qop;
+
+    /// `hadoop.rpc.protection` sets the floor at its weakest listed level.
+    #[test]
+    fn the_floor_is_the_weakest_level_listed() {
+        let floor = Qop::minimum_from_protection;
+        assert_eq!(floor("privacy"), Some(Qop::AuthConf));
+        assert_eq!(floor(" Integrity "), Some(Qop::AuthInt));
+        assert_eq!(floor("privacy,integrity"), Some(Qop::AuthInt));
+        assert_eq!(floor("authentication,privacy"), Some(Qop::Auth));
+        assert_eq!(floor("privacy,secret"), None);
+        assert_eq!(floor(""), None);
+        for q in [Qop::Auth, Qop::AuthInt, Qop::AuthConf] {
+            assert_eq!(floor(q.protection()), Some(q));
+        }
+    }
 }
