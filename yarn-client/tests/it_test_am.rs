@@ -53,7 +53,7 @@ async fn staged_am(hdfs: &WebHdfs, tag: &str) -> (LocalResource, String) {
     let dir = format!("/tmp/it-test-am-{tag}-{}", std::process::id());
     let path = format!("{dir}/test_am");
     let created = hdfs
-        .create_from_file(&path, &am_binary(), true)
+        .create_from_file(&path, &am_binary(), true, Some("700"))
         .await
         .expect("uploading test_am to HDFS");
     let nn = created
