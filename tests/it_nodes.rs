@@ -121,11 +121,10 @@ async fn each_node_has_its_own_tmp_and_containers_run_as_yarn() {
     let Some(c) = docker_cluster() else { return };
     let _serial = SERIAL.lock().await;
     let _logs = cluster::LogsOnFailure(c);
-    // YARN's launch script expands $VARS of the container's environment (NM_HOST,
-    // CONTAINER_ID) before bash runs the command; 1536 MB each spreads 3 over 2+ nodes.
-    let cmd = "id -un > /tmp/yarn-am-iso-$NM_HOST-$CONTAINER_ID; sleep 10; \
-               ls /tmp > <LOG_DIR>/tmp.ls; id -un > <LOG_DIR>/id.out; id -u >> <LOG_DIR>/id.out; \
-               sleep 600";
+    // The command runs literally; NM_HOST, CONTAINER_ID and LOG_DIRS (the container's log
+    // folder) are its environment. 1536 MB each spreads 3 executors over 2+ nodes.
+    let cmd = "log=${LOG_DIRS%%,*}; id -un > /tmp/yarn-am-iso-$NM_HOST-$CONTAINER_ID; sleep 10; \
+               ls /tmp > $log/tmp.ls; id -un > $log/id.out; id -u >> $log/id.out; sleep 600";
     let app = am::submit(
         c,
         "it-nodes-isolation",

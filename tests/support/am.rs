@@ -153,8 +153,12 @@ impl Driver {
         Driver {
             url,
             secret,
+            // The AM closes a keep-alive connection idle for its header-read timeout (10 s):
+            // a request sent on it just then gets no answer (seen: a POST /v1/finish after a
+            // 10 s job). Idle connections are dropped well before that.
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(15))
+                .pool_idle_timeout(Duration::from_secs(3))
                 .build()
                 .unwrap(),
         }
