@@ -348,13 +348,21 @@ daemon_state() { # daemon
   echo "$(container_state "$1") (container $(cname "$1"), docker)"
 }
 
+# Whether this engine can run a container as the cluster does (host network, a user switch):
+# a machine may start dockerd and still refuse containers (no cgroups, no overlay mounts).
+container_runs() {
+  dk run --rm --network host --entrypoint /usr/bin/setpriv "$(cat "$DK/node-image")" \
+    --reuid=2000 --regid=2000 --clear-groups /bin/true >"$DK/smoke.log" 2>&1 \
+    || { say "a test container does not run: $(tail -3 "$DK/smoke.log")"; return 1; }
+}
+
 # Runs before cmd_up's own steps (which then use the functions above).
 docker_prepare_up() {
   UP_IN_PROGRESS=1
   docker_check_profile
   docker_need_tools
   mkdir -p "$DK"
-  if ((BACKEND_DEFAULTED)) && ! (engine_start && build_images); then
+  if ((BACKEND_DEFAULTED)) && ! (engine_start && build_images && container_runs); then
     say "Docker cannot run here (dockerd log: $DK/dockerd.log): starting the native cluster instead"
     engine_stop
     rm -f "$R/backend"
