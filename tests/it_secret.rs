@@ -351,7 +351,7 @@ async fn no_secret_is_in_any_log_page_rest_answer_environment_or_command_line() 
     // credentials and each executor's key in its own, where the NodeManager keeps them.
     for (nm, container) in containers(c, &app) {
         let path = private_token_file(c, &app, &nm, &container);
-        c.from_node(&nm, &path);
+        c.copy_from_node(&nm, &path);
         let bytes = std::fs::read(&path)
             .unwrap_or_else(|e| panic!("{} of a running container: {e}", path.display()));
         let mut control = Search {

@@ -926,7 +926,7 @@ if [[ "${1:-}" == up ]]; then
       *) UP_ARGS+=("$a") ;;
     esac
   done
-  if [[ "$BACKEND" != "$(running_backend)" ]]; then
+  if [[ "$BACKEND" != "$(running_backend)" ]] && { [[ -f "$R/backend" ]] || native_running; }; then
     say "switching the backend from $(running_backend) to $BACKEND: stopping the $(running_backend) cluster"
     YARN_AM_CLUSTER_DOCKER= bash "$0" down
   fi

@@ -172,7 +172,7 @@ impl Cluster {
     /// either backend (on the docker one the nodes' disks are not the host's); each call
     /// fetches the app's current logs into those folders, so tests read them as files. Under
     /// Kerberos the NM cannot serve logs without Hadoop's native library (the Maven jars have
-    /// none): they are copied off the nodes (`from_node`), as an operator would.
+    /// none): they are copied off the nodes (`copy_from_node`), as an operator would.
     pub fn container_log_dirs(&self, app_id: &str) -> Vec<PathBuf> {
         let profile = std::fs::read_to_string(self.dir.join("profile")).unwrap_or_default();
         if !profile.contains("secure") {
@@ -181,7 +181,7 @@ impl Cluster {
         let mut dirs = Vec::new();
         for nm in ["nm1", "nm2", "nm3"] {
             let app_dir = self.dir.join(nm).join("logs").join(app_id);
-            self.from_node(nm, &app_dir);
+            self.copy_from_node(nm, &app_dir);
             if let Ok(entries) = std::fs::read_dir(&app_dir) {
                 dirs.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
             }
@@ -263,7 +263,7 @@ impl Cluster {
     /// Makes `path` (under the runtime folder, on `node`'s own disk) readable at the same
     /// path here: `cluster.sh from-node` copies it off a docker node; natively the node's
     /// disk is this machine's. What the node does not have stays absent.
-    pub fn from_node(&self, node: &str, path: &Path) {
+    pub fn copy_from_node(&self, node: &str, path: &Path) {
         cluster_sh_args(&["from-node", node, &path.to_string_lossy()]);
     }
 
