@@ -1,0 +1,186 @@
+//! The reader against a scripted NameNode and DataNodes on loopback: the local replica is
+//! asked for first, a DataNode that dies mid-read is left for the next replica without a
+//! byte lost or repeated, and when no replica answers the error names the block and carries
+//! no token.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use yarn_client::http_auth::HttpAuth;
+use yarn_client::test_http::{reply, serve};
+
+use super::*;
+use crate::core::inputs::records::{records_of, RecordFormat, SplitRecords};
+
+const TOKEN: &str = "SPLITTOKEN-PASSWORD-abcdef";
+
+/// Three blocks of 16 bytes; lines straddle both block boundaries.
+fn file() -> Vec<u8> {
+    b"one two\nthree four five\nsix\nseven eight nine\nten eleven".to_vec()
+}
+const BLOCK: u64 = 16;
+
+fn param(head: &str, key: &str) -> Option<u64> {
+    let at = head.find(&format!("{key}="))? + key.len() + 1;
+    head[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A DataNode serving `[offset, offset + length)` of the file; `cut` sends only that many
+/// bytes of the body (with the whole length declared) and hangs up.
+async fn datanode(cut: Option<usize>) -> String {
+    let data = Arc::new(file());
+    serve("127.0.0.1", move |head| {
+        let off = param(head, "offset").unwrap_or(0) as usize;
+        let len = param(head, "length").unwrap_or(u64::MAX) as usize;
+        let body = &data[off.min(data.len())..(off.saturating_add(len)).min(data.len())];
+        let mut r = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(&body[..cut.unwrap_or(body.len()).min(body.len())]);
+        r
+    })
+    .await
+    .0
+}
+
+/// A NameNode for the file, whose blocks are on DataNodes `a` and `b` (hosts `dna`, `dnb`,
+/// transfer addresses 127.0.0.1:1 and :2); OPEN goes to `a` unless it is excluded.
+async fn namenode(a: String, b: String) -> (String, yarn_client::test_http::Seen) {
+    let len = file().len() as u64;
+    serve("127.0.0.1", move |head| {
+        let body = if head.contains("op=GETFILESTATUS") {
+            format!(r#"{{"FileStatus":{{"length":{len},"modificationTime":1,"type":"FILE"}}}}"#)
+        } else if head.contains("op=GETFILEBLOCKLOCATIONS") {
+            let blocks: Vec<String> = (0..len.div_ceil(BLOCK))
+                .map(|i| {
+                    format!(
+                        r#"{{"offset":{},"length":{},"hosts":["dna","dnb"],"names":["127.0.0.1:1","127.0.0.1:2"]}}"#,
+                        i * BLOCK,
+                        BLOCK.min(len - i * BLOCK)
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"BlockLocations":{{"BlockLocation":[{}]}}}}"#,
+                blocks.join(",")
+            )
+        } else {
+            let dn = if head.contains("excludedatanodes=127.0.0.1%3A1") {
+                &b
+            } else {
+                &a
+            };
+            let query = head.split_once('?').unwrap().1.split(' ').next().unwrap();
+            // As the NameNode does: the DataNode URL carries the token along.
+            format!(r#"{{"Location":"{dn}/webhdfs/v1/f?{query}&namenoderpcaddress=nn:8020"}}"#)
+        };
+        reply("200 OK", "", &body)
+    })
+    .await
+}
+
+fn client(nn: &str) -> WebHdfs {
+    WebHdfs::new(nn, "alice", Duration::from_secs(5))
+        .unwrap()
+        .with_auth(HttpAuth::Delegation {
+            token: TOKEN.to_string(),
+        })
+}
+
+fn host(name: &str) -> HostMap {
+    HostMap::new(&[(name.to_string(), vec![])])
+}
+
+async fn cat(
+    nn: &str,
+    here: &HostMap,
+    start: u64,
+    len: u64,
+) -> Result<(Vec<u8>, ReadStats), SplitReadError> {
+    let m = SplitRecords::new(RecordFormat::Text, start, len, 1 << 20);
+    let mut out = Vec::new();
+    let stats = read_split(&client(nn), "/f", m, here, &mut out).await?;
+    Ok((out, stats))
+}
+
+#[test]
+fn replicas_on_this_host_come_first() {
+    let b = BlockLocation {
+        offset: 0,
+        length: 1,
+        hosts: vec!["nm1".into(), "nm2".into(), "nm3".into()],
+        names: vec![
+            "10.0.0.1:9866".into(),
+            "10.0.0.2:9866".into(),
+            "10.0.0.3:9866".into(),
+        ],
+        corrupt: false,
+    };
+    assert_eq!(replica_order(&b, &host("nm3")), [2, 0, 1]);
+    assert_eq!(replica_order(&b, &host("nm2.example.com")), [1, 0, 2]);
+    let by_ip = HostMap::new(&[("node-x".into(), vec!["10.0.0.2".into()])]);
+    assert_eq!(replica_order(&b, &by_ip), [1, 0, 2]);
+    assert_eq!(replica_order(&b, &HostMap::default()), [0, 1, 2]);
+}
+
+#[tokio::test]
+async fn every_split_reads_its_lines_from_the_local_replica() {
+    let (a, b) = (datanode(None).await, datanode(None).await);
+    let (nn, seen) = namenode(a, b).await;
+    let f = file();
+    let mut all = Vec::new();
+    for start in (0..f.len() as u64).step_by(10) {
+        let len = 10.min(f.len() as u64 - start);
+        let (out, stats) = cat(&nn, &host("dnb"), start, len).await.unwrap();
+        let want = records_of(&f, RecordFormat::Text, start, len, 1 << 20, 4).unwrap();
+        assert_eq!(out, want, "split at {start}");
+        assert_eq!(stats.retries, 0);
+        all.extend(out);
+    }
+    assert_eq!(all, f);
+    // Every OPEN excluded the other replica, so the NameNode sent it to this host's.
+    let heads = seen.lock().unwrap();
+    let opens: Vec<&String> = heads.iter().filter(|h| h.contains("op=OPEN")).collect();
+    assert!(!opens.is_empty());
+    for h in opens {
+        assert!(h.contains("excludedatanodes=127.0.0.1%3A1"), "{h}");
+        assert!(h.contains("noredirect=true"), "{h}");
+    }
+}
+
+#[tokio::test]
+async fn a_datanode_dying_mid_read_is_left_for_the_next_replica() {
+    // The preferred DataNode sends 5 bytes of each range, then hangs up.
+    let (a, b) = (datanode(Some(5)).await, datanode(None).await);
+    let (nn, _) = namenode(a, b).await;
+    let f = file();
+    let (out, stats) = cat(&nn, &host("dna"), 0, f.len() as u64).await.unwrap();
+    assert_eq!(out, f);
+    assert!(stats.retries >= 1, "{stats:?}");
+}
+
+#[tokio::test]
+async fn when_no_replica_answers_the_error_names_the_block_and_no_token() {
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let (nn, _) = namenode(closed.clone(), closed).await;
+    let e = cat(&nn, &HostMap::default(), 16, 16).await.unwrap_err();
+    let shown = format!("{e} {e:?}");
+    let shown = format!("{shown} {:#}", anyhow::Error::new(e));
+    assert!(shown.contains("block 0+16 of /f"), "{shown}");
+    assert!(shown.contains("dna, dnb"), "{shown}");
+    assert!(
+        shown.contains(&format!("{} attempts", 2 * ROUNDS)),
+        "{shown}"
+    );
+    assert!(!shown.contains(TOKEN), "{shown}");
+    assert!(shown.contains("delegation=REDACTED"), "{shown}");
+}
