@@ -368,6 +368,8 @@ async fn a_datanode_killed_mid_read_does_not_fail_the_tasks() {
     // Tasks start within ~15 s and sleep 8 s with their reads open: kill nm1's DataNode
     // (its JVM, seen in this machine's /proc on both backends) in that window.
     tokio::time::sleep(Duration::from_secs(15)).await;
+    // The DataNode JVMs carry their runtime folder: `-Dit.dir=<cluster>/dn1`.
+    let mark = format!("-Dit.dir={}\0", c.dir.join("dn1").display());
     let dn = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -375,7 +377,7 @@ async fn a_datanode_killed_mid_read_does_not_fail_the_tasks() {
             let pid: i32 = e.file_name().to_str()?.parse().ok()?;
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
             let cmd = String::from_utf8_lossy(&cmd);
-            (cmd.contains("datanode.DataNode") && cmd.contains("dn1")).then_some(pid)
+            (cmd.contains("datanode.DataNode") && cmd.contains(&mark)).then_some(pid)
         })
         .expect("nm1's DataNode process");
     // SAFETY: kill(2) of the one pid found above.

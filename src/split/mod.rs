@@ -138,7 +138,13 @@ pub fn cat(args: SplitCatArgs) -> anyhow::Result<()> {
         let machine = SplitRecords::new(args.format, split.offset, split.length, args.max_line_bytes);
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-        let done = read_split(&client, &split.path, machine, &here, &mut out).await;
+        let reader = Reader {
+            client: &client,
+            path: &split.path,
+            here: &here,
+            idle: timeout,
+        };
+        let done = reader.read(machine, &mut out).await;
         let done = done.and_then(|s| out.flush().map(|_| s).map_err(SplitReadError::Output));
         match done {
             Ok(stats) => {
@@ -204,112 +210,186 @@ fn replica_id(block: &BlockLocation, i: usize) -> String {
         .unwrap_or_else(|| block.hosts[i].clone())
 }
 
-/// Feeds `machine` the bytes of `path` from its position until it is done, writing what it
-/// hands back to `out`.
-pub async fn read_split(
-    client: &WebHdfs,
-    path: &str,
-    mut machine: SplitRecords,
-    here: &HostMap,
-    out: &mut impl Write,
-) -> Result<ReadStats, SplitReadError> {
-    let hdfs = |source| SplitReadError::Hdfs {
-        path: path.to_string(),
-        source: Box::new(source),
-    };
-    let file_len = client.status(path).await.map_err(hdfs)?.length;
-    let mut stats = ReadStats::default();
-    let mut blocks: Vec<BlockLocation> = Vec::new();
-    while !machine.is_done() {
-        let pos = machine.position();
-        if pos >= file_len {
-            machine.end_of_file();
-            break;
-        }
-        let holds = |b: &BlockLocation| b.offset <= pos && pos < b.offset + b.length;
-        if !blocks.iter().any(holds) {
-            let want = machine.end().saturating_sub(pos).max(LOCATIONS_WINDOW);
-            blocks = client
-                .block_locations(path, pos, want.min(file_len - pos))
-                .await
-                .map_err(hdfs)?;
-        }
-        let Some(block) = blocks.iter().find(|b| holds(b)).cloned() else {
-            return Err(SplitReadError::NoBlock {
-                path: path.to_string(),
-                offset: pos,
-                length: file_len,
-            });
-        };
-        read_block(client, path, &block, &mut machine, here, out, &mut stats).await?;
-    }
-    Ok(stats)
+/// One split's read: where from, as whom, and how long a DataNode may stay silent.
+pub struct Reader<'a> {
+    pub client: &'a WebHdfs,
+    pub path: &'a str,
+    /// This host, to find local replicas.
+    pub here: &'a HostMap,
+    /// Longest wait for the next bytes of a read before its DataNode is taken for dead (a
+    /// host that vanished sends no reset; the request's own timeout is as long as the
+    /// block takes at a slow rate).
+    pub idle: Duration,
 }
 
-/// Reads from `block` what `machine` wants of it, trying its replicas in
-/// [`replica_order`], each [`ROUNDS`] times at most.
-async fn read_block(
-    client: &WebHdfs,
-    path: &str,
-    block: &BlockLocation,
-    machine: &mut SplitRecords,
-    here: &HostMap,
-    out: &mut impl Write,
-    stats: &mut ReadStats,
-) -> Result<(), SplitReadError> {
-    let block_end = block.offset + block.length;
-    let order = replica_order(block, here);
-    let mut last: Option<Box<WebHdfsError>> = None;
-    let mut attempts = 0;
-    for round in 0..ROUNDS {
-        if round > 0 {
-            tokio::time::sleep(ROUND_PAUSE).await;
-        }
-        for &r in &order {
+impl Reader<'_> {
+    /// Feeds `machine` the bytes of the file from its position until it is done, writing
+    /// what it hands back to `out`.
+    pub async fn read(
+        &self,
+        mut machine: SplitRecords,
+        out: &mut impl Write,
+    ) -> Result<ReadStats, SplitReadError> {
+        let path = self.path;
+        let hdfs = |source| SplitReadError::Hdfs {
+            path: path.to_string(),
+            source: Box::new(source),
+        };
+        let file_len = self.client.status(path).await.map_err(hdfs)?.length;
+        let mut stats = ReadStats::default();
+        let mut blocks: Vec<BlockLocation> = Vec::new();
+        while !machine.is_done() {
             let pos = machine.position();
-            let to = block_end.min(pos + machine.wanted(PAST_END_STEP));
-            if machine.is_done() || to <= pos {
-                return Ok(());
+            if pos >= file_len {
+                machine.end_of_file();
+                break;
             }
-            let exclude: Vec<String> = (0..block.hosts.len())
-                .filter(|&i| i != r)
-                .map(|i| replica_id(block, i))
-                .collect();
-            attempts += 1;
-            if attempts > 1 {
-                stats.retries += 1;
+            let holds = |b: &BlockLocation| b.offset <= pos && pos < b.offset + b.length;
+            if !blocks.iter().any(holds) {
+                let want = machine.end().saturating_sub(pos).max(LOCATIONS_WINDOW);
+                blocks = self
+                    .client
+                    .block_locations(path, pos, want.min(file_len - pos))
+                    .await
+                    .map_err(hdfs)?;
             }
-            match read_range(client, path, pos, to, &exclude, machine, out, stats).await {
-                Ok(local) => {
-                    stats.requests += 1;
-                    stats.local_requests += u32::from(local.is_some_and(|dn| {
-                        here.node_of(dn.split(':').next().unwrap_or(&dn), &dn)
-                            .is_some()
-                    }));
+            let Some(block) = blocks.iter().find(|b| holds(b)).cloned() else {
+                return Err(SplitReadError::NoBlock {
+                    path: path.to_string(),
+                    offset: pos,
+                    length: file_len,
+                });
+            };
+            self.read_block(&block, &mut machine, out, &mut stats)
+                .await?;
+        }
+        Ok(stats)
+    }
+
+    /// Reads from `block` what `machine` wants of it, trying its replicas in
+    /// [`replica_order`], each [`ROUNDS`] times at most.
+    async fn read_block(
+        &self,
+        block: &BlockLocation,
+        machine: &mut SplitRecords,
+        out: &mut impl Write,
+        stats: &mut ReadStats,
+    ) -> Result<(), SplitReadError> {
+        let block_end = block.offset + block.length;
+        let order = replica_order(block, self.here);
+        let mut last: Option<Box<WebHdfsError>> = None;
+        let mut attempts = 0;
+        for round in 0..ROUNDS {
+            if round > 0 {
+                tokio::time::sleep(ROUND_PAUSE).await;
+            }
+            for &r in &order {
+                let pos = machine.position();
+                let to = block_end.min(pos + machine.wanted(PAST_END_STEP));
+                if machine.is_done() || to <= pos {
                     return Ok(());
                 }
-                Err(ReadFailure::Fatal(e)) => return Err(e),
-                Err(ReadFailure::Replica(e)) => {
-                    warn!(
-                        "reading {path} at {} from replica {} ({}) failed, trying the next: {e}",
-                        machine.position(),
-                        block.hosts[r],
-                        replica_id(block, r)
-                    );
-                    last = Some(e);
+                let exclude: Vec<String> = (0..block.hosts.len())
+                    .filter(|&i| i != r)
+                    .map(|i| replica_id(block, i))
+                    .collect();
+                attempts += 1;
+                if attempts > 1 {
+                    stats.retries += 1;
+                }
+                match self.read_range(to, &exclude, machine, out, stats).await {
+                    Ok(dn) => {
+                        stats.requests += 1;
+                        let host = dn.split(':').next().unwrap_or(&dn);
+                        stats.local_requests += u32::from(self.here.node_of(host, &dn).is_some());
+                        return Ok(());
+                    }
+                    Err(ReadFailure::Fatal(e)) => return Err(e),
+                    Err(ReadFailure::Replica(e)) => {
+                        warn!(
+                            "reading {} at {} from replica {} ({}) failed, trying the next: {e}",
+                            self.path,
+                            machine.position(),
+                            block.hosts[r],
+                            replica_id(block, r)
+                        );
+                        last = Some(e);
+                    }
                 }
             }
         }
+        let tried: Vec<&str> = order.iter().map(|&i| block.hosts[i].as_str()).collect();
+        Err(SplitReadError::NoReplica {
+            path: self.path.to_string(),
+            block_offset: block.offset,
+            block_length: block.length,
+            tried: tried.join(", "),
+            attempts,
+            last: last.map_or_else(|| "none".to_string(), |e| e.to_string()),
+        })
     }
-    let tried: Vec<&str> = order.iter().map(|&i| block.hosts[i].as_str()).collect();
-    Err(SplitReadError::NoReplica {
-        path: path.to_string(),
-        block_offset: block.offset,
-        block_length: block.length,
-        tried: tried.join(", "),
-        attempts,
-        last: last.map_or_else(|| "none".to_string(), |e| e.to_string()),
-    })
+
+    /// One request: from `machine`'s position to `to`, from the replica the NameNode picks
+    /// with `exclude` left out, fed to `machine` as it arrives. `Ok` with the DataNode that
+    /// served it (`host:port`) once the range is read or the machine is done.
+    async fn read_range(
+        &self,
+        to: u64,
+        exclude: &[String],
+        machine: &mut SplitRecords,
+        out: &mut impl Write,
+        stats: &mut ReadStats,
+    ) -> Result<String, ReadFailure> {
+        let (path, pos) = (self.path, machine.position());
+        let replica = |e| ReadFailure::Replica(Box::new(e));
+        let mut read = self
+            .client
+            .open_range(path, pos, to - pos, exclude)
+            .await
+            .map_err(replica)?;
+        let url = read.url().clone();
+        let stopped = |why: String| {
+            replica(WebHdfsError::BadReply {
+                op: "OPEN",
+                url: url.clone(),
+                reason: why,
+            })
+        };
+        loop {
+            let chunk = match tokio::time::timeout(self.idle, read.chunk()).await {
+                Ok(chunk) => chunk.map_err(replica)?,
+                Err(_) => {
+                    return Err(stopped(format!(
+                        "no byte for {:?} at byte {} of {path}",
+                        self.idle,
+                        machine.position()
+                    )))
+                }
+            };
+            let Some(chunk) = chunk else { break };
+            stats.read += chunk.len() as u64;
+            let records = machine.feed(&chunk).map_err(|source| {
+                ReadFailure::Fatal(SplitReadError::Records {
+                    path: path.to_string(),
+                    source,
+                })
+            })?;
+            out.write_all(records)
+                .map_err(|e| ReadFailure::Fatal(SplitReadError::Output(e)))?;
+            stats.written += records.len() as u64;
+            if machine.is_done() {
+                return Ok(read.datanode.clone());
+            }
+        }
+        if machine.position() < to {
+            // The reply ended early: a DataNode that stopped sending, whatever it said.
+            return Err(stopped(format!(
+                "the reply ended at byte {} of {path}, before {to}",
+                machine.position()
+            )));
+        }
+        Ok(read.datanode.clone())
+    }
 }
 
 enum ReadFailure {
@@ -317,55 +397,4 @@ enum ReadFailure {
     Replica(Box<WebHdfsError>),
     /// No replica can help (the records, stdout).
     Fatal(SplitReadError),
-}
-
-/// One request: `[pos, to)` from the replica the NameNode picks with `exclude` left out,
-/// fed to `machine` as it arrives. `Ok` with the DataNode that served it once the range
-/// is read or the machine is done.
-#[allow(clippy::too_many_arguments)]
-async fn read_range(
-    client: &WebHdfs,
-    path: &str,
-    pos: u64,
-    to: u64,
-    exclude: &[String],
-    machine: &mut SplitRecords,
-    out: &mut impl Write,
-    stats: &mut ReadStats,
-) -> Result<Option<String>, ReadFailure> {
-    let mut read = client
-        .open_range(path, pos, to - pos, exclude)
-        .await
-        .map_err(|e| ReadFailure::Replica(Box::new(e)))?;
-    while let Some(chunk) = read
-        .chunk()
-        .await
-        .map_err(|e| ReadFailure::Replica(Box::new(e)))?
-    {
-        stats.read += chunk.len() as u64;
-        let records = machine.feed(&chunk).map_err(|source| {
-            ReadFailure::Fatal(SplitReadError::Records {
-                path: path.to_string(),
-                source,
-            })
-        })?;
-        out.write_all(records)
-            .map_err(|e| ReadFailure::Fatal(SplitReadError::Output(e)))?;
-        stats.written += records.len() as u64;
-        if machine.is_done() {
-            return Ok(Some(read.datanode.clone()));
-        }
-    }
-    if machine.position() < to {
-        // The reply ended early: a DataNode that stopped sending, whatever it said.
-        return Err(ReadFailure::Replica(Box::new(WebHdfsError::BadReply {
-            op: "OPEN",
-            url: read.url().clone(),
-            reason: format!(
-                "the reply ended at byte {} of {path}, before {to}",
-                machine.position()
-            ),
-        })));
-    }
-    Ok(Some(read.datanode.clone()))
 }

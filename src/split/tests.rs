@@ -105,7 +105,14 @@ async fn cat(
 ) -> Result<(Vec<u8>, ReadStats), SplitReadError> {
     let m = SplitRecords::new(RecordFormat::Text, start, len, 1 << 20);
     let mut out = Vec::new();
-    let stats = read_split(&client(nn), "/f", m, here, &mut out).await?;
+    let client = client(nn);
+    let reader = Reader {
+        client: &client,
+        path: "/f",
+        here,
+        idle: Duration::from_secs(5),
+    };
+    let stats = reader.read(m, &mut out).await?;
     Ok((out, stats))
 }
 
@@ -183,4 +190,44 @@ async fn when_no_replica_answers_the_error_names_the_block_and_no_token() {
     );
     assert!(!shown.contains(TOKEN), "{shown}");
     assert!(shown.contains("delegation=REDACTED"), "{shown}");
+}
+
+/// A DataNode that sends the head and a few bytes, then holds the connection open silently
+/// (a host that vanished): after `idle` the read goes on from the next replica.
+#[tokio::test]
+async fn a_silent_datanode_is_left_after_the_idle_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let n = s.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                let off = param(&head, "offset").unwrap_or(0) as usize;
+                // The right first bytes of the range, then silence.
+                let mut r = b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n".to_vec();
+                r.extend_from_slice(&file()[off..(off + 3).min(file().len())]);
+                let _ = s.write_all(&r).await;
+                tokio::time::sleep(Duration::from_secs(30)).await;
+            });
+        }
+    });
+    let (nn, _) = namenode(silent, datanode(None).await).await;
+    let client = client(&nn);
+    let reader = Reader {
+        client: &client,
+        path: "/f",
+        here: &host("dna"),
+        idle: Duration::from_millis(300),
+    };
+    let f = file();
+    let m = SplitRecords::new(RecordFormat::Text, 0, f.len() as u64, 1 << 20);
+    let mut out = Vec::new();
+    let t0 = std::time::Instant::now();
+    let stats = reader.read(m, &mut out).await.unwrap();
+    assert_eq!(out, f);
+    assert!(stats.retries >= 1, "{stats:?}");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
 }
