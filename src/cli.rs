@@ -72,7 +72,8 @@ pub struct SplitCatArgs {
     /// Longest read past the split's end to finish its last line (text).
     #[arg(long, default_value_t = crate::core::inputs::records::DEFAULT_MAX_LINE)]
     pub max_line_bytes: u64,
-    /// Seconds any one WebHDFS call may take before it fails (a read gets 1 s more per MiB).
+    /// Seconds any one WebHDFS call may take before it fails (a read gets 1 s more per
+    /// MiB), and the longest silence of a DataNode mid-read before the next replica is tried.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     pub timeout: u64,
 }

@@ -130,7 +130,9 @@ pub fn cat(args: SplitCatArgs) -> anyhow::Result<()> {
         let user = std::env::var("USER").unwrap_or_else(|_| "yarn".into());
         let client = WebHdfs::new(&split.webhdfs, &user, timeout)
             .with_context(|| format!("YARN_AM_SPLIT_URL's address {:?}", split.webhdfs))?;
-        let client = match crate::protocol::credentials::AmAuth::from_container().webhdfs {
+        let token = crate::protocol::credentials::AmAuth::from_container().webhdfs;
+        let has_token = token.is_some();
+        let client = match token {
             Some(auth) => client.with_auth(auth),
             None => client,
         };
@@ -157,7 +159,12 @@ pub fn cat(args: SplitCatArgs) -> anyhow::Result<()> {
             }
             // The reader downstream stopped (`| head`): not our failure.
             Err(SplitReadError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            Err(e) => Err(e.into()),
+            Err(e) if has_token => Err(e.into()),
+            // Say how we asked: on a Kerberized cluster that is the likely cause.
+            Err(e) => Err(anyhow::Error::new(e).context(format!(
+                "reading as {user} (user.name): the container's token file holds no HDFS \
+                 delegation token"
+            ))),
         }
     })
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use yarn_client::http_auth::HttpAuth;
-use yarn_client::test_http::{reply, serve};
+use yarn_client::test_http::{query_value, webhdfs_datanode, webhdfs_namenode};
 
 use super::*;
 use crate::core::inputs::records::{records_of, RecordFormat, SplitRecords};
@@ -21,68 +21,22 @@ fn file() -> Vec<u8> {
 const BLOCK: u64 = 16;
 
 fn param(head: &str, key: &str) -> Option<u64> {
-    let at = head.find(&format!("{key}="))? + key.len() + 1;
-    head[at..]
-        .split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()
+    query_value(head, key)?.parse().ok()
 }
 
-/// A DataNode serving `[offset, offset + length)` of the file; `cut` sends only that many
-/// bytes of the body (with the whole length declared) and hangs up.
+/// A DataNode serving the file; `cut`: it hangs up after that many bytes of each range.
 async fn datanode(cut: Option<usize>) -> String {
-    let data = Arc::new(file());
-    serve("127.0.0.1", move |head| {
-        let off = param(head, "offset").unwrap_or(0) as usize;
-        let len = param(head, "length").unwrap_or(u64::MAX) as usize;
-        let body = &data[off.min(data.len())..(off.saturating_add(len)).min(data.len())];
-        let mut r = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-            body.len()
-        )
-        .into_bytes();
-        r.extend_from_slice(&body[..cut.unwrap_or(body.len()).min(body.len())]);
-        r
-    })
-    .await
-    .0
+    webhdfs_datanode(Arc::new(file()), cut).await
 }
 
 /// A NameNode for the file, whose blocks are on DataNodes `a` and `b` (hosts `dna`, `dnb`,
 /// transfer addresses 127.0.0.1:1 and :2); OPEN goes to `a` unless it is excluded.
 async fn namenode(a: String, b: String) -> (String, yarn_client::test_http::Seen) {
-    let len = file().len() as u64;
-    serve("127.0.0.1", move |head| {
-        let body = if head.contains("op=GETFILESTATUS") {
-            format!(r#"{{"FileStatus":{{"length":{len},"modificationTime":1,"type":"FILE"}}}}"#)
-        } else if head.contains("op=GETFILEBLOCKLOCATIONS") {
-            let blocks: Vec<String> = (0..len.div_ceil(BLOCK))
-                .map(|i| {
-                    format!(
-                        r#"{{"offset":{},"length":{},"hosts":["dna","dnb"],"names":["127.0.0.1:1","127.0.0.1:2"]}}"#,
-                        i * BLOCK,
-                        BLOCK.min(len - i * BLOCK)
-                    )
-                })
-                .collect();
-            format!(
-                r#"{{"BlockLocations":{{"BlockLocation":[{}]}}}}"#,
-                blocks.join(",")
-            )
-        } else {
-            let dn = if head.contains("excludedatanodes=127.0.0.1%3A1") {
-                &b
-            } else {
-                &a
-            };
-            let query = head.split_once('?').unwrap().1.split(' ').next().unwrap();
-            // As the NameNode does: the DataNode URL carries the token along.
-            format!(r#"{{"Location":"{dn}/webhdfs/v1/f?{query}&namenoderpcaddress=nn:8020"}}"#)
-        };
-        reply("200 OK", "", &body)
-    })
-    .await
+    let dns = vec![
+        ("dna".to_string(), "127.0.0.1:1".to_string(), a),
+        ("dnb".to_string(), "127.0.0.1:2".to_string(), b),
+    ];
+    webhdfs_namenode(file().len() as u64, BLOCK, dns).await
 }
 
 fn client(nn: &str) -> WebHdfs {

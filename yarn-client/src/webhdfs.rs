@@ -1,5 +1,7 @@
 //! A small WebHDFS client: the few file operations an application submitter needs to stage
-//! files on HDFS (make a folder, upload a file, read its status, delete a folder).
+//! files on HDFS (make a folder, upload a file, read its status, delete a folder), input
+//! listing (folders, block locations), and a task's streamed read of a byte range from a
+//! replica of its choice ([`WebHdfs::open_range`] with `excludedatanodes`).
 //!
 //! Why WebHDFS and not HDFS's own RPC: it is plain HTTP + JSON on the NameNode's web port,
 //! needs no protobuf stubs or data-transfer protocol, and on an insecure cluster a caller
