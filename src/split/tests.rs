@@ -185,3 +185,25 @@ async fn a_silent_datanode_is_left_after_the_idle_timeout() {
     assert!(stats.retries >= 1, "{stats:?}");
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
 }
+
+/// Whatever byte the preferred DataNode hangs up at and however the file is split, the
+/// splits' outputs are their records exactly, and concatenated they are the file.
+#[tokio::test]
+async fn cut_offs_anywhere_lose_and_repeat_nothing() {
+    let f = file();
+    for cut in [0, 1, 2, 7, 15] {
+        let (a, b) = (datanode(Some(cut)).await, datanode(None).await);
+        let (nn, _) = namenode(a, b).await;
+        for split in [3u64, 10, 17, f.len() as u64] {
+            let mut all = Vec::new();
+            for start in (0..f.len() as u64).step_by(split as usize) {
+                let len = split.min(f.len() as u64 - start);
+                let (out, _) = cat(&nn, &host("dna"), start, len).await.unwrap();
+                let want = records_of(&f, RecordFormat::Text, start, len, 1 << 20, 1).unwrap();
+                assert_eq!(out, want, "cut {cut}, split {start}+{len}");
+                all.extend(out);
+            }
+            assert_eq!(all, f, "cut {cut}, splits of {split}");
+        }
+    }
+}
