@@ -4,7 +4,7 @@
     python3 scripts/mr_bench.py [--rounds N] [--rounds-per-hold N] [--slots N]
                                 [--files N --mb MB --block-mb MB] [--no-lock] [--out FILE]
 
-The work (conf/examples/hdfs-job.json's): each split of the input counts the newline bytes of
+The work (conf/examples/hdfs-job.json's before it became a word count): each split of the input counts the newline bytes of
 its byte range and writes "path offset length count". yarn-am runs it as one task per block
 (HDFS inputs, reading its range through WebHDFS with curl, on reused executors of 256 MB and
 1 core); MapReduce as a map-only job, one map (a 256 MB container) per FileInputFormat split
@@ -234,6 +234,11 @@ def main():
     with open(os.path.join(REPO, "conf/examples/hdfs-job.json")) as f:
         job = json.load(f)
     job["name"] = "mr-bench"
+    # The example is a word count through `yarn-am split cat` since issue 29; the comparison
+    # keeps its own work, the newline bytes of each block's range, as SplitLineCount does.
+    job["inputs"]["command"] = (
+        'set -o pipefail; n=$(curl -sSfL --max-time 120 "$YARN_AM_SPLIT_URL&user.name=${USER:-yarn}" '
+        '| wc -l) && echo "$YARN_AM_SPLIT_PATH $YARN_AM_SPLIT_OFFSET $YARN_AM_SPLIT_LENGTH $n"')
     job["inputs"]["paths"] = [f"{a.dir}/part-*.txt"]
     job["executor"]["max_executors"] = a.slots
     job_path = f"/tmp/mr-bench-job-{os.getpid()}.json"

@@ -48,6 +48,34 @@ pub enum Command {
     Am,
     /// Run as a job executor (the AM starts this in executor containers; not for humans).
     Executor,
+    /// Read the split of an HDFS-input task (in its task's environment).
+    #[command(subcommand)]
+    Split(SplitCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SplitCommand {
+    /// Write this task's split to stdout as records: what `{split.cat}` in a job's
+    /// `inputs.command` runs. The split comes from YARN_AM_SPLIT_URL, _PATH, _OFFSET and
+    /// _LENGTH; HDFS is read through WebHDFS with the container's HDFS delegation token
+    /// (its token file), or as $USER on a cluster without security, from a replica on this
+    /// host (NM_HOST) when there is one.
+    Cat(SplitCatArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SplitCatArgs {
+    /// `text`: the lines that start in the split, the last one read to its end past the
+    /// split (MapReduce's rule: each line in exactly one split); `bytes`: the raw range.
+    #[arg(long, env = "YARN_AM_SPLIT_FORMAT", default_value = "text")]
+    pub format: crate::core::inputs::records::RecordFormat,
+    /// Longest read past the split's end to finish its last line (text).
+    #[arg(long, default_value_t = crate::core::inputs::records::DEFAULT_MAX_LINE)]
+    pub max_line_bytes: u64,
+    /// Seconds any one WebHDFS call may take before it fails (a read gets 1 s more per
+    /// MiB), and the longest silence of a DataNode mid-read before the next replica is tried.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    pub timeout: u64,
 }
 
 /// Where the ResourceManager's web address comes from: the flag, then

@@ -14,6 +14,8 @@
 //! - [`http`]: the AM's HTTP face: the driver API, the executor poll endpoint, the
 //!   tracking page and the metrics.
 //! - [`executor`]: the executor process (runs the embedded driver's tasks).
+//! - [`split`]: `yarn-am split cat`, the reader a task over an HDFS input runs to get its
+//!   split's records (the record rule itself is sans-IO, in `core::inputs::records`).
 //! - [`submit`]: the submitter (`yarn-am submit`): spec, credentials, staging, the RM call.
 //! - [`staging`]: the application's folder of files, local or on HDFS.
 //! - [`tools`]: the small commands (`nodes`, `status`, `kill`, `plan`) and the way every
@@ -32,6 +34,7 @@ pub mod executor;
 pub mod http;
 pub mod protocol;
 pub mod sim;
+pub mod split;
 pub mod staging;
 pub mod submit;
 pub mod tools;

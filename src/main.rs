@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use yarn_am::{am, cli, executor, submit, tools};
+use yarn_am::{am, cli, executor, split, submit, tools};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         cli::Command::Kill(args) => exit(tools::status::kill(args)),
         cli::Command::Am => am::run(),
         cli::Command::Executor => executor::run(),
+        cli::Command::Split(cli::SplitCommand::Cat(args)) => report(split::cat(args)),
     }
 }
 

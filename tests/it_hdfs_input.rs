@@ -1,7 +1,7 @@
 //! A job over HDFS inputs on the real cluster (three DataNodes, replication 2): generated text
-//! files in 1 MB blocks, one task per block, each counting the lines of its own split through
-//! WebHDFS. Checked against HDFS itself, not the job file: at least 90% of the tasks ran on a
-//! host holding a replica of their block (as GETFILEBLOCKLOCATIONS reports it), and every
+//! files in 1 MB blocks, one task per block, each counting the words of its own split's lines
+//! (`{split.cat}`, the example job). Checked against HDFS itself, not the job file: at least
+//! 90% of the tasks ran on a host holding a replica of their block (as GETFILEBLOCKLOCATIONS reports it), and every
 //! count matches a count over the local copy of the generated data. Bad inputs (a glob
 //! matching nothing, a missing path, an empty file, a bad glob, no WebHDFS address) exit 2
 //! with a message naming the input, and no application id is even asked for.
@@ -15,6 +15,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use am::{job_report, rest, submitted_app, text, write_job, yarn_am};
+use yarn_am::core::inputs::records::{records_of, RecordFormat};
 use yarn_client::webhdfs::WebHdfs;
 
 const USER: &str = "yarn-am-it";
@@ -77,7 +78,7 @@ fn submit_job(c: &cluster::Cluster, name: &str, job: &serde_json::Value, webhdfs
 }
 
 #[tokio::test]
-async fn block_tasks_run_beside_a_replica_and_count_their_lines() {
+async fn block_tasks_run_beside_a_replica_and_count_their_words() {
     let _serial = SERIAL.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
@@ -113,6 +114,7 @@ async fn block_tasks_run_beside_a_replica_and_count_their_lines() {
     assert_eq!(report.tasks.len(), 24);
     let client = hdfs(c);
     let mut beside_replica = 0;
+    let mut counted = 0;
     for t in &report.tasks {
         assert_eq!(t.exit_code, 0, "{t:?}");
         let out_file = c
@@ -132,11 +134,15 @@ async fn block_tasks_run_beside_a_replica_and_count_their_lines() {
         );
         let name = path.rsplit('/').next().unwrap();
         let bytes = std::fs::read(local.join(name)).unwrap();
-        let want = bytes[offset as usize..(offset + length) as usize]
-            .iter()
-            .filter(|&&b| b == b'\n')
+        // The example counts the words of the lines starting in its split (`{split.cat}`).
+        let records =
+            records_of(&bytes, RecordFormat::Text, offset, length, 1 << 24, 1 << 16).unwrap();
+        let want = records
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|w| !w.is_empty())
             .count();
         assert_eq!(count, want, "{t:?}: {line}");
+        counted += count;
         // Where HDFS says the block's replicas are.
         let blocks = client.block_locations(path, offset, length).await.unwrap();
         let block = blocks
@@ -150,17 +156,18 @@ async fn block_tasks_run_beside_a_replica_and_count_their_lines() {
     }
     eprintln!("{beside_replica} of 24 tasks ran on a host holding a replica of their block");
     assert!(beside_replica * 10 >= 24 * 9, "{beside_replica} of 24");
-    // Every byte counted once: the tasks' counts add up to the files' lines.
+    // Every word counted once: the tasks' counts add up to the files' words.
     let total: usize = (0..4)
         .map(|i| {
             std::fs::read(local.join(format!("part-{i:05}.txt")))
                 .unwrap()
-                .iter()
-                .filter(|&&b| b == b'\n')
+                .split(|b| b.is_ascii_whitespace())
+                .filter(|w| !w.is_empty())
                 .count()
         })
         .sum();
     assert!(total > 0);
+    assert_eq!(counted, total);
 }
 
 /// The id sequence number of the next application the RM hands out.

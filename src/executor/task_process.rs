@@ -124,7 +124,12 @@ pub(super) async fn spawn(
         std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))
     };
     let (stdout, stderr) = (create("stdout")?, create("stderr")?);
-    let mut child = tokio::process::Command::new("bash")
+    let mut cmd = tokio::process::Command::new("bash");
+    // `{split.cat}` runs this binary (`yarn-am split cat`), wherever the task has cd'd to.
+    if let Ok(exe) = std::env::current_exe() {
+        cmd.env(crate::core::inputs::split::BIN_ENV, exe);
+    }
+    let mut child = cmd
         .arg("-c")
         .arg(&t.command)
         .env("YARN_AM_TASK_ID", &t.task_id)

@@ -51,3 +51,79 @@ pub fn reply(status: &str, extra_headers: &str, body: &str) -> Vec<u8> {
     )
     .into_bytes()
 }
+
+/// The value of query parameter `key` in a request head, `%3A` and `%2C` decoded.
+pub fn query_value(head: &str, key: &str) -> Option<String> {
+    let query = head.split_once('?')?.1.split(' ').next()?;
+    query.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == key).then(|| v.replace("%3A", ":").replace("%2C", ","))
+    })
+}
+
+/// A WebHDFS NameNode for one file of `len` bytes in blocks of `block`, every block on the
+/// DataNodes `dns` (host name, transfer address `ip:port`, base URL), in that order:
+/// GETFILESTATUS, GETFILEBLOCKLOCATIONS, and OPEN answered as with `noredirect=true`: the URL
+/// of the first DataNode not in `excludedatanodes`, carrying the request's query along (a
+/// `delegation=` too, as the NameNode does).
+pub async fn webhdfs_namenode(
+    len: u64,
+    block: u64,
+    dns: Vec<(String, String, String)>,
+) -> (String, Seen) {
+    serve("127.0.0.1", move |head| {
+        let body = if head.contains("op=GETFILESTATUS") {
+            format!(r#"{{"FileStatus":{{"length":{len},"modificationTime":1,"type":"FILE"}}}}"#)
+        } else if head.contains("op=GETFILEBLOCKLOCATIONS") {
+            let hosts: Vec<String> = dns.iter().map(|d| format!("{:?}", d.0)).collect();
+            let names: Vec<String> = dns.iter().map(|d| format!("{:?}", d.1)).collect();
+            let blocks: Vec<String> = (0..len.div_ceil(block))
+                .map(|i| {
+                    format!(
+                        r#"{{"offset":{},"length":{},"hosts":[{}],"names":[{}]}}"#,
+                        i * block,
+                        block.min(len - i * block),
+                        hosts.join(","),
+                        names.join(",")
+                    )
+                })
+                .collect();
+            format!(r#"{{"BlockLocations":{{"BlockLocation":[{}]}}}}"#, blocks.join(","))
+        } else {
+            let excluded = query_value(head, "excludedatanodes").unwrap_or_default();
+            let excluded: Vec<&str> = excluded.split(',').collect();
+            let Some(dn) = dns.iter().find(|d| !excluded.contains(&d.1.as_str())) else {
+                return reply(
+                    "403 Forbidden",
+                    "",
+                    r#"{"RemoteException":{"exception":"IOException","javaClassName":"java.io.IOException","message":"No active nodes contain this block"}}"#,
+                );
+            };
+            let query = head.split_once('?').unwrap().1.split(' ').next().unwrap();
+            format!(r#"{{"Location":"{}/webhdfs/v1/f?{query}&namenoderpcaddress=nn:8020"}}"#, dn.2)
+        };
+        reply("200 OK", "", &body)
+    })
+    .await
+}
+
+/// A WebHDFS DataNode serving `[offset, offset + length)` of `data`; with `cut`, only that
+/// many bytes of the body (the whole length declared), then it hangs up (a DataNode dying
+/// mid-read).
+pub async fn webhdfs_datanode(data: Arc<Vec<u8>>, cut: Option<usize>) -> String {
+    serve("127.0.0.1", move |head| {
+        let num = |k| query_value(head, k).and_then(|v| v.parse::<usize>().ok());
+        let off = num("offset").unwrap_or(0).min(data.len());
+        let end = off.saturating_add(num("length").unwrap_or(usize::MAX)).min(data.len());
+        let body = &data[off..end];
+        let mut r = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(&body[..cut.unwrap_or(body.len()).min(body.len())]);
+        r
+    })
+    .await
+    .0
+}

@@ -7,6 +7,7 @@
 //! without a cluster.
 
 pub mod glob;
+pub mod records;
 pub mod split;
 
 use serde::{Deserialize, Serialize};
@@ -28,10 +29,16 @@ pub struct InputsSpec {
     #[serde(default)]
     pub split_size_bytes: Option<u64>,
     /// Shell command of each split's task; `{split.url}`, `{split.path}`, `{split.offset}`,
-    /// `{split.length}` and `{split.index}` are replaced, each by its value shell-quoted (one
-    /// shell word, whatever a file name holds), and the same values are in the task's
-    /// environment as `YARN_AM_SPLIT_URL` etc.
+    /// `{split.length}`, `{split.index}` and `{split.format}` are replaced, each by its value
+    /// shell-quoted (one shell word, whatever a file name holds), and the same values are in
+    /// the task's environment as `YARN_AM_SPLIT_URL` etc. `{split.cat}` is replaced by the
+    /// command that writes the split's records to stdout (`yarn-am split cat`, quoted word
+    /// by word), e.g. `{split.cat} | wc -w`.
     pub command: String,
+    /// How `{split.cat}` reads a split: `text` (lines, each in exactly one split) or `bytes`
+    /// (the raw range).
+    #[serde(default)]
+    pub format: records::RecordFormat,
     #[serde(default = "default_cpus")]
     pub cpus: u32,
     /// Task ids are `<prefix>-<index>` (default `split`).

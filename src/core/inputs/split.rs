@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use super::records::RecordFormat;
 use super::{InputsError, InputsSpec, SplitBy};
 use crate::core::driver::job::TaskSpec;
 
@@ -210,19 +211,34 @@ fn shell_quote(v: &str) -> String {
 /// `$`, spaces). One pass: a value is never scanned again for placeholders. A placeholder
 /// inside the job's own quotes would end them, so jobs must not quote placeholders (the
 /// README says so); `{split.url}'&user.name=me'` joins a quoted suffix to the same word.
-fn expand_placeholders(command: &str, values: &[(&str, String)]) -> String {
+/// Values in `commands` are shell text already quoted word by word (`{split.cat}`), put in
+/// as they are.
+fn expand_placeholders(
+    command: &str,
+    values: &[(&str, String)],
+    commands: &[(&str, String)],
+) -> String {
     let mut out = String::with_capacity(command.len());
     let mut rest = command;
     while let Some(at) = rest.find("{split.") {
         out.push_str(&rest[..at]);
         let tail = &rest[at..];
-        let found = values.iter().find_map(|(key, value)| {
-            let token = format!("{{split.{key}}}");
-            tail.starts_with(&token).then_some((token.len(), value))
-        });
-        match found {
+        let find = |set: &[(&str, String)], quote: bool| {
+            set.iter().find_map(|(key, value)| {
+                let token = format!("{{split.{key}}}");
+                tail.starts_with(&token).then(|| {
+                    let v = if quote {
+                        shell_quote(value)
+                    } else {
+                        value.clone()
+                    };
+                    (token.len(), v)
+                })
+            })
+        };
+        match find(values, true).or_else(|| find(commands, false)) {
             Some((len, value)) => {
-                out.push_str(&shell_quote(value));
+                out.push_str(&value);
                 rest = &tail[len..];
             }
             None => {
@@ -233,6 +249,20 @@ fn expand_placeholders(command: &str, values: &[(&str, String)]) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The environment variable the executor sets for its tasks: the path of its own binary,
+/// which `{split.cat}` runs (the container's `./yarn-am` when it is not set).
+pub const BIN_ENV: &str = "YARN_AM_EXE";
+
+/// The command `{split.cat}` stands for: `yarn-am split cat` in `format`, the split taken
+/// from the task's environment. Every word quoted; the binary's path in double quotes so
+/// that the variable expands.
+pub fn cat_command(format: RecordFormat) -> String {
+    format!(
+        "\"${{{BIN_ENV}:-./yarn-am}}\" 'split' 'cat' '--format' '{}'",
+        format.as_str()
+    )
 }
 
 /// The task of split number `index`. `webhdfs_base` (e.g. `http://rm:9870`) makes the
@@ -252,8 +282,9 @@ pub fn task_for(spec: &InputsSpec, index: usize, split: &Split, webhdfs_base: &s
         ("offset", split.offset.to_string()),
         ("length", split.length.to_string()),
         ("index", index.to_string()),
+        ("format", spec.format.as_str().to_string()),
     ];
-    let command = expand_placeholders(&spec.command, &values);
+    let command = expand_placeholders(&spec.command, &values, &[("cat", cat_command(spec.format))]);
     let mut env = String::from("export");
     for (key, value) in &values {
         env.push_str(&format!(
@@ -420,7 +451,7 @@ mod tests {
             "curl -s 'http://rm:9870/webhdfs/v1/d/a%20b?op=OPEN&offset=4&length=6''&user.name=me'"
         ));
         assert!(t.command.contains("# '/d/a b' '4'+'6'"), "{}", t.command);
-        assert!(t.command.starts_with("export YARN_AM_SPLIT_URL='http://rm:9870/webhdfs/v1/d/a%20b?op=OPEN&offset=4&length=6' YARN_AM_SPLIT_PATH='/d/a b' YARN_AM_SPLIT_OFFSET='4' YARN_AM_SPLIT_LENGTH='6' YARN_AM_SPLIT_INDEX='7'; "), "{}", t.command);
+        assert!(t.command.starts_with("export YARN_AM_SPLIT_URL='http://rm:9870/webhdfs/v1/d/a%20b?op=OPEN&offset=4&length=6' YARN_AM_SPLIT_PATH='/d/a b' YARN_AM_SPLIT_OFFSET='4' YARN_AM_SPLIT_LENGTH='6' YARN_AM_SPLIT_INDEX='7' YARN_AM_SPLIT_FORMAT='text'; "), "{}", t.command);
         let out = std::process::Command::new("bash")
             .arg("-c")
             .arg(format!(
@@ -475,8 +506,38 @@ mod tests {
         // Unknown placeholders and lone braces are left alone.
         let values = [("index", "1".to_string())];
         assert_eq!(
-            expand_placeholders("{split.x} {split.index}{ {split.", &values),
+            expand_placeholders("{split.x} {split.index}{ {split.", &values, &[]),
             "{split.x} '1'{ {split."
+        );
+    }
+
+    /// `{split.cat}` is the reading command, word by word, running the executor's binary
+    /// (`YARN_AM_EXE`) or the container's `./yarn-am`; `{split.format}` the job's format.
+    #[test]
+    fn split_cat_expands_to_the_reading_command() {
+        let spec: InputsSpec = serde_json::from_str(
+            r#"{"paths":["/d"],"format":"bytes","command":"{split.cat} {split.format}"}"#,
+        )
+        .unwrap();
+        let split = Split {
+            path: "/d/f".into(),
+            offset: 0,
+            length: 1,
+            hosts: vec![],
+        };
+        let t = task_for(&spec, 0, &split, "http://rm:9870");
+        assert!(t.command.ends_with(
+            r#"; "${YARN_AM_EXE:-./yarn-am}" 'split' 'cat' '--format' 'bytes' 'bytes'"#
+        ));
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&t.command)
+            .env(BIN_ENV, "/bin/echo")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "split cat --format bytes bytes\n"
         );
     }
 

@@ -26,7 +26,8 @@ import org.apache.hadoop.util.GenericOptionsParser;
  * The yarn-am HDFS example's per-split work as a map-only MapReduce job, for the side-by-side
  * benchmark (scripts/mr_bench.py): one map per split (FileInputFormat's, one per block), which
  * counts the newline bytes in its split's byte range and writes "path offset length count",
- * the line conf/examples/hdfs-job.json's command prints (`curl` of the split's range | `wc -l`).
+ * the line the yarn-am side's command prints (`curl` of the split's range | `wc -l`; set in
+ * scripts/mr_bench.py since conf/examples/hdfs-job.json became a word count).
  *
  * <pre>java -cp ... io.yarnam.mr.SplitLineCount [-D key=value ...] INPUT_GLOB OUTPUT_DIR</pre>
  *
