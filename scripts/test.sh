@@ -33,13 +33,13 @@ finish() {
 }
 trap finish EXIT
 eval "$(bash tests/cluster/cluster.sh env)"
-# it_secure (Kerberos) and it_qop (hadoop.rpc.protection privacy, then integrity) each
-# restart the shared cluster in their own profile: they run last, one after the other, so no
-# other binary has to switch the cluster back to plain after them.
+# The secure_cluster tests (it_secure, it_split: Kerberos) and it_qop (hadoop.rpc.protection
+# privacy, then integrity) restart the shared cluster in their own profile: they run last, one
+# profile after the other, so no other binary has to switch the cluster back to plain.
 rc=0
 cargo test --workspace --locked --no-fail-fast -- --skip qop_cluster --skip secure_cluster || rc=$?
 t_secure=$SECONDS
-cargo test --locked --test it_secure -- secure_cluster || rc=$?
+cargo test --locked --no-fail-fast --test it_secure --test it_split -- secure_cluster || rc=$?
 echo "[test] it_secure (Kerberos cluster) took $((SECONDS - t_secure))s" >&2
 t_qop=$SECONDS
 cargo test --locked --test it_qop -- qop_cluster || rc=$?

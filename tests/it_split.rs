@@ -6,11 +6,8 @@
 //! sans-IO rule, `records_of`), reads went to a local DataNode, and no container log holds a
 //! delegation token.
 //!
-//! Plain profile only when run: the Kerberized run (same job file) and the DataNode killed
-//! mid-read need cluster changes and are `#[ignore]`d (run them by name with `--ignored` on a
-//! cluster you may change).
-// tests/support/cluster.rs's `from_node` trips this lint of newer clippy (not ours to edit).
-#![allow(clippy::wrong_self_convention)]
+//! Also: the same job file on the Kerberized profile (`secure_cluster_*`, run with it_secure's
+//! profile by `make test`), and a DataNode killed mid-read (brought back after).
 
 #[path = "support/am.rs"]
 mod am;
@@ -280,8 +277,7 @@ async fn a_word_count_over_splits_cutting_every_line_equals_wc_w() {
 /// token of their token file. Not run in issue 29 (switching the shared cluster to
 /// `--secure` restarts it).
 #[tokio::test]
-#[ignore = "needs the Kerberized profile (cluster.sh up --secure), which restarts the shared cluster"]
-async fn kerberized_the_same_job_file_counts_the_same_words() {
+async fn secure_cluster_the_same_job_file_counts_the_same_words() {
     let _serial = SERIAL.lock().await;
     let c = cluster::start_profile(&["--secure"]);
     let kdc = c.dir.join("kdc");
@@ -333,10 +329,8 @@ async fn kerberized_the_same_job_file_counts_the_same_words() {
 }
 
 /// A DataNode killed while the tasks read: each task whose DataNode died goes on from the
-/// next replica and the counts still equal `wc -w`. Not run in issue 29: it kills a
-/// DataNode of the shared cluster (bring it back with `cluster.sh up`).
+/// next replica and the counts still equal `wc -w`. `cluster.sh up` brings it back.
 #[tokio::test]
-#[ignore = "kills a DataNode of the shared cluster; run only on a cluster you may change"]
 async fn a_datanode_killed_mid_read_does_not_fail_the_tasks() {
     let _serial = SERIAL.lock().await;
     let c = cluster::cluster();
@@ -387,6 +381,8 @@ async fn a_datanode_killed_mid_read_does_not_fail_the_tasks() {
         "killing the DataNode {dn}"
     );
     let out = child.wait_with_output().unwrap();
+    // Back for whoever comes next (on docker a new dn1 container, its blocks re-replicated).
+    assert!(cluster::cluster_sh("up"), "bringing dn1 back");
     let app = submitted_app(&out);
     assert!(out.status.success(), "{}", text(&out));
     let (tasks, _, _) = check_counts(c, &app, &files);
