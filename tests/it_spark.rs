@@ -362,7 +362,11 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
 
     // The driver-API secret is in no output of the driver.
     let home_dir = std::env::var("HOME").unwrap();
-    let secret = std::fs::read_to_string(format!("{home_dir}/.yarn-am/{app}.secret")).unwrap();
+    let secret = yarn_am::protocol::driver_secret::DriverSecret::read(std::path::Path::new(
+        &format!("{home_dir}/.yarn-am/{app}.secret"),
+    ))
+    .unwrap()
+    .secret;
     assert!(!secret.trim().is_empty());
     assert!(
         !log.contains(secret.trim()),

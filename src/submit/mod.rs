@@ -361,7 +361,10 @@ async fn stage_and_submit(
         .await?;
     local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
     let secret = crate::http::new_secret();
-    let secret_file = write_secret(args, app_id, &secret)?;
+    // The AM's TLS certificate, made here beside the secret so that the secret file can
+    // carry its fingerprint and every AM attempt serves the same one (`protocol::tls`).
+    let cert = crate::protocol::tls::AppCert::generate()?;
+    let secret_file = write_secret(args, app_id, &secret, &cert)?;
     let mut environment = am_env;
     environment
         .entry("YARN_AM_LOG".into())
@@ -397,7 +400,7 @@ async fn stage_and_submit(
             local_resources,
             environment,
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
-            credentials: am_credentials(&secret, tokens),
+            credentials: am_credentials(&secret, &cert, tokens),
         },
     };
     rest.submit(&submission)
@@ -439,23 +442,30 @@ fn print_job_summary(diagnostics: &str) {
 /// The AM container's credentials: everything secret the AM gets travels here, never in its
 /// environment, command line or spec file (the NodeManager writes those into
 /// `launch_container.sh` in the container's log dir, which its web UI serves). Today that is
-/// the application's master secret (see [`crate::protocol::poll`]); delegation tokens for a
-/// secure cluster go beside it.
+/// the application's master secret (see [`crate::protocol::poll`]) and the driver API's
+/// certificate with its private key (see [`crate::protocol::tls`]); delegation tokens for a
+/// secure cluster go beside them.
 fn am_credentials(
     master_secret: &str,
+    cert: &crate::protocol::tls::AppCert,
     tokens: Vec<(String, yarn_client::token::Token)>,
 ) -> yarn_client::credentials::Credentials {
-    yarn_client::credentials::Credentials {
-        tokens,
-        secrets: vec![(
-            crate::protocol::credentials::MASTER_SECRET_ALIAS.to_string(),
-            master_secret.as_bytes().to_vec(),
-        )],
-    }
+    let mut secrets = vec![(
+        crate::protocol::credentials::MASTER_SECRET_ALIAS.to_string(),
+        master_secret.as_bytes().to_vec(),
+    )];
+    secrets.extend(cert.credential_secrets());
+    yarn_client::credentials::Credentials { tokens, secrets }
 }
 
-/// Keeps the driver-API secret where only this user can read it.
-fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result<PathBuf> {
+/// Keeps the driver-API secret, with the fingerprint of the certificate the AM will serve,
+/// where only this user can read it (the format: [`crate::protocol::driver_secret`]).
+fn write_secret(
+    args: &SubmitArgs,
+    app_id: &str,
+    secret: &str,
+    cert: &crate::protocol::tls::AppCert,
+) -> anyhow::Result<PathBuf> {
     let dir = match &args.secret_dir {
         Some(d) => d.clone(),
         None => {
@@ -483,7 +493,8 @@ fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result
         <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600),
     )
     .with_context(|| format!("setting the mode of {}", path.display()))?;
-    std::io::Write::write_all(&mut f, secret.as_bytes())?;
+    let text = crate::protocol::driver_secret::DriverSecret::render(secret, cert.fingerprint());
+    std::io::Write::write_all(&mut f, text.as_bytes())?;
     Ok(path)
 }
 
