@@ -39,6 +39,9 @@ pub const BINARY_NAME: &str = "yarn-am";
 /// container's bash sees them (`yarn_client::launch_script`). The file's bytes are exactly
 /// what the user typed (Skein ships its scripts the same way).
 pub const COMMAND_FILE: &str = "yarn-am-command.sh";
+/// Name of the cluster's CA file (`YARN_AM_CA_FILE` at submit) in the AM's and the job's
+/// executors' working directories.
+pub const CA_FILE: &str = "yarn-am-ca.pem";
 
 /// The launch command of executors that run `--executor-command`: the script, with its
 /// output in the container's log directory.
@@ -273,6 +276,17 @@ async fn stage_and_submit(
     let staged_binary = stager.put_file(&binary, BINARY_NAME).await?;
     let mut local_resources = BTreeMap::new();
     local_resources.insert(BINARY_NAME.to_string(), staged_binary.local_resource());
+    // The cluster's CA for https:// RM and NameNode addresses (`yarn_client::tls`): the AM
+    // (node list, journal, clean-up) and the job's executors (a next attempt's URL) call
+    // them too, so the file travels as a local resource and they find it under the same
+    // variable, relative to their working directory.
+    let ca_file = match yarn_client::tls::TlsTrust::from_env() {
+        yarn_client::tls::TlsTrust::CaFile(path) => Some(stager.put_file(&path, CA_FILE).await?),
+        yarn_client::tls::TlsTrust::System => None,
+    };
+    if let Some(ca) = &ca_file {
+        local_resources.insert(CA_FILE.to_string(), ca.local_resource());
+    }
     let mut files = BTreeMap::new();
     for f in &args.file {
         let name = f
@@ -313,6 +327,12 @@ async fn stage_and_submit(
             .files
             .insert(BINARY_NAME.into(), staged_binary.clone());
         executor.command = format!("./{BINARY_NAME} executor");
+        if let Some(ca) = &ca_file {
+            executor.files.insert(CA_FILE.into(), ca.clone());
+            executor
+                .env
+                .insert(yarn_client::tls::CA_FILE_ENV.into(), CA_FILE.into());
+        }
         // Executors log what the AM told them (tasks, "shut down") like the AM does.
         executor
             .env
@@ -370,6 +390,9 @@ async fn stage_and_submit(
         .entry("YARN_AM_LOG".into())
         .or_insert_with(|| "info".into());
     environment.insert("RUST_BACKTRACE".into(), "1".into());
+    if ca_file.is_some() {
+        environment.insert(yarn_client::tls::CA_FILE_ENV.into(), CA_FILE.into());
+    }
     // The AM must know whether its attempt is the last (a failure unregisters only then, so
     // that YARN retries earlier ones). The RM does not put this in the AM's environment
     // (checked on Hadoop 3.4.1), so we do, under the name Hadoop's ApplicationConstants gives
@@ -517,7 +540,8 @@ fn transient(e: &RestError) -> bool {
         RestError::Kerberos { .. }
         | RestError::NeedsKerberos { .. }
         | RestError::ForeignRedirect { .. }
-        | RestError::TooLarge { .. } => false,
+        | RestError::TooLarge { .. }
+        | RestError::Tls(_) => false,
     }
 }
 
