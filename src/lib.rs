@@ -9,10 +9,11 @@
 //!   driver, input splits, and the AM's decisions (`AmCore`, the executor pool, the
 //!   registry, poll deliveries). Plain data in, plain data out; no sockets, no clock reads.
 //! - [`protocol`]: the contracts between processes, one file each: the driver API's JSON,
-//!   the executor poll protocol with its MAC scheme, the submitter -> AM spec.
+//!   the executor poll protocol with its MAC scheme, the submitter -> AM spec, the driver
+//!   API's TLS (one pinned certificate per application) and the driver's secret file.
 //! - [`am`]: the AM process, the tokio shell that carries out what the core decides.
-//! - [`http`]: the AM's HTTP face: the driver API, the executor poll endpoint, the
-//!   tracking page and the metrics.
+//! - [`http`]: the AM's HTTP face: the driver API and the executor poll endpoint (TLS only),
+//!   the tracking page (also alone on a plain port for the RM's proxy) and the metrics.
 //! - [`executor`]: the executor process (runs the embedded driver's tasks).
 //! - [`split`]: `yarn-am split cat`, the reader a task over an HDFS input runs to get its
 //!   split's records (the record rule itself is sans-IO, in `core::inputs::records`).

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use yarn_am::protocol::credentials::EXECUTOR_KEY_ALIAS;
 use yarn_am::protocol::poll::executor_key;
+use yarn_am::protocol::tls::{AppCert, Fingerprint, PIN_ALIAS};
 use yarn_client::credentials::{Credentials, Format};
 use yarn_client::token::Token;
 
@@ -29,11 +30,22 @@ fn hdfs_token() -> Token {
     }
 }
 
-/// Runs the executor in `dir` with its key in `dir/container_tokens`, polling `url`.
+/// The fingerprint every executor here pins (the AM's certificate, as the launcher gives it).
+const PIN: Fingerprint = Fingerprint([7; 32]);
+
+/// Runs the executor in `dir` with its key and [`PIN`] in `dir/container_tokens`, polling
+/// `url`.
 fn executor(dir: &Path, url: &str, key: &[u8]) -> Output {
+    executor_pinned(dir, url, key, PIN)
+}
+
+fn executor_pinned(dir: &Path, url: &str, key: &[u8], pin: Fingerprint) -> Output {
     let creds = Credentials {
         tokens: vec![("hdfs".into(), hdfs_token())],
-        secrets: vec![(EXECUTOR_KEY_ALIAS.into(), key.to_vec())],
+        secrets: vec![
+            (EXECUTOR_KEY_ALIAS.into(), key.to_vec()),
+            (PIN_ALIAS.into(), pin.0.to_vec()),
+        ],
     };
     let tokens = dir.join("container_tokens");
     std::fs::write(&tokens, creds.encode(Format::Writable)).unwrap();
@@ -64,35 +76,55 @@ fn assert_key_removed(dir: &Path) {
     assert!(left.secrets.is_empty(), "{left:?}");
 }
 
-#[test]
-fn an_impostor_on_the_ams_address_is_refused_and_its_task_does_not_run() {
-    let dir = workdir("impostor");
-    let marker = dir.join("ran");
-    let body = serde_json::json!({
-        "tasks": [{"task_id": "evil", "attempt": 0, "cpus": 1,
-                   "command": format!("touch {}", marker.display())}],
-        "shutdown": false,
-    })
-    .to_string();
-    // A bare HTTP server answering every request with that (unsigned) body.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+/// A TLS server on `listener` with `cert`, answering every request with `body` (HTTP 200,
+/// unsigned), one connection at a time.
+fn tls_impostor(listener: std::net::TcpListener, cert: AppCert, body: String) {
+    let config = cert.server_config().unwrap();
     std::thread::spawn(move || {
         use std::io::{Read, Write};
         for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
+            let Ok(conn) = conn else { return };
+            let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+            let Ok(tls) = rustls::ServerConnection::new(config.clone()) else {
+                return;
+            };
+            let mut s = rustls::StreamOwned::new(tls, conn);
             let mut buf = [0u8; 65536];
-            let _ = conn.read(&mut buf);
+            if s.read(&mut buf).is_err() {
+                continue;
+            }
             let reply = format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
             );
-            let _ = conn.write_all(reply.as_bytes());
+            let _ = s.write_all(reply.as_bytes());
+            s.conn.send_close_notify();
+            let _ = s.flush();
         }
     });
+}
+
+#[test]
+fn an_impostor_on_the_ams_address_is_refused_and_its_task_does_not_run() {
+    let body = |dir: &Path| {
+        serde_json::json!({
+            "tasks": [{"task_id": "evil", "attempt": 0, "cpus": 1,
+                       "command": format!("touch {}", dir.join("ran").display())}],
+            "shutdown": false,
+        })
+        .to_string()
+    };
     let key = executor_key(b"some master secret", "1", CONTAINER);
+    // One that holds the pinned certificate's key (so TLS lets it in) but not the
+    // executor's: its unsigned reply is refused.
+    let dir = workdir("impostor");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    let cert = AppCert::generate().unwrap();
+    let pinned = cert.fingerprint();
+    tls_impostor(listener, cert, body(&dir));
     let started = Instant::now();
-    let out = executor(&dir, &url, &key);
+    let out = executor_pinned(&dir, &url, &key, pinned);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(started.elapsed() < Duration::from_secs(10), "{err}");
@@ -101,15 +133,47 @@ fn an_impostor_on_the_ams_address_is_refused_and_its_task_does_not_run() {
         "{err}"
     );
     std::thread::sleep(Duration::from_millis(200));
-    assert!(!marker.exists(), "the impostor's task ran");
+    assert!(!dir.join("ran").exists(), "the impostor's task ran");
     assert_key_removed(&dir);
+
+    // One with another certificate: refused in the handshake, naming both fingerprints.
+    let dir = workdir("impostor-cert");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    let cert = AppCert::generate().unwrap();
+    let theirs = cert.fingerprint();
+    tls_impostor(listener, cert, body(&dir));
+    let started = Instant::now();
+    let out = executor(&dir, &url, &key);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{err}");
+    assert!(
+        err.contains("refusing the AM")
+            && err.contains(&PIN.to_string())
+            && err.contains(&theirs.to_string()),
+        "{err}"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!dir.join("ran").exists(), "the impostor's task ran");
+    assert_key_removed(&dir);
+}
+
+#[test]
+fn a_plain_http_driver_url_is_refused_at_start() {
+    let dir = workdir("plain-url");
+    let key = executor_key(b"some master secret", "1", CONTAINER);
+    let out = executor(&dir, "http://127.0.0.1:9", &key);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not https://"), "{err}");
 }
 
 #[test]
 fn an_executor_whose_am_is_gone_exits_within_5_s() {
     let dir = workdir("gone");
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
+    let url = format!("https://{}", l.local_addr().unwrap());
     drop(l);
     let key = executor_key(b"some master secret", "1", CONTAINER);
     let started = Instant::now();
@@ -125,7 +189,7 @@ fn an_executor_whose_am_is_gone_exits_within_5_s() {
 #[test]
 fn an_executor_without_its_key_does_not_start() {
     let dir = workdir("nokey");
-    let out = executor(&dir, "http://127.0.0.1:9", &[]);
+    let out = executor(&dir, "https://127.0.0.1:9", &[]);
     // An empty key is not 32 bytes: refused before any poll.
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");

@@ -312,9 +312,11 @@ async fn no_secret_is_in_any_log_page_rest_answer_environment_or_command_line() 
         "tasks": tasks});
     let app = submit_job(c, "it-secret", &job);
     let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
-    let master =
-        std::fs::read_to_string(PathBuf::from(home).join(format!(".yarn-am/{app}.secret")))
-            .expect("submit keeps the master secret for the driver");
+    let master = yarn_am::protocol::driver_secret::DriverSecret::read(
+        &PathBuf::from(home).join(format!(".yarn-am/{app}.secret")),
+    )
+    .expect("submit keeps the master secret for the driver")
+    .secret;
     assert_eq!(master.len(), 64, "{master:?} is not 32 bytes of hex");
     let d = Driver::find(c, &app).await;
     // While it runs: the tasks sleep after printing, so every executor is up and has run one.

@@ -93,6 +93,71 @@ fn plugin_plan_and_loss_reasons() {
     );
 }
 
+/// Issue 23: the plugin's `AmClient` pins the AM's certificate. yarn-am's own driver API
+/// (the real server, TLS with a fresh application certificate) on loopback; `PinCheck` reads
+/// `/v1/state` with the right pin and is refused with a wrong one. No cluster needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plugin_pins_the_ams_certificate() {
+    use yarn_am::protocol::driver_secret::DriverSecret;
+    use yarn_am::protocol::tls::AppCert;
+    let Some(home) = spark_home() else { return };
+    let (plugin, tests) = build(&home);
+    let secret = yarn_am::http::new_secret();
+    let view = yarn_am::protocol::driver_api::StateView {
+        app_id: "application_1_0001".into(),
+        ..Default::default()
+    };
+    let (shared, _handle) = yarn_am::http::channel(&secret, view);
+    let cert = AppCert::generate().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    tokio::spawn(yarn_am::http::serve(
+        listener,
+        None,
+        shared,
+        cert.server_config().unwrap(),
+        std::future::pending(),
+    ));
+    let dir = std::env::temp_dir().join(format!("yarn-am-pin-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wrong = AppCert::generate().unwrap().fingerprint();
+    let (good_file, wrong_file) = (dir.join("good.secret"), dir.join("wrong.secret"));
+    std::fs::write(
+        &good_file,
+        DriverSecret::render(&secret, cert.fingerprint()),
+    )
+    .unwrap();
+    std::fs::write(&wrong_file, DriverSecret::render(&secret, wrong)).unwrap();
+    let cp = format!(
+        "{}/jars/*:{}:{}",
+        home.display(),
+        plugin.display(),
+        tests.display()
+    );
+    let args = [
+        "-cp".to_string(),
+        cp,
+        "io.yarnam.spark.PinCheck".into(),
+        url,
+        good_file.display().to_string(),
+        wrong_file.display().to_string(),
+        cert.fingerprint().to_string(),
+        wrong.to_string(),
+    ];
+    let java = java_home().join("bin/java");
+    let out = tokio::task::spawn_blocking(move || Command::new(java).args(args).output())
+        .await
+        .unwrap()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}", am::text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(" passed, 0 failed"),
+        "{}",
+        am::text(&out)
+    );
+}
+
 /// Executor JVMs of `app` on this host: (pid, Spark executor id).
 fn executor_jvms(app: &str) -> Vec<(u32, String)> {
     let mut found = Vec::new();
@@ -362,7 +427,11 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
 
     // The driver-API secret is in no output of the driver.
     let home_dir = std::env::var("HOME").unwrap();
-    let secret = std::fs::read_to_string(format!("{home_dir}/.yarn-am/{app}.secret")).unwrap();
+    let secret = yarn_am::protocol::driver_secret::DriverSecret::read(std::path::Path::new(
+        &format!("{home_dir}/.yarn-am/{app}.secret"),
+    ))
+    .unwrap()
+    .secret;
     assert!(!secret.trim().is_empty());
     assert!(
         !log.contains(secret.trim()),

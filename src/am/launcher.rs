@@ -35,6 +35,8 @@ pub const LOG_DIR_VAR: &str = "YARN_AM_LOG_DIR";
 pub struct DriverContact {
     pub app_id: String,
     pub url: String,
+    /// The fingerprint of the certificate the AM serves; each executor pins it.
+    pub tls_pin: crate::protocol::tls::Fingerprint,
     /// The staging folder, where a later AM attempt publishes its URL (`YARN_AM_STAGING_DIR`,
     /// with `YARN_AM_STAGING_WEBHDFS` and `YARN_AM_STAGING_USER` on HDFS); `None` on the
     /// last attempt.
@@ -53,6 +55,7 @@ impl std::fmt::Debug for DriverContact {
         f.debug_struct("DriverContact")
             .field("app_id", &self.app_id)
             .field("url", &self.url)
+            .field("tls_pin", &self.tls_pin)
             .field("tokens", &self.tokens)
             .finish_non_exhaustive()
     }
@@ -156,7 +159,10 @@ impl Launcher {
         }
     }
 
-    /// One executor's token blob: the shared tokens plus its own key, nothing else secret.
+    /// One executor's token blob: the shared tokens plus its own key, nothing else secret,
+    /// and the fingerprint of the AM's certificate (in the credentials beside the key rather
+    /// than in the environment, so that whoever can change the environment the executor sees
+    /// cannot also choose whom it trusts).
     fn executor_credentials(&self, executor_id: ExecutorId, container_id: &str) -> Vec<u8> {
         let key = poll::executor_key(
             &self.contact.master_secret,
@@ -167,6 +173,10 @@ impl Launcher {
         creds
             .secrets
             .push((credentials::EXECUTOR_KEY_ALIAS.to_string(), key.to_vec()));
+        creds.secrets.push((
+            crate::protocol::tls::PIN_ALIAS.to_string(),
+            self.contact.tls_pin.0.to_vec(),
+        ));
         creds.encode(Format::Writable)
     }
 
@@ -233,7 +243,8 @@ mod tests {
     ) -> Launcher {
         let contact = DriverContact {
             app_id: "application_1_0001".into(),
-            url: "http://nm1:4000".into(),
+            url: "https://nm1:4000".into(),
+            tls_pin: crate::protocol::tls::Fingerprint([9; 32]),
             staging_dir: None,
             master_secret: master.to_vec().into(),
             tokens: SharedTokens::new(tokens),
@@ -292,7 +303,11 @@ mod tests {
             creds.secret(credentials::EXECUTOR_KEY_ALIAS),
             Some(&key[..])
         );
-        assert_eq!(creds.secrets.len(), 1);
+        assert_eq!(
+            creds.secret(crate::protocol::tls::PIN_ALIAS),
+            Some(&[9u8; 32][..])
+        );
+        assert_eq!(creds.secrets.len(), 2);
         let kinds: Vec<&str> = creds.tokens.iter().map(|(_, t)| t.kind.as_str()).collect();
         assert_eq!(
             kinds,
@@ -390,7 +405,7 @@ mod tests {
         let l = launcher.launch_spec(ExecutorId::new(1), "container_1_0001_01_000002");
         assert_eq!(l.environment["V"], r#"\$(x) {""{y}""}"#);
         assert_eq!(l.environment[LOG_DIR_VAR], "<LOG_DIR>");
-        assert_eq!(l.environment["YARN_AM_DRIVER_URL"], "http://nm1:4000");
+        assert_eq!(l.environment["YARN_AM_DRIVER_URL"], "https://nm1:4000");
         assert_eq!(
             l.command,
             ["/bin/bash yarn-am-command.sh 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]

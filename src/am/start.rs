@@ -43,6 +43,7 @@ use crate::core::topology::SharedTopology;
 use crate::http::{self, ApiHandle};
 use crate::protocol::credentials::MASTER_SECRET_ALIAS;
 use crate::protocol::spec::{AppSpec, SPEC_FILE};
+use crate::protocol::tls::{AppCert, Fingerprint};
 
 /// Everything the loop and the finish work with, wired by [`start`].
 pub(super) struct Am {
@@ -69,9 +70,13 @@ pub(super) struct Api {
     pub handle: ApiHandle,
     pub stop: oneshot::Sender<()>,
     pub server: tokio::task::JoinHandle<std::io::Result<()>>,
-    /// The API's URL (also the tracking URL and what executors are told).
+    /// The API's URL, `https://` (what drivers and executors are told).
     pub url: String,
     pub port: u16,
+    /// The tracking page's plain-HTTP URL (the tracking URL the RM's proxy fetches).
+    pub page_url: String,
+    /// The certificate's fingerprint, which executors pin.
+    pub tls_pin: Fingerprint,
 }
 
 /// How to reach the RM's scheduler with a fresh session: the finish unregisters that way
@@ -90,6 +95,8 @@ struct Inputs {
     creds: Credentials,
     amrm_token: Token,
     secret: String,
+    /// The application's TLS certificate, made by `submit` (see [`crate::protocol::tls`]).
+    cert: AppCert,
 }
 
 /// The journal of earlier attempts, read back: where executor ids continue and which
@@ -109,9 +116,10 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
         creds,
         amrm_token,
         secret,
+        cert,
     } = read_inputs()?;
     info!(app = %env.app_id, attempt = env.attempt, "ApplicationMaster starting");
-    let api = open_api(&env, &secret).await?;
+    let api = open_api(&env, &secret, &cert).await?;
     let (session, registered, rm) = register(&env, &spec, &api, amrm_token.clone()).await?;
     let (rest, nodes) = list_nodes(&spec, &creds).await?;
     // The one topology: the allocator, the request table, the pool and the driver hold
@@ -202,12 +210,14 @@ fn read_inputs() -> anyhow::Result<Inputs> {
         .context("the token file has no AMRM token")?
         .clone();
     let secret = master_secret(&creds)?;
+    let cert = AppCert::from_credentials(&creds)?;
     Ok(Inputs {
         env,
         spec,
         creds,
         amrm_token,
         secret,
+        cert,
     })
 }
 
@@ -226,21 +236,27 @@ pub(super) fn master_secret(creds: &Credentials) -> anyhow::Result<String> {
     Ok(secret)
 }
 
-/// The driver API listens on this container's host, on a free port, and is served from now
-/// on while registration (which a slow RM can make take a while) runs: reads answer at once,
-/// commands wait in the channel for the loop.
-async fn open_api(env: &ContainerEnv, secret: &str) -> anyhow::Result<Api> {
-    let listener = tokio::net::TcpListener::bind((env.nm_host.as_str(), 0))
-        .await
-        .with_context(|| format!("binding the driver API on {}", env.nm_host))?;
+/// The driver API listens on this container's host, on a free port, over TLS with the
+/// application's certificate, and the tracking page on a second port in plain HTTP (why:
+/// [`http::serve`]). Served from now on while registration (which a slow RM can make take
+/// a while) runs: reads answer at once, commands wait in the channel for the loop.
+async fn open_api(env: &ContainerEnv, secret: &str, cert: &AppCert) -> anyhow::Result<Api> {
+    let bind = || async {
+        tokio::net::TcpListener::bind((env.nm_host.as_str(), 0))
+            .await
+            .with_context(|| format!("binding the driver API on {}", env.nm_host))
+    };
+    let (listener, page) = (bind().await?, bind().await?);
     let port = listener.local_addr()?.port();
-    let url = format!("http://{}:{port}", env.nm_host);
+    let url = format!("https://{}:{port}", env.nm_host);
+    let page_url = format!("http://{}:{}", env.nm_host, page.local_addr()?.port());
+    let tls = cert.server_config()?;
     std::fs::write(env.log_dir.join(DRIVER_URL_FILE), format!("{url}\n"))
         .with_context(|| format!("writing {DRIVER_URL_FILE} into {}", env.log_dir.display()))?;
-    info!(%url, "driver API listening");
+    info!(%url, %page_url, tls_sha256 = %cert.fingerprint(), "driver API listening");
     let (shared, handle) = http::channel(secret, Default::default());
     let (stop, api_stopped) = oneshot::channel::<()>();
-    let server = tokio::spawn(http::serve(listener, shared, async {
+    let server = tokio::spawn(http::serve(listener, Some(page), shared, tls, async {
         let _ = api_stopped.await;
     }));
     Ok(Api {
@@ -249,6 +265,8 @@ async fn open_api(env: &ContainerEnv, secret: &str) -> anyhow::Result<Api> {
         server,
         url,
         port,
+        page_url,
+        tls_pin: cert.fingerprint(),
     })
 }
 
@@ -267,7 +285,7 @@ async fn register(
     let registration = AmEndpoint {
         host: env.nm_host.clone(),
         rpc_port: i32::from(api.port),
-        tracking_url: format!("{}/", api.url),
+        tracking_url: format!("{}/", api.page_url),
     };
     let min_qop = spec.min_qop().with_context(|| {
         format!(
@@ -408,6 +426,7 @@ fn launcher(
     let contact = DriverContact {
         app_id: env.app_id.clone(),
         url: api.url.clone(),
+        tls_pin: api.tls_pin,
         master_secret: secret.as_bytes().into(),
         tokens,
         // Where an executor finds the next attempt's address if this one dies; the last

@@ -12,12 +12,16 @@ use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
 use super::next_am::StagingFolder;
 use super::{AM_GONE_AFTER, AM_LOST_AFTER, AM_RESTART_WAIT, IDLE_POLL, REQUEST_TIMEOUT};
 use crate::protocol::credentials;
+use crate::protocol::tls::{self, Fingerprint};
 
 /// Where and how this executor polls, and where its tasks' output goes.
 pub(super) struct Config {
     pub(super) url: String,
     /// This executor's own key (see [`crate::protocol::poll`]).
     pub(super) key: [u8; 32],
+    /// The fingerprint of the AM's certificate, pinned on every poll (see
+    /// [`crate::protocol::tls`]); from the same credentials as the key.
+    pub(super) tls_pin: Fingerprint,
     pub(super) id: String,
     pub(super) container_id: String,
     pub(super) host: String,
@@ -43,9 +47,17 @@ impl Config {
     pub(super) fn from_env() -> anyhow::Result<Self> {
         let cores = var("YARN_AM_EXECUTOR_CORES")?;
         let token_file = PathBuf::from(var(TOKEN_FILE_ENV)?);
+        let (key, tls_pin) = take_key(&token_file)?;
+        let url = var("YARN_AM_DRIVER_URL")?;
+        // The AM serves only TLS; a plain URL could only lead somewhere else.
+        anyhow::ensure!(
+            url.starts_with("https://"),
+            "YARN_AM_DRIVER_URL {url:?} is not https://: the AM's driver API is served over TLS"
+        );
         Ok(Self {
-            url: var("YARN_AM_DRIVER_URL")?,
-            key: take_key(&token_file)?,
+            url,
+            key,
+            tls_pin,
             id: var("YARN_AM_EXECUTOR_ID")?,
             container_id: var("YARN_AM_CONTAINER_ID")?,
             host: var("NM_HOST")?,
@@ -68,11 +80,12 @@ impl Config {
     }
 }
 
-/// Reads this executor's key from the container's token file, then rewrites the file without
+/// Reads this executor's key and the AM's certificate fingerprint from the container's token
+/// file, then rewrites the file without
 /// any yarn-am secret (atomically, mode 0600), so the tasks, which inherit
 /// `HADOOP_TOKEN_FILE_LOCATION` and the working directory, find their other tokens there but
 /// not the key. Fails closed: an executor that cannot hide its key from its tasks does not run.
-pub(super) fn take_key(token_file: &Path) -> anyhow::Result<[u8; 32]> {
+pub(super) fn take_key(token_file: &Path) -> anyhow::Result<([u8; 32], Fingerprint)> {
     let creds =
         Credentials::read_file(token_file).context("reading this container's token file")?;
     let key = creds
@@ -91,8 +104,18 @@ pub(super) fn take_key(token_file: &Path) -> anyhow::Result<[u8; 32]> {
                 credentials::EXECUTOR_KEY_ALIAS
             )
         })?;
+    let pin = creds
+        .secret(tls::PIN_ALIAS)
+        .with_context(|| {
+            format!(
+                "{} has no secret {:?}: was this executor started by an AM that serves TLS?",
+                token_file.display(),
+                tls::PIN_ALIAS
+            )
+        })
+        .and_then(|b| Ok(Fingerprint::from_bytes(b)?))?;
     write_task_tokens(token_file, &for_tasks(&creds))?;
-    Ok(key)
+    Ok((key, pin))
 }
 
 /// The credentials tasks may have: what any container of the app may have (no yarn-am

@@ -173,7 +173,8 @@ pub(super) async fn run_executor(
     mut cfg: Config,
     terminate: impl Future<Output = ()>,
 ) -> anyhow::Result<Exit> {
-    let http = reqwest::Client::builder()
+    // The AM's certificate is pinned; the client speaks only https (see `protocol::tls`).
+    let http = crate::protocol::tls::pinned_http_client(cfg.tls_pin)
         .timeout(cfg.request_timeout)
         .build()?;
     info!(executor = %cfg.id, url = %cfg.url, cpus = cfg.cpus, "executor starting");
@@ -234,6 +235,10 @@ async fn on_reply(
         Err(PollError::Forged(why)) => Step::Fail(anyhow::anyhow!(
             "refusing the reply from {}: {why}; something else may answer on the AM's port. \
              Nothing in it was run",
+            cfg.url
+        )),
+        Err(PollError::WrongCertificate(why)) => Step::Fail(anyhow::anyhow!(
+            "refusing the AM at {}: {why}. Nothing was sent to it",
             cfg.url
         )),
         Err(PollError::Gone(e)) => gone(cfg, contact, e).await,

@@ -83,7 +83,8 @@ impl StagingFolder {
 /// What a `driver.url` reading says, against the URL polled now.
 fn moved(text: &str, current: &str) -> NextAm {
     let url = text.trim();
-    if url.starts_with("http") && url != current {
+    // Only an https:// URL: every attempt serves TLS with the application's certificate.
+    if url.starts_with("https://") && url != current {
         NextAm::Moved(url.to_string())
     } else {
         NextAm::Unchanged

@@ -12,6 +12,9 @@ pub(super) enum PollError {
     Refused(String),
     /// A reply that does not carry this application's AM's signature.
     Forged(poll::ReplyError),
+    /// The server's TLS certificate is not the AM's: nothing was sent (the handshake
+    /// comes before the request).
+    WrongCertificate(crate::protocol::tls::TlsError),
     /// Nobody listens on the AM's port (connection refused).
     Gone(anyhow::Error),
     /// No answer, or one that may change (5xx, a broken reply).
@@ -80,7 +83,9 @@ pub(super) async fn poll(
         .send()
         .await
         .map_err(|e| {
-            if connection_refused(&e) {
+            if let Some(wrong) = crate::protocol::tls::pin_error(&e) {
+                PollError::WrongCertificate(wrong)
+            } else if connection_refused(&e) {
                 PollError::Gone(anyhow::Error::new(e).context("sending the poll"))
             } else {
                 PollError::Unreachable(anyhow::Error::new(e).context("sending the poll"))

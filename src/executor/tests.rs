@@ -12,6 +12,7 @@ use crate::http::{self, DriverCommand};
 use crate::protocol::poll::{
     self, PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult,
 };
+use crate::protocol::tls::{AppCert, Fingerprint};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use yarn_client::credentials::{Credentials, Format};
@@ -21,6 +22,8 @@ type Script = Box<dyn FnMut(&PollRequest) -> PollReply + Send>;
 struct FakeAm {
     url: String,
     secret: String,
+    /// The fingerprint of the certificate it serves.
+    pin: Fingerprint,
     polls: Arc<Mutex<Vec<PollRequest>>>,
 }
 
@@ -39,9 +42,22 @@ async fn am(mut script: Script) -> FakeAm {
         }
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(http::serve(listener, shared, std::future::pending()));
-    FakeAm { url, secret, polls }
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    let cert = AppCert::generate().unwrap();
+    let tls = cert.server_config().unwrap();
+    tokio::spawn(http::serve(
+        listener,
+        None,
+        shared,
+        tls,
+        std::future::pending(),
+    ));
+    FakeAm {
+        url,
+        secret,
+        pin: cert.fingerprint(),
+        polls,
+    }
 }
 
 fn log_dir(name: &str) -> PathBuf {
@@ -53,11 +69,12 @@ fn log_dir(name: &str) -> PathBuf {
 
 const CONTAINER: &str = "container_1_0001_01_000002";
 
-/// An executor "1" whose key derives from the AM's master `secret`.
-fn config(url: &str, secret: &str, log_dir: &Path) -> Config {
+/// An executor "1" whose key derives from the AM's master `secret`, pinning `pin`.
+fn config(url: &str, secret: &str, pin: Fingerprint, log_dir: &Path) -> Config {
     Config {
         url: url.to_string(),
         key: poll::executor_key(secret.as_bytes(), "1", CONTAINER),
+        tls_pin: pin,
         id: "1".into(),
         container_id: CONTAINER.into(),
         host: "localhost".into(),
@@ -125,7 +142,7 @@ async fn never() {
 async fn a_key_the_am_did_not_derive_ends_the_executor_at_once_naming_the_401() {
     let am = am(Box::new(|_| PollReply::default())).await;
     let dir = log_dir("secret");
-    let mut cfg = config(&am.url, "not-the-secret", &dir);
+    let mut cfg = config(&am.url, "not-the-secret", am.pin, &dir);
     cfg.am_lost_after = Duration::from_secs(60);
     let started = Instant::now();
     let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
@@ -140,8 +157,13 @@ async fn a_key_the_am_did_not_derive_ends_the_executor_at_once_naming_the_401() 
 }
 
 /// A server that answers every poll with `reply` (status 200, JSON) and the given extra
-/// header, standing in for whatever took over the AM's port. Returns its URL.
-async fn impostor(reply: PollReply, header: Option<(&'static str, String)>) -> String {
+/// header, standing in for whatever took over the AM's port, over TLS with `cert`. Returns
+/// its URL.
+async fn impostor(
+    reply: PollReply,
+    header: Option<(&'static str, String)>,
+    cert: &AppCert,
+) -> String {
     use axum::response::IntoResponse;
     let app = axum::Router::new().route(
         "/v1/executors/poll",
@@ -158,8 +180,12 @@ async fn impostor(reply: PollReply, header: Option<(&'static str, String)>) -> S
         }),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    tokio::spawn(http::serve_router_tls(
+        listener,
+        app,
+        cert.server_config().unwrap(),
+    ));
     url
 }
 
@@ -177,8 +203,11 @@ async fn a_fake_am_reply_is_refused_and_nothing_in_it_runs() {
         (None, "not signed"),
         (Some((poll::REPLY_MAC_HEADER, wrong)), "does not verify"),
     ] {
-        let url = impostor(reply.clone(), header).await;
-        let mut cfg = config(&url, &http::new_secret(), &dir);
+        // Even one that holds the certificate's key (so TLS alone would let it in) cannot
+        // sign a reply without the executor's key.
+        let cert = AppCert::generate().unwrap();
+        let url = impostor(reply.clone(), header, &cert).await;
+        let mut cfg = config(&url, &http::new_secret(), cert.fingerprint(), &dir);
         cfg.am_lost_after = Duration::from_secs(60);
         let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
             .await
@@ -199,6 +228,39 @@ async fn a_fake_am_reply_is_refused_and_nothing_in_it_runs() {
     }
 }
 
+/// Issue 23: a server with another certificate than the AM's (whatever took over its port)
+/// ends the executor at once in the TLS handshake, before a poll is sent, naming both
+/// fingerprints.
+#[tokio::test]
+async fn a_server_with_another_certificate_ends_the_executor_at_once() {
+    let dir = log_dir("wrong-cert");
+    let marker = dir.join("ran");
+    let reply = PollReply {
+        tasks: vec![task("evil", &format!("touch {}", marker.display()))],
+        ..Default::default()
+    };
+    let theirs = AppCert::generate().unwrap();
+    let ours = AppCert::generate().unwrap().fingerprint();
+    let url = impostor(reply, None, &theirs).await;
+    let mut cfg = config(&url, &http::new_secret(), ours, &dir);
+    cfg.am_lost_after = Duration::from_secs(60);
+    let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
+        .await
+        .expect("an executor answered with another certificate exits at once")
+        .unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("refusing the AM") && msg.contains(&url),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&ours.to_string()) && msg.contains(&theirs.fingerprint().to_string()),
+        "{msg}"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!marker.exists(), "the impostor's task ran");
+}
+
 #[tokio::test]
 async fn an_executor_whose_am_is_gone_exits_within_5_s() {
     // The real API (signed replies) until it stops, as when the AM exits.
@@ -215,13 +277,20 @@ async fn an_executor_whose_am_is_gone_exits_within_5_s() {
         }
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    let cert = AppCert::generate().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(http::serve(listener, shared, async {
-        let _ = stopped.await;
-    }));
+    let server = tokio::spawn(http::serve(
+        listener,
+        None,
+        shared,
+        cert.server_config().unwrap(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
     let dir = log_dir("gone");
-    let mut cfg = config(&url, &secret, &dir);
+    let mut cfg = config(&url, &secret, cert.fingerprint(), &dir);
     // The production settings: silence would take 2 minutes, refusal must not.
     cfg.am_lost_after = AM_LOST_AFTER;
     cfg.am_gone_after = AM_GONE_AFTER;
@@ -248,7 +317,7 @@ async fn an_executor_whose_am_is_gone_exits_within_5_s() {
 async fn a_silent_am_ends_the_executor_after_the_limit_naming_the_url() {
     // Accepts connections and never answers: a live but stuck AM gets the long limit.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+    let url = format!("https://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((conn, _)) = listener.accept().await {
@@ -256,7 +325,7 @@ async fn a_silent_am_ends_the_executor_after_the_limit_naming_the_url() {
         }
     });
     let dir = log_dir("silent");
-    let mut cfg = config(&url, "s", &dir);
+    let mut cfg = config(&url, "s", Fingerprint([0; 32]), &dir);
     cfg.request_timeout = Duration::from_millis(300);
     let started = Instant::now();
     let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
@@ -300,12 +369,13 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
                 key.to_vec(),
             ),
             ("user.secret".into(), b"theirs".to_vec()),
+            (crate::protocol::tls::PIN_ALIAS.into(), vec![5; 32]),
         ],
     };
     std::fs::write(&path, creds.encode(Format::Writable)).unwrap();
     let crc = dir.join(".container_tokens.crc");
     std::fs::write(&crc, b"crc of the old file").unwrap();
-    assert_eq!(take_key(&path).unwrap(), key);
+    assert_eq!(take_key(&path).unwrap(), (key, Fingerprint([5; 32])));
     assert!(!crc.exists(), "a stale checksum of the old file is left");
     let left = Credentials::read_file(&path).unwrap();
     assert_eq!(left.tokens, vec![("hdfs".to_string(), hdfs)]);
@@ -345,7 +415,7 @@ async fn a_missing_command_is_reported_as_127_with_bash_message_in_the_task_stde
     }))
     .await;
     let dir = log_dir("missing");
-    let cfg = config(&am.url, &am.secret, &dir);
+    let cfg = config(&am.url, &am.secret, am.pin, &dir);
     run_until_done(cfg).await;
     let polls = am.polls.lock().unwrap();
     let done: Vec<&TaskResult> = polls.iter().flat_map(|p| &p.finished).collect();
@@ -377,7 +447,7 @@ async fn a_command_that_does_not_exist_exits_127_and_says_so_in_its_stderr_file(
     }))
     .await;
     let dir = log_dir("notfound");
-    let cfg = config(&am.url, &am.secret, &dir);
+    let cfg = config(&am.url, &am.secret, am.pin, &dir);
     run_until_done(cfg).await;
     let polls = am.polls.lock().unwrap();
     let r = &polls.last().unwrap().finished[0];
@@ -412,7 +482,7 @@ async fn shutdown_from_the_am_kills_the_tasks_whole_process_group() {
         }
     }))
     .await;
-    let cfg = config(&am.url, &am.secret, &dir);
+    let cfg = config(&am.url, &am.secret, am.pin, &dir);
     let run = tokio::spawn(run_executor(cfg, never()));
     let grandchild = read_pid(&pid_file).await;
     assert!(alive(grandchild));
@@ -445,7 +515,7 @@ async fn sigterm_kills_running_tasks_and_exits_as_terminated() {
         }
     }))
     .await;
-    let cfg = config(&am.url, &am.secret, &dir);
+    let cfg = config(&am.url, &am.secret, am.pin, &dir);
     let (term, termed) = tokio::sync::oneshot::channel::<()>();
     let run = tokio::spawn(run_executor(cfg, async move {
         let _ = termed.await;
@@ -474,7 +544,7 @@ async fn leftover_background_processes_of_a_finished_task_are_killed() {
         }
     }))
     .await;
-    let cfg = config(&am.url, &am.secret, &dir);
+    let cfg = config(&am.url, &am.secret, am.pin, &dir);
     run_until_done(cfg).await;
     let bg = read_pid(&pid_file).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -507,7 +577,7 @@ async fn an_assignment_sent_twice_runs_once() {
         }
     }))
     .await;
-    let cfg = config(&am.url, &am.secret, &dir);
+    let cfg = config(&am.url, &am.secret, am.pin, &dir);
     run_until_done(cfg).await;
     assert_eq!(std::fs::read_to_string(&count).unwrap(), "x\n");
 }
@@ -574,7 +644,7 @@ async fn polls_name_the_attempts_it_runs_until_their_results_are_delivered() {
         }
     }))
     .await;
-    let mut cfg = config(&am.url, &am.secret, &dir);
+    let mut cfg = config(&am.url, &am.secret, am.pin, &dir);
     cfg.idle_poll = Duration::from_millis(100);
     run_until_done(cfg).await;
     let polls = am.polls.lock().unwrap();
@@ -602,7 +672,7 @@ async fn polls_name_the_attempts_it_runs_until_their_results_are_delivered() {
 #[test]
 fn a_new_am_attempt_is_found_in_the_staging_folder_and_a_removed_folder_ends_the_app() {
     let dir = log_dir("next-am");
-    let old = "http://nm1:4000";
+    let old = "https://nm1:4000";
     assert_eq!(
         next_am(&dir, old),
         NextAm::Unchanged,
@@ -614,8 +684,8 @@ fn a_new_am_attempt_is_found_in_the_staging_folder_and_a_removed_folder_ends_the
         NextAm::Unchanged,
         "still the dead attempt's"
     );
-    std::fs::write(dir.join("driver.url"), "http://nm2:5000\n").unwrap();
-    assert_eq!(next_am(&dir, old), NextAm::Moved("http://nm2:5000".into()));
+    std::fs::write(dir.join("driver.url"), "https://nm2:5000\n").unwrap();
+    assert_eq!(next_am(&dir, old), NextAm::Moved("https://nm2:5000".into()));
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(next_am(&dir, old), NextAm::AppOver);
 }
@@ -656,7 +726,7 @@ async fn a_kill_ends_one_attempts_group_and_reports_its_exit() {
     }))
     .await;
     let grandchild = {
-        let cfg = config(&am.url, &am.secret, &dir);
+        let cfg = config(&am.url, &am.secret, am.pin, &dir);
         let run = tokio::spawn(run_executor(cfg, never()));
         let pid = read_pid(&pid_file).await;
         let exit = tokio::time::timeout(Duration::from_secs(20), run)
@@ -704,7 +774,7 @@ async fn an_attempt_assigned_again_after_its_result_went_out_is_reported_again()
         }
     }))
     .await;
-    let cfg = config(&am.url, &am.secret, &dir);
+    let cfg = config(&am.url, &am.secret, am.pin, &dir);
     let run = tokio::spawn(run_executor(cfg, never()));
     wait_until(|| {
         am.polls

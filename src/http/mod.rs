@@ -139,18 +139,91 @@ pub fn router(shared: Shared) -> Router {
         .with_state(shared)
 }
 
-/// Serves until `shutdown` resolves, within the limits of [`server`].
+/// The tracking page alone, for the plain-HTTP listener: no secret, no API, no poll.
+pub fn page_router(shared: Shared) -> Router {
+    Router::new()
+        .route("/", get(get_page))
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "only the tracking page is here") })
+        .with_state(shared)
+}
+
+/// Connections the plain page listener serves at once: people's browsers through the RM's
+/// web proxy, a handful; the rest of the descriptor budget is the API's.
+const PAGE_CONNECTIONS: usize = 64;
+
+/// Serves the driver API and the executors' poll endpoint on `listener` over TLS with
+/// `tls`, and, when given, the tracking page alone on `page` in plain HTTP, until
+/// `shutdown` resolves, within the limits of [`server`].
+///
+/// Why a plain page listener: the AM registers its tracking URL with the RM, whose web
+/// proxy fetches it with the JVM's default trust store, which does not trust the
+/// application's self-signed certificate (`WebAppProxyServlet` has no way to pin it). The
+/// page holds nothing secret (anyone who can reach the NodeManager could always load it),
+/// so it stays reachable through the proxy in plain HTTP, on its own port where no secret
+/// and no task command is ever served.
 pub async fn serve(
     listener: tokio::net::TcpListener,
+    page: Option<tokio::net::TcpListener>,
     shared: Shared,
+    tls: std::sync::Arc<rustls::ServerConfig>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let closing = shared.closing.clone();
     let limits = server::Limits::for_this_process();
-    server::run(listener, router(shared), limits, async move {
+    let (stop, stopped) = watch::channel(false);
+    let until_stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let page_server = async {
+        match page {
+            Some(page) => {
+                let page_limits = server::Limits {
+                    max_connections: PAGE_CONNECTIONS.min(limits.max_connections),
+                    ..limits
+                };
+                server::run(
+                    page,
+                    page_router(shared.clone()),
+                    server::Transport::Plain,
+                    page_limits,
+                    until_stopped(stopped.clone()),
+                )
+                .await
+            }
+            None => Ok(()),
+        }
+    };
+    let api_server = server::run(
+        listener,
+        router(shared.clone()),
+        server::Transport::Tls(tls),
+        limits,
+        until_stopped(stopped.clone()),
+    );
+    let stopper = async move {
         shutdown.await;
         closing.send_replace(true);
-    })
+        stop.send_replace(true);
+    };
+    let (api, page, ()) = tokio::join!(api_server, page_server, stopper);
+    api.and(page)
+}
+
+/// Tests: any router served as the driver API is, over TLS with `tls` (for stand-in AMs).
+#[cfg(test)]
+pub(crate) async fn serve_router_tls(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    tls: std::sync::Arc<rustls::ServerConfig>,
+) -> std::io::Result<()> {
+    let limits = server::Limits::for_this_process();
+    server::run(
+        listener,
+        app,
+        server::Transport::Tls(tls),
+        limits,
+        std::future::pending(),
+    )
     .await
 }
 

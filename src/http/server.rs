@@ -30,6 +30,14 @@
 //!   header-read timeout, and its connection is closed after the 401 (hyper closes a
 //!   connection whose request body was left unread). Executor polls have their own, smaller
 //!   limit and a cap on the poll bytes buffered at once (`poll.rs`).
+//! - **TLS** ([`Transport::Tls`]): the driver API and the poll endpoint are served only over
+//!   TLS with the application's certificate (`crate::protocol::tls`), so neither the Bearer
+//!   secret nor task commands cross the network in clear. The handshake runs in the
+//!   connection's own task, within the header-read timeout, and holds a connection slot:
+//!   a client that opens a connection and never finishes its handshake costs what one that
+//!   never sends its headers costs. A client speaking plain HTTP to the port fails the
+//!   handshake and is closed without a reply. [`Transport::Plain`] serves only the tracking
+//!   page (see `super::serve`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -162,24 +170,46 @@ const REFUSE_LINGER: Duration = Duration::from_secs(1);
 /// Answers a connection beyond the cap with a 503 and closes it. The client has usually
 /// sent its request already: closing with it unread would reset the connection and the
 /// client would lose the reply, so what it sent is read and dropped for a moment (a bounded
-/// number of such connections at a time; past that the connection is simply closed).
-fn refuse(stream: tokio::net::TcpStream, refusing: &Arc<Semaphore>) {
+/// number of such connections at a time; past that the connection is simply closed). On a
+/// TLS listener the 503 goes inside a handshake (within the same moment), so that a TLS
+/// client reads a reply rather than garbage.
+fn refuse(
+    stream: tokio::net::TcpStream,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    refusing: &Arc<Semaphore>,
+) {
     let Ok(permit) = refusing.clone().try_acquire_owned() else {
         return;
     };
     tokio::spawn(async move {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut stream = stream;
         let _ = tokio::time::timeout(REFUSE_LINGER, async {
-            stream.write_all(busy_reply().as_bytes()).await?;
-            stream.shutdown().await?;
-            let mut sink = [0u8; 1024];
-            while stream.read(&mut sink).await? > 0 {}
-            std::io::Result::Ok(())
+            match tls {
+                None => answer_busy(stream).await,
+                Some(acceptor) => answer_busy(acceptor.accept(stream).await?).await,
+            }
         })
         .await;
         drop(permit);
     });
+}
+
+/// Writes the 503, closes our side and drains what the client sent.
+async fn answer_busy<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(busy_reply().as_bytes()).await?;
+    stream.shutdown().await?;
+    let mut sink = [0u8; 1024];
+    while stream.read(&mut sink).await? > 0 {}
+    Ok(())
+}
+
+/// What a listener speaks.
+#[derive(Clone)]
+pub enum Transport {
+    /// TLS with this configuration (the application's certificate).
+    Tls(Arc<rustls::ServerConfig>),
+    /// Plain HTTP: only for what carries no secret (the tracking page).
+    Plain,
 }
 
 /// Serves `app` on `listener` within `limits` until `shutdown` resolves, then stops
@@ -187,9 +217,14 @@ fn refuse(stream: tokio::net::TcpStream, refusing: &Arc<Semaphore>) {
 pub async fn run(
     listener: TcpListener,
     app: Router,
+    transport: Transport,
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let tls = match transport {
+        Transport::Tls(config) => Some(tokio_rustls::TlsAcceptor::from(config)),
+        Transport::Plain => None,
+    };
     let app = app.layer(DefaultBodyLimit::max(BODY_LIMIT));
     let service = TowerToHyperService::new(app);
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -225,14 +260,38 @@ pub async fn run(
                     "driver API at its connection cap: refusing new connections"
                 );
             }
-            refuse(stream, &refusing);
+            refuse(stream, tls.clone(), &refusing);
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let io = TokioIo::new(StallGuard::new(stream, limits.write_stall_timeout));
-        let conn = graceful.watch(http.serve_connection(io, service.clone()));
+        let stream = StallGuard::new(stream, limits.write_stall_timeout);
+        let (http, service, watcher) = (http.clone(), service.clone(), graceful.watcher());
+        let (tls, handshake_limit) = (tls.clone(), limits.header_read_timeout);
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
+            let served = match tls {
+                None => {
+                    let conn = http.serve_connection(TokioIo::new(stream), service);
+                    watcher.watch(conn).await
+                }
+                Some(acceptor) => {
+                    let tls = match tokio::time::timeout(handshake_limit, acceptor.accept(stream))
+                        .await
+                    {
+                        Ok(Ok(tls)) => tls,
+                        Ok(Err(e)) => {
+                            debug!("driver API TLS handshake failed: {e}");
+                            return;
+                        }
+                        Err(_) => {
+                            debug!("driver API TLS handshake not done in {handshake_limit:?}");
+                            return;
+                        }
+                    };
+                    let conn = http.serve_connection(TokioIo::new(tls), service);
+                    watcher.watch(conn).await
+                }
+            };
+            if let Err(e) = served {
                 debug!("driver API connection ended: {e}");
             }
             drop(slot);
@@ -469,7 +528,13 @@ mod tests {
         );
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(run(listener, app, limits, std::future::pending()));
+        tokio::spawn(run(
+            listener,
+            app,
+            Transport::Plain,
+            limits,
+            std::future::pending(),
+        ));
         addr
     }
 

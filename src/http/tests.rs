@@ -6,9 +6,47 @@ use std::sync::Arc;
 use super::*;
 use crate::protocol::driver_api::*;
 use crate::protocol::poll::{PollReply, TaskAssignment};
+use crate::protocol::tls::{AppCert, Fingerprint};
+
+/// Serves `shared` as the AM does: the API over TLS with a fresh certificate, the page alone
+/// in plain HTTP. Returns the API's `https://` base, the page's `http://` base, the pin and
+/// the server's task.
+async fn serve_as_the_am(
+    shared: Shared,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> (
+    String,
+    String,
+    Fingerprint,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let cert = AppCert::generate().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let page = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("https://{}", listener.local_addr().unwrap());
+    let page_base = format!("http://{}", page.local_addr().unwrap());
+    let server = tokio::spawn(serve(
+        listener,
+        Some(page),
+        shared,
+        cert.server_config().unwrap(),
+        shutdown,
+    ));
+    (base, page_base, cert.fingerprint(), server)
+}
+
+fn pinned(pin: Fingerprint) -> reqwest::Client {
+    crate::protocol::tls::pinned_http_client(pin)
+        .timeout(Duration::from_secs(15))
+        .build()
+        .unwrap()
+}
 
 struct Running {
     base: String,
+    /// The tracking page's plain-HTTP base.
+    page_base: String,
+    pin: Fingerprint,
     secret: String,
     http: reqwest::Client,
     handle_state: watch::Sender<Arc<StateView>>,
@@ -65,13 +103,13 @@ async fn start() -> Running {
             }
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(serve(listener, shared, std::future::pending()));
+    let (base, page_base, pin, _) = serve_as_the_am(shared, std::future::pending()).await;
     Running {
         base,
+        page_base,
+        pin,
         secret,
-        http: reqwest::Client::new(),
+        http: pinned(pin),
         handle_state: handle.state,
         events: handle.events,
         demands,
@@ -313,11 +351,9 @@ async fn a_poll_reply_the_loop_sends_too_late_comes_back_to_the_loop() {
             let _ = late_tx.send(reply.send(answer));
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(serve(listener, shared, std::future::pending()));
+    let (base, _, pin, _) = serve_as_the_am(shared, std::future::pending()).await;
     let body = serde_json::json!({"executor_id": "1", "host": "nm1", "free_cpus": 1});
-    let (resp, _) = signed_poll(&reqwest::Client::new(), &base, &secret, "1", 1, &body).await;
+    let (resp, _) = signed_poll(&pinned(pin), &base, &secret, "1", 1, &body).await;
     assert_eq!(resp.status(), 503);
     let err: ApiError = resp.json().await.unwrap();
     assert!(
@@ -375,13 +411,12 @@ async fn event_streams_end_when_the_server_stops() {
 async fn server_shutdown_is_not_held_up_by_an_open_event_stream() {
     let secret = new_secret();
     let (shared, _handle) = channel(&secret, StateView::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(listener, shared, async {
+    let (base, _, pin, server) = serve_as_the_am(shared, async {
         let _ = stopped.await;
-    }));
-    let resp = reqwest::Client::new()
+    })
+    .await;
+    let resp = pinned(pin)
         .get(format!("{base}/v1/events"))
         .bearer_auth(&secret)
         .send()
@@ -550,13 +585,18 @@ async fn the_driver_secret_does_not_open_the_poll_and_executor_keys_open_nothing
     assert!(r.demands.lock().unwrap().is_empty());
 }
 
-/// Sends `head` and `body` on a fresh connection and reads until the server closes it; `None`
-/// when it has not within 5 s (the server is still waiting for something).
-async fn raw_exchange(base: &str, head: &str, body: &[u8]) -> Option<String> {
+/// Sends `head` and `body` on a fresh TLS connection to `r`'s API and reads until the server
+/// closes it; `None` when it has not within 5 s (the server is still waiting for something).
+async fn raw_exchange(r: &Running, head: &str, body: &[u8]) -> Option<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(base.trim_start_matches("http://"))
+    let tcp = tokio::net::TcpStream::connect(r.base.trim_start_matches("https://"))
         .await
         .unwrap();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(
+        crate::protocol::tls::pinned_client_config(r.pin),
+    ));
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut s = connector.connect(name, tcp).await.unwrap();
     s.write_all(head.as_bytes()).await.unwrap();
     s.write_all(body).await.unwrap();
     let mut out = Vec::new();
@@ -595,7 +635,7 @@ async fn an_unsigned_poll_is_refused_before_its_body_is_read() {
     let unsigned = "POST /v1/executors/poll HTTP/1.1\r\nhost: x\r\n\
                     content-length: 4194304\r\n\r\n";
     for head in [forged.as_str(), unsigned] {
-        let reply = raw_exchange(&r.base, head, b"{\"exec")
+        let reply = raw_exchange(&r, head, b"{\"exec")
             .await
             .expect("the server waited for the body of an unsigned poll");
         assert!(reply.starts_with("HTTP/1.1 401"), "{reply}");
@@ -616,20 +656,20 @@ async fn a_signed_polls_body_is_bounded_in_time_and_size_and_must_match_its_mac(
     let body = br#"{"executor_id": "1", "host": "nm1", "free_cpus": 1}"#;
     // Half the body, then silence: 408 at the deadline (signed: the header verified).
     let head = signed_poll_head(&r.secret, body, body.len());
-    let reply = raw_exchange(&r.base, &head, &body[..10])
+    let reply = raw_exchange(&r, &head, &body[..10])
         .await
         .expect("the server waited past its body deadline");
     assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
     assert!(reply.contains(REPLY_MAC_HEADER), "{reply}");
     // Declared over the limit: 413 before a byte of it is read.
     let head = signed_poll_head(&r.secret, body, POLL_BODY_LIMIT + 1);
-    let reply = raw_exchange(&r.base, &head, b"").await.unwrap();
+    let reply = raw_exchange(&r, &head, b"").await.unwrap();
     assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
     // Another body than the one signed: refused.
     let other = br#"{"executor_id": "1", "host": "nm2", "free_cpus": 1}"#;
     let head = signed_poll_head(&r.secret, body, other.len())
         .replace("\r\n\r\n", "\r\nconnection: close\r\n\r\n");
-    let reply = raw_exchange(&r.base, &head, other).await.unwrap();
+    let reply = raw_exchange(&r, &head, other).await.unwrap();
     assert!(reply.starts_with("HTTP/1.1 401"), "{reply}");
     assert!(reply.contains("not the one its MAC covers"), "{reply}");
     // None of these was recorded: sequence number 1 is still free.
@@ -654,9 +694,97 @@ async fn a_driver_body_that_stalls_is_cut_at_the_deadline() {
          content-type: application/json\r\ncontent-length: 100\r\n\r\n",
         r.secret
     );
-    let reply = raw_exchange(&r.base, &head, b"{\"target")
+    let reply = raw_exchange(&r, &head, b"{\"target")
         .await
         .expect("the server waited past its body deadline");
     assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
     assert!(r.demands.lock().unwrap().is_empty());
+}
+
+/// Issue 23: the API port speaks only TLS. A plain-HTTP request, secret and all, gets no
+/// HTTP reply (the handshake fails on its first bytes and the connection is closed).
+#[tokio::test]
+async fn plain_http_to_the_api_port_gets_nothing_useful() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let r = start().await;
+    let mut s = tokio::net::TcpStream::connect(r.base.trim_start_matches("https://"))
+        .await
+        .unwrap();
+    let head = format!(
+        "GET /v1/state HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\r\n",
+        r.secret
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out))
+        .await
+        .expect("the server did not close a plain-HTTP connection");
+    let text = String::from_utf8_lossy(&out);
+    assert!(!text.contains("HTTP/1.1"), "{text}");
+    assert!(!text.contains("application_1_0001"), "{text}");
+    // reqwest with the pinned client refuses an http:// URL before connecting.
+    let http_url = r.base.replacen("https://", "http://", 1);
+    let err = r
+        .http
+        .get(format!("{http_url}/v1/state"))
+        .bearer_auth(&r.secret)
+        .send()
+        .await
+        .unwrap_err();
+    assert!(err.is_builder(), "{err}");
+}
+
+/// Issue 23: a client pinned to another certificate is refused in the handshake, with a
+/// typed error naming both fingerprints, before it sends its request (and its secret).
+#[tokio::test]
+async fn a_client_with_the_wrong_fingerprint_is_refused() {
+    let r = start().await;
+    let wrong = AppCert::generate().unwrap().fingerprint();
+    let err = pinned(wrong)
+        .get(format!("{}/v1/state", r.base))
+        .bearer_auth(&r.secret)
+        .send()
+        .await
+        .unwrap_err();
+    match crate::protocol::tls::pin_error(&err) {
+        Some(crate::protocol::tls::TlsError::WrongCertificate { expected, seen }) => {
+            assert_eq!((expected, seen), (wrong, r.pin));
+        }
+        other => panic!("not a pin refusal: {other:?}: {err:#}"),
+    }
+    // The right pin on the same server works.
+    let state: StateView = r.get_json("/v1/state").await;
+    assert_eq!(state.app_id, "application_1_0001");
+}
+
+/// The plain page port (for the RM's web proxy) serves the page and nothing else: no API,
+/// no poll, whatever the secret.
+#[tokio::test]
+async fn the_plain_page_port_serves_only_the_page() {
+    let r = start().await;
+    let plain = reqwest::Client::new();
+    let page = plain.get(format!("{}/", r.page_base)).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("application_1_0001"));
+    let state = plain
+        .get(format!("{}/v1/state", r.page_base))
+        .bearer_auth(&r.secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(state.status(), 404);
+    let poll = plain
+        .post(format!("{}/v1/executors/poll", r.page_base))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(poll.status(), 404);
+    let metrics = plain
+        .get(format!("{}/metrics", r.page_base))
+        .bearer_auth(&r.secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(metrics.status(), 404);
 }

@@ -39,6 +39,9 @@ pub const BINARY_NAME: &str = "yarn-am";
 /// container's bash sees them (`yarn_client::launch_script`). The file's bytes are exactly
 /// what the user typed (Skein ships its scripts the same way).
 pub const COMMAND_FILE: &str = "yarn-am-command.sh";
+/// Name of the cluster's CA file (`YARN_AM_CA_FILE` at submit) in the AM's and the job's
+/// executors' working directories.
+pub const CA_FILE: &str = "yarn-am-ca.pem";
 
 /// The launch command of executors that run `--executor-command`: the script, with its
 /// output in the container's log directory.
@@ -273,6 +276,17 @@ async fn stage_and_submit(
     let staged_binary = stager.put_file(&binary, BINARY_NAME).await?;
     let mut local_resources = BTreeMap::new();
     local_resources.insert(BINARY_NAME.to_string(), staged_binary.local_resource());
+    // The cluster's CA for https:// RM and NameNode addresses (`yarn_client::tls`): the AM
+    // (node list, journal, clean-up) and the job's executors (a next attempt's URL) call
+    // them too, so the file travels as a local resource and they find it under the same
+    // variable, relative to their working directory.
+    let ca_file = match yarn_client::tls::TlsTrust::from_env() {
+        yarn_client::tls::TlsTrust::CaFile(path) => Some(stager.put_file(&path, CA_FILE).await?),
+        yarn_client::tls::TlsTrust::System => None,
+    };
+    if let Some(ca) = &ca_file {
+        local_resources.insert(CA_FILE.to_string(), ca.local_resource());
+    }
     let mut files = BTreeMap::new();
     for f in &args.file {
         let name = f
@@ -313,6 +327,12 @@ async fn stage_and_submit(
             .files
             .insert(BINARY_NAME.into(), staged_binary.clone());
         executor.command = format!("./{BINARY_NAME} executor");
+        if let Some(ca) = &ca_file {
+            executor.files.insert(CA_FILE.into(), ca.clone());
+            executor
+                .env
+                .insert(yarn_client::tls::CA_FILE_ENV.into(), CA_FILE.into());
+        }
         // Executors log what the AM told them (tasks, "shut down") like the AM does.
         executor
             .env
@@ -361,12 +381,18 @@ async fn stage_and_submit(
         .await?;
     local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
     let secret = crate::http::new_secret();
-    let secret_file = write_secret(args, app_id, &secret)?;
+    // The AM's TLS certificate, made here beside the secret so that the secret file can
+    // carry its fingerprint and every AM attempt serves the same one (`protocol::tls`).
+    let cert = crate::protocol::tls::AppCert::generate()?;
+    let secret_file = write_secret(args, app_id, &secret, &cert)?;
     let mut environment = am_env;
     environment
         .entry("YARN_AM_LOG".into())
         .or_insert_with(|| "info".into());
     environment.insert("RUST_BACKTRACE".into(), "1".into());
+    if ca_file.is_some() {
+        environment.insert(yarn_client::tls::CA_FILE_ENV.into(), CA_FILE.into());
+    }
     // The AM must know whether its attempt is the last (a failure unregisters only then, so
     // that YARN retries earlier ones). The RM does not put this in the AM's environment
     // (checked on Hadoop 3.4.1), so we do, under the name Hadoop's ApplicationConstants gives
@@ -397,7 +423,7 @@ async fn stage_and_submit(
             local_resources,
             environment,
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
-            credentials: am_credentials(&secret, tokens),
+            credentials: am_credentials(&secret, &cert, tokens),
         },
     };
     rest.submit(&submission)
@@ -439,23 +465,30 @@ fn print_job_summary(diagnostics: &str) {
 /// The AM container's credentials: everything secret the AM gets travels here, never in its
 /// environment, command line or spec file (the NodeManager writes those into
 /// `launch_container.sh` in the container's log dir, which its web UI serves). Today that is
-/// the application's master secret (see [`crate::protocol::poll`]); delegation tokens for a
-/// secure cluster go beside it.
+/// the application's master secret (see [`crate::protocol::poll`]) and the driver API's
+/// certificate with its private key (see [`crate::protocol::tls`]); delegation tokens for a
+/// secure cluster go beside them.
 fn am_credentials(
     master_secret: &str,
+    cert: &crate::protocol::tls::AppCert,
     tokens: Vec<(String, yarn_client::token::Token)>,
 ) -> yarn_client::credentials::Credentials {
-    yarn_client::credentials::Credentials {
-        tokens,
-        secrets: vec![(
-            crate::protocol::credentials::MASTER_SECRET_ALIAS.to_string(),
-            master_secret.as_bytes().to_vec(),
-        )],
-    }
+    let mut secrets = vec![(
+        crate::protocol::credentials::MASTER_SECRET_ALIAS.to_string(),
+        master_secret.as_bytes().to_vec(),
+    )];
+    secrets.extend(cert.credential_secrets());
+    yarn_client::credentials::Credentials { tokens, secrets }
 }
 
-/// Keeps the driver-API secret where only this user can read it.
-fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result<PathBuf> {
+/// Keeps the driver-API secret, with the fingerprint of the certificate the AM will serve,
+/// where only this user can read it (the format: [`crate::protocol::driver_secret`]).
+fn write_secret(
+    args: &SubmitArgs,
+    app_id: &str,
+    secret: &str,
+    cert: &crate::protocol::tls::AppCert,
+) -> anyhow::Result<PathBuf> {
     let dir = match &args.secret_dir {
         Some(d) => d.clone(),
         None => {
@@ -483,7 +516,8 @@ fn write_secret(args: &SubmitArgs, app_id: &str, secret: &str) -> anyhow::Result
         <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600),
     )
     .with_context(|| format!("setting the mode of {}", path.display()))?;
-    std::io::Write::write_all(&mut f, secret.as_bytes())?;
+    let text = crate::protocol::driver_secret::DriverSecret::render(secret, cert.fingerprint());
+    std::io::Write::write_all(&mut f, text.as_bytes())?;
     Ok(path)
 }
 
@@ -506,7 +540,8 @@ fn transient(e: &RestError) -> bool {
         RestError::Kerberos { .. }
         | RestError::NeedsKerberos { .. }
         | RestError::ForeignRedirect { .. }
-        | RestError::TooLarge { .. } => false,
+        | RestError::TooLarge { .. }
+        | RestError::Tls(_) => false,
     }
 }
 

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use yarn_client::conf::yarn::{rm_candidates, RmService};
 use yarn_client::conf::Configuration;
 use yarn_client::gssapi::{Credential, CredentialSource};
 use yarn_client::http_auth::HttpAuth;
@@ -90,8 +89,10 @@ pub fn user_name(args: &RmArgs) -> String {
 }
 
 /// The RM web addresses from `$YARN_CONF_DIR` / `$HADOOP_CONF_DIR`, like every Hadoop
-/// tool, never empty. With RM HA the first configured RM is asked first; a standby RM
-/// redirects REST calls to the active one, which is among the others.
+/// tool, never empty, as URLs: `https://` and the RM's HTTPS web address when
+/// `yarn.http.policy` is `HTTPS_ONLY` (trust: `yarn_client::tls`). With RM HA the first
+/// configured RM is asked first; a standby RM redirects REST calls to the active one, which
+/// is among the others.
 pub fn web_addresses_from_conf() -> anyhow::Result<Vec<String>> {
     if std::env::var_os("HADOOP_CONF_DIR").is_none() && std::env::var_os("YARN_CONF_DIR").is_none()
     {
@@ -101,11 +102,8 @@ pub fn web_addresses_from_conf() -> anyhow::Result<Vec<String>> {
         );
     }
     let conf = Configuration::from_process_env().context("reading the Hadoop configuration")?;
-    let candidates = rm_candidates(&conf, RmService::WebApp)
+    let urls = yarn_client::conf::rm_web_urls(&conf)
         .context("finding the ResourceManager web address in yarn-site.xml")?;
-    anyhow::ensure!(
-        !candidates.is_empty(),
-        "yarn-site.xml names no ResourceManager"
-    );
-    Ok(candidates.iter().map(|c| c.address.to_string()).collect())
+    anyhow::ensure!(!urls.is_empty(), "yarn-site.xml names no ResourceManager");
+    Ok(urls)
 }

@@ -130,6 +130,8 @@ pub fn am_log_dir(c: &Cluster, app: &str) -> Option<PathBuf> {
 pub struct Driver {
     pub url: String,
     pub secret: String,
+    /// The AM's certificate fingerprint, from the secret file.
+    pub pin: Option<yarn_am::protocol::tls::Fingerprint>,
     pub http: reqwest::Client,
 }
 
@@ -147,21 +149,66 @@ impl Driver {
         )
         .await;
         let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
-        let secret =
-            std::fs::read_to_string(PathBuf::from(home).join(format!(".yarn-am/{app}.secret")))
-                .expect("submit writes the secret");
+        let file = yarn_am::protocol::driver_secret::DriverSecret::read(
+            &PathBuf::from(home).join(format!(".yarn-am/{app}.secret")),
+        )
+        .expect("submit writes the secret");
+        assert!(
+            url.starts_with("https://"),
+            "the driver API is not TLS: {url}"
+        );
+        // The AM closes a keep-alive connection idle for its header-read timeout (10 s): a
+        // request sent on it just then gets no answer (seen: a POST /v1/finish after a 10 s
+        // job). Idle connections are dropped well before that.
+        let http = file
+            .http_client()
+            .timeout(Duration::from_secs(15))
+            .pool_idle_timeout(Duration::from_secs(3))
+            .build()
+            .unwrap();
         Driver {
             url,
-            secret,
-            // The AM closes a keep-alive connection idle for its header-read timeout (10 s):
-            // a request sent on it just then gets no answer (seen: a POST /v1/finish after a
-            // 10 s job). Idle connections are dropped well before that.
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(15))
-                .pool_idle_timeout(Duration::from_secs(3))
-                .build()
-                .unwrap(),
+            secret: file.secret,
+            pin: file.tls_pin,
+            http,
         }
+    }
+
+    /// A fresh client pinned to this AM's certificate (a new connection pool).
+    pub fn client(&self) -> reqwest::Client {
+        yarn_am::protocol::tls::pinned_http_client(self.pin.expect("a TLS AM"))
+            .timeout(Duration::from_secs(15))
+            .build()
+            .unwrap()
+    }
+
+    /// `host:port` of the driver API.
+    pub fn addr(&self) -> String {
+        self.url
+            .trim_start_matches("https://")
+            .trim_end_matches('/')
+            .to_string()
+    }
+
+    /// A raw TLS connection to the driver API, the certificate pinned (for tests that
+    /// write HTTP by hand).
+    pub async fn tls_connect(
+        &self,
+    ) -> std::io::Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>> {
+        let config = yarn_am::protocol::tls::pinned_client_config(self.pin.expect("a TLS AM"));
+        let tcp = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::TcpStream::connect(self.addr()),
+        )
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))??;
+        let name = rustls::pki_types::ServerName::try_from("yarn-am").unwrap();
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)).connect(name, tcp),
+        )
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "handshake timed out"))?
     }
 
     async fn get_ok(&self, path: &str) -> reqwest::Response {

@@ -27,6 +27,8 @@
 //!   - [`rest`]: the RM's REST API (submit, report, kill, nodes).
 //!   - [`webhdfs`]: the few WebHDFS operations a submitter needs to stage files.
 //!   - `http_body` (crate-private): reading a REST or WebHDFS reply under a size cap.
+//!   - [`tls`]: whom REST and WebHDFS trust on `https://` addresses (a PEM CA file from
+//!     `YARN_AM_CA_FILE`, else the system's store); rustls on ring.
 //! - Configuration and credentials:
 //!   - [`conf`]: Hadoop XML configuration, read as Hadoop reads it (`xml.rs`,
 //!     `expand.rs`, `load.rs`, the environment it expands from in `env_source.rs`), and
@@ -68,5 +70,6 @@ pub(crate) mod sasl;
 #[cfg(any(test, feature = "test-fixtures"))]
 #[doc(hidden)]
 pub mod test_http;
+pub mod tls;
 pub mod token;
 pub mod webhdfs;

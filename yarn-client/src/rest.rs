@@ -25,6 +25,9 @@ use crate::redact::{redact, RedactedUrl};
 /// server text is [`redact`]ed.
 #[derive(Debug, thiserror::Error)]
 pub enum RestError {
+    /// The trust for `https://` addresses could not be set up (see [`crate::tls`]).
+    #[error("setting up TLS for the ResourceManager's web API")]
+    Tls(#[from] crate::tls::TlsConfigError),
     /// The reason (refused, timed out, ...) is the error's source chain, which anyhow's
     /// `{:#}` prints; the URL is already here, so the source carries none.
     #[error("cannot reach the ResourceManager at {url}")]
@@ -346,11 +349,28 @@ fn base_url(web_address: &str) -> String {
 }
 
 impl RmRest {
-    /// `web_address` is `host:port` or a full `http://` URL of the RM web app (8088).
-    /// Every call is bounded by `timeout`, so a dead RM gives an error, not a hang.
+    /// `web_address` is `host:port` or a full `http://` or `https://` URL of the RM web app
+    /// (8088, or 8090 for HTTPS). Every call is bounded by `timeout`, so a dead RM gives an
+    /// error, not a hang. `https://` is trusted as [`crate::tls::TlsTrust::from_env`] says.
     pub fn new(web_address: &str, user: &str, timeout: Duration) -> Result<Self> {
+        Self::with_trust(
+            web_address,
+            user,
+            timeout,
+            &crate::tls::TlsTrust::from_env(),
+        )
+    }
+
+    /// As [`RmRest::new`], trusting `trust` for `https://` addresses.
+    pub fn with_trust(
+        web_address: &str,
+        user: &str,
+        timeout: Duration,
+        trust: &crate::tls::TlsTrust,
+    ) -> Result<Self> {
         let base = base_url(web_address);
-        let http = reqwest::Client::builder()
+        let http = trust
+            .apply(reqwest::Client::builder())?
             .timeout(timeout)
             .connect_timeout(timeout)
             // Followed by hand, to known RMs only (see the type's doc).

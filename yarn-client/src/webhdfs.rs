@@ -40,6 +40,9 @@ pub const FILE_NOT_FOUND: &str = "java.io.FileNotFoundException";
 /// is [`redact`]ed, so no error carries a delegation token or a user name.
 #[derive(Debug, thiserror::Error)]
 pub enum WebHdfsError {
+    /// The trust for `https://` addresses could not be set up (see [`crate::tls`]).
+    #[error("setting up TLS for WebHDFS")]
+    Tls(#[from] crate::tls::TlsConfigError),
     #[error("invalid WebHDFS address {address:?}: {reason}")]
     BadAddress { address: String, reason: String },
     #[error("invalid HDFS path {path:?}: {reason}")]
@@ -345,11 +348,24 @@ fn decode(s: &str) -> String {
 
 impl WebHdfs {
     /// `address` is the NameNode's web address (`dfs.namenode.http-address`, port 9870 by
-    /// default): `host:port`, `http://host:port` or `webhdfs://host:port`. Every request is
-    /// bounded by `timeout` (uploads get more, in proportion to their size).
+    /// default): `host:port`, `http://host:port` or `webhdfs://host:port`; over TLS
+    /// (`dfs.namenode.https-address`, 9871) `https://host:port` or `swebhdfs://host:port`,
+    /// trusted as [`crate::tls::TlsTrust::from_env`] says. Every request is bounded by
+    /// `timeout` (uploads get more, in proportion to their size).
     pub fn new(address: &str, user: &str, timeout: Duration) -> Result<Self> {
+        Self::with_trust(address, user, timeout, &crate::tls::TlsTrust::from_env())
+    }
+
+    /// As [`WebHdfs::new`], trusting `trust` for `https://` addresses.
+    pub fn with_trust(
+        address: &str,
+        user: &str,
+        timeout: Duration,
+        trust: &crate::tls::TlsTrust,
+    ) -> Result<Self> {
         let base = normalize_base(address)?;
-        let http = reqwest::Client::builder()
+        let http = trust
+            .apply(reqwest::Client::builder())?
             .timeout(timeout)
             .connect_timeout(timeout)
             // Redirects are followed by hand: a 307 to a DataNode must carry the file's bytes.

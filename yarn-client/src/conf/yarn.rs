@@ -19,6 +19,10 @@ pub const RM_HOSTNAME: &str = "yarn.resourcemanager.hostname";
 pub const RM_ADDRESS: &str = "yarn.resourcemanager.address";
 pub const RM_SCHEDULER_ADDRESS: &str = "yarn.resourcemanager.scheduler.address";
 pub const RM_WEBAPP_ADDRESS: &str = "yarn.resourcemanager.webapp.address";
+pub const RM_WEBAPP_HTTPS_ADDRESS: &str = "yarn.resourcemanager.webapp.https.address";
+/// `HTTP_ONLY` (default), `HTTPS_ONLY` or `HTTP_AND_HTTPS`: which of the two web addresses
+/// the RM serves ([`rm_web_urls`]).
+pub const YARN_HTTP_POLICY: &str = "yarn.http.policy";
 pub const RM_HA_ENABLED: &str = "yarn.resourcemanager.ha.enabled";
 pub const RM_HA_IDS: &str = "yarn.resourcemanager.ha.rm-ids";
 pub const NM_HOSTNAME: &str = "yarn.nodemanager.hostname";
@@ -33,6 +37,11 @@ pub const YARN_DEFAULTS: &[(&str, &str)] = &[
         "${yarn.resourcemanager.hostname}:8030",
     ),
     (RM_WEBAPP_ADDRESS, "${yarn.resourcemanager.hostname}:8088"),
+    (
+        RM_WEBAPP_HTTPS_ADDRESS,
+        "${yarn.resourcemanager.hostname}:8090",
+    ),
+    (YARN_HTTP_POLICY, "HTTP_ONLY"),
     (RM_HA_ENABLED, "false"),
     (NM_HOSTNAME, "0.0.0.0"),
     // Port 0: the NM picks an ephemeral port unless configured (docs/hadoop-rpc-facts.md 7.3).
@@ -58,6 +67,8 @@ pub enum RmService {
     Scheduler,
     /// REST and web UI, port 8088.
     WebApp,
+    /// REST and web UI over TLS, port 8090 (`yarn.http.policy` `HTTPS_ONLY`).
+    WebAppHttps,
 }
 
 impl RmService {
@@ -66,6 +77,7 @@ impl RmService {
             RmService::Client => RM_ADDRESS,
             RmService::Scheduler => RM_SCHEDULER_ADDRESS,
             RmService::WebApp => RM_WEBAPP_ADDRESS,
+            RmService::WebAppHttps => RM_WEBAPP_HTTPS_ADDRESS,
         }
     }
 
@@ -74,6 +86,7 @@ impl RmService {
             RmService::Client => 8032,
             RmService::Scheduler => 8030,
             RmService::WebApp => 8088,
+            RmService::WebAppHttps => 8090,
         }
     }
 }
@@ -127,6 +140,37 @@ pub fn rm_candidates(
         .collect()
 }
 
+/// Whether a Hadoop `*.http.policy` value says the web server speaks only TLS. Hadoop's
+/// `HttpConfig.Policy` names: `HTTP_ONLY`, `HTTPS_ONLY`, `HTTP_AND_HTTPS` (the last serves
+/// both; the plain address is used then, as Hadoop's own clients do).
+pub fn https_only(conf: &Configuration, key: &str) -> Result<bool, ConfError> {
+    let value = conf.get_trimmed(key)?.unwrap_or_default();
+    match value.to_ascii_uppercase().as_str() {
+        "" | "HTTP_ONLY" | "HTTP_AND_HTTPS" => Ok(false),
+        "HTTPS_ONLY" => Ok(true),
+        _ => Err(ConfError::InvalidValue {
+            key: key.to_string(),
+            value,
+            expected: "HTTP policy (HTTP_ONLY, HTTPS_ONLY or HTTP_AND_HTTPS)",
+        }),
+    }
+}
+
+/// The RM web app's base URLs, one per RM (HA order): `https://` and
+/// `yarn.resourcemanager.webapp.https.address` when `yarn.http.policy` is `HTTPS_ONLY`,
+/// else `http://` and `yarn.resourcemanager.webapp.address`.
+pub fn rm_web_urls(conf: &Configuration) -> Result<Vec<String>, ConfError> {
+    let (scheme, service) = if https_only(conf, YARN_HTTP_POLICY)? {
+        ("https", RmService::WebAppHttps)
+    } else {
+        ("http", RmService::WebApp)
+    };
+    Ok(rm_candidates(conf, service)?
+        .into_iter()
+        .map(|c| format!("{scheme}://{}", c.address))
+        .collect())
+}
+
 /// This node's NM address as configured (port 0 = ephemeral; then use the `NM_PORT`
 /// environment variable the NM sets in containers instead).
 pub fn nodemanager_address(conf: &Configuration) -> Result<HostPort, ConfError> {
@@ -163,6 +207,30 @@ mod tests {
         assert_eq!(addrs(&c, RmService::Scheduler), vec!["=rm.example:8030"]);
         assert_eq!(addrs(&c, RmService::WebApp), vec!["=rm.example:8088"]);
         assert_eq!(nodemanager_address(&c).unwrap().to_string(), "0.0.0.0:0");
+    }
+
+    #[test]
+    fn https_only_moves_the_rm_web_address_to_the_https_one() {
+        let c = conf(&[(RM_HOSTNAME, "rm")]);
+        assert_eq!(rm_web_urls(&c).unwrap(), ["http://rm:8088"]);
+        let c = conf(&[(RM_HOSTNAME, "rm"), (YARN_HTTP_POLICY, "HTTPS_ONLY")]);
+        assert_eq!(rm_web_urls(&c).unwrap(), ["https://rm:8090"]);
+        let c = conf(&[
+            (YARN_HTTP_POLICY, "https_only"),
+            (RM_HA_ENABLED, "true"),
+            (RM_HA_IDS, "rm1,rm2"),
+            ("yarn.resourcemanager.hostname.rm1", "a"),
+            ("yarn.resourcemanager.webapp.https.address.rm2", "b:9443"),
+        ]);
+        assert_eq!(
+            rm_web_urls(&c).unwrap(),
+            ["https://a:8090", "https://b:9443"]
+        );
+        // Both served: the plain one, as Hadoop's clients use it.
+        let c = conf(&[(RM_HOSTNAME, "rm"), (YARN_HTTP_POLICY, "HTTP_AND_HTTPS")]);
+        assert_eq!(rm_web_urls(&c).unwrap(), ["http://rm:8088"]);
+        let e = rm_web_urls(&conf(&[(YARN_HTTP_POLICY, "TLS")])).unwrap_err();
+        assert!(e.to_string().contains(YARN_HTTP_POLICY), "{e}");
     }
 
     #[test]

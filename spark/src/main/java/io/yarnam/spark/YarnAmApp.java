@@ -137,7 +137,7 @@ public final class YarnAmApp {
               + app.path("finalStatus").asText() + ") before its AM ran: " + app.path("diagnostics").asText());
         }
         if (state.equals("RUNNING") && addr.contains(":") && !addr.startsWith("N/A")) {
-          AmClient am = new AmClient("http://" + addr, secretFile);
+          AmClient am = AmClient.at(addr, secretFile);
           am.state(); // the AM answers with our secret
           return am;
         }
