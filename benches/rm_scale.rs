@@ -549,6 +549,7 @@ fn first_asks(trace: &Trace, strategy: Strategy) -> serde_json::Value {
                 nodes,
                 racks,
                 strict,
+                ..
             } = a
             {
                 kinds[AskKind::of(nodes, racks, *strict) as usize] += ids.len() as u64;

@@ -450,13 +450,14 @@ impl Book {
                     nodes,
                     racks,
                     strict,
+                    ..
                 } => {
                     let l = Arc::new(locate(nodes, racks));
                     for &id in ids {
                         self.requests.insert(id, (l.clone(), *strict));
                     }
                 }
-                Action::RemoveRequest(id) => {
+                Action::RemoveRequest(id) | Action::RequestSatisfied(id) => {
                     self.requests.remove(id);
                 }
                 Action::ReplaceRequests {
@@ -798,6 +799,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                             id: Arc::from(format!("c{next_container}")),
                             host: trace.hosts[n].clone(),
                             rack: trace.racks[r].clone(),
+                            allocation_request_id: None,
                         });
                         if off_switch {
                             out.off_switch += 1;

@@ -54,6 +54,7 @@ impl Am {
             id: Arc::from(id),
             host: HostName::from(host),
             rack: RackName::from("/default-rack"),
+            allocation_request_id: None,
         }
     }
 
@@ -130,7 +131,7 @@ fn single_container_allocated() {
     assert!(
         actions
             .iter()
-            .any(|a| matches!(a, Action::RemoveRequest(_))),
+            .any(|a| matches!(a, Action::RequestSatisfied(_))),
         "the matched request leaves the table"
     );
     assert_eq!(am.alloc.running(), 1);
@@ -400,6 +401,7 @@ fn node_local_matches_win_over_rack_and_any() {
         id: Arc::from(id),
         host: HostName::from(h),
         rack: RackName::from("/default-rack"),
+        allocation_request_id: None,
     };
     let actions = alloc.on_event(
         0,
@@ -521,7 +523,9 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
                         assert!(live.insert(*id), "id {id} added twice");
                     }
                 }
-                Action::RemoveRequest(id) => assert!(live.remove(id), "id {id} not live"),
+                Action::RemoveRequest(id) | Action::RequestSatisfied(id) => {
+                    assert!(live.remove(id), "id {id} not live")
+                }
                 Action::ReplaceRequests { old, ids, .. } => {
                     assert_eq!(old.len(), ids.len());
                     for (o, n) in old.iter().zip(ids) {
@@ -664,6 +668,7 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
         id: Arc::from(id),
         host: HostName::from(h),
         rack: RackName::from("/default-rack"),
+        allocation_request_id: None,
     };
     alloc.adopt(c("old-a", "h1"), ExecutorId::new(4));
     alloc.adopt(c("old-b", "h2"), ExecutorId::new(7));
