@@ -1,7 +1,13 @@
 //! Runs the locality simulator on the standard trace families and prints Markdown tables
 //! comparing the `spark` and `default` strategies.
 //!
-//! `cargo run --release --example sim [-- --quick] [--seeds N] [--sizes 100,1000,5000]`
+//! `cargo run --release --example sim [-- --quick] [--seeds N] [--sizes 100,1000,5000]
+//! [--slow-rm K]`
+//!
+//! `--slow-rm K` prints instead, per family, what a slow RM does to the grants (the per-key
+//! model with grants handed over 1 to K calls late, `TraceConfig::rm_delay_rounds`):
+//! containers granted and released as surplus, and the peak of executors against the peak
+//! target.
 //!
 //! A single run of a trace depends on chance (which nodes offer room first, which hosts hold
 //! the popular blocks), and on the busy trace a few offers a round decide it. So each family
@@ -97,6 +103,10 @@ fn main() {
         None if quick => vec![100],
         None => vec![100, 5000],
     };
+    if let Some(k) = arg::<u32>("--slow-rm") {
+        slow_rm(&sizes, seeds, k);
+        return;
+    }
     let mut first: Vec<(String, SimResult, SimResult)> = Vec::new();
     println!("Means over {seeds} seeds; better / equal / worse counts the seeds where the default strategy beat, tied or lost to Spark's.\n");
     println!("| trace | node-local spark | node-local default | rack-local+ spark | rack-local+ default | node-local better / equal / worse | rack-local+ better / equal / worse | requests spark / default | default re-asks | rounds spark / default | time |");
@@ -160,6 +170,49 @@ fn main() {
                 r.asks_without_nodemanager,
                 r.rounds,
             );
+        }
+    }
+}
+
+/// The slow-RM table (`--slow-rm K`): sums over the seeds.
+fn slow_rm(sizes: &[usize], seeds: u64, k: u32) {
+    println!("Slow RM: grants handed over 1 to {k} calls late, one RM key per allocation request id, strict keys first; sums over {seeds} seeds.\n");
+    println!("| trace | strategy | granted | released (surplus) | peak executors / peak target | node-local | rounds |");
+    println!("|---|---|---|---|---|---|---|");
+    for &nodes in sizes {
+        for (name, config) in families(nodes) {
+            for strategy in [Strategy::Spark, Strategy::Default] {
+                let mut sums = [0u64; 5];
+                let mut node_local = 0.0;
+                for seed in 0..seeds {
+                    let trace = Trace::generate(TraceConfig {
+                        strict_requests: true,
+                        strict_first: true,
+                        rm_delay_rounds: k,
+                        ..config(seed)
+                    });
+                    let r = simulate(&trace, strategy);
+                    for (sum, x) in sums.iter_mut().zip([
+                        r.granted,
+                        r.released,
+                        r.peak_executors,
+                        r.peak_target,
+                        r.rounds,
+                    ]) {
+                        *sum += x;
+                    }
+                    node_local += r.node_local / seeds as f64;
+                }
+                println!(
+                    "| {name} | {strategy} | {} | {} | {} / {} | {} | {} |",
+                    sums[0],
+                    sums[1],
+                    sums[2],
+                    sums[3],
+                    pct(node_local),
+                    sums[4]
+                );
+            }
         }
     }
 }

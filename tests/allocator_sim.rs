@@ -283,3 +283,26 @@ fn per_key_model_sends_requests_without_a_location_off_switch() {
         "own key {own:?}, per key {k:?}"
     );
 }
+
+/// Issue 27: with a slow RM (every grant handed over at the next allocate call, not in the
+/// answer to the call it follows) and one RM key per allocation request id, neither strategy
+/// is granted a container beyond its target while the demand holds still: no `*` count is
+/// re-sent over grants in flight. (Before the request keys, the relaxed `*` was re-sent while
+/// being filled; this model had no grants in flight, so it could not show that.)
+#[test]
+fn a_slow_rm_grants_no_surplus_container() {
+    for skew in [0.0, 1.2] {
+        let config = TraceConfig {
+            strict_requests: true,
+            strict_first: true,
+            rm_delay_rounds: 1,
+            ..TraceConfig::standard("slow", 100, skew, 27)
+        };
+        let (s, d) = both(config);
+        for r in [s, d] {
+            assert_eq!(r.released, 0, "{r:?}");
+            assert!(r.peak_executors <= r.peak_target, "{r:?}");
+            assert!(r.granted > 0);
+        }
+    }
+}
