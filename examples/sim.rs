@@ -13,13 +13,18 @@
 //! the popular blocks), and on the busy trace a few offers a round decide it. So each family
 //! runs over `N` seeds (20 unless stated; the first is the family's reported seed) and the
 //! first table gives the means and, per seed, whether the default was better, equal or worse.
-//! The second table is the first seed of each family in full.
+//! The second table is the first seed of each family in full. "node-local reached / bound":
+//! the offline optimum lies between the two. The bound (`sim::offline_bound`) is a proven
+//! upper bound: no placement of the same executors does better on the standard families
+//! (`sim::bound`; for the busy family, whose stages overlap and whose nodes are busy, it bounds
+//! the static model only). "Reached" (`sim::placed_share`) is the bound's candidate placement
+//! played through the same rounds without YARN: a share some placement reaches.
 
 use std::time::Instant;
 
 use yarn_am::sim;
 
-use sim::{simulate, SimResult, Trace, TraceConfig};
+use sim::{offline_bound, placed_share, simulate, SimResult, Trace, TraceConfig};
 use yarn_am::core::allocator::Strategy;
 
 /// A trace family: its configuration for the k-th seed.
@@ -109,13 +114,13 @@ fn main() {
     }
     let mut first: Vec<(String, SimResult, SimResult)> = Vec::new();
     println!("Means over {seeds} seeds; better / equal / worse counts the seeds where the default strategy beat, tied or lost to Spark's.\n");
-    println!("| trace | node-local spark | node-local default | rack-local+ spark | rack-local+ default | node-local better / equal / worse | rack-local+ better / equal / worse | requests spark / default | default re-asks | rounds spark / default | time |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| trace | node-local spark | node-local default | node-local reached / bound | rack-local+ spark | rack-local+ default | node-local better / equal / worse | rack-local+ better / equal / worse | requests spark / default | default re-asks | rounds spark / default | time |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &nodes in &sizes {
         for (name, config) in families(nodes) {
             let start = Instant::now();
             let (mut node, mut rack) = (Tally::default(), Tally::default());
-            let mut sums = [0.0f64; 9];
+            let mut sums = [0.0f64; 11];
             for k in 0..seeds {
                 let trace = Trace::generate(config(k));
                 let s = simulate(&trace, Strategy::Spark);
@@ -132,6 +137,8 @@ fn main() {
                     s.rounds as f64,
                     d.rounds as f64,
                     d.reasked as f64,
+                    offline_bound(&trace),
+                    placed_share(&trace),
                 ]) {
                     *sum += x / seeds as f64;
                 }
@@ -140,9 +147,11 @@ fn main() {
                 }
             }
             println!(
-                "| {name} | {} | {} | {} | {} | {node} | {rack} | {:.0} / {:.0} | {:.0} | {:.1} / {:.1} | {:.1} s |",
+                "| {name} | {} | {} | {} / {} | {} | {} | {node} | {rack} | {:.0} / {:.0} | {:.0} | {:.1} / {:.1} | {:.1} s |",
                 pct(sums[0]),
                 pct(sums[1]),
+                pct(sums[10]),
+                pct(sums[9]),
                 pct(sums[2]),
                 pct(sums[3]),
                 sums[4],

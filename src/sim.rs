@@ -100,6 +100,8 @@
 // Shared through `#[path]` by a test, a bench and an example, each using part of it.
 #![allow(dead_code)]
 
+pub mod bound;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -1050,6 +1052,73 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     out.node_local = node_hits as f64 / tasks_seen.max(1) as f64;
     out.rack_local = rack_hits as f64 / tasks_seen.max(1) as f64;
     out
+}
+
+/// An upper bound on the node-local share any placement of the same executors could reach
+/// on `trace` ([`bound`]): per stage, the executors the driver asks for at its start
+/// (pending tasks / tasks per executor, capped), kept through it. The model matches the
+/// simulator's runs on the standard traces (every executor granted in a stage's first
+/// round); on pipelined, busy or preempting traces it is a bound for that model only.
+pub fn offline_bound(trace: &Trace) -> f64 {
+    let cfg = &trace.config;
+    let (mut local, mut tasks) = (0u64, 0u64);
+    for stage in &trace.stages {
+        let executors = (stage.len() as u32)
+            .div_ceil(cfg.tasks_per_executor.max(1))
+            .min(cfg.max_executors);
+        local += bound::Stage {
+            tasks: stage,
+            nodes: cfg.nodes,
+            capacity: cfg.capacity,
+            executors,
+            slots: cfg.tasks_per_executor.max(1),
+        }
+        .node_local_bound();
+        tasks += stage.len() as u64;
+    }
+    local as f64 / tasks.max(1) as f64
+}
+
+/// The node-local share the bound's candidate placement ([`bound::Stage::placement`]) reaches
+/// on `trace` when played through the simulator's rounds (its executors kept through each
+/// stage, every free slot taking a task, [`place_round`]'s node-local-first choice): what
+/// some placement of the same executors achieves, a lower bound on the optimum that
+/// [`offline_bound`] bounds from above. No YARN in the loop.
+pub fn placed_share(trace: &Trace) -> f64 {
+    let cfg = &trace.config;
+    let (mut local, mut tasks) = (0u64, 0u64);
+    for stage in &trace.stages {
+        let slots = cfg.tasks_per_executor.max(1);
+        let executors = (stage.len() as u32).div_ceil(slots).min(cfg.max_executors);
+        let x = bound::Stage {
+            tasks: stage,
+            nodes: cfg.nodes,
+            capacity: cfg.capacity,
+            executors,
+            slots,
+        }
+        .placement();
+        let mut host_slots = vec![0usize; trace.hosts.len()];
+        for (h, &k) in x.iter().enumerate() {
+            host_slots[h] = (k * slots) as usize;
+        }
+        let total: usize = host_slots.iter().sum();
+        let mut pending = stage.clone();
+        while !pending.is_empty() && total > 0 {
+            let runnable = total.min(pending.len());
+            let (l, _, _) = place_round(
+                trace,
+                &mut pending,
+                host_slots.clone(),
+                runnable,
+                true,
+                true,
+            );
+            local += l as u64;
+        }
+        tasks += stage.len() as u64;
+    }
+    local as f64 / tasks.max(1) as f64
 }
 
 /// One round of tasks on executor slots (`host_slots[h]` free task slots on host `h`), as the

@@ -13,7 +13,7 @@
 
 use yarn_am::sim;
 
-use sim::{simulate, simulate_with, SimResult, Trace, TraceConfig};
+use sim::{offline_bound, placed_share, simulate, simulate_with, SimResult, Trace, TraceConfig};
 use yarn_am::core::allocator::tracker::AllocatorConfig;
 use yarn_am::core::allocator::Strategy;
 
@@ -304,5 +304,26 @@ fn a_slow_rm_grants_no_surplus_container() {
             assert!(r.peak_executors <= r.peak_target, "{r:?}");
             assert!(r.granted > 0);
         }
+    }
+}
+
+/// Issue 27 part 2: on the standard traces (every executor granted in a stage's first round,
+/// the bound's model) neither strategy beats the offline bound, nor does the bound's own
+/// candidate placement played through the rounds (a share some placement reaches).
+#[test]
+fn no_strategy_beats_the_offline_bound() {
+    for (skew, seed) in [(0.0, 1), (0.8, 2), (1.2, 3)] {
+        let trace = Trace::generate(TraceConfig::standard("bound", 100, skew, seed));
+        let (bound, placed) = (offline_bound(&trace), placed_share(&trace));
+        let (s, d) = (
+            simulate(&trace, Strategy::Spark),
+            simulate(&trace, Strategy::Default),
+        );
+        assert!(
+            s.node_local <= bound && d.node_local <= bound,
+            "{bound} {s:?} {d:?}"
+        );
+        assert!(placed <= bound, "{placed} > {bound}");
+        assert_eq!(s.rounds, d.rounds, "the model's rounds");
     }
 }
