@@ -243,18 +243,46 @@ struct KeyState {
 ///
 /// What remains is the protocol's own race: YARN can grant a request before the call that
 /// cancels it reaches it (at most one container per cancelled request, released if surplus).
+///
+/// All of this assumes the answer to a call brings every container allocated before it, as
+/// YARN's allocate does. An RM that hands some over a call or more later shows it: a grant
+/// for a key we emptied calls ago. `late` keeps the most calls seen, and keys, parked and
+/// withdrawn requests wait that many heartbeats more before they count as settled; what
+/// such an RM grants before the first one is seen is the slack above.
 #[derive(Debug, Default)]
 struct RequestKeys {
     keys: HashMap<i64, KeyState>,
+    /// Most heartbeats a grant has come back after its key was emptied (0: none seen).
+    late: u64,
 }
 
+/// The most heartbeats `RequestKeys::late` waits, so that one odd grant cannot stall asks.
+const MAX_LATE: u64 = 4;
+
 impl RequestKeys {
+    /// A grant for `key` came back at heartbeat `n`: if we had emptied that key calls
+    /// before, YARN allocated it before then and handed it over late.
+    fn granted_for(&mut self, key: i64, n: u64) {
+        if let Some(k) = self.keys.get(&key) {
+            if k.asked == 0 && k.opened_at.is_none_or(|o| o < k.changed_at) {
+                self.late = self.late.max(n.saturating_sub(k.changed_at)).min(MAX_LATE);
+            }
+        }
+    }
+
+    /// Whether something changed at heartbeat `at` has settled by heartbeat `n`: every
+    /// grant made before it has come back.
+    fn settled(&self, at: u64, n: u64) -> bool {
+        at + self.late < n
+    }
+
     /// A key of this kind that may take new requests at heartbeat `n`.
     fn open(&mut self, strict: bool, n: u64) -> i64 {
         let mut id: i64 = if strict { -1 } else { 0 };
+        let late = self.late;
         loop {
             let k = self.keys.entry(id).or_default();
-            if k.opened_at == Some(n) || (k.asked == 0 && k.changed_at < n) {
+            if k.opened_at == Some(n) || (k.asked == 0 && k.changed_at + late < n) {
                 k.opened_at = Some(n);
                 return id;
             }
@@ -476,7 +504,7 @@ impl Allocator {
             }
             let readd = match r.withdrawn {
                 // Withdrawn at this heartbeat: its answer has not come back yet.
-                Some(at) if at >= heartbeat => continue,
+                Some(at) if !self.keys.settled(at, heartbeat) => continue,
                 Some(_) => true,
                 None => {
                     if r.relaxed
@@ -681,6 +709,11 @@ impl Allocator {
                 fresh
             })
             .collect();
+        for c in &containers {
+            if let Some(key) = c.allocation_request_id {
+                self.keys.granted_for(key, self.heartbeats);
+            }
+        }
         let outcome = self.match_by_key(&containers);
         let mut actions = Vec::new();
         let mut matched_requests: HashSet<usize> = HashSet::new();
@@ -833,7 +866,7 @@ impl Allocator {
         }
         let mut groups: Vec<Group> = Vec::new();
         for r in &mut self.pending {
-            if r.parked.is_none_or(|at| at >= n) {
+            if r.parked.is_none_or(|at| !self.keys.settled(at, n)) {
                 continue;
             }
             r.parked = None;
