@@ -145,13 +145,7 @@ impl Stage<'_> {
             // The inner problem: per-executor gains of every host, the `e` largest.
             gains.clear();
             for (h, ts) in by_host.iter().enumerate() {
-                values.clear();
-                values.extend(
-                    ts.iter()
-                        .map(|&t| (1.0 - mu[t as usize], t))
-                        .filter(|v| v.0 > 0.0),
-                );
-                values.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+                priced(ts, &mu, &mut values);
                 for x in 0..u64::from(self.capacity) {
                     let from = (per * x).min(values.len() as u64) as usize;
                     let to = (per * (x + 1)).min(values.len() as u64) as usize;
@@ -178,13 +172,7 @@ impl Stage<'_> {
                 if x[h] == 0 {
                     continue;
                 }
-                values.clear();
-                values.extend(
-                    ts.iter()
-                        .map(|&t| (1.0 - mu[t as usize], t))
-                        .filter(|v| v.0 > 0.0),
-                );
-                values.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+                priced(ts, &mu, &mut values);
                 for v in values.iter().take((per * x[h]) as usize) {
                     assigned[v.1 as usize] += 1;
                 }
@@ -197,6 +185,17 @@ impl Stage<'_> {
         // Every `L(mu)` is at least the (whole) optimum; the slack absorbs rounding.
         (((best + 1e-6).floor() as u64).min(coverable), best_x)
     }
+}
+
+/// The positive values `1 - mu_t` of the tasks `ts`, largest first, into `values`.
+fn priced(ts: &[u32], mu: &[f64], values: &mut Vec<(f64, u32)>) {
+    values.clear();
+    values.extend(
+        ts.iter()
+            .map(|&t| (1.0 - mu[t as usize], t))
+            .filter(|v| v.0 > 0.0),
+    );
+    values.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
 }
 
 #[cfg(test)]
