@@ -708,3 +708,41 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
     );
     assert_eq!(alloc.running(), 1);
 }
+
+/// Issue 27: no `*` count over grants in flight. A raise while a key's count is out goes
+/// under a new key; a cancellation in a key whose count went out at an earlier heartbeat
+/// takes the whole key to 0 and asks its other requests again at the next heartbeat, under
+/// a quiet key (the grants that were on their way have been matched by then).
+#[test]
+fn a_busy_key_is_lowered_only_to_zero_and_raised_only_under_a_new_key() {
+    fn adds(actions: &[Action]) -> Vec<(usize, i64)> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::AddRequests { ids, key, .. } => Some((ids.len(), *key)),
+                _ => None,
+            })
+            .collect()
+    }
+    let removes = |actions: &[Action]| {
+        actions
+            .iter()
+            .filter(|a| matches!(a, Action::RemoveRequest(_)))
+            .count()
+    };
+    let mut am = Am::new(3);
+    assert_eq!(am.alloc.asked_requests(), 3);
+    // Heartbeat 2: key 0's 3 may be being granted; the 2 more go under key 1.
+    assert_eq!(adds(&am.target(5)), vec![(2, 1)]);
+    // Heartbeat 3: one fewer. The oldest (key 0) is cancelled: key 0 goes to 0 as a whole.
+    let actions = am.target(4);
+    assert_eq!((removes(&actions), adds(&actions)), (3, vec![]));
+    assert_eq!(
+        (am.alloc.pending_requests(), am.alloc.asked_requests()),
+        (4, 2)
+    );
+    // Heartbeat 4: the 2 parked ones are asked again under key 0, quiet since heartbeat 3.
+    let actions = am.alloc.on_event(am.now, Event::Heartbeat);
+    assert_eq!(adds(&actions), vec![(2, 0)]);
+    assert_eq!(am.alloc.asked_requests(), 4);
+}
