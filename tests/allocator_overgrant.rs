@@ -373,6 +373,7 @@ proptest! {
             counts.iter().copied().enumerate().take(hosts).filter(|c| c.1 > 0).collect();
         let target = target.min(hosts as u32 * capacity);
         let mut run = Run::new(hosts, racks, capacity, demand(target, &counts));
+        let prompt = delays.iter().all(|&d| d == 0);
         run.rm.delays = delays;
         let mut now = 0;
         for (i, beat) in beats.iter().enumerate() {
@@ -385,6 +386,9 @@ proptest! {
             run.round(now + k * 100, target, &[]);
         }
         prop_assert!(run.worst_table_excess <= 0, "the table asked for {} too many", run.worst_table_excess);
+        // An RM that hands every grant over at the next call (as YARN's allocate does): no
+        // key is ever raised over grants in flight.
+        prop_assert!(!prompt || run.rm.raised_in_flight == 0, "raised over {} in flight", run.rm.raised_in_flight);
         prop_assert!(
             run.rm.granted <= target as usize + run.rm.cancelled_in_flight,
             "{} granted for {} executors, protocol slack {} (raised over grants in flight: {})",
