@@ -185,7 +185,7 @@ struct Seen {
 impl Seen {
     fn asks_now(&self) -> [u64; AskKind::COUNT] {
         let mut n = [0; AskKind::COUNT];
-        for (l, strict) in self.book.requests.values() {
+        for (l, strict, _) in self.book.requests.values() {
             n[AskKind::of_locations(l, *strict) as usize] += 1;
         }
         n
@@ -549,6 +549,7 @@ fn first_asks(trace: &Trace, strategy: Strategy) -> serde_json::Value {
                 nodes,
                 racks,
                 strict,
+                ..
             } = a
             {
                 kinds[AskKind::of(nodes, racks, *strict) as usize] += ids.len() as u64;

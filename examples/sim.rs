@@ -1,19 +1,30 @@
 //! Runs the locality simulator on the standard trace families and prints Markdown tables
 //! comparing the `spark` and `default` strategies.
 //!
-//! `cargo run --release --example sim [-- --quick] [--seeds N] [--sizes 100,1000,5000]`
+//! `cargo run --release --example sim [-- --quick] [--seeds N] [--sizes 100,1000,5000]
+//! [--slow-rm K]`
+//!
+//! `--slow-rm K` prints instead, per family, what a slow RM does to the grants (the per-key
+//! model with grants handed over 1 to K calls late, `TraceConfig::rm_delay_rounds`):
+//! containers granted and released as surplus, and the peak of executors against the peak
+//! target.
 //!
 //! A single run of a trace depends on chance (which nodes offer room first, which hosts hold
 //! the popular blocks), and on the busy trace a few offers a round decide it. So each family
 //! runs over `N` seeds (20 unless stated; the first is the family's reported seed) and the
 //! first table gives the means and, per seed, whether the default was better, equal or worse.
-//! The second table is the first seed of each family in full.
+//! The second table is the first seed of each family in full. "node-local reached / bound":
+//! the offline optimum lies between the two. The bound (`sim::offline_bound`) is a proven
+//! upper bound: no placement of the same executors does better on the standard families
+//! (`sim::bound`; for the busy family, whose stages overlap and whose nodes are busy, it bounds
+//! the static model only). "Reached" (`sim::placed_share`) is the bound's candidate placement
+//! played through the same rounds without YARN: a share some placement reaches.
 
 use std::time::Instant;
 
 use yarn_am::sim;
 
-use sim::{simulate, SimResult, Trace, TraceConfig};
+use sim::{offline_bound, placed_share, simulate, SimResult, Trace, TraceConfig};
 use yarn_am::core::allocator::Strategy;
 
 /// A trace family: its configuration for the k-th seed.
@@ -97,15 +108,19 @@ fn main() {
         None if quick => vec![100],
         None => vec![100, 5000],
     };
+    if let Some(k) = arg::<u32>("--slow-rm") {
+        slow_rm(&sizes, seeds, k);
+        return;
+    }
     let mut first: Vec<(String, SimResult, SimResult)> = Vec::new();
     println!("Means over {seeds} seeds; better / equal / worse counts the seeds where the default strategy beat, tied or lost to Spark's.\n");
-    println!("| trace | node-local spark | node-local default | rack-local+ spark | rack-local+ default | node-local better / equal / worse | rack-local+ better / equal / worse | requests spark / default | default re-asks | rounds spark / default | time |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| trace | node-local spark | node-local default | node-local reached / bound | rack-local+ spark | rack-local+ default | node-local better / equal / worse | rack-local+ better / equal / worse | requests spark / default | default re-asks | rounds spark / default | time |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &nodes in &sizes {
         for (name, config) in families(nodes) {
             let start = Instant::now();
             let (mut node, mut rack) = (Tally::default(), Tally::default());
-            let mut sums = [0.0f64; 9];
+            let mut sums = [0.0f64; 11];
             for k in 0..seeds {
                 let trace = Trace::generate(config(k));
                 let s = simulate(&trace, Strategy::Spark);
@@ -122,6 +137,8 @@ fn main() {
                     s.rounds as f64,
                     d.rounds as f64,
                     d.reasked as f64,
+                    offline_bound(&trace),
+                    placed_share(&trace),
                 ]) {
                     *sum += x / seeds as f64;
                 }
@@ -130,9 +147,11 @@ fn main() {
                 }
             }
             println!(
-                "| {name} | {} | {} | {} | {} | {node} | {rack} | {:.0} / {:.0} | {:.0} | {:.1} / {:.1} | {:.1} s |",
+                "| {name} | {} | {} | {} / {} | {} | {} | {node} | {rack} | {:.0} / {:.0} | {:.0} | {:.1} / {:.1} | {:.1} s |",
                 pct(sums[0]),
                 pct(sums[1]),
+                pct(sums[10]),
+                pct(sums[9]),
                 pct(sums[2]),
                 pct(sums[3]),
                 sums[4],
@@ -160,6 +179,49 @@ fn main() {
                 r.asks_without_nodemanager,
                 r.rounds,
             );
+        }
+    }
+}
+
+/// The slow-RM table (`--slow-rm K`): sums over the seeds.
+fn slow_rm(sizes: &[usize], seeds: u64, k: u32) {
+    println!("Slow RM: grants handed over 1 to {k} calls late, one RM key per allocation request id, strict keys first; sums over {seeds} seeds.\n");
+    println!("| trace | strategy | granted | released (surplus) | peak executors / peak target | node-local | rounds |");
+    println!("|---|---|---|---|---|---|---|");
+    for &nodes in sizes {
+        for (name, config) in families(nodes) {
+            for strategy in [Strategy::Spark, Strategy::Default] {
+                let mut sums = [0u64; 5];
+                let mut node_local = 0.0;
+                for seed in 0..seeds {
+                    let trace = Trace::generate(TraceConfig {
+                        strict_requests: true,
+                        strict_first: true,
+                        rm_delay_rounds: k,
+                        ..config(seed)
+                    });
+                    let r = simulate(&trace, strategy);
+                    for (sum, x) in sums.iter_mut().zip([
+                        r.granted,
+                        r.released,
+                        r.peak_executors,
+                        r.peak_target,
+                        r.rounds,
+                    ]) {
+                        *sum += x;
+                    }
+                    node_local += r.node_local / seeds as f64;
+                }
+                println!(
+                    "| {name} | {strategy} | {} | {} | {} / {} | {} | {} |",
+                    sums[0],
+                    sums[1],
+                    sums[2],
+                    sums[3],
+                    pct(node_local),
+                    sums[4]
+                );
+            }
         }
     }
 }

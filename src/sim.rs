@@ -100,6 +100,8 @@
 // Shared through `#[path]` by a test, a bench and an example, each using part of it.
 #![allow(dead_code)]
 
+pub mod bound;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -223,6 +225,14 @@ pub struct TraceConfig {
     /// strict one's), so that such a container ends its node's heartbeat (one off-switch
     /// assignment a heartbeat) instead of landing beside a strict one in the same heartbeat.
     pub what_if_no_location_key_first: bool,
+    /// A slow RM (issue 27): 0, every grant reaches the allocator in the round it was made
+    /// (the base model). `k` >= 1: a grant made after the round's allocate call is handed
+    /// over at the call 1 to `k` rounds later (a hash of the container picks which), and
+    /// the RM keeps one request key per allocation request id the allocator asks under,
+    /// overwriting a key's counts only in a round whose actions change it (added,
+    /// cancelled or withdrawn requests; not satisfied ones). In between, the RM's counts
+    /// fall with its own grants, as YARN's do. Needs `strict_requests` (per-key model).
+    pub rm_delay_rounds: u32,
 }
 
 impl TraceConfig {
@@ -256,6 +266,7 @@ impl TraceConfig {
             strict_first: false,
             what_if_unplaced_name_work: false,
             what_if_no_location_key_first: false,
+            rm_delay_rounds: 0,
         }
     }
 
@@ -401,6 +412,12 @@ pub struct SimResult {
     pub rounds: u64,
     /// Distinct hosts the run's executors were launched on (how much YARN packed them).
     pub executor_hosts: u64,
+    /// Granted containers the allocator gave back at once (surplus: beyond the target or
+    /// matching no request).
+    pub released: u64,
+    /// The most executors running or starting at once, and the most the driver wanted.
+    pub peak_executors: u64,
+    pub peak_target: u64,
 }
 
 /// The order in which the nodes heartbeat in one interval (see
@@ -431,10 +448,13 @@ fn unit(rng: &mut Rng) -> f64 {
 
 /// The AM's outstanding requests as the RM's table holds them, kept from the allocator's
 /// request actions (added, removed, replaced) as the AM's request book applies them: by id,
-/// each request's host and rack indices and whether it is strict.
+/// each request's host and rack indices, whether it is strict, and its allocation request id.
 #[derive(Default)]
 pub struct Book {
-    pub requests: HashMap<AllocatorRequestId, (Arc<Locations>, bool)>,
+    pub requests: HashMap<AllocatorRequestId, (Arc<Locations>, bool, i64)>,
+    /// Allocation request ids whose `*` count an applied action changed (sent to the RM at
+    /// the next call); a satisfied request changes none. Cleared by the caller.
+    pub dirty: HashSet<i64>,
 }
 
 impl Book {
@@ -450,13 +470,20 @@ impl Book {
                     nodes,
                     racks,
                     strict,
+                    key,
                 } => {
                     let l = Arc::new(locate(nodes, racks));
                     for &id in ids {
-                        self.requests.insert(id, (l.clone(), *strict));
+                        self.requests.insert(id, (l.clone(), *strict, *key));
                     }
+                    self.dirty.insert(*key);
                 }
                 Action::RemoveRequest(id) => {
+                    if let Some(r) = self.requests.remove(id) {
+                        self.dirty.insert(r.2);
+                    }
+                }
+                Action::RequestSatisfied(id) => {
                     self.requests.remove(id);
                 }
                 Action::ReplaceRequests {
@@ -467,8 +494,8 @@ impl Book {
                 } => {
                     let l = Arc::new(locate(nodes, racks));
                     for (o, &id) in old.iter().zip(ids) {
-                        if self.requests.remove(o).is_some() {
-                            self.requests.insert(id, (l.clone(), false));
+                        if let Some(r) = self.requests.remove(o) {
+                            self.requests.insert(id, (l.clone(), false, r.2));
                         }
                     }
                 }
@@ -507,11 +534,11 @@ impl RmKey {
     /// This round's allocate call: the AM's absolute counts for the key's requests. An ANY of
     /// 0 (nothing pending) makes the RM drop the whole key, zero entries included; otherwise
     /// every location sent stays an entry, even once the AM has set it back to 0.
-    fn load<'a>(&mut self, requests: impl Iterator<Item = &'a (Arc<Locations>, bool)>) {
+    fn load<'a>(&mut self, requests: impl Iterator<Item = &'a (Arc<Locations>, bool, i64)>) {
         self.hosts.iter_mut().for_each(|c| *c = 0);
         self.racks.iter_mut().for_each(|c| *c = 0);
         self.any = 0;
-        for (l, _) in requests {
+        for (l, _, _) in requests {
             self.any += 1;
             for &h in &l.0 {
                 self.hosts[h] += 1;
@@ -664,7 +691,15 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
         asks_without_nodemanager: 0,
         rounds: 0,
         executor_hosts: 0,
+        released: 0,
+        peak_executors: 0,
+        peak_target: 0,
     };
+    // The slow RM's keys by allocation request id (`rm_delay_rounds`), and its grants not yet
+    // handed over, with the round that hands each over.
+    let slow = cfg.rm_delay_rounds > 0;
+    let mut id_keys: std::collections::BTreeMap<i64, RmKey> = Default::default();
+    let mut in_flight: Vec<(Container, u64)> = Vec::new();
     let mut executor_hosts = HashSet::new();
 
     // Ramp-up: (target, next increase).
@@ -737,7 +772,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
             debug_assert_eq!(book.requests.len(), alloc.asked_requests());
             let strict_key = cfg.strict_requests;
             let own_key = strict_key && cfg.what_if_no_location_key_first;
-            let key_of = |r: &(Arc<Locations>, bool)| -> usize {
+            let key_of = |r: &(Arc<Locations>, bool, i64)| -> usize {
                 if r.1 && strict_key {
                     1
                 } else if own_key && r.0 .0.is_empty() && r.0 .1.is_empty() {
@@ -746,9 +781,21 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                     0
                 }
             };
-            for (k, key) in keys.iter_mut().enumerate() {
-                key.load(book.requests.values().filter(|r| key_of(r) == k));
-                out.asks_without_nodemanager += key.hosts[cfg.nodes..].iter().sum::<u64>();
+            if slow {
+                // The slow RM: only the keys this round's actions changed are sent.
+                for id in std::mem::take(&mut book.dirty) {
+                    let key = id_keys.entry(id).or_insert_with(|| RmKey::new(trace));
+                    key.load(book.requests.values().filter(|r| r.2 == id));
+                }
+                for key in id_keys.values() {
+                    out.asks_without_nodemanager += key.hosts[cfg.nodes..].iter().sum::<u64>();
+                }
+            } else {
+                book.dirty.clear();
+                for (k, key) in keys.iter_mut().enumerate() {
+                    key.load(book.requests.values().filter(|r| key_of(r) == k));
+                    out.asks_without_nodemanager += key.hosts[cfg.nodes..].iter().sum::<u64>();
+                }
             }
             let delay = u64::from(cfg.node_locality_delay).min(cfg.nodes as u64);
             // YARN's key order: (priority, allocation request id).
@@ -759,6 +806,17 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                 (false, false) => [0, 1, 2],
             };
 
+            // The keys in YARN's order, each with whether it is strict.
+            let mut ordered: Vec<(&mut RmKey, bool, Option<i64>)> = if slow {
+                id_keys
+                    .iter_mut()
+                    .map(|(&id, k)| (k, id < 0, Some(id)))
+                    .collect()
+            } else {
+                let mut v: Vec<(usize, &mut RmKey)> = keys.iter_mut().enumerate().collect();
+                v.sort_by_key(|(k, _)| key_order.iter().position(|o| o == k));
+                v.into_iter().map(|(k, key)| (key, k == 1, None)).collect()
+            };
             let mut granted = Vec::new();
             for _ in 0..cfg.offers_per_round.max(1) {
                 let offers = heartbeat_order(&mut rng, &phase_order, cfg.heartbeat_phase_jitter);
@@ -778,18 +836,17 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                     // off-switch container.
                     'heartbeat: while used[n] < cfg.capacity {
                         let mut placed = None;
-                        for k in key_order {
-                            let key = &mut keys[k];
+                        for (key, strict, id) in ordered.iter_mut() {
                             if key.any == 0 {
                                 continue;
                             }
                             let no_location = key.locations == 0;
-                            if let Some(off_switch) = key.offer(n, r, delay, cfg.nodes, k == 1) {
-                                placed = Some((off_switch, no_location));
+                            if let Some(off_switch) = key.offer(n, r, delay, cfg.nodes, *strict) {
+                                placed = Some((off_switch, no_location, *id));
                                 break;
                             }
                         }
-                        let Some((off_switch, no_location)) = placed else {
+                        let Some((off_switch, no_location, id)) = placed else {
                             break 'heartbeat;
                         };
                         used[n] += 1;
@@ -798,6 +855,7 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                             id: Arc::from(format!("c{next_container}")),
                             host: trace.hosts[n].clone(),
                             rack: trace.racks[r].clone(),
+                            allocation_request_id: id,
                         });
                         if off_switch {
                             out.off_switch += 1;
@@ -807,9 +865,30 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                     }
                 }
             }
+            drop(ordered);
             out.granted += granted.len() as u64;
+            let granted = if slow {
+                // Made after this round's call: handed over 1 to k calls later. Those due now
+                // came back in this round's answer.
+                let k = u64::from(cfg.rm_delay_rounds);
+                for c in granted {
+                    let due = out.rounds + 1 + fnv(&c.id) % k;
+                    in_flight.push((c, due));
+                }
+                let (due, late): (Vec<_>, Vec<_>) =
+                    in_flight.drain(..).partition(|c| c.1 <= out.rounds);
+                in_flight = late;
+                due.into_iter().map(|c| c.0).collect()
+            } else {
+                granted
+            };
             let actions = alloc.on_event(now, Event::ContainersGranted(granted));
             book.apply(&actions, &locate);
+            out.released += actions
+                .iter()
+                .filter(|a| matches!(a, Action::ReleaseContainer(_)))
+                .count() as u64;
+            out.peak_target = out.peak_target.max(u64::from(target));
             for a in actions {
                 if let Action::LaunchExecutor {
                     container,
@@ -831,10 +910,17 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
                     book.apply(&actions, &locate);
                 }
             }
-            // Containers the allocator released at once free their slot again.
+            out.peak_executors = out
+                .peak_executors
+                .max(u64::from(alloc.running() + alloc.starting()));
+            // Containers the allocator released at once free their slot again; those still
+            // on their way hold theirs.
             used.iter_mut().for_each(|u| *u = 0);
             for &n in executors.values() {
                 used[n] += 1;
+            }
+            for (c, _) in &in_flight {
+                used[host_index[&c.host]] += 1;
             }
 
             // Preemption: each executor's fate is a hash of (seed, round, container), so it does
@@ -966,6 +1052,73 @@ pub fn simulate_with(trace: &Trace, config: AllocatorConfig) -> SimResult {
     out.node_local = node_hits as f64 / tasks_seen.max(1) as f64;
     out.rack_local = rack_hits as f64 / tasks_seen.max(1) as f64;
     out
+}
+
+/// An upper bound on the node-local share any placement of the same executors could reach
+/// on `trace` ([`bound`]): per stage, the executors the driver asks for at its start
+/// (pending tasks / tasks per executor, capped), kept through it. The model matches the
+/// simulator's runs on the standard traces (every executor granted in a stage's first
+/// round); on pipelined, busy or preempting traces it is a bound for that model only.
+pub fn offline_bound(trace: &Trace) -> f64 {
+    let cfg = &trace.config;
+    let (mut local, mut tasks) = (0u64, 0u64);
+    for stage in &trace.stages {
+        let executors = (stage.len() as u32)
+            .div_ceil(cfg.tasks_per_executor.max(1))
+            .min(cfg.max_executors);
+        local += bound::Stage {
+            tasks: stage,
+            nodes: cfg.nodes,
+            capacity: cfg.capacity,
+            executors,
+            slots: cfg.tasks_per_executor.max(1),
+        }
+        .node_local_bound();
+        tasks += stage.len() as u64;
+    }
+    local as f64 / tasks.max(1) as f64
+}
+
+/// The node-local share the bound's candidate placement ([`bound::Stage::placement`]) reaches
+/// on `trace` when played through the simulator's rounds (its executors kept through each
+/// stage, every free slot taking a task, [`place_round`]'s node-local-first choice): what
+/// some placement of the same executors achieves, a lower bound on the optimum that
+/// [`offline_bound`] bounds from above. No YARN in the loop.
+pub fn placed_share(trace: &Trace) -> f64 {
+    let cfg = &trace.config;
+    let (mut local, mut tasks) = (0u64, 0u64);
+    for stage in &trace.stages {
+        let slots = cfg.tasks_per_executor.max(1);
+        let executors = (stage.len() as u32).div_ceil(slots).min(cfg.max_executors);
+        let x = bound::Stage {
+            tasks: stage,
+            nodes: cfg.nodes,
+            capacity: cfg.capacity,
+            executors,
+            slots,
+        }
+        .placement();
+        let mut host_slots = vec![0usize; trace.hosts.len()];
+        for (h, &k) in x.iter().enumerate() {
+            host_slots[h] = (k * slots) as usize;
+        }
+        let total: usize = host_slots.iter().sum();
+        let mut pending = stage.clone();
+        while !pending.is_empty() && total > 0 {
+            let runnable = total.min(pending.len());
+            let (l, _, _) = place_round(
+                trace,
+                &mut pending,
+                host_slots.clone(),
+                runnable,
+                true,
+                true,
+            );
+            local += l as u64;
+        }
+        tasks += stage.len() as u64;
+    }
+    local as f64 / tasks.max(1) as f64
 }
 
 /// One round of tasks on executor slots (`host_slots[h]` free task slots on host `h`), as the

@@ -20,7 +20,7 @@ use proptest::prelude::*;
 use yarn_am::core::allocator::matching::Container;
 use yarn_am::core::allocator::tracker::{Action, Allocator, AllocatorConfig, Event};
 use yarn_am::core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
-use yarn_am::core::request_book::{RequestBook, EXECUTOR_PRIORITY, STRICT_REQUEST_ID};
+use yarn_am::core::request_book::{RequestBook, STRICT_REQUEST_ID};
 use yarn_client::ask::{Capability, ANY};
 use yarn_client::request_table::{MapRackResolver, RequestTable};
 
@@ -31,13 +31,27 @@ const WAIT: u64 = 1_000;
 struct RmModel {
     /// (allocation request id, location) -> (count, relax locality).
     asks: BTreeMap<(i64, String), (i32, bool)>,
-    /// Allocated since the last call, with the allocation request id each was for.
-    in_flight: Vec<(Container, i64)>,
+    /// Allocated and not yet handed over: the allocation request id each was for, and the
+    /// allocate call that hands it over (a slow RM hands some over calls late).
+    in_flight: Vec<(Container, i64, usize)>,
     granted: usize,
-    /// Containers in flight on an allocation request id whose `*` entry an allocate call
-    /// raised (at most by how much it raised it): the protocol's own over-ask (an absolute count sent while grants are on
-    /// their way counts them again), which no client avoids when it adds or cancels a request.
-    overwritten_in_flight: usize,
+    /// The protocol slack: containers in flight for a key whose `*` count an allocate call
+    /// lowered below what the AM could know YARN held (the count it last sent less the
+    /// grants for the key handed over since), at most by how much it lowered it. The AM
+    /// cancelled or moved those requests before it could know YARN had granted them; no
+    /// client avoids that.
+    cancelled_in_flight: usize,
+    /// Per key, what the AM can know YARN holds: the `*` count it last sent less the grants
+    /// handed over since.
+    known: HashMap<i64, i32>,
+    /// The same for raises: containers asked for again although already granted. The
+    /// over-grant of issue 27; a client that counts what is in flight never raises a key
+    /// with grants on their way.
+    raised_in_flight: usize,
+    /// Allocate calls so far.
+    calls: usize,
+    /// How many calls late each successive container is handed over (cycled).
+    delays: Vec<usize>,
     next: u32,
 }
 
@@ -69,25 +83,35 @@ impl RmModel {
             .sum()
     }
 
-    /// One allocate call: asks first, then the containers allocated since the last call.
+    /// One allocate call: asks first, then the containers allocated since the last call
+    /// that are due (all of them, unless `delays` holds some back).
     fn allocate(&mut self, table: &mut RequestTable) -> Vec<Container> {
+        self.calls += 1;
         for a in table.take_asks() {
             if a.resource_name == ANY {
-                // An overwrite raises YARN's copy by at most the grants in flight on it.
                 let id = a.allocation_request_id;
-                let raised = (a.num_containers - self.count(id, ANY)).max(0) as usize;
+                let now = self.count(id, ANY);
+                let known = self.known.insert(id, a.num_containers).unwrap_or(0);
                 let in_flight = self.in_flight.iter().filter(|c| c.1 == id).count();
-                self.overwritten_in_flight += raised.min(in_flight);
+                let raised = (a.num_containers - now).max(0) as usize;
+                let lowered = (known - a.num_containers).max(0) as usize;
+                self.raised_in_flight += raised.min(in_flight);
+                self.cancelled_in_flight += lowered.min(in_flight);
             }
             self.asks.insert(
                 (a.allocation_request_id, a.resource_name.clone()),
                 (a.num_containers, a.relax_locality),
             );
         }
-        std::mem::take(&mut self.in_flight)
+        let calls = self.calls;
+        let (due, late): (Vec<_>, Vec<_>) = std::mem::take(&mut self.in_flight)
             .into_iter()
-            .map(|c| c.0)
-            .collect()
+            .partition(|c| c.2 <= calls);
+        self.in_flight = late;
+        for c in &due {
+            *self.known.entry(c.1).or_insert(0) -= 1;
+        }
+        due.into_iter().map(|c| c.0).collect()
     }
 
     /// One node heartbeat: as many containers as the node has room for and the asks allow,
@@ -123,8 +147,13 @@ impl RmModel {
                     id: Arc::from(format!("container_1_0001_01_{:06}", self.next)),
                     host: host.clone(),
                     rack: rack.clone(),
+                    allocation_request_id: Some(id),
                 };
-                self.in_flight.push((container, id));
+                let late = match self.delays.len() {
+                    0 => 0,
+                    n => self.delays[self.next as usize % n],
+                };
+                self.in_flight.push((container, id, self.calls + 1 + late));
             }
         }
     }
@@ -212,15 +241,8 @@ impl Run {
         let actions = self.alloc.on_event(now, Event::Heartbeat);
         self.apply(now, actions);
         let have = i64::from(self.alloc.running() + self.alloc.starting());
-        let asked: i64 = [0, STRICT_REQUEST_ID]
-            .iter()
-            .map(|&id| {
-                i64::from(
-                    self.table
-                        .count(id, EXECUTOR_PRIORITY, ANY, Capability::new(1024, 1)),
-                )
-            })
-            .sum();
+        // Every request in the table counts in the `*` entry of its key.
+        let asked = self.table.len() as i64;
         self.worst_table_excess = self
             .worst_table_excess
             .max(asked - (i64::from(target) - have));
@@ -228,8 +250,9 @@ impl Run {
         // What YARN may still allocate plus what it allocated and we have not seen, against
         // the executors missing once the answer is digested.
         let have = i64::from(self.alloc.running() + self.alloc.starting());
-        let excess =
-            i64::from(self.rm.outstanding()) + granted.len() as i64 - (i64::from(target) - have);
+        let excess = i64::from(self.rm.outstanding())
+            + (granted.len() + self.rm.in_flight.len()) as i64
+            - (i64::from(target) - have);
         self.worst_excess = self.worst_excess.max(excess);
         if !granted.is_empty() {
             let actions = self.alloc.on_event(now, Event::ContainersGranted(granted));
@@ -321,16 +344,22 @@ fn a_strict_request_is_withdrawn_then_asked_again_relaxed() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// Whatever the demand, the nodes' heartbeat order and how many of them heartbeat between
-    /// two allocate calls: after each heartbeat the request table asks (strict and relaxed
-    /// together) for no more containers than executors are missing; and YARN grants no
-    /// surplus container beyond the protocol's own over-ask (containers in flight on an
-    /// allocation request id whose `*` count an allocate call re-sent). Before the two-step
-    /// relax, the relaxed re-ask of strict requests filled in flight was surplus beyond that.
+    /// Whatever the demand, the nodes' heartbeat order, how many of them heartbeat between
+    /// two allocate calls (partial fills) and how late a slow RM hands its grants over (0 to
+    /// 2 calls): after each heartbeat the request table asks for no more containers than
+    /// executors are missing, and YARN grants at most the target plus the protocol slack.
+    ///
+    /// The slack (`RmModel::cancelled_in_flight`): containers YARN had allocated for a key
+    /// and not yet handed over when an allocate call lowered that key's `*` count, at most
+    /// by how much it lowered it. The AM cancelled or moved those requests before it could
+    /// know of the grants; YARN never takes a grant back. A raise over grants in flight
+    /// (`raised_in_flight`, the over-grant of issue 27) is not slack: before the request
+    /// keys, relaxed asks re-sent over grants in flight broke this bound (3 granted for a
+    /// target of 2, one container asked again while in flight, no cancellation).
     #[test]
-    fn yarn_is_never_asked_for_more_than_is_missing(
+    fn yarn_grants_no_more_than_the_target_plus_the_protocol_slack(
         hosts in 2usize..12,
         racks in 1usize..4,
         capacity in 1u32..4,
@@ -338,21 +367,32 @@ proptest! {
         counts in prop::collection::vec(0u32..10, 12),
         beats in prop::collection::vec(prop::collection::vec(0usize..12, 0..16), 4..12),
         dt in prop::collection::vec(100u64..1_500, 12),
+        delays in prop::collection::vec(0usize..3, 1..6),
     ) {
         let counts: Vec<(usize, u32)> =
             counts.iter().copied().enumerate().take(hosts).filter(|c| c.1 > 0).collect();
         let target = target.min(hosts as u32 * capacity);
         let mut run = Run::new(hosts, racks, capacity, demand(target, &counts));
+        let prompt = delays.iter().all(|&d| d == 0);
+        run.rm.delays = delays;
         let mut now = 0;
         for (i, beat) in beats.iter().enumerate() {
             let order: Vec<usize> = beat.iter().map(|&h| h % hosts).collect();
             run.round(now, target, &order);
             now += dt[i];
         }
+        // Let every late grant come back.
+        for k in 0..3 {
+            run.round(now + k * 100, target, &[]);
+        }
         prop_assert!(run.worst_table_excess <= 0, "the table asked for {} too many", run.worst_table_excess);
+        // An RM that hands every grant over at the next call (as YARN's allocate does): no
+        // key is ever raised over grants in flight.
+        prop_assert!(!prompt || run.rm.raised_in_flight == 0, "raised over {} in flight", run.rm.raised_in_flight);
         prop_assert!(
-            run.released <= run.rm.overwritten_in_flight,
-            "{} surplus containers, {} explained by re-sent counts", run.released, run.rm.overwritten_in_flight
+            run.rm.granted <= target as usize + run.rm.cancelled_in_flight,
+            "{} granted for {} executors, protocol slack {} (raised over grants in flight: {})",
+            run.rm.granted, target, run.rm.cancelled_in_flight, run.rm.raised_in_flight
         );
     }
 }

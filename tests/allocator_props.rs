@@ -290,6 +290,7 @@ proptest! {
             id: Arc::from(format!("c{i}")),
             host: host(h),
             rack: topo.rack_of(&host(h)).clone(),
+            allocation_request_id: None,
         }).collect();
         let out = match_containers(&containers, &pending, &topo);
         let used: Vec<usize> = out.matched.iter().map(|m| m.1).collect();
@@ -326,7 +327,7 @@ proptest! {
             alloc.on_event(0, Event::DemandChanged(Demand { target_executors: target, ..Demand::default() }));
             alloc.on_event(0, Event::Heartbeat);
             let cs: Vec<Container> = hosts.iter().map(|&h| { n += 1; Container {
-                id: Arc::from(format!("c{n}")), host: host(h), rack: RackName::from("/r"),
+                id: Arc::from(format!("c{n}")), host: host(h), rack: RackName::from("/r"), allocation_request_id: None,
             }}).collect();
             let before = alloc.starting() + alloc.running();
             let actions = alloc.on_event(0, Event::ContainersGranted(cs.clone()));
@@ -399,7 +400,7 @@ proptest! {
             alloc.on_event(now, Event::DemandChanged(Demand { target_executors: target, locality_aware_tasks: aware, host_to_local_task_count, ..Demand::default() }));
             let mut actions = alloc.on_event(now, Event::Heartbeat);
             let cs: Vec<Container> = grants.iter().map(|&h| { n += 1; Container {
-                id: Arc::from(format!("c{n}")), host: host(h), rack: topology().rack_of(&host(h)).clone(),
+                id: Arc::from(format!("c{n}")), host: host(h), rack: topology().rack_of(&host(h)).clone(), allocation_request_id: None,
             }}).collect();
             let granted = alloc.on_event(now, Event::ContainersGranted(cs));
             for a in &granted {
@@ -411,7 +412,7 @@ proptest! {
             for a in &actions {
                 match a {
                     Action::AddRequests { ids, .. } => for id in ids { prop_assert!(live.insert(*id), "id {} added twice", id); },
-                    Action::RemoveRequest(id) => prop_assert!(live.remove(id), "removed id {} not live", id),
+                    Action::RemoveRequest(id) | Action::RequestSatisfied(id) => prop_assert!(live.remove(id), "removed id {} not live", id),
                     Action::ReplaceRequests { old, ids, .. } => {
                         prop_assert_eq!(old.len(), ids.len());
                         for (o, i) in old.iter().zip(ids) {

@@ -13,7 +13,7 @@
 
 use yarn_am::sim;
 
-use sim::{simulate, simulate_with, SimResult, Trace, TraceConfig};
+use sim::{offline_bound, placed_share, simulate, simulate_with, SimResult, Trace, TraceConfig};
 use yarn_am::core::allocator::tracker::AllocatorConfig;
 use yarn_am::core::allocator::Strategy;
 
@@ -282,4 +282,48 @@ fn per_key_model_sends_requests_without_a_location_off_switch() {
         own.node_local > k.node_local,
         "own key {own:?}, per key {k:?}"
     );
+}
+
+/// Issue 27: with a slow RM (every grant handed over at the next allocate call, not in the
+/// answer to the call it follows) and one RM key per allocation request id, neither strategy
+/// is granted a container beyond its target while the demand holds still: no `*` count is
+/// re-sent over grants in flight. (Before the request keys, the relaxed `*` was re-sent while
+/// being filled; this model had no grants in flight, so it could not show that.)
+#[test]
+fn a_slow_rm_grants_no_surplus_container() {
+    for skew in [0.0, 1.2] {
+        let config = TraceConfig {
+            strict_requests: true,
+            strict_first: true,
+            rm_delay_rounds: 1,
+            ..TraceConfig::standard("slow", 100, skew, 27)
+        };
+        let (s, d) = both(config);
+        for r in [s, d] {
+            assert_eq!(r.released, 0, "{r:?}");
+            assert!(r.peak_executors <= r.peak_target, "{r:?}");
+            assert!(r.granted > 0);
+        }
+    }
+}
+
+/// Issue 27 part 2: on the standard traces (every executor granted in a stage's first round,
+/// the bound's model) neither strategy beats the offline bound, nor does the bound's own
+/// candidate placement played through the rounds (a share some placement reaches).
+#[test]
+fn no_strategy_beats_the_offline_bound() {
+    for (skew, seed) in [(0.0, 1), (0.8, 2), (1.2, 3)] {
+        let trace = Trace::generate(TraceConfig::standard("bound", 100, skew, seed));
+        let (bound, placed) = (offline_bound(&trace), placed_share(&trace));
+        let (s, d) = (
+            simulate(&trace, Strategy::Spark),
+            simulate(&trace, Strategy::Default),
+        );
+        assert!(
+            s.node_local <= bound && d.node_local <= bound,
+            "{bound} {s:?} {d:?}"
+        );
+        assert!(placed <= bound, "{placed} > {bound}");
+        assert_eq!(s.rounds, d.rounds, "the model's rounds");
+    }
 }

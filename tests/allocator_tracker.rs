@@ -54,6 +54,7 @@ impl Am {
             id: Arc::from(id),
             host: HostName::from(host),
             rack: RackName::from("/default-rack"),
+            allocation_request_id: None,
         }
     }
 
@@ -130,7 +131,7 @@ fn single_container_allocated() {
     assert!(
         actions
             .iter()
-            .any(|a| matches!(a, Action::RemoveRequest(_))),
+            .any(|a| matches!(a, Action::RequestSatisfied(_))),
         "the matched request leaves the table"
     );
     assert_eq!(am.alloc.running(), 1);
@@ -400,6 +401,7 @@ fn node_local_matches_win_over_rack_and_any() {
         id: Arc::from(id),
         host: HostName::from(h),
         rack: RackName::from("/default-rack"),
+        allocation_request_id: None,
     };
     let actions = alloc.on_event(
         0,
@@ -521,7 +523,9 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
                         assert!(live.insert(*id), "id {id} added twice");
                     }
                 }
-                Action::RemoveRequest(id) => assert!(live.remove(id), "id {id} not live"),
+                Action::RemoveRequest(id) | Action::RequestSatisfied(id) => {
+                    assert!(live.remove(id), "id {id} not live")
+                }
                 Action::ReplaceRequests { old, ids, .. } => {
                     assert_eq!(old.len(), ids.len());
                     for (o, n) in old.iter().zip(ids) {
@@ -664,6 +668,7 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
         id: Arc::from(id),
         host: HostName::from(h),
         rack: RackName::from("/default-rack"),
+        allocation_request_id: None,
     };
     alloc.adopt(c("old-a", "h1"), ExecutorId::new(4));
     alloc.adopt(c("old-b", "h2"), ExecutorId::new(7));
@@ -702,4 +707,42 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
         }]),
     );
     assert_eq!(alloc.running(), 1);
+}
+
+/// Issue 27: no `*` count over grants in flight. A raise while a key's count is out goes
+/// under a new key; a cancellation in a key whose count went out at an earlier heartbeat
+/// takes the whole key to 0 and asks its other requests again at the next heartbeat, under
+/// a quiet key (the grants that were on their way have been matched by then).
+#[test]
+fn a_busy_key_is_lowered_only_to_zero_and_raised_only_under_a_new_key() {
+    fn adds(actions: &[Action]) -> Vec<(usize, i64)> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::AddRequests { ids, key, .. } => Some((ids.len(), *key)),
+                _ => None,
+            })
+            .collect()
+    }
+    let removes = |actions: &[Action]| {
+        actions
+            .iter()
+            .filter(|a| matches!(a, Action::RemoveRequest(_)))
+            .count()
+    };
+    let mut am = Am::new(3);
+    assert_eq!(am.alloc.asked_requests(), 3);
+    // Heartbeat 2: key 0's 3 may be being granted; the 2 more go under key 1.
+    assert_eq!(adds(&am.target(5)), vec![(2, 1)]);
+    // Heartbeat 3: one fewer. The oldest (key 0) is cancelled: key 0 goes to 0 as a whole.
+    let actions = am.target(4);
+    assert_eq!((removes(&actions), adds(&actions)), (3, vec![]));
+    assert_eq!(
+        (am.alloc.pending_requests(), am.alloc.asked_requests()),
+        (4, 2)
+    );
+    // Heartbeat 4: the 2 parked ones are asked again under key 0, quiet since heartbeat 3.
+    let actions = am.alloc.on_event(am.now, Event::Heartbeat);
+    assert_eq!(adds(&actions), vec![(2, 0)]);
+    assert_eq!(am.alloc.asked_requests(), 4);
 }

@@ -165,3 +165,38 @@ fn bad_input_exits_2_with_a_message() {
     );
     bad(&["/nonexistent/state.json"], "", "/nonexistent/state.json");
 }
+
+/// Security audit L7: a count near `u32::MAX` used to abort the process (two arrays of that
+/// many items in the default strategy's level caps); every count is now limited and the
+/// message names the field.
+#[test]
+fn extreme_counts_are_refused_naming_the_field() {
+    for field in ["target_executors", "locality_aware_tasks", "starting"] {
+        let mut input = issue_input();
+        input[field] = json!(4_294_967_295u64);
+        for strategy in ["spark", "default"] {
+            bad(
+                &["--strategy", strategy],
+                &input.to_string(),
+                &format!("{field} is too large (got 4294967295, at most 10000000)"),
+            );
+        }
+    }
+    let mut host = issue_input();
+    host["host_to_local_task_count"]["h1"] = json!(10_000_001);
+    bad(
+        &[],
+        &host.to_string(),
+        "host_to_local_task_count[\"h1\"] is too large",
+    );
+    // The largest accepted state is planned, not aborted.
+    let mut big = issue_input();
+    big["target_executors"] = json!(10_000_000);
+    big["locality_aware_tasks"] = json!(10_000_000);
+    big["host_to_local_task_count"] = json!({"h1": 10_000_000, "h2": 9_000_000, "h3": 1});
+    let out = ok_json(&plan(&["--strategy", "default"], &big.to_string()));
+    assert!(
+        out["add"].as_array().is_some_and(|a| !a.is_empty()),
+        "{out}"
+    );
+}

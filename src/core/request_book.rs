@@ -29,6 +29,9 @@ pub const EXECUTOR_PRIORITY: Priority = Priority(1);
 /// off-switch delay kept strict ones off the nodes they named, until they went off-switch
 /// there: 1,000-node scale run, 346 of 600 containers off-switch.
 /// -1 is also the wire default of `allocation_request_id`; nothing in YARN treats it apart.
+/// The first strict key: the allocator opens -2, -3, ... (and relaxed 1, 2, ...) while
+/// grants may be in flight for the lower ones (`tracker::RequestKeys`), so strict requests
+/// still come before relaxed ones.
 pub const STRICT_REQUEST_ID: i64 = -1;
 
 /// Allocator request ids mapped onto request-table ids, for executors of one size.
@@ -55,9 +58,10 @@ impl RequestBook {
                 nodes,
                 racks,
                 strict,
+                key,
             } => {
                 for id in ids {
-                    match table.add(self.request(&nodes, &racks, strict)) {
+                    match table.add(self.request(&nodes, &racks, strict, key)) {
                         Ok(tid) => {
                             self.ids.insert(id, tid);
                         }
@@ -72,6 +76,12 @@ impl RequestBook {
                 }
                 None
             }
+            Action::RequestSatisfied(id) => {
+                if let Some(tid) = self.ids.remove(&id) {
+                    let _ = table.remove_satisfied(tid);
+                }
+                None
+            }
             Action::ReplaceRequests {
                 old,
                 ids,
@@ -82,7 +92,9 @@ impl RequestBook {
                     let Some(tid) = self.ids.remove(&old) else {
                         continue;
                     };
-                    match table.replace(tid, self.request(&nodes, &racks, false)) {
+                    // Same key: the two share their `*` entry, which is not re-sent.
+                    let key = table.get(tid).map_or(0, |r| r.allocation_request_id);
+                    match table.replace(tid, self.request(&nodes, &racks, false, key)) {
                         Ok(new) => {
                             self.ids.insert(id, new);
                         }
@@ -98,15 +110,21 @@ impl RequestBook {
         }
     }
 
-    /// A strict request names its hosts only (relax locality off, its own allocation request
-    /// id); a relaxed one names hosts and racks and may fall back to any node.
-    fn request(&self, nodes: &[HostName], racks: &[RackName], strict: bool) -> ContainerRequest {
-        let req = ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
+    /// A strict request names its hosts only (relax locality off, a key below 0); a relaxed
+    /// one names hosts and racks and may fall back to any node. `key` is the allocation
+    /// request id the allocator chose (`tracker::RequestKeys`).
+    fn request(
+        &self,
+        nodes: &[HostName],
+        racks: &[RackName],
+        strict: bool,
+        key: i64,
+    ) -> ContainerRequest {
+        let mut req = ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
             .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+        req.allocation_request_id = key;
         if strict {
-            let mut req = req.relax_locality(false);
-            req.allocation_request_id = STRICT_REQUEST_ID;
-            req
+            req.relax_locality(false)
         } else {
             req.with_racks(racks.iter().map(|r| r.to_string()).collect::<Vec<_>>())
         }

@@ -21,7 +21,9 @@
 //! work cap in the any-host group (to YARN they name no location; the AM asks again naming
 //! their hosts if YARN has not filled them within a NodeManager heartbeat). `pending` has no
 //! field for the hosts a request was placed on, so fed back as input they are any-host
-//! requests, not what the AM keeps. Bad input: a message on stderr and exit code 2.
+//! requests, not what the AM keeps. Bad input: a message on stderr and exit code 2; every
+//! count (executors, tasks, capacities) must be between 0 and [`MAX_COUNT`], and the message
+//! names the field.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
@@ -222,10 +224,21 @@ pub fn parse_state(
     Ok((snapshot, topology, cluster))
 }
 
+/// The largest count `plan` takes in any field: ten million executors or tasks, far past any
+/// YARN cluster, and far below where sums of counts could overflow. The update step's own
+/// arithmetic is bounded whatever the count (security audit L7), but a state this large is a
+/// mistake in the input, better named than planned.
+pub const MAX_COUNT: i64 = 10_000_000;
+
 fn count(field: &str, value: i64) -> Result<u32, PlanError> {
     if value < 0 {
         return Err(PlanError::Invalid(format!(
             "{field} must not be negative (got {value})"
+        )));
+    }
+    if value > MAX_COUNT {
+        return Err(PlanError::Invalid(format!(
+            "{field} is too large (got {value}, at most {MAX_COUNT})"
         )));
     }
     u32::try_from(value)

@@ -26,6 +26,9 @@ pub struct Container {
     pub id: Arc<str>,
     pub host: HostName,
     pub rack: RackName,
+    /// The allocation request id (request key) YARN granted it for, when known: the
+    /// allocator charges it to a request of that key first (`tracker::RequestKeys`).
+    pub allocation_request_id: Option<i64>,
 }
 
 /// How well a container fits the request it satisfied. Also what the driver API shows
@@ -231,6 +234,7 @@ mod tests {
             id: Arc::from(id),
             host: host.into(),
             rack: topology.rack_of(host).clone(),
+            allocation_request_id: None,
         }
     }
 

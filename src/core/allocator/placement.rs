@@ -121,10 +121,19 @@ pub(crate) struct Scaling {
     largest: u64,
 }
 
+/// The most requests with locality one update step places: a million, past any YARN cluster's
+/// executors. The default strategy deals names to each of them (`deal`, O(requests) memory),
+/// so without a bound an extreme demand (a target near `u32::MAX`, e.g. from `yarn-am plan`
+/// input) made the update step allocate tens of gigabytes and abort (security audit L7).
+/// Requests past it are asked without locality.
+pub const MAX_AWARE_REQUESTS: u64 = 1 << 20;
+
 impl Scaling {
     /// `None` when no request is locality-aware (no potential, or no host with a need).
     pub(crate) fn of(potential: u64, needs: &[HostNeed]) -> Option<Scaling> {
-        let aware = potential.min(needs.iter().map(|n| n.need).sum());
+        let aware = potential
+            .min(needs.iter().fold(0u64, |s, n| s.saturating_add(n.need)))
+            .min(MAX_AWARE_REQUESTS);
         let largest = needs.iter().map(|n| n.need).max().unwrap_or(0);
         (aware > 0 && largest > 0).then_some(Scaling { aware, largest })
     }

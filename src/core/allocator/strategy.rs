@@ -309,7 +309,7 @@ fn level_caps(
     let cap_at = |l: u64, level: u64, cap: u64| cap.min(l.saturating_sub(level));
     let (Some(lowest), Some(highest)) = (
         open.iter().map(|o| o.1).min(),
-        open.iter().map(|o| o.1 + o.3).max(),
+        open.iter().map(|o| o.1.saturating_add(o.3)).max(),
     ) else {
         return;
     };
@@ -345,13 +345,13 @@ fn level_caps(
     if !enough(first) {
         let (mut lo, mut step) = (first, 1u64);
         loop {
-            let hi = (first + step).min(highest);
+            let hi = first.saturating_add(step).min(highest);
             if enough(hi) {
                 level = lowest_with(lo, hi, &enough);
                 break;
             }
             lo = hi;
-            step *= 2;
+            step = step.saturating_mul(2);
         }
     }
     for &(i, l, _, cap) in &open {
@@ -362,7 +362,11 @@ fn level_caps(
 /// Item `j` for `j < aware`: how many names hosts of `(ratio, names)` can give the requests
 /// from `j` on (a host's names go to distinct requests among the first `ratio`): the sum of
 /// `min(names, ratio - j)` over the hosts with `ratio > j`. O(hosts + aware), by difference
-/// arrays: a host adds `names` up to `ratio - names`, then `ratio - j` up to `ratio`.
+/// arrays: a host adds `names` up to `ratio - names`, then `ratio - j` up to `ratio`. The
+/// arrays are O(aware): bounded because the update step places at most
+/// `placement::MAX_AWARE_REQUESTS` requests with locality (security audit L7: with a target
+/// near `u32::MAX` they took 32 GiB and the process aborted). A piecewise linear form
+/// without them was tried: 4-5x slower at 10,000 hosts (a sort per level tried).
 fn covered(hosts: impl Iterator<Item = (u64, u64)>, aware: u64) -> impl Iterator<Item = i64> {
     let n = aware as usize + 1;
     let (mut constant, mut slope) = (vec![0i64; n], vec![0i64; n]);
@@ -447,5 +451,37 @@ mod tests {
                 assert_eq!(got, want, "{hosts:?}");
             }
         }
+    }
+
+    /// Security audit L7: an extreme demand is planned in memory bounded by the hosts and
+    /// `MAX_AWARE_REQUESTS`, not the target (the per-`j` arrays alone were 2 x 8 x 2^32 bytes
+    /// here, and the process aborted); the requests past the bound are asked without locality.
+    #[test]
+    fn an_extreme_target_is_planned_without_arrays_of_its_size() {
+        use crate::core::allocator::{update_requests, Cluster, Demand, Snapshot, Strategy};
+        use crate::core::topology::Topology;
+        let hosts: Vec<crate::core::allocator::HostName> =
+            (0..200).map(|i| format!("h{i}").as_str().into()).collect();
+        let snapshot = Snapshot {
+            demand: Demand {
+                target_executors: u32::MAX,
+                locality_aware_tasks: u32::MAX,
+                host_to_local_task_count: hosts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| (h.clone(), u32::MAX / (i as u32 + 1)))
+                    .collect(),
+                ..Demand::default()
+            },
+            tasks_per_executor: 1,
+            ..Snapshot::default()
+        };
+        let plan = update_requests(
+            &snapshot,
+            Strategy::Default,
+            &Topology::default(),
+            &Cluster::default(),
+        );
+        assert_eq!(plan.added(), u64::from(u32::MAX));
     }
 }

@@ -8,6 +8,9 @@
 //! - a matched request leaves the table at once (YARN's table is absolute: a request the client
 //!   forgets to remove is asked for again on the next heartbeat);
 //! - a completed container we released ourselves is expected and never counts as a failure.
+//! - no `*` count is sent over grants in flight: new requests go under a request key YARN
+//!   holds at 0, a key is lowered only to 0 as a whole, and a satisfied request leaves
+//!   YARN's table silently ([`RequestKeys`]; `tests/allocator_overgrant.rs`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -15,7 +18,7 @@ use std::sync::Arc;
 use tracing::{debug, info, warn};
 
 use super::exit_status::{classify, ExitCause};
-use super::matching::{match_containers, Container, Locality};
+use super::matching::{match_containers, Container, Locality, MatchOutcome};
 use super::state::{Cluster, Demand, HostName, ListKey, PendingRequest, RackName, Snapshot};
 use super::strategy::Strategy;
 use super::update::update_requests;
@@ -119,9 +122,17 @@ pub enum Action {
         /// asks again relaxed what is still pending (`AddRequests`). Asked apart
         /// from relaxed requests (YARN's relax flag for a rack and ANY is per request key).
         strict: bool,
+        /// The allocation request id (YARN's request key) to ask them under: below 0 for
+        /// strict requests, 0 and up for relaxed ones (see [`RequestKeys`]).
+        key: i64,
     },
-    /// Take a request out of the table (cancelled, or satisfied by a granted container).
+    /// Take a request out of the table and tell YARN: cancelled, or withdrawn with its key.
     RemoveRequest(AllocatorRequestId),
+    /// A granted container satisfied this request: take it out of the table, but do not send
+    /// the lower `*` count. YARN lowered its own copy when it allocated the container, and may
+    /// have lowered it again since for grants still on their way: sending ours would
+    /// overwrite those decrements and ask for those containers a second time (YARN-1902).
+    RequestSatisfied(AllocatorRequestId),
     /// Ask again for the containers of requests `old[i]`, now as `ids[i]` naming `nodes` and
     /// `racks`, with relaxed locality (rule 4 of the default strategy). A replacement, not a remove and an add: the
     /// table must not re-send the entries both count (see `RequestTable::replace`).
@@ -182,6 +193,106 @@ struct Request {
     /// of relaxing it); it is asked again relaxed at the first heartbeat after `n`, if no
     /// container granted meanwhile satisfied it. Not in YARN's table until then.
     withdrawn: Option<u64>,
+    /// Taken out of YARN's table at heartbeat `n` with the rest of its key, because another
+    /// request of that key was cancelled or withdrawn while grants may be on their way for it
+    /// ([`RequestKeys`]); asked again as it was, under a quiet key, at the first heartbeat
+    /// after `n`.
+    parked: Option<u64>,
+    /// The allocation request id it is (or was last) asked under.
+    key: i64,
+    /// In YARN's table now (neither withdrawn nor parked).
+    in_table: bool,
+    /// Cancelled by this heartbeat's update step (dropped once its key is lowered).
+    gone: bool,
+}
+
+/// What the allocator knows of one of its YARN request keys (allocation request ids).
+#[derive(Debug, Clone, Copy, Default)]
+struct KeyState {
+    /// Our requests in YARN's table under this key: the `*` count we last told YARN, less
+    /// the grants matched since. YARN's own count is never above it.
+    asked: u64,
+    /// The heartbeat whose allocate call last sent this key's `*` count.
+    changed_at: u64,
+    /// The heartbeat that opened it for new requests (while nothing was in flight for it).
+    opened_at: Option<u64>,
+}
+
+/// The allocator's YARN request keys, so that no `*` count is ever sent over grants in
+/// flight (issue 27, "no over-grant").
+///
+/// YARN's asks are absolute per key and it lowers its copy itself as it allocates. Between
+/// two allocate calls it may allocate any part of what it holds; those containers come back
+/// in the next answer (or later). So any `*` count sent for a key whose count YARN holds
+/// above 0 overwrites decrements we have not seen: raised, it asks again for containers
+/// already granted (the 781 containers for 600 executors at 1,000 nodes); lowered by a
+/// cancellation, it keeps asking for the other requests although some of them were
+/// granted meanwhile. The only counts that are safe to send are a first count for a key
+/// YARN holds at 0 and a 0. Hence:
+/// - a key is *quiet* at heartbeat `n` when none of our requests is in YARN's table under
+///   it and its count was last sent before `n` (the answer to that call has been digested,
+///   so nothing can be in flight for it);
+/// - new requests go under a quiet key of their kind (strict below 0, relaxed 0 and up,
+///   lowest first), opened for the whole heartbeat;
+/// - a request leaves a key that is not open at this heartbeat only with all the others:
+///   the key is sent at 0 and its other requests are parked, asked again under a quiet key
+///   at the next heartbeat, once the grants that were on their way have been matched;
+/// - a request a granted container satisfied leaves YARN's table silently
+///   ([`Action::RequestSatisfied`]), and a container is charged to a request of the key it
+///   was granted for first, so that our count follows YARN's.
+///
+/// What remains is the protocol's own race: YARN can grant a request before the call that
+/// cancels it reaches it (at most one container per cancelled request, released if surplus).
+///
+/// All of this assumes the answer to a call brings every container allocated before it, as
+/// YARN's allocate does. An RM that hands some over a call or more later shows it: a grant
+/// for a key we emptied calls ago. `late` keeps the most calls seen, and keys, parked and
+/// withdrawn requests wait that many heartbeats more before they count as settled; what
+/// such an RM grants before the first one is seen is the slack above.
+#[derive(Debug, Default)]
+struct RequestKeys {
+    keys: HashMap<i64, KeyState>,
+    /// Most heartbeats a grant has come back after its key was emptied (0: none seen).
+    late: u64,
+}
+
+/// The most heartbeats `RequestKeys::late` waits, so that one odd grant cannot stall asks.
+const MAX_LATE: u64 = 4;
+
+impl RequestKeys {
+    /// A grant for `key` came back at heartbeat `n`: if we had emptied that key calls
+    /// before, YARN allocated it before then and handed it over late.
+    fn granted_for(&mut self, key: i64, n: u64) {
+        if let Some(k) = self.keys.get(&key) {
+            if k.asked == 0 && k.opened_at.is_none_or(|o| o < k.changed_at) {
+                self.late = self.late.max(n.saturating_sub(k.changed_at)).min(MAX_LATE);
+            }
+        }
+    }
+
+    /// Whether something changed at heartbeat `at` has settled by heartbeat `n`: every
+    /// grant made before it has come back.
+    fn settled(&self, at: u64, n: u64) -> bool {
+        at + self.late < n
+    }
+
+    /// A key of this kind that may take new requests at heartbeat `n`.
+    fn open(&mut self, strict: bool, n: u64) -> i64 {
+        let mut id: i64 = if strict { -1 } else { 0 };
+        let late = self.late;
+        loop {
+            let k = self.keys.entry(id).or_default();
+            if k.opened_at == Some(n) || (k.asked == 0 && k.changed_at + late < n) {
+                k.opened_at = Some(n);
+                return id;
+            }
+            id += if strict { -1 } else { 1 };
+        }
+    }
+
+    fn state(&mut self, key: i64) -> &mut KeyState {
+        self.keys.entry(key).or_default()
+    }
 }
 
 /// The allocator's whole state.
@@ -208,6 +319,7 @@ pub struct Allocator {
     /// Heartbeats seen: one per allocate call, so a heartbeat after the one that withdrew a
     /// strict request comes after the answer to the call that carried the withdrawal.
     heartbeats: u64,
+    keys: RequestKeys,
 }
 
 impl Allocator {
@@ -243,7 +355,8 @@ impl Allocator {
             }
             Event::Heartbeat => {
                 self.heartbeats += 1;
-                let mut actions = self.relax_spread(now_ms);
+                let mut actions = self.unpark();
+                actions.extend(self.relax_spread(now_ms));
                 actions.extend(self.update(now_ms));
                 actions
             }
@@ -274,12 +387,9 @@ impl Allocator {
     }
 
     /// Pending requests that are in YARN's table: all but the strict ones rule 4 has
-    /// withdrawn and not yet asked again relaxed.
+    /// withdrawn and not yet asked again relaxed, and those parked with their key.
     pub fn asked_requests(&self) -> usize {
-        self.pending
-            .iter()
-            .filter(|r| r.withdrawn.is_none())
-            .count()
+        self.pending.iter().filter(|r| r.in_table).count()
     }
 
     pub fn starting(&self) -> u32 {
@@ -377,17 +487,24 @@ impl Allocator {
             added: Vec<AllocatorRequestId>,
             /// Strict requests withdrawn at an earlier heartbeat, now asked relaxed.
             readd: bool,
+            /// The key they are asked under: a quiet relaxed one for `readd`, else their own.
+            ask_key: i64,
         }
-        let topology = self.topology.read();
+        // A handle of our own, so that the keys can be lowered with the map still read.
+        let shared = self.topology.clone();
+        let topology = shared.read();
         let (cluster, running, topology) = (&self.cluster, &self.running_per_host, &*topology);
         let has_room = |h: &HostName| cluster.has_room(h, running.get(h).copied().unwrap_or(0));
         let heartbeat = self.heartbeats;
         let mut relaxed: Vec<Relaxed> = Vec::new();
-        let mut actions = Vec::new();
+        let mut lowered: HashSet<i64> = HashSet::new();
         for r in &mut self.pending {
+            if r.parked.is_some() {
+                continue;
+            }
             let readd = match r.withdrawn {
                 // Withdrawn at this heartbeat: its answer has not come back yet.
-                Some(at) if at >= heartbeat => continue,
+                Some(at) if !self.keys.settled(at, heartbeat) => continue,
                 Some(_) => true,
                 None => {
                     if r.relaxed
@@ -400,10 +517,10 @@ impl Allocator {
                     // re-asked one is not re-asked again.
                     r.relaxed = true;
                     if r.strict {
-                        // First half (rule 5 ends here): out of YARN's table now, asked
-                        // again relaxed at the next heartbeat.
+                        // First half (rule 5 ends here): out of YARN's table now (below, with
+                        // its key), asked again relaxed at the next heartbeat.
                         r.withdrawn = Some(heartbeat);
-                        actions.push(Action::RemoveRequest(r.id));
+                        lowered.insert(r.key);
                         continue;
                     }
                     false
@@ -421,12 +538,18 @@ impl Allocator {
                     // A withdrawn strict request is asked again even when it gains no host.
                     let lists =
                         lists.or_else(|| readd.then(|| (req.nodes.clone(), req.racks.clone())));
+                    let ask_key = if readd {
+                        self.keys.open(false, heartbeat)
+                    } else {
+                        r.key
+                    };
                     relaxed.push(Relaxed {
                         key,
                         lists,
                         removed: Vec::new(),
                         added: Vec::new(),
                         readd,
+                        ask_key,
                     });
                     relaxed.last_mut().expect("just pushed")
                 }
@@ -438,11 +561,19 @@ impl Allocator {
             r.id = self.next_request;
             self.next_request += 1;
             g.added.push(r.id);
+            if readd {
+                r.key = g.ask_key;
+                r.in_table = true;
+                let k = self.keys.state(g.ask_key);
+                k.asked += 1;
+                k.changed_at = heartbeat;
+            }
             r.strict = false;
             r.withdrawn = None;
             r.req.nodes = nodes.clone();
             r.req.racks = racks.clone();
         }
+        let mut actions = self.lower_keys(&lowered);
         let withdrawn = actions.len();
         for g in relaxed {
             let Some((nodes, racks)) = g.lists else {
@@ -454,6 +585,7 @@ impl Allocator {
                     nodes,
                     racks,
                     strict: false,
+                    key: g.ask_key,
                 }
             } else {
                 Action::ReplaceRequests {
@@ -499,17 +631,17 @@ impl Allocator {
         );
         let mut actions = Vec::new();
         if !plan.cancel.is_empty() {
-            let cancel: HashSet<usize> = plan.cancel.iter().copied().collect();
-            let mut i = 0;
-            self.pending.retain(|r| {
-                let keep = !cancel.contains(&i);
-                // A withdrawn request is in our table only (rule 4).
-                if !keep && r.withdrawn.is_none() {
-                    actions.push(Action::RemoveRequest(r.id));
+            let mut lowered = HashSet::new();
+            for &i in &plan.cancel {
+                let r = &mut self.pending[i];
+                r.gone = true;
+                // A withdrawn or parked request is in our table only.
+                if r.in_table {
+                    lowered.insert(r.key);
                 }
-                i += 1;
-                keep
-            });
+            }
+            actions = self.lower_keys(&lowered);
+            self.pending.retain(|r| !r.gone);
         }
         for g in plan.add_groups() {
             let nodes: Arc<[HostName]> = Arc::from(g.nodes);
@@ -518,6 +650,10 @@ impl Allocator {
             // Rule 5: the default strategy's requests that name hosts are strict until rule 4
             // relaxes them.
             let strict = self.config.strategy == Strategy::Default && !nodes.is_empty();
+            let key = self.keys.open(strict, self.heartbeats);
+            let k = self.keys.state(key);
+            k.asked += g.count;
+            k.changed_at = self.heartbeats;
             let ids: Vec<AllocatorRequestId> =
                 (0..g.count).map(|k| self.next_request + k).collect();
             self.next_request += g.count;
@@ -533,6 +669,10 @@ impl Allocator {
                     relaxed: false,
                     strict,
                     withdrawn: None,
+                    parked: None,
+                    key,
+                    in_table: true,
+                    gone: false,
                 });
             }
             actions.push(Action::AddRequests {
@@ -540,6 +680,7 @@ impl Allocator {
                 nodes,
                 racks,
                 strict,
+                key,
             });
         }
         if !actions.is_empty() {
@@ -568,16 +709,25 @@ impl Allocator {
                 fresh
             })
             .collect();
-        let pending: Vec<PendingRequest> = self.pending.iter().map(|r| r.req.clone()).collect();
-        let outcome = match_containers(&containers, &pending, &self.topology.read());
+        for c in &containers {
+            if let Some(key) = c.allocation_request_id {
+                self.keys.granted_for(key, self.heartbeats);
+            }
+        }
+        let outcome = self.match_by_key(&containers);
         let mut actions = Vec::new();
         let mut matched_requests: HashSet<usize> = HashSet::new();
         for &(c, r, locality) in &outcome.matched {
             matched_requests.insert(r);
-            // A withdrawn request (rule 4) is not in YARN's table any more: this is a
+            // A withdrawn or parked request is not in YARN's table any more: this is a
             // container YARN gave it before the withdrawal reached it.
-            if self.pending[r].withdrawn.is_none() {
-                actions.push(Action::RemoveRequest(self.pending[r].id));
+            let req = &mut self.pending[r];
+            if req.in_table {
+                req.in_table = false;
+                actions.push(Action::RequestSatisfied(req.id));
+                let key = req.key;
+                let k = self.keys.state(key);
+                k.asked = k.asked.saturating_sub(1);
             }
             let container = containers[c].clone();
             let have = u64::from(self.starting) + u64::from(self.running());
@@ -620,6 +770,142 @@ impl Allocator {
             actions.push(self.release(containers[c].id.clone()));
         }
         actions
+    }
+
+    /// Matches granted containers to pending requests, each container first against the
+    /// requests of the key YARN granted it for (when it says, and we have such requests), so
+    /// that our count of that key falls as YARN's did; the rest against every request left.
+    fn match_by_key(&self, containers: &[Container]) -> MatchOutcome {
+        let topology = self.topology.read();
+        let pending: Vec<PendingRequest> = self.pending.iter().map(|r| r.req.clone()).collect();
+        let mut by_key: HashMap<i64, Vec<usize>> = HashMap::new();
+        let mut rest: Vec<usize> = Vec::new();
+        for (i, c) in containers.iter().enumerate() {
+            match c.allocation_request_id {
+                Some(k) if self.pending.iter().any(|r| r.key == k) => {
+                    by_key.entry(k).or_default().push(i)
+                }
+                _ => rest.push(i),
+            }
+        }
+        if by_key.is_empty() {
+            return match_containers(containers, &pending, &topology);
+        }
+        let mut used = vec![false; pending.len()];
+        let mut outcome = MatchOutcome::default();
+        let mut part = |cs: &[usize], take: &dyn Fn(usize) -> bool, used: &mut Vec<bool>| {
+            let idx: Vec<usize> = (0..pending.len()).filter(|&i| take(i)).collect();
+            let sub_c: Vec<Container> = cs.iter().map(|&c| containers[c].clone()).collect();
+            let sub_p: Vec<PendingRequest> = idx.iter().map(|&i| pending[i].clone()).collect();
+            let o = match_containers(&sub_c, &sub_p, &topology);
+            for (c, p, l) in o.matched {
+                used[idx[p]] = true;
+                outcome.matched.push((cs[c], idx[p], l));
+            }
+            o.unmatched
+                .into_iter()
+                .map(|c| cs[c])
+                .collect::<Vec<usize>>()
+        };
+        let mut keys: Vec<_> = by_key.into_iter().collect();
+        keys.sort_unstable();
+        for (k, cs) in keys {
+            let left = part(&cs, &|i| self.pending[i].key == k, &mut used);
+            rest.extend(left);
+        }
+        if !rest.is_empty() {
+            rest.sort_unstable();
+            let free = used.clone();
+            let left = part(&rest, &|i| !free[i], &mut used);
+            outcome.unmatched.extend(left);
+        }
+        outcome
+    }
+
+    /// Takes out of YARN's table the requests of `keys` that leave it (cancelled, or withdrawn
+    /// by rule 4). Under a key opened at this heartbeat they simply go: nothing was sent for
+    /// it yet. Under any other, grants may be on their way, so the key goes to 0 as a whole
+    /// and its other requests are parked, to be asked again at the next heartbeat
+    /// ([`RequestKeys`]).
+    fn lower_keys(&mut self, keys: &HashSet<i64>) -> Vec<Action> {
+        let n = self.heartbeats;
+        let mut actions = Vec::new();
+        if keys.is_empty() {
+            return actions;
+        }
+        for r in self.pending.iter_mut() {
+            if !r.in_table || !keys.contains(&r.key) {
+                continue;
+            }
+            let leaving = r.gone || r.withdrawn.is_some();
+            let k = self.keys.state(r.key);
+            if leaving || k.opened_at != Some(n) {
+                actions.push(Action::RemoveRequest(r.id));
+                r.in_table = false;
+                k.asked = k.asked.saturating_sub(1);
+                k.changed_at = n;
+                if !leaving {
+                    r.parked = Some(n);
+                }
+            }
+        }
+        actions
+    }
+
+    /// Parked requests (taken out of YARN's table with their key at an earlier heartbeat) are
+    /// asked again as they were, under a quiet key of their kind: the grants that were on
+    /// their way for the old key have come back and been matched by now.
+    fn unpark(&mut self) -> Vec<Action> {
+        let n = self.heartbeats;
+        struct Group {
+            list: ListKey,
+            strict: bool,
+            key: i64,
+            ids: Vec<AllocatorRequestId>,
+            lists: Lists,
+        }
+        let mut groups: Vec<Group> = Vec::new();
+        for r in &mut self.pending {
+            if r.parked.is_none_or(|at| !self.keys.settled(at, n)) {
+                continue;
+            }
+            r.parked = None;
+            r.in_table = true;
+            let list = r.req.list_key();
+            let g = match groups
+                .iter()
+                .position(|g| g.list == list && g.strict == r.strict)
+            {
+                Some(i) => &mut groups[i],
+                None => {
+                    groups.push(Group {
+                        list,
+                        strict: r.strict,
+                        key: self.keys.open(r.strict, n),
+                        ids: Vec::new(),
+                        lists: (r.req.nodes.clone(), r.req.racks.clone()),
+                    });
+                    groups.last_mut().expect("just pushed")
+                }
+            };
+            r.id = self.next_request;
+            self.next_request += 1;
+            r.key = g.key;
+            g.ids.push(r.id);
+            let k = self.keys.state(g.key);
+            k.asked += 1;
+            k.changed_at = n;
+        }
+        groups
+            .into_iter()
+            .map(|g| Action::AddRequests {
+                ids: g.ids,
+                nodes: g.lists.0,
+                racks: g.lists.1,
+                strict: g.strict,
+                key: g.key,
+            })
+            .collect()
     }
 
     fn release(&mut self, id: ContainerIdStr) -> Action {

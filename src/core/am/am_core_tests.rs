@@ -111,7 +111,10 @@ fn commands_are_answered_while_an_allocate_call_is_in_flight() {
     c.handle_allocated(5_000, batch, answered());
     assert_eq!(c.poll_timeout(), Some(5_000));
     let next = c.poll_allocate(5_000).unwrap();
-    assert_eq!(asked(&next), 3);
+    // The third executor is asked under a key of its own: the first key's 2 may be being
+    // granted, and re-sending it at 3 would ask for those again (issue 27).
+    assert_eq!(asked(&next), 1);
+    assert!(next.asks.iter().all(|a| a.allocation_request_id != 0));
 }
 
 #[test]

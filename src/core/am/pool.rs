@@ -274,6 +274,7 @@ impl Pool {
                 id: Arc::from(cid.as_str()),
                 host: host.as_str().into(),
                 rack: rack.as_str().into(),
+                allocation_request_id: None,
             };
             if !self.allocator.adopt(container, executor) {
                 warn!(executor = %executor, container = %cid, "handed back twice (container or executor id already adopted); ignored");
@@ -384,6 +385,7 @@ impl Pool {
                 // Request actions were the book's.
                 Action::AddRequests { .. }
                 | Action::RemoveRequest(_)
+                | Action::RequestSatisfied(_)
                 | Action::ReplaceRequests { .. } => {}
             }
         }
@@ -424,6 +426,7 @@ impl Pool {
                     id: Arc::from(id.as_str()),
                     host: host.as_str().into(),
                     rack,
+                    allocation_request_id: Some(c.allocation_request_id),
                 });
                 // Kept for a launch exactly when the allocator may launch on it.
                 if !self.allocator.is_ours(&id) {

@@ -188,6 +188,28 @@ impl RequestTable {
         Ok(stored.request)
     }
 
+    /// Remove a request a granted container satisfied. As [`Self::remove`], except that the
+    /// lower `*` count is not queued: the RM lowered its own copy when it allocated the
+    /// container, and may have lowered it again since for containers still on their way to
+    /// us; sending ours would overwrite those decrements and ask again for containers
+    /// already granted (the YARN-1902 race, even with every satisfied request removed).
+    /// Node and rack entries are queued as usual (the RM decrements only those of the
+    /// level it allocated at, and they never raise the total past `*`). An `*` ask already
+    /// queued is updated to the new count, so the newest count still wins.
+    pub fn remove_satisfied(&mut self, id: RequestId) -> Result<ContainerRequest, RequestError> {
+        let any = self
+            .requests
+            .get(&id)
+            .map(|s| key_of(&s.request, ANY))
+            .ok_or(RequestError::UnknownRequest(id))?;
+        let queued = self.asks.contains_key(&any);
+        let request = self.remove(id)?;
+        if !queued {
+            self.asks.remove(&any);
+        }
+        Ok(request)
+    }
+
     /// Replace an outstanding request by another, e.g. the same container asked for with
     /// more nodes. Entries only one of them counts change and are queued as usual; entries
     /// both count (`*`, shared nodes and racks) keep their count and are not queued for it.

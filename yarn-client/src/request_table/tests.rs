@@ -115,6 +115,29 @@ fn different_sizes_and_priorities_are_separate_entries() {
         .all(|a| a.num_containers == 1 && a.resource_name == ANY));
 }
 
+/// A request a granted container satisfied leaves the table without sending its lower `*`
+/// count (the RM lowered its own), unless an `*` ask was queued already (the newest count
+/// wins then). Its node and rack entries are sent as by a removal.
+#[test]
+fn a_satisfied_request_does_not_resend_its_any_count() {
+    let mut t = table();
+    let a = t.add(req(1024).with_nodes(["h1"])).unwrap();
+    let b = t.add(req(1024).with_nodes(["h2"])).unwrap();
+    t.take_asks();
+    t.remove_satisfied(a).unwrap();
+    let asks = asks_by_location(&t.take_asks());
+    assert_eq!(
+        asks,
+        BTreeMap::from([("h1".into(), 0), ("/r1".into(), 0)]),
+        "no `*` over grants in flight"
+    );
+    assert_eq!(t.count(0, P1, ANY, cap(1024)), 1);
+    // Queued already (an add in the same heartbeat): the queued `*` follows the count.
+    t.add(req(1024)).unwrap();
+    t.remove_satisfied(b).unwrap();
+    assert_eq!(asks_by_location(&t.take_asks())[ANY], 1);
+}
+
 #[test]
 fn removal_queues_zero_and_drops_the_entry() {
     let mut t = table();
