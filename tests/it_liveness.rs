@@ -82,27 +82,8 @@ impl Drop for Stopped {
 async fn a_stopped_executor_is_declared_lost_and_its_tasks_run_elsewhere() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    let name = "it-liveness-silent";
     // 18 `sleep 3` tasks on three two-core executors: every executor is busy when one stops.
-    let tasks: Vec<_> = (0..18)
-        .map(|i| json!({"id": format!("t{i:02}"), "command": "sleep 3"}))
-        .collect();
-    let job = json!({"name": name,
-        "executor": {"cores": 2, "memory_mb": 256, "min_executors": 3, "max_executors": 3,
-                     "idle_timeout_ms": 600000},
-        "locality_wait_ms": {"node": 0, "rack": 0},
-        "tasks": tasks});
-    let path = am::write_job(c, name, &job);
-    let app = am::submit(
-        c,
-        name,
-        &[
-            "--job",
-            path.to_str().unwrap(),
-            "--executor-silence-timeout",
-            "4",
-        ],
-    );
+    let app = am::submit_busy_job(c, "it-liveness-silent", 18, 4);
     let d = Driver::find(c, &app).await;
     // Wait until three executors run tasks.
     let state = wait_for("three busy executors", Duration::from_secs(120), || async {

@@ -206,27 +206,8 @@ async fn a_hung_node_past_the_silence_timeout_loses_its_executors_not_the_job() 
     let Some(c) = docker_cluster() else { return };
     let _serial = SERIAL.lock().await;
     let _logs = cluster::LogsOnFailure(c);
-    let name = "it-nodes-hung";
-    // 30 `sleep 3` tasks on 3 two-core executors, one per node (2 GiB each).
-    let tasks: Vec<_> = (0..30)
-        .map(|i| json!({"id": format!("t{i:02}"), "command": "sleep 3"}))
-        .collect();
-    let job = json!({"name": name,
-        "executor": {"cores": 2, "memory_mb": 256, "min_executors": 3, "max_executors": 3,
-                     "idle_timeout_ms": 600000},
-        "locality_wait_ms": {"node": 0, "rack": 0},
-        "tasks": tasks});
-    let path = am::write_job(c, name, &job);
-    let app = am::submit(
-        c,
-        name,
-        &[
-            "--job",
-            path.to_str().unwrap(),
-            "--executor-silence-timeout",
-            "5",
-        ],
-    );
+    // 30 `sleep 3` tasks on 3 two-core executors; a 5 s silence timeout.
+    let app = am::submit_busy_job(c, "it-nodes-hung", 30, 5);
     let d = Driver::find(c, &app).await;
     let am_host = am::am_host(c, &app);
     // A node without the AM whose executor is running tasks.

@@ -116,22 +116,26 @@ fn job(paths: &[String], split: Option<u64>) -> serde_json::Value {
     job
 }
 
-fn submit_job(c: &cluster::Cluster, name: &str, job: &serde_json::Value) -> Output {
+/// `yarn-am submit --wait` of `job` as the test user, staged on HDFS.
+fn submit_cmd(c: &cluster::Cluster, name: &str, job: &serde_json::Value) -> Command {
     let path = write_job(c, name, job);
-    yarn_am(c)
-        .args([
-            "submit",
-            "--name",
-            name,
-            "--max-attempts",
-            "1",
-            "--user",
-            USER,
-        ])
-        .args(["--webhdfs", &c.webhdfs, "--job", path.to_str().unwrap()])
-        .args(["--wait", "--wait-timeout", "300"])
-        .output()
-        .unwrap()
+    let mut cmd = yarn_am(c);
+    cmd.args([
+        "submit",
+        "--name",
+        name,
+        "--max-attempts",
+        "1",
+        "--user",
+        USER,
+    ])
+    .args(["--webhdfs", &c.webhdfs, "--job", path.to_str().unwrap()])
+    .args(["--wait", "--wait-timeout", "300"]);
+    cmd
+}
+
+fn submit_job(c: &cluster::Cluster, name: &str, job: &serde_json::Value) -> Output {
+    submit_cmd(c, name, job).output().unwrap()
 }
 
 /// What the job's tasks said, checked: every task's word count is that of the lines
@@ -341,20 +345,7 @@ async fn a_datanode_killed_mid_read_does_not_fail_the_tasks() {
     job["inputs"]["command"] = serde_json::json!(
         "set -o pipefail; n=$({split.cat} | (sleep 8; wc -w)) && echo \"$YARN_AM_SPLIT_PATH $YARN_AM_SPLIT_OFFSET $YARN_AM_SPLIT_LENGTH $n\""
     );
-    let name = "it-split-dn-kill";
-    let path = write_job(c, name, &job);
-    let child = yarn_am(c)
-        .args([
-            "submit",
-            "--name",
-            name,
-            "--max-attempts",
-            "1",
-            "--user",
-            USER,
-        ])
-        .args(["--webhdfs", &c.webhdfs, "--job", path.to_str().unwrap()])
-        .args(["--wait", "--wait-timeout", "300"])
+    let child = submit_cmd(c, "it-split-dn-kill", &job)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -397,13 +397,18 @@ kdc_start() {
     exec setsid krb5kdc -n -r "$REALM" >"$K/krb5kdc.out" 2>&1 </dev/null
   ) &
   echo $! >"$R/kdc.pid"
+  kdc_wait
+  say "started kdc (pid $(cat "$R/kdc.pid"), 127.0.0.1:$KDC_PORT, realm $REALM)"
+}
+
+# Until the KDC gives probe a ticket (20 s at most).
+kdc_wait() {
   local start=$SECONDS
   until kinit -kt "$K/keytabs/probe.keytab" -c "FILE:$K/probe.cc" "probe@$REALM" >/dev/null 2>&1; do
-    alive kdc || { cat "$K/krb5kdc.out" >&2; die "krb5kdc exited (log: $K/kdc.log)"; }
+    alive kdc || { cat "$K/krb5kdc.out" >&2 2>/dev/null; die "the KDC exited (log: $K/kdc.log)"; }
     ((SECONDS - start < 20)) || die "the KDC gives no ticket after 20s (log: $K/kdc.log)"
     sleep 0.2
   done
-  say "started kdc (pid $(cat "$R/kdc.pid"), 127.0.0.1:$KDC_PORT, realm $REALM)"
 }
 
 # Fresh tickets: alice's for clients (cluster.sh env), probe's for the readiness checks.

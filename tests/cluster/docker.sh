@@ -17,7 +17,7 @@
 DK=${YARN_AM_DOCKER_DIR:-/var/tmp/yarn-am-docker}
 DOCKER=/usr/bin/docker           # Debian's client, the engine's own version
 COMPOSE=/usr/bin/docker-compose
-DOCKER_NAMES=(rm nm1 nm2 nm3 nn dn1 dn2 dn3)
+DOCKER_NAMES=(rm nm1 nm2 nm3 nn dn1 dn2 dn3 kdc)
 BASE_PACKAGES=openjdk-17-jre-headless,procps,curl
 
 dk() { DOCKER_HOST=$DOCKER_HOST "$DOCKER" "$@"; }
@@ -26,6 +26,7 @@ compose() {
     YARN_AM_HOSTNAME="$(hostname)" YARN_AM_MR_LIB="$(node_share "$R/mr-lib")" \
     YARN_AM_MR_CONF="$(node_share "$R/mr-conf")" YARN_AM_NODE_KRB="$(node_share "$R/node-krb")" \
     YARN_AM_NODE_SPARK="$(node_share "$(bash "$REPO/scripts/spark-env.sh" --installed 2>/dev/null)")" \
+    YARN_AM_KDC_IMAGE="${KDC_IMAGE:-yarn-am-kdc:none}" YARN_AM_KDC_REALM="$REALM" \
     "$COMPOSE" -p yarn-am -f "$REPO/docker-compose.yml" "$@"
 }
 # A read-only share that exists only with a profile or the MapReduce add-on: an empty folder
@@ -134,6 +135,7 @@ build_images() {
       | grep -vxF -e "$NODE_IMAGE" -e "$BASE_IMAGE" | xargs -r "$DOCKER" -H "$DOCKER_HOST" rmi >/dev/null 2>&1 || true
   fi
   echo "$NODE_IMAGE" >"$DK/node-image"
+  echo "$BASE_IMAGE" >"$DK/base-image"
 }
 
 build_base() { # suite mirror
@@ -171,15 +173,7 @@ container_state() {
     || { sleep 0.5; dk inspect -f '{{.State.Status}}' "$(cname "$1")" 2>/dev/null; } || echo absent
 }
 
-# The KDC of the secure profile stays a process on the host (native_alive, native_stop_daemons).
-eval "native_$(declare -f alive)"
-alive() {
-  if is_docker_daemon "$1"; then
-    [[ "$(container_state "$1")" =~ ^(running|paused)$ ]]
-  else
-    native_alive "$1"
-  fi
-}
+alive() { is_docker_daemon "$1" && [[ "$(container_state "$1")" =~ ^(running|paused)$ ]]; }
 
 start_daemon() { # name host heap main-class [args...]
   local name=$1
@@ -196,17 +190,9 @@ start_daemon() { # name host heap main-class [args...]
   say "started $name (container $(cname "$name"), user $(daemon_user "$name"))"
 }
 
-eval "native_$(declare -f stop_daemons)"
 stop_daemons() {
-  local d names=() host=()
-  for d in "$@"; do
-    if ! is_docker_daemon "$d"; then
-      host+=("$d")
-    elif [[ "$(container_state "$d")" != absent ]]; then
-      names+=("$d")
-    fi
-  done
-  ((${#host[@]} == 0)) || native_stop_daemons "${host[@]}"
+  local d names=()
+  for d in "$@"; do is_docker_daemon "$d" && [[ "$(container_state "$d")" != absent ]] && names+=("$d"); done
   ((${#names[@]})) || return 0
   for d in "${names[@]}"; do [[ "$(container_state "$d")" == paused ]] && dk unpause "$(cname "$d")" >/dev/null; done
   compose stop -t 30 "${names[@]}" >/dev/null 2>&1 || true
@@ -245,8 +231,7 @@ mapreduce_conf() {
 
 # The secure profile's share of the KDC folder (mounted at <runtime>/kdc in every node): its
 # krb5.conf, the service keytab and the web apps' signing secret, readable by the group hadoop
-# (the daemons' users), not by others. The KDC, its database and the users' keytabs stay on the
-# host.
+# (the daemons' users), not by others. The KDC's database and the users' keytabs are not in it.
 node_krb() {
   rm -rf "$R/node-krb"
   ((SECURE)) || return 0
@@ -334,7 +319,6 @@ cmd_down() {
     stop_daemons nm1 nm2 nm3
     compose down -t 30 >/dev/null 2>&1 || say "docker-compose down failed"
   fi
-  stop_daemons kdc
   # `up` switching profiles stops the containers only: it goes on with this engine.
   if [[ -z "${UP_IN_PROGRESS:-}" ]]; then
     engine_stop
@@ -346,6 +330,33 @@ cmd_down() {
 # One daemon's line in `status` (cluster.sh's cmd_status).
 daemon_state() { # daemon
   echo "$(container_state "$1") (container $(cname "$1"), docker)"
+}
+
+# The KDC of the secure profile: its own container (yarn-am-kdc, user kdc, uid 2002) from
+# yarn-am-kdc:<digest> (tests/cluster/docker/Dockerfile.kdc: the base plus Debian's krb5-kdc,
+# installed by apt at build time), serving the realm cluster.sh created on the host (kadmin.local
+# writes the database; the container reads and locks it, mounted at the same path).
+build_kdc_image() {
+  KDC_IMAGE="yarn-am-kdc:$(cat <(cat "$DK/base-image") "$HERE/docker/Dockerfile.kdc" | digest)"
+  dk image inspect "$KDC_IMAGE" >/dev/null 2>&1 && return
+  local t0=$SECONDS
+  DOCKER_BUILDKIT=0 dk build -q --network host --build-arg BASE="$(cat "$DK/base-image")" \
+    -f "$HERE/docker/Dockerfile.kdc" -t "$KDC_IMAGE" "$HERE/docker" >"$DK/kdc-build.log" 2>&1 \
+    || { tail -20 "$DK/kdc-build.log" >&2; die "building $KDC_IMAGE failed (log: $DK/kdc-build.log)"; }
+  say "built $KDC_IMAGE in $((SECONDS - t0))s"
+}
+
+kdc_start() {
+  alive kdc && return
+  build_kdc_image
+  chown -R 2002:2002 "$K/db"
+  touch "$K/kdc.log"
+  chown 2002:2002 "$K/kdc.log"
+  compose rm -f -s kdc >/dev/null 2>&1 || true
+  compose up -d --no-deps kdc >"$R/docker/compose-kdc.log" 2>&1 \
+    || { cat "$R/docker/compose-kdc.log" >&2; die "docker-compose up kdc failed"; }
+  kdc_wait
+  say "started kdc (container $(cname kdc), user kdc, 127.0.0.1:$KDC_PORT, realm $REALM)"
 }
 
 # Whether this engine can run a container as the cluster does (host network, a user switch):

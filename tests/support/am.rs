@@ -308,6 +308,32 @@ fn container_process(container: &str, cmd: &str) -> Option<u32> {
     })
 }
 
+/// Submits a job of `n` `sleep 3` tasks on three two-core executors (no locality wait) with
+/// `--executor-silence-timeout secs`: every executor stays busy, for the tests that silence
+/// one (a stopped process, a hung node). Returns the app id.
+pub fn submit_busy_job(c: &Cluster, name: &str, n: usize, silence_secs: u32) -> String {
+    let tasks: Vec<_> = (0..n)
+        .map(|i| serde_json::json!({"id": format!("t{i:02}"), "command": "sleep 3"}))
+        .collect();
+    let job = serde_json::json!({"name": name,
+        "executor": {"cores": 2, "memory_mb": 256, "min_executors": 3, "max_executors": 3,
+                     "idle_timeout_ms": 600000},
+        "locality_wait_ms": {"node": 0, "rack": 0},
+        "tasks": tasks});
+    let path = write_job(c, name, &job);
+    let silence = silence_secs.to_string();
+    submit(
+        c,
+        name,
+        &[
+            "--job",
+            path.to_str().unwrap(),
+            "--executor-silence-timeout",
+            &silence,
+        ],
+    )
+}
+
 /// Writes `job` to `<cluster>/jobs/<name>.json` for `yarn-am submit --job`.
 pub fn write_job(c: &Cluster, name: &str, job: &serde_json::Value) -> PathBuf {
     let dir = c.dir.join("jobs");
