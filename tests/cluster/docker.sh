@@ -22,11 +22,14 @@ BASE_PACKAGES=openjdk-17-jre-headless,procps,curl
 
 dk() { DOCKER_HOST=$DOCKER_HOST "$DOCKER" "$@"; }
 compose() {
-  DOCKER_HOST=$DOCKER_HOST YARN_AM_CLUSTER_DIR="$R" YARN_AM_NODE_IMAGE="${NODE_IMAGE:-yarn-am-node:none}" \
+  # The images `up` built (commands other than `up`, such as `mapreduce`, start containers too).
+  DOCKER_HOST=$DOCKER_HOST YARN_AM_CLUSTER_DIR="$R" \
+    YARN_AM_NODE_IMAGE="${NODE_IMAGE:-$(cat "$DK/node-image" 2>/dev/null || echo yarn-am-node:none)}" \
     YARN_AM_HOSTNAME="$(hostname)" YARN_AM_MR_LIB="$(node_share "$R/mr-lib")" \
     YARN_AM_MR_CONF="$(node_share "$R/mr-conf")" YARN_AM_NODE_KRB="$(node_share "$R/node-krb")" \
     YARN_AM_NODE_SPARK="$(node_share "$(bash "$REPO/scripts/spark-env.sh" --installed 2>/dev/null)")" \
-    YARN_AM_KDC_IMAGE="${KDC_IMAGE:-yarn-am-kdc:none}" YARN_AM_KDC_REALM="$REALM" \
+    YARN_AM_KDC_IMAGE="${KDC_IMAGE:-$(cat "$DK/kdc-image" 2>/dev/null || echo yarn-am-kdc:none)}" \
+    YARN_AM_KDC_REALM="$REALM" \
     "$COMPOSE" -p yarn-am -f "$REPO/docker-compose.yml" "$@"
 }
 # A read-only share that exists only with a profile or the MapReduce add-on: an empty folder
@@ -338,6 +341,7 @@ daemon_state() { # daemon
 # writes the database; the container reads and locks it, mounted at the same path).
 build_kdc_image() {
   KDC_IMAGE="yarn-am-kdc:$(cat <(cat "$DK/base-image") "$HERE/docker/Dockerfile.kdc" | digest)"
+  echo "$KDC_IMAGE" >"$DK/kdc-image"
   dk image inspect "$KDC_IMAGE" >/dev/null 2>&1 && return
   local t0=$SECONDS
   DOCKER_BUILDKIT=0 dk build -q --network host --build-arg BASE="$(cat "$DK/base-image")" \
