@@ -305,3 +305,57 @@ async fn secure_cluster_with_a_keytab_an_app_outlives_its_first_hdfs_token() {
     // Removed after the first token died: with the refreshed one.
     assert_gone(s, &dir).await;
 }
+
+/// The audit's M2 on the real cluster: an HDFS outage mid-job (`cluster.sh restart-nn`: the
+/// NameNode stopped and started again) makes the AM's WebHDFS calls fail, and none of their
+/// errors puts the HDFS delegation token into a container log.
+#[tokio::test]
+async fn secure_cluster_a_namenode_outage_leaves_no_token_in_any_log() {
+    let serial = SERIAL.lock().await;
+    let s = secure();
+    let _logs = cluster::LogsOnFailure(&s.c);
+    let name = "it-secure-nn-outage";
+    let tasks: Vec<_> = (0..60)
+        .map(|i| serde_json::json!({"id": format!("t{i:02}"), "command": "sleep 1"}))
+        .collect();
+    let job = serde_json::json!({"name": name,
+        "executor": {"cores": 2, "memory_mb": 256, "min_executors": 2, "max_executors": 2,
+                     "idle_timeout_ms": 600000},
+        "tasks": tasks});
+    let path = am::write_job(&s.c, name, &job);
+    let out = s
+        .yarn_am(&s.alice_cache())
+        .args(["submit", "--name", name, "--max-attempts", "1"])
+        .args(["--webhdfs", &s.c.webhdfs, "--job"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "submit failed: {}", text(&out));
+    let app = am::submitted_app(&out);
+    // Tasks finish (and are journaled on HDFS) every half second or so from here.
+    let rest = s.rest();
+    am::wait_for("the app running", Duration::from_secs(90), || async {
+        let r = rest.app(&app).await.ok()?;
+        (r.state == "RUNNING").then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert!(
+        cluster::cluster_sh("restart-nn"),
+        "cluster.sh restart-nn failed"
+    );
+    drop(serial);
+    let r = am::wait_succeeded_via(&rest, &app, Duration::from_secs(300)).await;
+    let summary = am::summary_of(&r.diagnostics);
+    assert_eq!(summary.tasks_succeeded, 60, "{}", r.diagnostics);
+    // The outage reached the AM: its journal appends failed while the NameNode was down.
+    let am_log = am::am_log_dir(&s.c, &app)
+        .map(|d| std::fs::read_to_string(d.join("stderr")).unwrap_or_default())
+        .unwrap_or_default();
+    assert!(
+        am_log.contains("could not append to the job journal")
+            || am_log.contains("the job journal append failed"),
+        "no WebHDFS failure in the AM's log during the outage:\n{am_log}"
+    );
+    am::assert_no_delegation_token_in_logs(&s.c, &app);
+}

@@ -197,23 +197,6 @@ fn check_counts(
     (report.tasks.len(), requests, local)
 }
 
-/// Audit M2 for the reader: no container log of the app holds a delegation token's value.
-fn assert_no_token_in_logs(c: &cluster::Cluster, app: &str) {
-    for dir in c.container_log_dirs(app) {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let text = String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap_or_default())
-                .to_string();
-            for (at, _) in text.match_indices("delegation=") {
-                assert!(
-                    text[at + "delegation=".len()..].starts_with("REDACTED"),
-                    "{}: a token in the log",
-                    entry.path().display()
-                );
-            }
-        }
-    }
-}
-
 /// The test data: a 2.5 MB file of straddling lines and a tiny one, on HDFS and here.
 async fn data(c: &cluster::Cluster) -> BTreeMap<String, Vec<u8>> {
     let big = text_file(43_000, 29);
@@ -265,7 +248,7 @@ async fn a_word_count_over_splits_cutting_every_line_equals_wc_w() {
     // A task reads its own block, the byte before it and the rest of its last line (the
     // neighbouring blocks, elsewhere perhaps): at least half the tasks' own blocks local.
     assert!(local * 2 >= tasks as u64, "{local} of {requests} local");
-    assert_no_token_in_logs(c, &app);
+    am::assert_no_delegation_token_in_logs(c, &app);
 
     // Splits of 300,000 bytes, each reading across block boundaries (9 + 1).
     let out = submit_job(c, "it-split-size", &job(&paths, Some(SPLIT)));
@@ -274,7 +257,7 @@ async fn a_word_count_over_splits_cutting_every_line_equals_wc_w() {
     let (tasks, requests, local) = check_counts(c, &app, &files);
     eprintln!("sized: {tasks} tasks, {local} of {requests} reads from a local DataNode");
     assert_eq!(tasks, 10);
-    assert_no_token_in_logs(c, &app);
+    am::assert_no_delegation_token_in_logs(c, &app);
 }
 
 /// The same job file on the Kerberized profile: the tasks read with the HDFS delegation
@@ -329,7 +312,7 @@ async fn secure_cluster_the_same_job_file_counts_the_same_words() {
     assert!(out.status.success(), "{}", text(&out));
     let (tasks, _, _) = check_counts(&c, &app, &files);
     assert_eq!(tasks, 10);
-    assert_no_token_in_logs(&c, &app);
+    am::assert_no_delegation_token_in_logs(&c, &app);
 }
 
 /// A DataNode killed while the tasks read: each task whose DataNode died goes on from the

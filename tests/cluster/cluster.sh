@@ -30,6 +30,8 @@
 #                       store (work-preserving recovery: apps and containers survive)
 #   cluster.sh restart-nm NM   stop that NodeManager and start it again; with NM recovery
 #                       its containers keep running and are taken back
+#   cluster.sh restart-nn   an HDFS outage: stop the NameNode and start it again on its name
+#                       folder (WebHDFS fails meanwhile); back when ready
 #   cluster.sh mapreduce   MapReduce on the running cluster (scripts/mr_bench.py): fetch the
 #                       MapReduce jars once (<runtime>/mr-lib), write mapred-site.xml and
 #                       restart the NMs with the shuffle service the MR AM needs. Later `up`s
@@ -797,6 +799,12 @@ restart_nm_daemon() { # nm
   stop_daemons "$1"
   start_nm "$1"
 }
+restart_nn_daemon() {
+  pick_java
+  ((SECURE == 0)) || KRB_OPTS=(-Djava.security.krb5.conf="$K/krb5.conf")
+  stop_daemons nn
+  start_daemon nn rm 256m org.apache.hadoop.hdfs.server.namenode.NameNode
+}
 nm_restarted() { # nm
   curl -sf --max-time 3 "http://$1:8042/ws/v1/node/info" >/dev/null 2>&1
 }
@@ -813,6 +821,18 @@ cmd_restart_rm() {
   wait_rm_started
   wait_ready
   say "rm restarted in $((SECONDS - t0))s"
+}
+
+# An HDFS outage: the NameNode stopped and started again on its name folder; WebHDFS and HDFS
+# RPC fail meanwhile, and the cluster is ready again once the DataNodes have reported.
+cmd_restart_nn() {
+  exec 9>"$R/.lock"
+  flock -w 600 9 || die "another cluster.sh holds $R/.lock"
+  [[ "$WITH_HDFS" != 0 ]] && alive nn || die "nn is not running"
+  local t0=$SECONDS
+  restart_nn_daemon
+  wait_ready
+  say "nn restarted in $((SECONDS - t0))s"
 }
 
 # NM restart with NM recovery (supervised): the stopped NM neither kills its containers nor
@@ -969,6 +989,7 @@ case "${1:-}" in
   logs) cmd_logs "${2:-40}" ;;
   kill-nm) cmd_kill_nm "${2:-}" ;;
   restart-rm) cmd_restart_rm ;;
+  restart-nn) cmd_restart_nn ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
   *) sed -n '2,55p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;

@@ -308,6 +308,7 @@ restart_nm_daemon() { # nm
   NM_OLD_PID=$(dk exec "$(cname "$1")" cat /run/yarn-am-daemon.pid)
   docker_restart "$1"
 }
+restart_nn_daemon() { docker_restart nn; }
 # The new JVM (a new pid) answering on its web port, as natively.
 nm_restarted() { # nm
   [[ "$(dk exec "$(cname "$1")" cat /run/yarn-am-daemon.pid 2>/dev/null)" != "$NM_OLD_PID" ]] \

@@ -523,3 +523,21 @@ impl Staged {
         }
     }
 }
+
+/// The audit's M2: no container log of the app holds a delegation token's value (every
+/// `delegation=` in them is followed by `REDACTED`).
+pub fn assert_no_delegation_token_in_logs(c: &Cluster, app: &str) {
+    for dir in c.container_log_dirs(app) {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let text = String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap_or_default())
+                .to_string();
+            for (at, _) in text.match_indices("delegation=") {
+                assert!(
+                    text[at + "delegation=".len()..].starts_with("REDACTED"),
+                    "{}: a token in the log",
+                    entry.path().display()
+                );
+            }
+        }
+    }
+}
