@@ -11,6 +11,7 @@ stream ends when the AM stops.
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 from dataclasses import dataclass
@@ -195,7 +196,7 @@ class EventStream:
             while not self._closed:
                 try:
                     chunk = _read_some(src)
-                except (OSError, ValueError, AttributeError, YarnAmError):
+                except (OSError, ValueError, AttributeError, http.client.HTTPException, YarnAmError):
                     chunk = b""
                 if not chunk:
                     break
