@@ -103,7 +103,11 @@ def test_executors_app_through_the_driver_api(rm, apps):
 
     seen: List[object] = []
     stream = app.events(read_timeout=30, reconnect_timeout=30)
-    follower = threading.Thread(target=lambda: seen.extend(stream), daemon=True)
+    def follow() -> None:
+        for item in stream:
+            seen.append(item)
+
+    follower = threading.Thread(target=follow, daemon=True)
     follower.start()
 
     first = wait_for("1 running executor", 60, lambda: [e for e in app.executors() if e.state == "running"])

@@ -142,7 +142,7 @@ def error_text(body: bytes) -> str:
         return body[:300].decode("utf-8", "replace").strip()
     if isinstance(v, dict):
         if isinstance(v.get("error"), str):
-            return v["error"]
+            return str(v["error"])
         re = v.get("RemoteException")
         if isinstance(re, dict) and re.get("message"):
             return str(re["message"])

@@ -142,7 +142,8 @@ class Application:
             "host_to_local_task_count": dict(host_to_local_task_count or {}),
             "excluded_hosts": list(excluded_hosts),
         }
-        return self._call("POST", "/v1/demand", body)
+        took: Dict[str, Any] = self._call("POST", "/v1/demand", body)
+        return took
 
     def executors(self) -> List[Executor]:
         """Every live executor and the last finished ones."""
@@ -160,18 +161,20 @@ class Application:
         """Why an executor ended, and whether it counts against the app."""
         from urllib.parse import quote
 
-        return self._call("GET", f"/v1/executors/{quote(str(executor_id), safe='')}/loss-reason")
+        reason: Dict[str, Any] = self._call("GET", f"/v1/executors/{quote(str(executor_id), safe='')}/loss-reason")
+        return reason
 
     def state(self) -> State:
         return State.from_json(self._call("GET", "/v1/state") or {})
 
     def job(self) -> Dict[str, Any]:
         """The embedded job's live report (:class:`NotFoundError` for an app without a job)."""
-        return self._call("GET", "/v1/job")
+        report: Dict[str, Any] = self._call("GET", "/v1/job")
+        return report
 
     def metrics(self) -> str:
         """The Prometheus text of ``/metrics``."""
-        return self._call("GET", "/metrics")
+        return str(self._call("GET", "/metrics"))
 
     def finish(self, status: str = "succeeded", diagnostics: str = "") -> None:
         """Ends the application: the AM unregisters with ``status`` (``succeeded``, ``failed``
@@ -284,7 +287,7 @@ class _Stream:
         self._resp = resp
 
     def read1(self, n: int) -> bytes:
-        return self._resp.read1(n)
+        return bytes(self._resp.read1(n))
 
     def close(self) -> None:
         try:

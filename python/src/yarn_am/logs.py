@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Dict, Iterable, List, Optional, Set
+from typing import Any, Dict, Iterable, List, Optional, Set
 from urllib.parse import quote
 
 from ._http import web_request
@@ -60,7 +60,7 @@ class LogReader:
             return None
         return body if status < 400 else None
 
-    def _json(self, url: str) -> Dict:
+    def _json(self, url: str) -> Dict[str, Any]:
         body = self._get(url)
         if body is None:
             return {}
@@ -135,7 +135,8 @@ class LogReader:
         wanted_files = set(files) if files is not None else None
         out: Dict[str, Dict[str, str]] = {}
         for cid in sorted(found):
-            bases = [found[cid]] if found[cid] else []
+            known_base = found[cid]
+            bases: List[str] = [known_base] if known_base else []
             bases += [b for b in nodes if b not in bases]
             for base in bases:
                 names = self.files(base, cid)

@@ -233,6 +233,5 @@ class EventStream:
 
 def _read_some(src: ByteSource) -> bytes:
     read1 = getattr(src, "read1", None)
-    if read1 is not None:
-        return read1(65536)
-    return src.read(65536)  # type: ignore[attr-defined]
+    chunk = read1(65536) if read1 is not None else src.read(65536)  # type: ignore[attr-defined]
+    return bytes(chunk)

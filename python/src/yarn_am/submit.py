@@ -171,7 +171,7 @@ def submit(
     ``app.status().outcome``. ``timeout`` bounds the ``yarn-am submit`` run itself.
     Raises :class:`SubmitError` with the binary's stderr when it fails."""
     exe = find_binary(binary)
-    tmpdir: Optional[tempfile.TemporaryDirectory] = None
+    tmpdir: "Optional[tempfile.TemporaryDirectory[str]]" = None
     job_file: Optional[str] = None
     try:
         if isinstance(job, (Job, dict)):
