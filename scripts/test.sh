@@ -43,7 +43,7 @@ cargo test --workspace --locked --no-fail-fast -- --skip qop_cluster --skip secu
 t_py=$SECONDS
 py_env="$HOME/.cache/yarn-am/pyenv"
 { python3 -m venv "$py_env" &&
-  "$py_env/bin/pip" install -q --upgrade pytest &&
+  { "$py_env/bin/python" -c 'import pytest' 2>/dev/null || "$py_env/bin/pip" install -q pytest; } &&
   "$py_env/bin/pip" install -q --force-reinstall --no-deps ./python &&
   YARN_AM_BIN="$PWD/target/debug/yarn-am" YARN_AM_PYTEST_REQUIRE_CLUSTER=1 \
     "$py_env/bin/python" -m pytest -q -rs python/tests; } || rc=$?

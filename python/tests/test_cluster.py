@@ -103,9 +103,14 @@ def test_executors_app_through_the_driver_api(rm, apps):
 
     seen: List[object] = []
     stream = app.events(read_timeout=30, reconnect_timeout=30)
+    failed: List[BaseException] = []
+
     def follow() -> None:
-        for item in stream:
-            seen.append(item)
+        try:
+            for item in stream:
+                seen.append(item)
+        except BaseException as e:  # noqa: BLE001 - reported by the test below
+            failed.append(e)
 
     follower = threading.Thread(target=follow, daemon=True)
     follower.start()
@@ -123,6 +128,7 @@ def test_executors_app_through_the_driver_api(rm, apps):
 
     # The event stream saw both come up.
     ids = {e.id for e in running}
+    assert not failed, f"the event stream failed: {failed and failed[0]!r}"
     wait_for("executor_added events for both", 30,
              lambda: ids <= {i.executor.id for i in list(seen)
                              if isinstance(i, ExecutorEvent) and i.type == "executor_added"})
@@ -161,6 +167,8 @@ def test_executors_app_through_the_driver_api(rm, apps):
     assert final.outcome == "succeeded" and final.exit_code == 0, final
     follower.join(40)
     assert not follower.is_alive(), "the event stream did not end with the application"
+    assert not failed, f"the event stream failed: {failed[0]!r}"
+    assert not any(isinstance(i, yarn_am.Resync) and i.reason == "lagged" for i in seen)
     with pytest.raises(ApplicationNotRunning):
         app.state()
     print(f"executors app: {time.monotonic() - t0:.1f} s")
