@@ -54,15 +54,29 @@ class UnreachableError(YarnAmError, ConnectionError):
         super().__init__(f"{what} at {address} cannot be reached: {cause}")
 
 
-class DriverApiError(YarnAmError):
-    """The driver API answered with an error status; ``message`` is its ``{"error": ...}``."""
+class HttpStatusError(YarnAmError):
+    """A service answered with an HTTP error status: ``method``, ``target`` (the driver API's
+    path, or the RM's URL), ``status`` and ``message`` (the service's own words)."""
 
-    def __init__(self, method: str, path: str, status: int, message: str):
+    #: how the message names the service ("" for the driver API)
+    service = ""
+
+    def __init__(self, method: str, target: str, status: int, message: str):
         self.method = method
-        self.path = path
+        self.target = target
         self.status = status
         self.message = message
-        super().__init__(f"{method} {path}: HTTP {status}: {message}")
+        prefix = f"{self.service} " if self.service else ""
+        super().__init__(f"{prefix}{method} {target}: HTTP {status}: {message}")
+
+
+class DriverApiError(HttpStatusError):
+    """The driver API answered with an error status; ``message`` is its ``{"error": ...}``,
+    ``target`` (also ``path``) the path called."""
+
+    @property
+    def path(self) -> str:
+        return self.target
 
 
 class AuthenticationError(DriverApiError):
@@ -82,16 +96,15 @@ class UnavailableError(DriverApiError):
     """503: the AM is not taking commands (it is shutting down, or busy)."""
 
 
-class RmError(YarnAmError):
+class RmError(HttpStatusError):
     """The ResourceManager's REST API answered with an error (unknown application, refused
-    kill, authentication required)."""
+    kill, authentication required); ``target`` (also ``url``) is the URL called."""
 
-    def __init__(self, method: str, url: str, status: int, message: str):
-        self.method = method
-        self.url = url
-        self.status = status
-        self.message = message
-        super().__init__(f"ResourceManager {method} {url}: HTTP {status}: {message}")
+    service = "ResourceManager"
+
+    @property
+    def url(self) -> str:
+        return self.target
 
 
 class SubmitError(YarnAmError):
