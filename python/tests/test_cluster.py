@@ -96,7 +96,7 @@ def test_executors_app_through_the_driver_api(rm, apps):
     """Submit an executors-only app, connect, follow events, demand, kill an executor, a
     wrong pin and a wrong secret refused, finish, wait, logs, status."""
     t0 = time.monotonic()
-    app = submit(rm, apps, executors=1, keep_running=True, name="py-executors",
+    app = submit(rm, apps, executors=1, max_executors=3, keep_running=True, name="py-executors",
                  command="echo hello-from-executor $YARN_AM_EXECUTOR_ID; exec sleep 600")
     assert app.status().app_id == app.app_id
     app = Application.connect(app.app_id, rm=rm, secret_file=app.secret_file, wait=90)

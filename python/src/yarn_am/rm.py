@@ -200,6 +200,9 @@ class ResourceManager:
         user: Optional[str] = None,
         timeout: float = 30.0,
     ):
+        self.user = user or os.environ.get("USER") or "yarn"
+        self.timeout = timeout
+        self.urls: List[str] = []
         props: Dict[str, str] = {}
         directory = conf_dir()
         if directory:
@@ -221,11 +224,9 @@ class ResourceManager:
                 "the cluster uses Kerberos (hadoop.security.authentication=kerberos): the "
                 "Python client does not do SPNEGO yet; use the yarn-am CLI"
             )
-        self.user = user or os.environ.get("USER") or "yarn"
-        self.timeout = timeout
 
     def __repr__(self) -> str:
-        return f"ResourceManager({self.urls[0]!r}, user={self.user!r})"
+        return f"ResourceManager({', '.join(self.urls)!r}, user={self.user!r})"
 
     def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
         query = urlencode({"user.name": self.user})
