@@ -38,6 +38,16 @@ eval "$(bash tests/cluster/cluster.sh env)"
 # profile after the other, so no other binary has to switch the cluster back to plain.
 rc=0
 cargo test --workspace --locked --no-fail-fast -- --skip qop_cluster --skip secure_cluster || rc=$?
+# The Python client (python/): installed into a venv as a user would (`pip install ./python`),
+# its unit tests and its integration tests against this cluster with the binary just built.
+t_py=$SECONDS
+py_env="$HOME/.cache/yarn-am/pyenv"
+{ python3 -m venv "$py_env" &&
+  { "$py_env/bin/python" -c 'import pytest' 2>/dev/null || "$py_env/bin/pip" install -q pytest; } &&
+  "$py_env/bin/pip" install -q --force-reinstall --no-deps ./python &&
+  YARN_AM_BIN="$PWD/target/debug/yarn-am" YARN_AM_PYTEST_REQUIRE_CLUSTER=1 \
+    "$py_env/bin/python" -m pytest -q -rs python/tests; } || rc=$?
+echo "[test] python client took $((SECONDS - t_py))s" >&2
 t_secure=$SECONDS
 cargo test --locked --no-fail-fast --test it_secure --test it_split -- secure_cluster || rc=$?
 echo "[test] it_secure (Kerberos cluster) took $((SECONDS - t_secure))s" >&2

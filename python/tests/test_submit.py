@@ -1,0 +1,68 @@
+import os
+import stat
+
+import pytest
+
+from yarn_am import ConfigError, InvalidArgument, Job, ResourceManager, SubmitError, submit
+from yarn_am.submit import parse_submit_output, submit_args
+
+
+def test_executor_flags():
+    args = submit_args(None, executors=2, command="echo 'a b' $X", executor_memory=128, executor_env={"X": "1 2"},
+                       keep_running=True, name="n", tags=["a", "b"], max_attempts=1, webhdfs="http://rm:9870")
+    assert args == ["submit", "--name", "n", "--tag", "a", "--tag", "b", "--max-attempts", "1",
+                    "--executors", "2", "--executor-command", "echo 'a b' $X", "--executor-memory", "128",
+                    "--executor-env", "X=1 2", "--keep-running", "--webhdfs", "http://rm:9870"]
+
+
+def test_a_job_conflicts_with_executor_flags():
+    with pytest.raises(InvalidArgument, match="executors"):
+        submit_args("job.json", executors=2)
+    assert submit_args("job.json", name="x")[-2:] == ["--job", "job.json"]
+
+
+def test_parses_what_submit_prints():
+    out = ("submitted application_1_0003\ndriver API secret: /root/.yarn-am/application_1_0003.secret\n"
+           "staging folder: hdfs://rm:8020/x\ntracking URL: http://rm:8088/proxy/application_1_0003/\n")
+    assert parse_submit_output(out) == {
+        "app_id": "application_1_0003", "secret_file": "/root/.yarn-am/application_1_0003.secret",
+        "staging": "hdfs://rm:8020/x", "tracking_url": "http://rm:8088/proxy/application_1_0003/"}
+
+
+def fake_binary(tmp_path, script: str) -> str:
+    p = tmp_path / "yarn-am"
+    p.write_text("#!/bin/bash\n" + script)
+    p.chmod(p.stat().st_mode | stat.S_IXUSR)
+    return str(p)
+
+
+def test_submit_runs_the_binary_with_the_job_file(tmp_path):
+    seen = tmp_path / "seen.json"
+    exe = fake_binary(tmp_path, f'''
+for ((i=1; i<=$#; i++)); do [[ "${{!i}}" == --job ]] && j=$((i+1)) && cp "${{!j}}" {seen}; done
+echo "submitted application_1_0042"
+echo "driver API secret: {tmp_path}/s.secret"
+''')
+    job = Job("j", cores=1, memory_mb=128)
+    job.task("t", "echo hi")
+    app = submit(job, binary=exe, rm=ResourceManager("rm:8088"))
+    assert app.app_id == "application_1_0042" and app.secret_file == f"{tmp_path}/s.secret"
+    assert '"command": "echo hi"' in seen.read_text()
+
+
+def test_a_failed_submit_carries_its_stderr(tmp_path):
+    exe = fake_binary(tmp_path, 'echo "error: the RM at rm:8088 cannot be reached" >&2; exit 2')
+    with pytest.raises(SubmitError) as e:
+        submit(executors=1, binary=exe, rm=ResourceManager("rm:8088"))
+    assert e.value.returncode == 2 and "cannot be reached" in e.value.stderr
+    assert "cannot be reached" in str(e.value)
+
+
+def test_no_binary_is_a_config_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("YARN_AM_BIN", str(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match="missing"):
+        submit(executors=1, rm=ResourceManager("rm:8088"))
+    monkeypatch.delenv("YARN_AM_BIN")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ConfigError, match="YARN_AM_BIN"):
+        submit(executors=1, rm=ResourceManager("rm:8088"))
