@@ -16,6 +16,8 @@ command -v python3 >/dev/null || missing+=(python3)
 # scripts/spark-env.sh installs Spark (pyspark from PyPI) into a venv.
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 command -v flock >/dev/null || missing+=(util-linux)
+# python/tests/test_tls.py makes a throwaway certificate with the openssl command.
+command -v openssl >/dev/null || missing+=(openssl)
 command -v getent >/dev/null || missing+=(libc-bin)
 [[ -x /usr/sbin/krb5kdc ]] || missing+=(krb5-kdc)
 # kadmin.local (creates the test realm's principals) is packaged with kadmind on Debian.
