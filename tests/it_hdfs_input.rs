@@ -14,7 +14,7 @@ mod cluster;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use am::{job_report, rest, submitted_app, text, write_job, yarn_am};
+use am::{job_report, rest, submitted_app, text};
 use yarn_am::core::inputs::records::{records_of, RecordFormat};
 use yarn_client::webhdfs::WebHdfs;
 
@@ -50,30 +50,13 @@ fn job(paths: &[&str]) -> serde_json::Value {
 }
 
 fn submit_job(c: &cluster::Cluster, name: &str, job: &serde_json::Value, webhdfs: bool) -> Output {
-    let path = write_job(c, name, job);
-    let mut cmd = yarn_am(c);
-    cmd.args([
-        "submit",
-        "--name",
-        name,
-        "--max-attempts",
-        "1",
-        "--user",
-        USER,
-    ]);
+    let mut cmd = am::submit_wait_cmd(c, name, job, USER);
     if webhdfs {
         cmd.args(["--webhdfs", &c.webhdfs]);
     } else {
         // Not even the one `yarn_am` sets on the docker backend.
         cmd.env_remove("YARN_AM_WEBHDFS");
     }
-    cmd.args([
-        "--job",
-        path.to_str().unwrap(),
-        "--wait",
-        "--wait-timeout",
-        "300",
-    ]);
     cmd.output().unwrap()
 }
 

@@ -118,19 +118,8 @@ fn job(paths: &[String], split: Option<u64>) -> serde_json::Value {
 
 /// `yarn-am submit --wait` of `job` as the test user, staged on HDFS.
 fn submit_cmd(c: &cluster::Cluster, name: &str, job: &serde_json::Value) -> Command {
-    let path = write_job(c, name, job);
-    let mut cmd = yarn_am(c);
-    cmd.args([
-        "submit",
-        "--name",
-        name,
-        "--max-attempts",
-        "1",
-        "--user",
-        USER,
-    ])
-    .args(["--webhdfs", &c.webhdfs, "--job", path.to_str().unwrap()])
-    .args(["--wait", "--wait-timeout", "300"]);
+    let mut cmd = am::submit_wait_cmd(c, name, job, USER);
+    cmd.args(["--webhdfs", &c.webhdfs]);
     cmd
 }
 
@@ -200,25 +189,17 @@ fn check_counts(
 /// The test data: a 2.5 MB file of straddling lines and a tiny one, on HDFS and here.
 async fn data(c: &cluster::Cluster) -> BTreeMap<String, Vec<u8>> {
     let big = text_file(43_000, 29);
-    for b in (1..)
-        .map(|k| k * SPLIT)
-        .take_while(|&b| b < big.len() as u64)
-    {
-        assert_ne!(
-            big[b as usize - 1],
-            b'\n',
-            "split boundary {b} on a line start"
-        );
-    }
-    for b in (1..)
-        .map(|k| k * BLOCK)
-        .take_while(|&b| b < big.len() as u64)
-    {
-        assert_ne!(
-            big[b as usize - 1],
-            b'\n',
-            "block boundary {b} on a line start"
-        );
+    for (every, what) in [(SPLIT, "split"), (BLOCK, "block")] {
+        for b in (1..)
+            .map(|k| k * every)
+            .take_while(|&b| b < big.len() as u64)
+        {
+            assert_ne!(
+                big[b as usize - 1],
+                b'\n',
+                "{what} boundary {b} on a line start"
+            );
+        }
     }
     let small = b"x y\r\n z".to_vec();
     let mut files = BTreeMap::new();

@@ -334,6 +334,25 @@ pub fn submit_busy_job(c: &Cluster, name: &str, n: usize, silence_secs: u32) -> 
     )
 }
 
+/// `yarn-am submit --wait` (up to 300 s) of `job` as `user`, one attempt; the caller adds
+/// where to stage (`--webhdfs`) and runs it.
+pub fn submit_wait_cmd(c: &Cluster, name: &str, job: &serde_json::Value, user: &str) -> Command {
+    let path = write_job(c, name, job);
+    let mut cmd = yarn_am(c);
+    cmd.args([
+        "submit",
+        "--name",
+        name,
+        "--max-attempts",
+        "1",
+        "--user",
+        user,
+    ])
+    .args(["--job", path.to_str().unwrap()])
+    .args(["--wait", "--wait-timeout", "300"]);
+    cmd
+}
+
 /// Writes `job` to `<cluster>/jobs/<name>.json` for `yarn-am submit --job`.
 pub fn write_job(c: &Cluster, name: &str, job: &serde_json::Value) -> PathBuf {
     let dir = c.dir.join("jobs");
