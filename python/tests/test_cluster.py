@@ -115,6 +115,10 @@ def test_executors_app_through_the_driver_api(rm, apps):
     follower = threading.Thread(target=follow, daemon=True)
     follower.start()
 
+    # The stream has no snapshot at its start: an executor that came up before it was open
+    # is in /v1/state, not in the events.
+    wait_for("the event stream to open", 60, lambda: stream.connections >= 1 or failed)
+    before = {e.id for e in app.executors() if e.state == "running"}
     first = wait_for("1 running executor", 60, lambda: [e for e in app.executors() if e.state == "running"])
     assert first[0].container_id.startswith("container_") and first[0].host
 
@@ -129,9 +133,10 @@ def test_executors_app_through_the_driver_api(rm, apps):
     # The event stream saw both come up.
     ids = {e.id for e in running}
     assert not failed, f"the event stream failed: {failed and failed[0]!r}"
-    wait_for("executor_added events for both", 30,
-             lambda: ids <= {i.executor.id for i in list(seen)
-                             if isinstance(i, ExecutorEvent) and i.type == "executor_added"})
+    assert ids - before, "the demanded executor came up before the stream opened"
+    wait_for("executor_added events for those that came up after the stream opened", 30,
+             lambda: ids - before <= {i.executor.id for i in list(seen)
+                                      if isinstance(i, ExecutorEvent) and i.type == "executor_added"})
 
     # Pins and secrets: the wrong ones are refused.
     url = app.driver_url()
