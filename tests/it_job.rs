@@ -214,7 +214,24 @@ async fn executors_rise_with_the_backlog_and_fall_back_to_the_minimum() {
         "executor": {"cores": 2, "memory_mb": 256, "min_executors": 1, "max_executors": 6,
                      "idle_timeout_ms": 2000},
         "tasks": job_tasks});
-    let (_app, summary) = run_job(c, "it-dynamic", job).await;
+    let app = submit_job(c, "it-dynamic", &job);
+    // The RM shows the job's progress (succeeded tasks over all) while it runs: the short
+    // tasks end long before the 14 s one.
+    let mid = wait_for(
+        "the RM to report progress mid-job",
+        Duration::from_secs(120),
+        || async {
+            let r = rest(c).app(&app).await.ok()?;
+            (r.progress > 0.0 && r.progress < 100.0).then_some(r.progress)
+        },
+    )
+    .await;
+    eprintln!("the RM's progress mid-job: {mid:.0}%");
+    let summary = summary_of(
+        &am::wait_succeeded(c, &app, Duration::from_secs(240))
+            .await
+            .diagnostics,
+    );
     let samples: Vec<(u64, u32)> = summary
         .executors_over_time
         .iter()

@@ -130,6 +130,12 @@ def test_executors_app_through_the_driver_api(rm, apps):
     st = app.state()
     assert st.demand["target_executors"] == 2 and st.running == 2
 
+    # A driver's progress reaches the RM (as a percentage) on the AM's next heartbeat.
+    app.report_progress(0.4)
+    wait_for("the AM to show the driver's progress", 10, lambda: abs(app.state().progress - 0.4) < 1e-6)
+    wait_for("the RM to show the driver's progress", 30,
+             lambda: abs(rm.app(app.app_id).progress - 40.0) < 0.5)
+
     # The event stream saw both come up.
     ids = {e.id for e in running}
     assert not failed, f"the event stream failed: {failed and failed[0]!r}"

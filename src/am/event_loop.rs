@@ -121,7 +121,8 @@ async fn carry_out(am: &mut Am, rm: &mut RmState) {
     if rm.inflight.is_none() {
         if let Some(batch) = am.core.poll_allocate(am.clock.now_ms()) {
             if let Some(s) = rm.session.take() {
-                rm.inflight = Some(Box::pin(s.allocate(batch)));
+                let progress = am.core.progress();
+                rm.inflight = Some(Box::pin(s.allocate(batch, progress)));
             }
         }
     }

@@ -54,10 +54,15 @@ impl RmSession {
         Ok(Registered::from(&resp))
     }
 
-    /// One allocate call with `batch`; returns the session, the batch (the core restores or
-    /// resends it on failure) and the outcome. Borrows nothing.
-    pub async fn allocate(mut self, batch: AllocateBatch) -> (Self, AllocateBatch, RmReply) {
-        let input = AllocateInput::from_batch(&batch, 0.0);
+    /// One allocate call with `batch`, reporting `progress` (0 to 1); returns the session,
+    /// the batch (the core restores or resends it on failure) and the outcome. Borrows
+    /// nothing.
+    pub async fn allocate(
+        mut self,
+        batch: AllocateBatch,
+        progress: f32,
+    ) -> (Self, AllocateBatch, RmReply) {
+        let input = AllocateInput::from_batch(&batch, progress);
         let reply = match self.client.allocate(&input).await {
             Ok(resp) => RmReply::Allocated(Box::new(Allocation::from(&resp))),
             Err(e) => self.after_failure(e).await,

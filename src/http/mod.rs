@@ -27,7 +27,7 @@ use tokio_stream::wrappers::BroadcastStream;
 
 pub use crate::core::am::events::DriverCommand;
 use crate::protocol::driver_api::{
-    ApiError, Demand, ExecutorEvent, FinishRequest, KillRequest, StateView,
+    ApiError, Demand, ExecutorEvent, FinishRequest, KillRequest, ProgressReport, StateView,
 };
 pub use auth::new_secret;
 
@@ -118,6 +118,7 @@ pub fn router(shared: Shared) -> Router {
         .route("/v1/demand", post(post_demand))
         .route("/v1/executors/kill", post(post_kill))
         .route("/v1/finish", post(post_finish))
+        .route("/v1/progress", post(post_progress))
         .route("/v1/job", get(get_job))
         .route("/v1/executors", get(get_executors))
         .route("/v1/executors/{id}/loss-reason", get(get_loss_reason))
@@ -310,6 +311,25 @@ async fn post_kill(State(shared): State<Shared>, body: axum::body::Bytes) -> Res
             };
             ask(&shared, make, "kill request").await
         }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `{"progress": F}`, F from 0 to 1: an external driver's measure, reported to the RM.
+async fn post_progress(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let req: ProgressReport = match parse(&body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    if !(0.0..=1.0).contains(&req.progress) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("progress must be from 0 to 1, got {}", req.progress),
+        )
+        .into_response();
+    }
+    match send(&shared, DriverCommand::Progress(req.progress)).await {
+        Ok(()) => (StatusCode::ACCEPTED, Json(req)).into_response(),
         Err(e) => e.into_response(),
     }
 }

@@ -96,7 +96,7 @@ async fn start() -> Running {
                     let killed = killed.iter().map(|i| i.parse().unwrap()).collect();
                     let _ = reply.send(KillOutcome { killed, unknown });
                 }
-                DriverCommand::Finish(_) => {}
+                DriverCommand::Finish(_) | DriverCommand::Progress(_) => {}
                 DriverCommand::ExecutorPoll { reply, .. } => {
                     let _ = reply.send(PollReply::default());
                 }
@@ -206,6 +206,29 @@ async fn malformed_demands_get_400_naming_the_problem() {
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(r.demands.lock().unwrap().is_empty());
+}
+
+/// A driver's progress must be a number from 0 to 1; the RM shows it as a percentage.
+#[tokio::test]
+async fn progress_reports_from_0_to_1_are_taken_and_others_refused() {
+    let r = start().await;
+    for (body, needle) in [
+        (r#"{"progress": 1.5}"#, "from 0 to 1"),
+        (r#"{"progress": -0.1}"#, "from 0 to 1"),
+        (r#"{"progress": "half"}"#, "progress"),
+        (r#"{"progress": 0.5, "of": 2}"#, "of"),
+    ] {
+        let resp = r.post("/v1/progress", body).send().await.unwrap();
+        assert_eq!(resp.status(), 400, "{body}");
+        let err: ApiError = resp.json().await.unwrap();
+        assert!(err.error.contains(needle), "{body}: {}", err.error);
+    }
+    let ok = r
+        .post("/v1/progress", r#"{"progress": 0.5}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 202);
 }
 
 #[tokio::test]

@@ -37,6 +37,14 @@ pub struct FinishRequest {
     pub diagnostics: String,
 }
 
+/// `POST /v1/progress`: an external driver's measure of how far the app has come.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgressReport {
+    /// From 0 to 1.
+    pub progress: f32,
+}
+
 /// Which executors a kill request reached.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KillOutcome {
@@ -221,7 +229,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Listed<T> {
 }
 
 /// Everything the read endpoints show, published by the AM loop after each round.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StateView {
     pub app_id: String,
     pub demand: Demand,
@@ -234,6 +242,10 @@ pub struct StateView {
     #[serde(default)]
     pub retention: Retention,
     pub recent_events: Listed<ExecutorEvent>,
+    /// How far the app has come, 0 to 1: what the AM reports to the RM (see
+    /// `AmCore::progress`).
+    #[serde(default)]
+    pub progress: f32,
     /// The embedded driver's job report, when the AM runs a job. It shares the task
     /// records with the driver instead of copying them, and is turned into JSON by the
     /// reader (`GET /v1/job`, `/v1/state`), never by the AM loop.

@@ -9,6 +9,7 @@
 //! once.
 
 pub mod input_listing;
+pub mod limits;
 pub mod tokens;
 
 use std::collections::BTreeMap;
@@ -191,6 +192,10 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         .await
         .context("asking the RM for a new application id")?;
     let app_id = new_app.application_id;
+    if let Some(max) = new_app.maximum_resource_capability {
+        // The id is only reserved: an app never submitted leaves nothing behind.
+        limits::check(&container_sizes(&args, job.as_ref()), max)?;
+    }
     let mut stager = root.app_folder(&app_id).await?;
     let staging = stager.dir();
     let secret = match stage_and_submit(
@@ -245,6 +250,43 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         print_job_summary(&report.diagnostics);
     }
     Ok(exit_code_for(&report))
+}
+
+/// The AM's and the executors' container sizes, with the flag or job field that sets each.
+fn container_sizes(
+    args: &SubmitArgs,
+    job: Option<&crate::core::driver::job::Job>,
+) -> Vec<limits::Asked> {
+    let am = limits::Asked {
+        who: "AM",
+        size: Resource {
+            memory: args.am_memory,
+            vcores: args.am_vcores,
+        },
+        memory_flag: "--am-memory",
+        vcores_flag: "--am-vcores",
+    };
+    let executor = match job {
+        Some(j) => limits::Asked {
+            who: "executor",
+            size: Resource {
+                memory: i64::from(j.executor.memory_mb),
+                vcores: i32::try_from(j.executor.cores).unwrap_or(i32::MAX),
+            },
+            memory_flag: "executor.memory_mb in the job file",
+            vcores_flag: "executor.cores in the job file",
+        },
+        None => limits::Asked {
+            who: "executor",
+            size: Resource {
+                memory: args.executor_memory,
+                vcores: args.executor_vcores,
+            },
+            memory_flag: "--executor-memory",
+            vcores_flag: "--executor-vcores",
+        },
+    };
+    vec![am, executor]
 }
 
 /// True when the submission call got no answer (a timeout, a dropped connection): the RM

@@ -184,6 +184,14 @@ class Application:
             raise InvalidArgument(f"status must be succeeded, failed or killed, not {status!r}")
         self._call("POST", "/v1/finish", {"status": s, "diagnostics": diagnostics})
 
+    def report_progress(self, progress: float) -> None:
+        """Tells the AM how far the application has come, from 0 to 1: the RM's UI and REST
+        show it (an app without an embedded job has no measure of its own)."""
+        p = float(progress)
+        if not 0.0 <= p <= 1.0:
+            raise InvalidArgument(f"progress must be from 0 to 1, not {progress!r}")
+        self._call("POST", "/v1/progress", {"progress": p})
+
     def events(
         self, *, resync: bool = True, read_timeout: float = 45.0, reconnect_timeout: float = 120.0
     ) -> EventStream:

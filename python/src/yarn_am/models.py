@@ -70,6 +70,8 @@ class State:
     recent_events: List["ExecutorEvent"]
     #: the embedded job's live report, when the AM runs a job
     job: Optional[Dict[str, Any]] = None
+    #: how far the app has come, 0 to 1, as the AM reports it to the RM
+    progress: float = 0.0
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -85,6 +87,7 @@ class State:
             retention=v.get("retention") or {},
             recent_events=[ExecutorEvent.from_json(e) for e in v.get("recent_events") or []],
             job=v.get("job"),
+            progress=float(v.get("progress") or 0.0),
             raw=v,
         )
 

@@ -117,6 +117,18 @@ impl fmt::Display for ExitCause {
             ExitCause::KilledByContainerScheduler => f.write_str("killed by the container scheduler (-108)"),
             ExitCause::ExcessLogs => f.write_str("killed for writing too many logs (-109)"),
             ExitCause::Invalid => f.write_str("ended with an unknown status (-1000)"),
+            ExitCause::Failed(126) => f.write_str(
+                "the executor's command could not be run (exit code 126: not executable)",
+            ),
+            ExitCause::Failed(127) => f.write_str(
+                "the executor's command was not found (exit code 127): check the command and PATH on the node",
+            ),
+            ExitCause::Failed(137) => f.write_str(
+                "the executor was killed by SIGKILL (exit code 137), often the kernel's out-of-memory killer or a memory cgroup: consider more memory",
+            ),
+            ExitCause::Failed(143) => {
+                f.write_str("the executor was killed by SIGTERM (exit code 143)")
+            }
             ExitCause::Failed(code) => write!(f, "the executor failed with exit code {code}"),
         }
     }
@@ -179,6 +191,9 @@ mod tests {
             "the executor failed with exit code 1"
         );
         assert!(classify(-102, "").reason.contains("preempted"));
+        assert!(classify(127, "").reason.contains("not found"));
+        assert!(classify(137, "").reason.contains("out-of-memory"));
+        assert!(classify(143, "").reason.contains("SIGTERM"));
     }
 
     #[test]

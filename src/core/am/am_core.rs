@@ -248,6 +248,8 @@ pub struct AmCore {
     completion: Completion,
     /// The executors-only rule, on from [`Self::handle_start`] when `completion` asks for it.
     to_completion: Option<RunToCompletion>,
+    /// The last progress an external driver reported (`POST /v1/progress`).
+    reported_progress: Option<f32>,
 }
 
 impl AmCore {
@@ -280,6 +282,7 @@ impl AmCore {
             silence_limit_ms: DEFAULT_EXECUTOR_SILENCE.as_millis() as u64,
             completion: Completion::KeepRunning,
             to_completion: None,
+            reported_progress: None,
         };
         core.arm_driver_tick();
         core
@@ -337,6 +340,7 @@ impl AmCore {
                 // A repeated demand still asks for a prompt heartbeat, as a driver expects.
                 self.urgent = true;
             }
+            DriverCommand::Progress(p) => self.reported_progress = Some(p.clamp(0.0, 1.0)),
             DriverCommand::Kill {
                 executor_ids,
                 reply,
@@ -724,9 +728,28 @@ impl AmCore {
         adopted.len()
     }
 
+    /// How far the app has come, 0 to 1, as the AM tells the RM on every allocate call (the
+    /// RM's UI and REST show it) and the read endpoints show it: the embedded job's
+    /// succeeded tasks over all; else what an external driver last reported; else, for an
+    /// executors-only app that ends with its executors, those that exited 0 over those
+    /// that must. An app that runs until it is told to stop has no measure: 0.
+    pub fn progress(&mut self) -> f32 {
+        if let Some(j) = self.job.as_mut() {
+            return j.report().done_fraction();
+        }
+        if let Some(p) = self.reported_progress {
+            return p;
+        }
+        match self.to_completion {
+            Some(rule) if rule.target > 0 => (rule.seen as f32 / rule.target as f32).min(1.0),
+            _ => 0.0,
+        }
+    }
+
     /// What the read endpoints show now.
     pub fn view(&mut self) -> StateView {
         let mut v = self.pool.view();
+        v.progress = self.progress();
         v.job = self.job.as_mut().map(JobRun::report);
         self.arm_driver_tick();
         v

@@ -826,14 +826,17 @@ fn two_plain_executors(completion: Completion, max_failures: usize) -> AmCore {
 #[test]
 fn an_executors_only_app_succeeds_when_every_executor_exited_0() {
     let mut c = two_plain_executors(Completion::ExecutorsSucceed, 10);
+    assert_eq!(c.progress(), 0.0);
     complete(&mut c, 10_000, &[(C2, 0)]);
     assert!(c.ending().is_none());
+    assert_eq!(c.progress(), 0.5, "one of two executors done");
     assert_eq!(
         next_ask(&mut c, 20_000),
         0,
         "a finished executor is not replaced"
     );
     complete(&mut c, 30_000, &[(C3, 0)]);
+    assert_eq!(c.progress(), 1.0);
     match c.ending() {
         Some(Ending::Finish {
             outcome: Outcome::Succeeded,
@@ -882,6 +885,32 @@ fn a_keep_running_app_replaces_executors_that_exit_0() {
     complete(&mut c, 10_000, &[(C2, 0), (C3, 0)]);
     assert!(c.ending().is_none());
     assert_eq!(next_ask(&mut c, 20_000), 2);
+}
+
+/// The progress the RM sees: an app kept running has no measure until its driver reports
+/// one, which is then what the RM and `/v1/state` show, clamped to 0..1.
+#[test]
+fn an_external_drivers_progress_is_what_the_rm_sees() {
+    let mut c = two_plain_executors(Completion::KeepRunning, 10);
+    complete(&mut c, 10_000, &[(C2, 0)]);
+    assert_eq!(c.progress(), 0.0, "a service app has no measure of its own");
+    c.handle_command(11_000, DriverCommand::Progress(0.25));
+    assert_eq!(c.progress(), 0.25);
+    assert_eq!(c.view().progress, 0.25);
+    c.handle_command(12_000, DriverCommand::Progress(7.0));
+    assert_eq!(c.progress(), 1.0);
+}
+
+/// A job's progress is its succeeded tasks over all.
+#[test]
+fn a_jobs_progress_counts_succeeded_tasks() {
+    let mut c = core(Some(job(4, 1, 2)));
+    c.handle_start(0, 0);
+    assert_eq!(c.progress(), 0.0);
+    let [(e1, t1), (_, _)] = two_busy_executors(&mut c);
+    poll(&mut c, 3_000, &e1, "nm1", &[&t1]);
+    assert_eq!(c.progress(), 0.25);
+    assert_eq!(c.view().progress, 0.25);
 }
 
 /// A driver's demand hands the app's end to the driver: exits 0 no longer end it.

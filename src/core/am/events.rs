@@ -20,6 +20,8 @@ pub enum DriverCommand {
     },
     /// End the application: unregister with this status and stop.
     Finish(FinishRequest),
+    /// An external driver's own measure of how far the app has come (0 to 1), for the RM.
+    Progress(f32),
     /// An executor of the embedded driver reports results and asks for work.
     ExecutorPoll {
         request: PollRequest,

@@ -521,6 +521,7 @@ impl Pool {
             executors: self.registry.views(&self.allocator),
             retention: self.registry.retention(),
             recent_events: self.registry.recent(),
+            progress: 0.0,
             job: None,
         }
     }

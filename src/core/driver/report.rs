@@ -318,6 +318,16 @@ impl ReportView {
     pub fn tasks_listed(&self) -> usize {
         self.0.records.present
     }
+
+    /// Succeeded tasks over all, 0 to 1 (0 for a job of no tasks).
+    pub fn done_fraction(&self) -> f32 {
+        let p = &*self.0;
+        if p.tasks_total == 0 {
+            0.0
+        } else {
+            (p.tasks_succeeded as f32 / p.tasks_total as f32).min(1.0)
+        }
+    }
 }
 
 impl From<JobSummary> for ReportView {
