@@ -2,17 +2,25 @@
 //! cluster: a container larger than the cluster's maximum allocation is refused before
 //! anything is submitted, naming the limit; an executor killed for using more memory than
 //! its container has (the NodeManagers check physical memory) fails the app with
-//! diagnostics that name the limit.
+//! diagnostics that name the limit; an app that cannot get executors says why in
+//! `/v1/state` within seconds.
+//!
+//! The tests here run one at a time: one of them fills the cluster.
 
 #[path = "support/am.rs"]
 mod am;
 #[path = "support/cluster.rs"]
 mod cluster;
 
-use am::{text, yarn_am};
+use std::time::Duration;
+
+use am::{text, yarn_am, Driver};
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[tokio::test]
 async fn an_executor_above_the_maximum_allocation_is_refused_before_submitting() {
+    let _serial = SERIAL.lock().await;
     let c = cluster::cluster();
     let out = yarn_am(c)
         .args(["submit", "--name", "it-too-large", "--max-attempts", "1"])
@@ -51,6 +59,7 @@ async fn an_executor_above_the_maximum_allocation_is_refused_before_submitting()
 /// container (-104) and, with one executor failure allowed, the app fails saying so.
 #[tokio::test]
 async fn a_task_over_its_containers_memory_fails_the_app_naming_the_limit() {
+    let _serial = SERIAL.lock().await;
     let c = cluster::cluster();
     // `tail -n 1` keeps a line without newlines whole, until its input ends 60 s later.
     let job = am::one_task_job(
@@ -72,4 +81,74 @@ async fn a_task_over_its_containers_memory_fails_the_app_naming_the_limit() {
         "{}",
         r.diagnostics
     );
+}
+
+/// A blocker takes all but 256 MB and one vcore of every node (its AM, 256 MB, and one
+/// 3,840 MB executor on each node); a second app's AM takes one of those gaps, and its
+/// 512 MB executor fits nowhere: `/v1/state` says the cluster is full within seconds.
+#[tokio::test]
+async fn an_app_that_cannot_get_executors_says_why() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    am::wait_until_no_node_runs_containers(c).await;
+    let blocker = am::submit(
+        c,
+        "it-blocker",
+        &[
+            "--executors",
+            "3",
+            "--executor-memory",
+            "3840",
+            "--executor-vcores",
+            "3",
+        ],
+    );
+    Driver::find(c, &blocker)
+        .await
+        .wait_running(3, Duration::from_secs(90))
+        .await;
+    let app = am::submit(
+        c,
+        "it-waiting",
+        &[
+            "--executors",
+            "1",
+            "--executor-memory",
+            "512",
+            "--keep-running",
+        ],
+    );
+    let d = Driver::find(c, &app).await;
+    let waiting = am::wait_for(
+        "the AM to say why its executor waits",
+        Duration::from_secs(10),
+        || async {
+            let st = d.state().await;
+            let w = &st["waiting"];
+            w["reason"]
+                .as_str()
+                .map(|r| (w["executors"].clone(), r.to_string()))
+        },
+    )
+    .await;
+    eprintln!("waiting: {waiting:?}");
+    assert_eq!(waiting.0, 1);
+    assert!(
+        waiting
+            .1
+            .starts_with("the cluster is full: no node has 512 MB and 1 vcores free")
+            && waiting.1.contains("queue root.default uses"),
+        "{}",
+        waiting.1
+    );
+    for a in [&app, &blocker] {
+        am::rest(c).kill(a, "it_surface is done").await.unwrap();
+    }
+    for a in [&app, &blocker] {
+        am::rest(c)
+            .wait_final(a, Duration::from_secs(60))
+            .await
+            .unwrap();
+    }
 }

@@ -24,6 +24,7 @@ use super::start::Am;
 use super::IDLE_HEARTBEAT;
 use crate::core::am::am_core::{AmCore, Ending, Outcome};
 use crate::core::am::events::RmReply;
+use crate::core::am::waiting::ClusterLook;
 
 /// An allocate call in flight: owns its session, borrows nothing of the loop.
 pub(super) type InFlight =
@@ -48,6 +49,8 @@ pub(super) async fn run(am: &mut Am, session: RmSession) -> (Ending, RmState) {
     // task of its own, so the loop never waits on RM REST (bounded by the client's timeout).
     let (listed_tx, mut listed) = tokio::sync::mpsc::channel::<NodeList>(1);
     let mut listing = false;
+    // A look at the cluster when executors wait (why they do): a task of its own too.
+    let (looked_tx, mut looked) = tokio::sync::mpsc::channel::<Option<ClusterLook>>(1);
     // The loop never waits on the RM: the allocate call is one more thing it selects on.
     let ending = loop {
         carry_out(am, &mut rm).await;
@@ -56,6 +59,12 @@ pub(super) async fn run(am: &mut Am, session: RmSession) -> (Ending, RmState) {
             let (rest, tx) = (am.rest.clone(), listed_tx.clone());
             tokio::spawn(async move {
                 let _ = tx.send(rest.nodes(&[]).await).await;
+            });
+        }
+        if am.core.poll_look_wanted(am.clock.now_ms()) {
+            let (rest, tx, app) = (am.rest.clone(), looked_tx.clone(), am.env.app_id.clone());
+            tokio::spawn(async move {
+                let _ = tx.send(look_at_cluster(&rest, &app).await).await;
             });
         }
         am.api.handle.state.send_replace(Arc::new(am.core.view()));
@@ -84,6 +93,7 @@ pub(super) async fn run(am: &mut Am, session: RmSession) -> (Ending, RmState) {
                 listing = false;
                 nodes_listed(core, clock.now_ms(), nodes);
             }
+            Some(look) = looked.recv() => core.handle_cluster_look(clock.now_ms(), look.as_ref()),
             // The NodeManager's SIGKILL follows SIGTERM within 250 ms: no drain, no waiting
             // for a call in flight.
             _ = am.sigterm.recv() => {
@@ -124,6 +134,33 @@ async fn carry_out(am: &mut Am, rm: &mut RmState) {
                 let progress = am.core.progress();
                 rm.inflight = Some(Box::pin(s.allocate(batch, progress)));
             }
+        }
+    }
+}
+
+/// The app's queue and the node list, for why executors wait; `None` if RM REST failed
+/// (each call is bounded by the client's timeout). A scheduler without queues (Fifo) gives
+/// a look without one.
+async fn look_at_cluster(rest: &yarn_client::rest::RmRest, app_id: &str) -> Option<ClusterLook> {
+    let queue_name = match rest.app(app_id).await {
+        Ok(r) => r.queue,
+        Err(e) => {
+            warn!(%e, "reading the app's queue for why executors wait");
+            return None;
+        }
+    };
+    let queue = match rest.leaf_queue(&queue_name).await {
+        Ok(q) => q,
+        Err(e) => {
+            warn!(%e, "reading queue {queue_name} for why executors wait");
+            None
+        }
+    };
+    match rest.nodes(&[]).await {
+        Ok(nodes) => Some(ClusterLook { queue, nodes }),
+        Err(e) => {
+            warn!(%e, "listing nodes for why executors wait");
+            None
         }
     }
 }

@@ -96,9 +96,24 @@ pub fn html(s: &StateView) -> String {
          <meta http-equiv=\"refresh\" content=\"5\">\
          <style>body{{font-family:sans-serif;margin:1.5em}}table{{border-collapse:collapse}}\
          td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}</style></head><body>\
-         <h1>yarn-am — {id}</h1>",
-        id = esc(&s.app_id)
+         <h1>yarn-am — {id}</h1>\
+         <p>progress <progress id=\"progress\" max=\"1\" value=\"{p:.3}\"></progress> {pct:.0}%</p>",
+        id = esc(&s.app_id),
+        p = s.progress,
+        pct = s.progress * 100.0
     );
+    if let Some(w) = &s.waiting {
+        let _ = write!(
+            out,
+            "<p id=\"waiting\">{} executor(s) waiting for {} s: {}</p>",
+            w.executors,
+            w.waited_ms / 1000,
+            esc(w
+                .reason
+                .as_deref()
+                .unwrap_or("the AM looks into why after a few seconds"))
+        );
+    }
     let d = &s.demand;
     let _ = write!(
         out,
@@ -349,6 +364,25 @@ mod tests {
         let table = &html[start..];
         let end = table.find("</table>").unwrap();
         table[..end].matches("<tr><td>").count()
+    }
+
+    /// The progress bar and why executors wait, escaped (the reason quotes RM data).
+    #[test]
+    fn progress_and_the_waiting_reason_are_shown() {
+        let mut s = big_state(1, 1);
+        s.progress = 0.25;
+        s.waiting = Some(crate::core::am::waiting::WaitingView {
+            executors: 2,
+            waited_ms: 12_500,
+            reason: Some("queue <root.default> is at its maximum capacity".into()),
+        });
+        let page = html(&s);
+        assert!(
+            page.contains("<progress id=\"progress\" max=\"1\" value=\"0.250\"></progress> 25%")
+        );
+        assert!(page.contains(
+            "<p id=\"waiting\">2 executor(s) waiting for 12 s: queue &lt;root.default&gt; is at its maximum capacity</p>"
+        ));
     }
 
     #[test]

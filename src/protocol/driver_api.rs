@@ -246,6 +246,10 @@ pub struct StateView {
     /// `AmCore::progress`).
     #[serde(default)]
     pub progress: f32,
+    /// Executors asked for and not granted, for how long, and the likely reason (see
+    /// `core::am::waiting`); absent when nothing waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<crate::core::am::waiting::WaitingView>,
     /// The embedded driver's job report, when the AM runs a job. It shares the task
     /// records with the driver instead of copying them, and is turned into JSON by the
     /// reader (`GET /v1/job`, `/v1/state`), never by the AM loop.

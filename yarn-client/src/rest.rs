@@ -138,6 +138,47 @@ impl NodeInfo {
     }
 }
 
+/// One leaf queue of the scheduler, from `GET /ws/v1/cluster/scheduler` (the Capacity
+/// Scheduler's fields; percentages are of the whole cluster).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueInfo {
+    pub queue_name: String,
+    #[serde(default)]
+    pub queue_path: String,
+    /// RUNNING, STOPPED or DRAINING.
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub absolute_used_capacity: f64,
+    #[serde(default = "hundred")]
+    pub absolute_max_capacity: f64,
+    #[serde(default)]
+    pub num_pending_applications: i64,
+}
+
+fn hundred() -> f64 {
+    100.0
+}
+
+/// The leaf queue named `name` (its short name or its path, `root.default`) anywhere in a
+/// scheduler tree (`schedulerInfo`, whose children sit under `queues.queue`).
+pub fn find_leaf_queue(scheduler_info: &serde_json::Value, name: &str) -> Option<QueueInfo> {
+    let children = scheduler_info
+        .get("queues")
+        .and_then(|q| q.get("queue"))
+        .and_then(|q| q.as_array());
+    match children {
+        Some(children) if !children.is_empty() => {
+            children.iter().find_map(|c| find_leaf_queue(c, name))
+        }
+        _ => {
+            let q: QueueInfo = serde_json::from_value(scheduler_info.clone()).ok()?;
+            (q.queue_name == name || q.queue_path == name).then_some(q)
+        }
+    }
+}
+
 /// Reply of `POST /ws/v1/cluster/apps/new-application`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct NewApplication {
@@ -621,6 +662,21 @@ impl RmRest {
         parse_nodes(&self.url(&path), v)
     }
 
+    /// The leaf queue `name` (short name or path); `None` when the scheduler has no such
+    /// queue or reports no tree (the Fifo scheduler).
+    pub async fn leaf_queue(&self, name: &str) -> Result<Option<QueueInfo>> {
+        let path = "/ws/v1/cluster/scheduler";
+        let v = self.get_json(path).await?;
+        let info = v
+            .get("scheduler")
+            .and_then(|s| s.get("schedulerInfo"))
+            .ok_or_else(|| RestError::BadReply {
+                url: RedactedUrl::new(&self.url(path)),
+                reason: "no `scheduler.schedulerInfo` in reply".into(),
+            })?;
+        Ok(find_leaf_queue(info, name))
+    }
+
     pub async fn new_application(&self) -> Result<NewApplication> {
         let url = self.url("/ws/v1/cluster/apps/new-application");
         let (_, text) = self.send("POST", url.clone(), None).await?;
@@ -695,6 +751,40 @@ fn wants_negotiate(resp: &reqwest::Response) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shape Hadoop 3.4.1's Capacity Scheduler answers with (fields trimmed): leaves
+    /// are found by short name or path at any depth; a parent is not a leaf.
+    #[test]
+    fn leaf_queues_are_found_by_name_or_path_at_any_depth() {
+        let info = serde_json::json!({
+            "type": "capacityScheduler", "queueName": "root", "queuePath": "root",
+            "queues": {"queue": [
+                {"type": "capacitySchedulerLeafQueueInfo", "queueName": "default",
+                 "queuePath": "root.default", "state": "RUNNING",
+                 "absoluteUsedCapacity": 87.5, "absoluteMaxCapacity": 100.0,
+                 "numPendingApplications": 1},
+                {"queueName": "team", "queuePath": "root.team", "queues": {"queue": [
+                    {"queueName": "etl", "queuePath": "root.team.etl", "state": "STOPPED",
+                     "absoluteUsedCapacity": 0.0, "absoluteMaxCapacity": 20.0}]}}
+            ]}
+        });
+        let d = find_leaf_queue(&info, "default").unwrap();
+        assert_eq!(
+            (d.state.as_str(), d.absolute_used_capacity),
+            ("RUNNING", 87.5)
+        );
+        assert_eq!(d.num_pending_applications, 1);
+        let etl = find_leaf_queue(&info, "root.team.etl").unwrap();
+        assert_eq!(
+            (etl.queue_name.as_str(), etl.absolute_max_capacity),
+            ("etl", 20.0)
+        );
+        assert!(find_leaf_queue(&info, "team").is_none());
+        assert!(find_leaf_queue(&info, "root").is_none());
+        assert!(
+            find_leaf_queue(&serde_json::json!({"type": "fifoScheduler"}), "default").is_none()
+        );
+    }
 
     #[test]
     fn submission_json_uses_jaxb_entry_maps() {

@@ -72,6 +72,10 @@ class State:
     job: Optional[Dict[str, Any]] = None
     #: how far the app has come, 0 to 1, as the AM reports it to the RM
     progress: float = 0.0
+    #: executors asked for and not granted: ``executors``, ``waited_ms`` and the likely
+    #: ``reason`` (a full cluster or queue, no node large enough, locality); ``None`` when
+    #: nothing waits
+    waiting: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -88,6 +92,7 @@ class State:
             recent_events=[ExecutorEvent.from_json(e) for e in v.get("recent_events") or []],
             job=v.get("job"),
             progress=float(v.get("progress") or 0.0),
+            waiting=v.get("waiting"),
             raw=v,
         )
 

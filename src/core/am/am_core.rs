@@ -72,6 +72,7 @@ use super::events::{job_diagnostics_line, DriverCommand, LaunchReport, RmReply};
 use super::interval::Interval;
 use super::job_run::JobRun;
 use super::pool::{Launch, Pool};
+use super::waiting::{ClusterLook, Waiting};
 use crate::protocol::driver_api::{self, ExecutorId, FinalOutcome, KillOutcome, StateView};
 use crate::protocol::poll::PollReply;
 
@@ -250,6 +251,8 @@ pub struct AmCore {
     to_completion: Option<RunToCompletion>,
     /// The last progress an external driver reported (`POST /v1/progress`).
     reported_progress: Option<f32>,
+    /// How long executors have waited for a grant, and why (see [`super::waiting`]).
+    waiting: Waiting,
 }
 
 impl AmCore {
@@ -283,6 +286,7 @@ impl AmCore {
             completion: Completion::KeepRunning,
             to_completion: None,
             reported_progress: None,
+            waiting: Waiting::default(),
         };
         core.arm_driver_tick();
         core
@@ -492,6 +496,9 @@ impl AmCore {
         match reply {
             RmReply::Allocated(resp) => {
                 self.outage.answered();
+                if !resp.allocated.is_empty() {
+                    self.waiting.granted(now_ms);
+                }
                 self.pool.allocated(now_ms, *resp);
             }
             RmReply::Failed { error, answered } => {
@@ -673,6 +680,20 @@ impl AmCore {
         self.pool.take_nodes_wanted()
     }
 
+    /// Whether the shell should look at the cluster (the app's queue, the node list) to
+    /// say why executors wait; the answer goes to [`Self::handle_cluster_look`]. Asked on
+    /// every pass: it also follows how long requests have waited.
+    pub fn poll_look_wanted(&mut self, now_ms: u64) -> bool {
+        self.waiting.observe(now_ms, self.pool.pending_count());
+        self.ending.is_none() && self.waiting.look_wanted(now_ms)
+    }
+
+    /// The look at the cluster came back (`None`: it failed).
+    pub fn handle_cluster_look(&mut self, now_ms: u64, look: Option<&ClusterLook>) {
+        let ask = self.pool.waiting_ask();
+        self.waiting.looked(now_ms, look, &ask);
+    }
+
     /// The RM's node list, fetched again off the loop (`None`: the fetch failed).
     pub fn handle_nodes_listed(
         &mut self,
@@ -750,6 +771,7 @@ impl AmCore {
     pub fn view(&mut self) -> StateView {
         let mut v = self.pool.view();
         v.progress = self.progress();
+        v.waiting = self.waiting.view();
         v.job = self.job.as_mut().map(JobRun::report);
         self.arm_driver_tick();
         v

@@ -13,3 +13,4 @@ pub mod interval;
 pub mod job_run;
 pub mod pool;
 pub mod registry;
+pub mod waiting;

@@ -487,6 +487,35 @@ impl Pool {
         self.allocator.pending_requests() > 0
     }
 
+    /// Executors asked for and not granted yet.
+    pub fn pending_count(&self) -> u32 {
+        u32::try_from(self.allocator.pending_requests()).unwrap_or(u32::MAX)
+    }
+
+    /// What is waiting, for [`super::waiting::diagnose`]: the executors' size and the hosts
+    /// the pending requests name (none when any of them takes any host).
+    pub fn waiting_ask(&self) -> super::waiting::Ask {
+        let mut hosts: Vec<String> = Vec::new();
+        let mut any_host = false;
+        for r in self.allocator.pending() {
+            if r.nodes.is_empty() {
+                any_host = true;
+                break;
+            }
+            for h in r.nodes.iter() {
+                if !hosts.iter().any(|x| **x == **h) {
+                    hosts.push(h.to_string());
+                }
+            }
+        }
+        super::waiting::Ask {
+            executors: self.pending_count(),
+            memory_mb: self.spec.memory_mb,
+            vcores: i64::from(self.spec.vcores),
+            preferred_hosts: if any_host { Vec::new() } else { hosts },
+        }
+    }
+
     pub fn failures(&mut self, now_ms: u64) -> usize {
         self.allocator.failed_executors(now_ms)
     }
@@ -522,6 +551,7 @@ impl Pool {
             retention: self.registry.retention(),
             recent_events: self.registry.recent(),
             progress: 0.0,
+            waiting: None,
             job: None,
         }
     }
