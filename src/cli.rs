@@ -44,6 +44,14 @@ pub enum Command {
     Status(AppArgs),
     /// Kill an application and wait until the RM reports it KILLED.
     Kill(AppArgs),
+    /// Print an application's container logs, from the NodeManagers' web services (while
+    /// it runs, and after it ends for as long as the NodeManagers keep them).
+    ///
+    /// Without a selector every container's files are printed, each under a
+    /// `==> CONTAINER/FILE <==` header. Exit 0 when something was printed, 1 when no node
+    /// has what was asked (ended long ago, or with log aggregation on), 2 on bad input or an
+    /// unreachable RM.
+    Logs(LogsArgs),
     /// Run as the ApplicationMaster (YARN starts this in the AM container; not for humans).
     Am,
     /// Run as a job executor (the AM starts this in executor containers; not for humans).
@@ -127,6 +135,27 @@ pub struct AppArgs {
     pub rm: RmArgs,
     /// Application id, e.g. application_1700000000000_0001.
     pub app_id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    #[command(flatten)]
+    pub app: AppArgs,
+    /// Only the AM's container (each attempt's).
+    #[arg(long, conflicts_with_all = ["container", "task"])]
+    pub am: bool,
+    /// Only this container.
+    #[arg(long, value_name = "ID", conflicts_with = "task")]
+    pub container: Option<String>,
+    /// Only this task of a --job, its last attempt: its own stdout (or --file stderr).
+    #[arg(long, value_name = "ID")]
+    pub task: Option<String>,
+    /// Only this file (stdout, stderr or any name the container has).
+    #[arg(long, value_name = "NAME")]
+    pub file: Option<String>,
+    /// Keep printing what is appended, until the application ends.
+    #[arg(long, short = 'f')]
+    pub follow: bool,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         cli::Command::Submit(args) => exit(submit::run(*args)),
         cli::Command::Status(args) => exit(tools::status::status(args)),
         cli::Command::Kill(args) => exit(tools::status::kill(args)),
+        cli::Command::Logs(args) => exit(tools::logs::logs(args)),
         cli::Command::Am => am::run(),
         cli::Command::Executor => executor::run(),
         cli::Command::Split(cli::SplitCommand::Cat(args)) => report(split::cat(args)),

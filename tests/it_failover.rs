@@ -183,28 +183,3 @@ async fn a_job_survives_a_nodemanager_restart() {
     let _serial = SERIAL.lock().await;
     survives("it-failover-nm", Some("nm2"), &["restart-nm", "{host}"]).await;
 }
-
-#[test]
-fn container_ids_with_an_rm_epoch_belong_to_their_app() {
-    let app = "application_1700000000000_0042";
-    assert!(cluster::is_container_of(
-        "container_1700000000000_0042_01_000001",
-        app
-    ));
-    assert!(cluster::is_container_of(
-        "container_e01_1700000000000_0042_01_000002",
-        app
-    ));
-    assert!(!cluster::is_container_of(
-        "container_e01_1700000000000_00421_01_000002",
-        app
-    ));
-    assert!(!cluster::is_container_of(
-        "container_1700000000000_0043_01_000001",
-        app
-    ));
-    assert!(!cluster::is_container_of(
-        "container_eXX_1700000000000_0042_01",
-        app
-    ));
-}

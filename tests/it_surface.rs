@@ -152,3 +152,73 @@ async fn an_app_that_cannot_get_executors_says_why() {
             .unwrap();
     }
 }
+
+/// `yarn-am logs` by task id while the job runs, `--follow` streaming a task's lines as it
+/// writes them and returning when the app ends, the AM's log, and the same task's output
+/// after the end (the NodeManagers keep logs without aggregation).
+#[tokio::test]
+async fn logs_by_task_while_running_following_and_after_the_end() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let mut job = am::one_task_job("it-logs", "echo first-task-output; sleep 20");
+    job["executor"]["max_executors"] = 2.into();
+    job["executor"]["initial_executors"] = 2.into();
+    job["tasks"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+        "id": "t1", "cpus": 1,
+        "command": "for i in 1 2 3 4 5; do echo follow-line-$i; sleep 2; done"}));
+    let app = am::submit_job(c, "it-logs", &job);
+    let logs = |args: &[&str]| {
+        let mut cmd = yarn_am(c);
+        cmd.args(["logs", &app]).args(args);
+        cmd
+    };
+    let first = am::wait_for("task t0's stdout", Duration::from_secs(90), || async {
+        let out = logs(&["--task", "t0"]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        (out.status.success() && stdout.contains("first-task-output")).then_some(stdout)
+    })
+    .await;
+    assert_eq!(first, "first-task-output\n");
+    let follow = logs(&["--task", "t1", "--follow"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let r = am::wait_succeeded(c, &app, Duration::from_secs(120)).await;
+    let out = tokio::task::spawn_blocking(move || follow.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    assert_eq!(
+        lines,
+        (1..=5)
+            .map(|i| format!("follow-line-{i}"))
+            .collect::<Vec<_>>(),
+        "{all}"
+    );
+    assert_eq!(r.final_status, "SUCCEEDED");
+    // After the end: the same task, the AM's stderr, and a task that never was.
+    let after = logs(&["--task", "t0"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&after.stdout),
+        "first-task-output\n",
+        "{}",
+        text(&after)
+    );
+    let am_log = logs(&["--am", "--file", "stderr"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&am_log.stdout).contains("ApplicationMaster starting"),
+        "{}",
+        text(&am_log)
+    );
+    let none = logs(&["--task", "no-such-task"]).output().unwrap();
+    assert_eq!(none.status.code(), Some(1), "{}", text(&none));
+    assert!(text(&none).contains("no NodeManager has logs of task no-such-task"));
+}

@@ -56,7 +56,7 @@ pub fn print_report(r: &AppReport) {
 /// `application_<cluster timestamp>_<sequence number>`, as YARN prints them. Checked before
 /// asking the RM so a typo gets a message naming it rather than an RM error page (and no
 /// `/` or `?` ends up in the REST path).
-fn check_app_id(id: &str) -> anyhow::Result<()> {
+pub(crate) fn check_app_id(id: &str) -> anyhow::Result<()> {
     let numbers = id
         .strip_prefix("application_")
         .and_then(|rest| rest.split_once('_'));

@@ -319,24 +319,8 @@ impl Cluster {
     }
 }
 
-/// Whether `word` (e.g. from a log line) is a container id of application `app_id`. After
-/// an RM restart container ids carry the RM's epoch (`container_e01_<ts>_<app>_...`), so a
-/// plain `container_<ts>_<app>` prefix is not enough.
-pub fn is_container_of(word: &str, app_id: &str) -> bool {
-    let Some(app) = app_id.strip_prefix("application_") else {
-        return false;
-    };
-    let Some(rest) = word.strip_prefix("container_") else {
-        return false;
-    };
-    let rest = match rest.strip_prefix('e').and_then(|r| r.split_once('_')) {
-        Some((epoch, after)) if !epoch.is_empty() && epoch.bytes().all(|b| b.is_ascii_digit()) => {
-            after
-        }
-        _ => rest,
-    };
-    rest.strip_prefix(app).is_some_and(|r| r.starts_with('_'))
-}
+/// Whether a word is a container id of an app (with or without the RM's epoch).
+pub use yarn_client::node_logs::is_container_of;
 
 /// Guard for one test: prints the daemon logs if the test panics while it is alive.
 pub struct LogsOnFailure(pub &'static Cluster);

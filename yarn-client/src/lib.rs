@@ -61,6 +61,7 @@ pub(crate) mod http_body;
 pub mod ids;
 pub mod launch_script;
 pub mod nm;
+pub mod node_logs;
 pub mod proto;
 pub mod redact;
 pub mod request_table;

@@ -465,12 +465,17 @@ impl RmRest {
     }
 
     fn url(&self, path: &str) -> String {
+        self.url_at(&self.base, path)
+    }
+
+    /// `path` at `base` (the RM, or a NodeManager), with `user.name` under simple auth.
+    fn url_at(&self, base: &str, path: &str) -> String {
         match self.auth.simple_user() {
             Some(user) => {
                 let sep = if path.contains('?') { '&' } else { '?' };
-                format!("{}{}{}user.name={}", self.base, path, sep, user)
+                format!("{}{}{}user.name={}", base, path, sep, user)
             }
-            None => format!("{}{}", self.base, path),
+            None => format!("{}{}", base, path),
         }
     }
 
@@ -482,11 +487,23 @@ impl RmRest {
         url: String,
         body: Option<serde_json::Value>,
     ) -> Result<(u16, String)> {
+        self.send_accepting(method, url, body, "application/json")
+            .await
+    }
+
+    /// [`Self::send`] asking for `accept` (the NodeManagers' log files are text only).
+    async fn send_accepting(
+        &self,
+        method: &'static str,
+        url: String,
+        body: Option<serde_json::Value>,
+        accept: &'static str,
+    ) -> Result<(u16, String)> {
         let mut at = url.clone();
         let mut method = method;
         let mut body = body;
         for _ in 0..=MAX_REDIRECTS {
-            let resp = self.send_once(method, &at, body.as_ref()).await?;
+            let resp = self.send_once(method, &at, body.as_ref(), accept).await?;
             let status = resp.status().as_u16();
             let location = resp
                 .headers()
@@ -523,6 +540,7 @@ impl RmRest {
         method: &'static str,
         url: &str,
         body: Option<&serde_json::Value>,
+        accept: &'static str,
     ) -> Result<reqwest::Response> {
         let mut req = match method {
             "GET" => self.http.get(url),
@@ -530,7 +548,7 @@ impl RmRest {
             "PUT" => self.http.put(url),
             other => unreachable!("unsupported method {other}"),
         }
-        .header("Accept", "application/json");
+        .header("Accept", accept);
         if let Some(b) = body {
             req = req.json(b);
         }
@@ -643,6 +661,40 @@ impl RmRest {
             url: RedactedUrl::new(&self.url(path)),
             reason: format!("`{key}` has an unexpected shape: {e}"),
         })
+    }
+
+    /// Any RM web-services GET as JSON (e.g. `/ws/v1/cluster/apps/<id>/appattempts`).
+    pub async fn get_value(&self, path: &str) -> Result<serde_json::Value> {
+        self.get_json(path).await
+    }
+
+    /// A NodeManager's web address (`host:port`, as the RM lists it) as a base URL, in the
+    /// RM's scheme (a cluster on HTTPS serves its NodeManagers on HTTPS too).
+    fn node_base(&self, node: &str) -> String {
+        let scheme = if self.base.starts_with("https://") {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{node}")
+    }
+
+    /// A NodeManager web-services GET as JSON, authenticated as calls to the RM are.
+    pub async fn node_value(&self, node: &str, path: &str) -> Result<serde_json::Value> {
+        let url = self.url_at(&self.node_base(node), path);
+        let (_, text) = self
+            .send_accepting("GET", url.clone(), None, "application/json")
+            .await?;
+        serde_json::from_str(&text).map_err(|e| RestError::BadReply {
+            url: url.into(),
+            reason: format!("not JSON ({e})"),
+        })
+    }
+
+    /// A NodeManager web-services GET as text (a container's log file).
+    pub async fn node_text(&self, node: &str, path: &str) -> Result<String> {
+        let url = self.url_at(&self.node_base(node), path);
+        Ok(self.send_accepting("GET", url, None, "text/plain").await?.1)
     }
 
     pub async fn cluster_info(&self) -> Result<ClusterInfo> {
