@@ -52,6 +52,9 @@ pub enum Command {
     /// has what was asked (ended long ago, or with log aggregation on), 2 on bad input or an
     /// unreachable RM.
     Logs(LogsArgs),
+    /// List your yarn-am applications that have not ended (--all: every one the RM
+    /// remembers), newest first.
+    List(ListArgs),
     /// Run as the ApplicationMaster (YARN starts this in the AM container; not for humans).
     Am,
     /// Run as a job executor (the AM starts this in executor containers; not for humans).
@@ -135,6 +138,15 @@ pub struct AppArgs {
     pub rm: RmArgs,
     /// Application id, e.g. application_1700000000000_0001.
     pub app_id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub rm: RmArgs,
+    /// Also the applications that have ended.
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]

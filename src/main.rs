@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         cli::Command::Status(args) => exit(tools::status::status(args)),
         cli::Command::Kill(args) => exit(tools::status::kill(args)),
         cli::Command::Logs(args) => exit(tools::logs::logs(args)),
+        cli::Command::List(args) => exit(tools::status::list(args)),
         cli::Command::Am => am::run(),
         cli::Command::Executor => executor::run(),
         cli::Command::Split(cli::SplitCommand::Cat(args)) => report(split::cat(args)),

@@ -183,6 +183,24 @@ async fn logs_by_task_while_running_following_and_after_the_end() {
     })
     .await;
     assert_eq!(first, "first-task-output\n");
+    let listed = |all: bool| {
+        let mut cmd = yarn_am(c);
+        cmd.arg("list");
+        if all {
+            cmd.arg("--all");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|l| l.starts_with(&app))
+            .map(str::to_string)
+    };
+    let running = listed(false).expect("yarn-am list shows the running app");
+    assert!(
+        running.contains("RUNNING") && running.ends_with("it-logs"),
+        "{running}"
+    );
     let follow = logs(&["--task", "t1", "--follow"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -204,6 +222,16 @@ async fn logs_by_task_while_running_following_and_after_the_end() {
         "{all}"
     );
     assert_eq!(r.final_status, "SUCCEEDED");
+    assert_eq!(
+        listed(false),
+        None,
+        "an ended app is listed only with --all"
+    );
+    let ended = listed(true).expect("yarn-am list --all shows the ended app");
+    assert!(
+        ended.contains("FINISHED") && ended.contains("SUCCEEDED") && ended.contains("100%"),
+        "{ended}"
+    );
     // After the end: the same task, the AM's stderr, and a task that never was.
     let after = logs(&["--task", "t0"]).output().unwrap();
     assert_eq!(

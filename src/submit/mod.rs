@@ -20,14 +20,13 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use tracing::warn;
-use yarn_client::http_auth::HttpAuth;
 use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest, Submission};
 
 use crate::cli::SubmitArgs;
 use crate::protocol::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
 use crate::staging::{Stager, StagingOptions, StagingRoot};
 use crate::tools::rm::hadoop_conf;
-use crate::tools::rm::{rm_rest, user_name};
+use crate::tools::rm::rm_rest;
 use crate::tools::status::{exit_code_for, print_report};
 
 /// Name of the binary inside every container's working directory.
@@ -165,10 +164,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
     let auth = rest.auth().clone();
-    let user = match &auth {
-        HttpAuth::Kerberos(s) => s.credential().short_name().to_string(),
-        _ => user_name(&args.rm),
-    };
+    let user = crate::tools::rm::rm_user(&rest, &args.rm);
     // Before the RM hands out an id: a wrong staging place fails with nothing created.
     let root = StagingRoot::open(&StagingOptions {
         webhdfs: args.webhdfs.clone(),
@@ -451,7 +447,7 @@ async fn stage_and_submit(
         application_id: app_id.to_string(),
         name: args.name.clone(),
         queue: args.queue.clone(),
-        application_type: "YARN-AM".into(),
+        application_type: APPLICATION_TYPE.into(),
         tags: args.tag.clone(),
         max_app_attempts: args.max_attempts,
         // A crashed AM's next attempt adopts the executors still running and resumes the
@@ -591,9 +587,26 @@ fn transient(e: &RestError) -> bool {
 /// application ends or `limit` passes; returns the last report (not final when `limit`
 /// passed: `exit_code_for` makes that 4, "still running"). RM REST errors that may pass
 /// are ridden out for [`REST_OUTAGE_LIMIT`].
+/// The application type yarn-am submits as (what the RM lists and `yarn-am list` asks).
+pub const APPLICATION_TYPE: &str = "YARN-AM";
+
+/// What `submit --wait` shows of the app while it waits: elapsed time, state, the progress
+/// the AM reports (tasks done for a job) and the containers running.
+fn progress_line(elapsed: Duration, app_id: &str, r: &AppReport) -> String {
+    format!(
+        "[{:>5.1}s] {app_id}: {} {:.0}% ({} container(s) running)",
+        elapsed.as_secs_f64(),
+        r.state,
+        r.progress,
+        r.running_containers.max(0)
+    )
+}
+
 pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Result<AppReport> {
+    use std::io::IsTerminal;
+    let terminal = std::io::stderr().is_terminal();
     let start = std::time::Instant::now();
-    let mut last = (String::new(), -1);
+    let mut last = (String::new(), -1, -1);
     let mut failing_since: Option<std::time::Instant> = None;
     loop {
         let r = match rest.app(app_id).await {
@@ -626,15 +639,24 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
             }
             Err(e) => return Err(e.into()),
         };
-        let now = (r.state.clone(), r.running_containers);
-        if now != last {
-            eprintln!(
-                "[{:>5.1}s] {app_id}: {} ({} container(s) running)",
-                start.elapsed().as_secs_f64(),
-                r.state,
-                r.running_containers.max(0)
+        let line = progress_line(start.elapsed(), app_id, &r);
+        if terminal {
+            // One line, drawn again every second; the final state ends it.
+            eprint!("\r\x1b[K{line}");
+            if r.is_final() || start.elapsed() >= limit {
+                eprintln!();
+            }
+        } else {
+            // Plain lines for logs: one per change of state, containers or tenth of progress.
+            let now = (
+                r.state.clone(),
+                r.running_containers,
+                (r.progress / 10.0) as i64,
             );
-            last = now;
+            if now != last {
+                eprintln!("{line}");
+                last = now;
+            }
         }
         if r.is_final() {
             return Ok(r);

@@ -81,6 +81,15 @@ pub fn rm_rest(args: &RmArgs) -> anyhow::Result<RmRest> {
 }
 
 /// The user the RM (and WebHDFS) is told about: `--user`, else `$USER`, else `yarn`.
+/// Who the RM sees `rest`'s calls as: the Kerberos login's short name, else the simple
+/// user ([`user_name`]).
+pub fn rm_user(rest: &yarn_client::rest::RmRest, args: &RmArgs) -> String {
+    match rest.auth() {
+        yarn_client::http_auth::HttpAuth::Kerberos(s) => s.credential().short_name().to_string(),
+        _ => user_name(args),
+    }
+}
+
 pub fn user_name(args: &RmArgs) -> String {
     args.user
         .clone()

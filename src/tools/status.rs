@@ -84,6 +84,42 @@ pub fn status(args: AppArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// `yarn-am list`: this user's applications of type YARN-AM, one line each.
+pub fn list(args: crate::cli::ListArgs) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let rest = rm_rest(&args.rm)?;
+        let user = crate::tools::rm::rm_user(&rest, &args.rm);
+        let states: &[&str] = if args.all {
+            &[]
+        } else {
+            &["NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING"]
+        };
+        let mut apps = rest
+            .apps(crate::submit::APPLICATION_TYPE, &user, states)
+            .await
+            .context("asking the RM for the applications")?;
+        apps.sort_by(|a, b| (b.started_time, &b.id).cmp(&(a.started_time, &a.id)));
+        println!(
+            "{:<32} {:<9} {:<10} {:>4}  {:<10} NAME",
+            "APPLICATION", "STATE", "FINAL", "DONE", "QUEUE"
+        );
+        for a in &apps {
+            println!(
+                "{:<32} {:<9} {:<10} {:>3.0}%  {:<10} {}",
+                a.id, a.state, a.final_status, a.progress, a.queue, a.name
+            );
+        }
+        if apps.is_empty() {
+            eprintln!(
+                "no {}yarn-am applications of {user}",
+                if args.all { "" } else { "running " }
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
 pub fn kill(args: AppArgs) -> anyhow::Result<ExitCode> {
     check_app_id(&args.app_id)?;
     let rt = tokio::runtime::Runtime::new()?;

@@ -339,6 +339,9 @@ pub struct AppReport {
     pub am_container_logs: Option<String>,
     #[serde(default)]
     pub am_host_http_address: Option<String>,
+    /// Milliseconds since the epoch (0 before the app started).
+    #[serde(default)]
+    pub started_time: i64,
 }
 
 impl AppReport {
@@ -748,6 +751,34 @@ impl RmRest {
         let path = format!("/ws/v1/cluster/apps/{app_id}");
         let v = self.get_json(&path).await?;
         self.field(&path, v, "app")
+    }
+
+    /// The applications of type `app_type` that `user` submitted, in `states` (all states
+    /// when empty), as the RM lists them (`GET /ws/v1/cluster/apps`).
+    pub async fn apps(
+        &self,
+        app_type: &str,
+        user: &str,
+        states: &[&str],
+    ) -> Result<Vec<AppReport>> {
+        let mut path = format!(
+            "/ws/v1/cluster/apps?applicationTypes={}&user={}",
+            crate::webhdfs::encode(app_type, false),
+            crate::webhdfs::encode(user, false)
+        );
+        if !states.is_empty() {
+            path.push_str("&states=");
+            path.push_str(&states.join(","));
+        }
+        let v = self.get_json(&path).await?;
+        // `{"apps": null}` when there are none; `app` is a list otherwise.
+        match v.get("apps").and_then(|a| a.get("app")) {
+            None | Some(serde_json::Value::Null) => Ok(Vec::new()),
+            Some(list) => serde_json::from_value(list.clone()).map_err(|e| RestError::BadReply {
+                url: RedactedUrl::new(&self.url(&path)),
+                reason: format!("`apps.app` has an unexpected shape: {e}"),
+            }),
+        }
     }
 
     /// Asks the RM to kill the application. Returns once the RM accepted the request;

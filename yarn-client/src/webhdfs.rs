@@ -270,7 +270,7 @@ pub fn normalize_base(address: &str) -> Result<String> {
 
 /// Percent-encodes one URL path segment or query value (RFC 3986 unreserved characters
 /// pass through).
-fn encode(s: &str, keep_slash: bool) -> String {
+pub(crate) fn encode(s: &str, keep_slash: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {
