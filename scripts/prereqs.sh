@@ -2,7 +2,8 @@
 # Installs what the real test cluster and the build need, so the two README commands work on
 # a fresh machine: a Java 17 JDK (Hadoop 3.4 breaks on Java 23+), Maven (fetches the Hadoop
 # jars from Maven Central), curl and python3 (cluster readiness checks), an MIT Kerberos KDC and
-# client tools (the `--secure` cluster runs its own KDC on loopback), a Rust toolchain, and as
+# client tools (the `--secure` cluster runs its own KDC on loopback), Chromium (the tracking
+# page's browser test), a Rust toolchain, and as
 # root the Docker engine the dockerized test cluster runs on (docker-prereqs.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/apt-missing.sh"
@@ -23,6 +24,8 @@ command -v getent >/dev/null || missing+=(libc-bin)
 # kadmin.local (creates the test realm's principals) is packaged with kadmind on Debian.
 [[ -x /usr/sbin/kadmin.local ]] || missing+=(krb5-admin-server)
 command -v kinit >/dev/null || missing+=(krb5-user)
+# tests/it_surface.rs loads the live tracking page in headless Chromium.
+command -v chromium >/dev/null || missing+=(chromium)
 apt_install_missing ${missing[@]+"${missing[@]}"}
 # The test cluster runs in Docker where Docker can run (tests/cluster/cluster.sh): as root,
 # Debian's engine, docker-compose and debootstrap (the images are built here). Without root

@@ -9,6 +9,7 @@ use clap::Parser;
 use yarn_am::{am, cli, executor, split, submit, tools};
 
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = cli::Cli::parse();
     init_tracing(cli.verbose);
     match cli.command {
@@ -23,6 +24,26 @@ fn main() -> ExitCode {
         cli::Command::Executor => executor::run(),
         cli::Command::Split(cli::SplitCommand::Cat(args)) => report(split::cat(args)),
     }
+}
+
+/// `yarn-am list | head -3`: once the reader is gone, `println!` fails with a broken pipe
+/// and panics. That is no error of ours, and a shell pipeline expects the writer to end
+/// quietly (as SIGPIPE would end it; Rust ignores SIGPIPE so that sockets report EPIPE
+/// instead of killing the process), so that one panic exits with the shell's code for it.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if text.starts_with("failed printing to stdout") && text.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }
 
 /// Logs go to stderr so stdout stays machine-readable (JSON from `plan`, tables from `nodes`).

@@ -250,3 +250,54 @@ async fn logs_by_task_while_running_following_and_after_the_end() {
     assert_eq!(none.status.code(), Some(1), "{}", text(&none));
     assert!(text(&none).contains("no NodeManager has logs of task no-such-task"));
 }
+
+/// The tracking page through the RM's proxy, in headless Chromium: it has a progress bar
+/// and, without reloading, its script polls `live.json` and redraws the chart (the page
+/// counts both in `#updates`); the RM reports progress above 0 mid-job meanwhile.
+#[tokio::test]
+async fn the_tracking_page_is_live_in_a_browser() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let mut job = am::one_task_job("it-page", "sleep 1");
+    let tasks: Vec<_> = (0..30)
+        .map(|i| serde_json::json!({"id": format!("t{i:02}"), "cpus": 1, "command": "sleep 1"}))
+        .collect();
+    job["tasks"] = tasks.into();
+    let app = am::submit_job(c, "it-page", &job);
+    Driver::find(c, &app)
+        .await
+        .wait_running(1, Duration::from_secs(60))
+        .await;
+    let url = am::rest(c).app(&app).await.unwrap().tracking_url.unwrap();
+    assert!(url.contains("/proxy/"), "{url}");
+    let profile = c.path("chromium-profile");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(["--virtual-time-budget=9000", "--dump-dom", &url])
+            .output()
+    })
+    .await
+    .unwrap()
+    .expect("chromium runs (scripts/prereqs.sh installs it)");
+    let dom = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(dom.contains("<progress id=\"progress\""), "{}", text(&out));
+    let attr = |name: &str| -> u32 {
+        let at = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("no {name}: {dom}"));
+        let rest = &dom[at + name.len() + 2..];
+        rest[..rest.find('"').unwrap()].parse().unwrap()
+    };
+    let (updates, changes) = (attr("data-count"), attr("data-chart-changes"));
+    eprintln!("the page updated itself {updates} times, its chart changed {changes} times");
+    assert!(updates >= 2 && changes >= 2, "{dom}");
+    am::wait_succeeded(c, &app, Duration::from_secs(120)).await;
+}

@@ -200,3 +200,29 @@ fn extreme_counts_are_refused_naming_the_field() {
         "{out}"
     );
 }
+
+/// `yarn-am plan < state | head -0`: a reader that is gone before the answer is written
+/// ends the command quietly with the shell's broken-pipe code, not a panic.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_yarn-am"))
+        .arg("plan")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("yarn-am runs");
+    // The reader goes first; the input comes after, so the answer always meets a closed pipe.
+    drop(child.stdout.take());
+    let input = issue_input().to_string();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

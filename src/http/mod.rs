@@ -6,6 +6,7 @@
 //! and a slow or broken client can never block the heartbeat.
 
 mod auth;
+mod live;
 mod metrics;
 mod page;
 mod poll;
@@ -51,6 +52,8 @@ pub struct Shared {
     closing: Arc<watch::Sender<bool>>,
     /// The tracking page as last rendered.
     page: Arc<page::PageCache>,
+    /// Its live summary (`live.json`) as last rendered.
+    live: Arc<page::PageCache>,
     /// Poll-body bytes that may be buffered at once (`poll::POLL_BYTES_IN_FLIGHT`).
     poll_bytes: Arc<tokio::sync::Semaphore>,
 }
@@ -72,6 +75,7 @@ pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
             events: events_tx.clone(),
             closing: Arc::new(watch::channel(false).0),
             page: Arc::default(),
+            live: Arc::new(page::PageCache::rendering(live::live_json)),
             poll_bytes: Arc::new(tokio::sync::Semaphore::new(poll::POLL_BYTES_IN_FLIGHT)),
         },
         ApiHandle {
@@ -144,6 +148,7 @@ pub fn router(shared: Shared) -> Router {
 pub fn page_router(shared: Shared) -> Router {
     Router::new()
         .route("/", get(get_page))
+        .route("/live.json", get(get_live))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "only the tracking page is here") })
         .with_state(shared)
 }
@@ -447,6 +452,20 @@ async fn get_events(
 async fn get_metrics(State(shared): State<Shared>) -> Response {
     let text = metrics::metrics(&snapshot(&shared));
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+async fn get_live(State(shared): State<Shared>) -> Response {
+    let body = shared
+        .live
+        .get(&snapshot(&shared), std::time::Instant::now());
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 async fn get_page(State(shared): State<Shared>) -> Html<axum::body::Bytes> {

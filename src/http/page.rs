@@ -47,9 +47,16 @@ pub const REBUILD_EVERY: Duration = Duration::from_secs(1);
 /// than [`REBUILD_EVERY`]. The page is reachable without the secret (the RM's proxy links
 /// to it), so what one request costs must not grow with the job: a build renders at most
 /// a fixed number of rows, and builds are rate-limited.
-#[derive(Default)]
 pub struct PageCache {
     built: Mutex<Option<Built>>,
+    render: fn(&StateView) -> String,
+}
+
+impl Default for PageCache {
+    /// The page itself.
+    fn default() -> Self {
+        Self::rendering(html)
+    }
 }
 
 struct Built {
@@ -67,6 +74,14 @@ fn still_fresh(same_state: bool, age: Duration) -> bool {
 }
 
 impl PageCache {
+    /// A cache of what `render` makes of the state (the page, or `live::live_json`).
+    pub fn rendering(render: fn(&StateView) -> String) -> Self {
+        Self {
+            built: Mutex::new(None),
+            render,
+        }
+    }
+
     /// The page for `state` at `now`.
     pub fn get(&self, state: &Arc<StateView>, now: Instant) -> Bytes {
         // A panic while rendering poisons the lock; the cache is still sound.
@@ -77,7 +92,7 @@ impl PageCache {
                 return b.page.clone();
             }
         }
-        let page = Bytes::from(html(state));
+        let page = Bytes::from((self.render)(state));
         *built = Some(Built {
             from: Arc::downgrade(state),
             at: now,
@@ -93,33 +108,28 @@ pub fn html(s: &StateView) -> String {
     let _ = write!(
         out,
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>yarn-am {id}</title>\
-         <meta http-equiv=\"refresh\" content=\"5\">\
          <style>body{{font-family:sans-serif;margin:1.5em}}table{{border-collapse:collapse}}\
          td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}</style></head><body>\
          <h1>yarn-am — {id}</h1>\
-         <p>progress <progress id=\"progress\" max=\"1\" value=\"{p:.3}\"></progress> {pct:.0}%</p>",
+         <p>progress <progress id=\"progress\" max=\"1\" value=\"{p:.3}\"></progress> \
+         <span id=\"progress-text\">{pct:.0}%</span></p>",
         id = esc(&s.app_id),
         p = s.progress,
         pct = s.progress * 100.0
     );
-    if let Some(w) = &s.waiting {
-        let _ = write!(
-            out,
-            "<p id=\"waiting\">{} executor(s) waiting for {} s: {}</p>",
-            w.executors,
-            w.waited_ms / 1000,
-            esc(w
-                .reason
-                .as_deref()
-                .unwrap_or("the AM looks into why after a few seconds"))
-        );
-    }
+    let waiting = super::live::waiting_line(s);
+    let _ = write!(
+        out,
+        "<p id=\"waiting\"{}>{}</p>",
+        if waiting.is_some() { "" } else { " hidden" },
+        esc(waiting.as_deref().unwrap_or(""))
+    );
     let d = &s.demand;
     let _ = write!(
         out,
         "<h2>Demand</h2><p>target executors <b>{}</b>, locality-aware tasks {}, hosts {}, excluded {}</p>\
-         <h2>Requests and executors</h2><p>pending: {} with locality, {} any-host; \
-         starting {}, running {}, executor failures {}</p>",
+         <h2>Requests and executors</h2><p>pending: {} with locality, {} any-host</p>\
+         <p id=\"counts\">starting {}, running {}, executor failures {}</p>",
         d.target_executors,
         d.locality_aware_tasks,
         d.host_to_local_task_count.len(),
@@ -160,7 +170,7 @@ pub fn html(s: &StateView) -> String {
         "hosts",
         "GET /v1/executors",
     );
-    out.push_str("<h2>Executors</h2><table><tr><th>id</th><th>container</th><th>host</th><th>level</th><th>state</th><th>exit</th><th>reason</th></tr>");
+    out.push_str("<h2>Executors</h2><table><tr><th>id</th><th>container</th><th>host</th><th>level</th><th>state</th><th>exit</th><th>reason</th><th>logs</th></tr>");
     let live = s
         .executors
         .iter()
@@ -172,14 +182,15 @@ pub fn html(s: &StateView) -> String {
     for e in live.chain(exited).take(PAGE_EXECUTORS) {
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:?}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:?}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             e.id,
             esc(&e.container_id),
             esc(&e.host),
             locality(e.locality),
             e.state,
             e.exit_status.map(|x| x.to_string()).unwrap_or_default(),
-            esc(e.reason.as_deref().unwrap_or(""))
+            esc(e.reason.as_deref().unwrap_or("")),
+            log_links(e)
         );
     }
     out.push_str("</table>");
@@ -210,8 +221,24 @@ pub fn html(s: &StateView) -> String {
     if let Some(job) = &s.job {
         job_html(&mut out, job);
     }
+    super::live::chart_svg(&mut out);
+    out.push_str(&super::live::script());
     out.push_str("</body></html>");
     out
+}
+
+/// Links to an executor's stdout and stderr on its NodeManager (scheme-relative: the
+/// NodeManagers serve the same scheme as the RM the page is seen through).
+fn log_links(e: &crate::protocol::driver_api::ExecutorView) -> String {
+    let Some(node) = &e.node_http_address else {
+        return String::new();
+    };
+    let base = format!(
+        "//{}/ws/v1/node/containerlogs/{}",
+        esc(node),
+        esc(&e.container_id)
+    );
+    format!("<a href=\"{base}/stdout\">stdout</a> <a href=\"{base}/stderr\">stderr</a>")
 }
 
 /// "N more <what>: see <whence>" when a list was cut at `shown`.
@@ -289,7 +316,7 @@ fn job_html(out: &mut String, job: &ReportView) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::core::driver::report::{ExecutorSample, JobSummary, LocalityCounts, TaskRecord};
 
     use super::*;
@@ -297,7 +324,7 @@ mod tests {
 
     /// A state with `executors` executors (every other one exited) on 1,000 hosts and a job
     /// report of `tasks` finished tasks.
-    pub(super) fn big_state(executors: usize, tasks: usize) -> StateView {
+    pub(in crate::http) fn big_state(executors: usize, tasks: usize) -> StateView {
         let executors: Vec<ExecutorView> = (0..executors)
             .map(|i| {
                 let exited = i % 2 == 1;
@@ -315,6 +342,7 @@ mod tests {
                     exit_status: exited.then_some(0),
                     reason: exited.then(|| "released: idle".into()),
                     counts_against_app: exited.then_some(false),
+                    node_http_address: Some(format!("host{:04}:8042", i % 1000)),
                 }
             })
             .collect();
@@ -377,12 +405,20 @@ mod tests {
             reason: Some("queue <root.default> is at its maximum capacity".into()),
         });
         let page = html(&s);
-        assert!(
-            page.contains("<progress id=\"progress\" max=\"1\" value=\"0.250\"></progress> 25%")
-        );
+        assert!(page.contains(
+            "<progress id=\"progress\" max=\"1\" value=\"0.250\"></progress> <span id=\"progress-text\">25%</span>"
+        ));
         assert!(page.contains(
             "<p id=\"waiting\">2 executor(s) waiting for 12 s: queue &lt;root.default&gt; is at its maximum capacity</p>"
         ));
+        assert!(page.contains(
+            "<a href=\"//host0000:8042/ws/v1/node/containerlogs/container_1_0001_01_000000/stdout\">stdout</a>"
+        ));
+        assert!(page.contains("<svg id=\"chart\"") && page.contains("fetch(\"live.json\""));
+        assert!(
+            !page.contains("http-equiv=\"refresh\""),
+            "live without reloading"
+        );
     }
 
     #[test]

@@ -65,6 +65,7 @@ fn executor(id: u64, state: ExecutorState) -> ExecutorView {
         exit_status: (state == ExecutorState::Exited).then_some(1),
         reason: (state == ExecutorState::Exited).then(|| "exited with 1".into()),
         counts_against_app: (state == ExecutorState::Exited).then_some(true),
+        node_http_address: Some("nm1:8042".into()),
     }
 }
 
@@ -347,7 +348,8 @@ async fn tracking_page_is_html_and_escapes_names() {
     assert_eq!(resp.status(), 200);
     let html = resp.text().await.unwrap();
     assert!(html.contains("yarn-am — application_1_0001"));
-    assert!(html.contains("&lt;script&gt;") && !html.contains("<script>"));
+    // The page's own script is its only one: the host name is text.
+    assert!(html.contains("&lt;script&gt;") && html.matches("<script>").count() == 1);
     let missing = r.get("/v2/nothing").send().await.unwrap();
     assert_eq!(missing.status(), 404);
 }
@@ -789,6 +791,15 @@ async fn the_plain_page_port_serves_only_the_page() {
     let page = plain.get(format!("{}/", r.page_base)).send().await.unwrap();
     assert_eq!(page.status(), 200);
     assert!(page.text().await.unwrap().contains("application_1_0001"));
+    // The page's live summary is there too, without a secret.
+    let live = plain
+        .get(format!("{}/live.json", r.page_base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(live.status(), 200);
+    let live: serde_json::Value = live.json().await.unwrap();
+    assert_eq!(live["running"], 1);
     let state = plain
         .get(format!("{}/v1/state", r.page_base))
         .bearer_auth(&r.secret)

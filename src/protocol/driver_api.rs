@@ -75,6 +75,11 @@ pub struct ExecutorView {
     /// Whether the exit counts as an application failure (a crash) rather than the cluster's
     /// doing (preemption, lost node) or ours (released).
     pub counts_against_app: Option<bool>,
+    /// The NodeManager's web address, `host:port`, where the container's logs are
+    /// (`/ws/v1/node/containerlogs/<container>/<file>`); unknown for executors adopted from
+    /// an earlier attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_http_address: Option<String>,
 }
 
 /// Outstanding container requests by how they were placed.

@@ -55,6 +55,7 @@ pub fn container(id: &str, host: &str) -> AllocatedContainer {
         id: id.into(),
         host: host.into(),
         node: format!("{host}:45454"),
+        node_http_address: format!("{host}:8042"),
         memory_mb: 256,
         vcores: 1,
         token: None,

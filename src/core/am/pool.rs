@@ -366,6 +366,8 @@ impl Pool {
                             locality,
                             held,
                         );
+                        self.registry
+                            .serves_logs_at(executor, &proto.node_http_address);
                     }
                     // Silence counts from the launch until the first poll.
                     self.registry.heard(executor, now_ms);

@@ -75,6 +75,7 @@ struct Placed {
     host: String,
     rack: String,
     locality: Locality,
+    node_http_address: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -140,6 +141,7 @@ fn render(id: ExecutorId, p: &Placed, held: Held<'_>) -> ExecutorView {
         exit_status: None,
         reason: None,
         counts_against_app: None,
+        node_http_address: p.node_http_address.clone(),
     }
 }
 
@@ -182,6 +184,17 @@ impl Registry {
         let _ = self.events.send(ev);
     }
 
+    /// Where live executor `id`'s NodeManager serves its logs (from the grant).
+    pub fn serves_logs_at(&mut self, id: ExecutorId, node_http_address: &str) {
+        if node_http_address.is_empty() {
+            return;
+        }
+        if let Some(Record::Live(p)) = self.executors.get_mut(&id) {
+            p.node_http_address = Some(node_http_address.to_string());
+            self.changed(id);
+        }
+    }
+
     /// Executor `id` was launched (or adopted) on `host`, in the container and phase the
     /// tracker gave it (`held`).
     pub fn launching(
@@ -196,6 +209,7 @@ impl Registry {
             host: host.to_string(),
             rack: rack.to_string(),
             locality: level(at),
+            node_http_address: None,
         };
         let view = render(id, &placed, held);
         self.executors.insert(id, Record::Live(placed));
@@ -331,6 +345,7 @@ impl Registry {
             exit_status: status,
             reason: Some(reason),
             counts_against_app: Some(counts),
+            node_http_address: p.node_http_address.clone(),
         };
         self.executors
             .insert(id, Record::Exited(Arc::new(executor.clone())));

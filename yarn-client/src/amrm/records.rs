@@ -18,6 +18,8 @@ pub struct AllocatedContainer {
     pub host: String,
     /// The NodeManager's NodeId, `host:port`: where it is started, and the NM token's key.
     pub node: String,
+    /// The NodeManager's web address, `host:port` (its logs are served there).
+    pub node_http_address: String,
     pub memory_mb: i64,
     pub vcores: i32,
     /// The container token the NodeManager wants at start (opaque to the AM).
@@ -82,6 +84,7 @@ impl From<&ContainerProto> for AllocatedContainer {
                 .and_then(|n| n.host.clone())
                 .unwrap_or_default(),
             node: c.node_id.as_ref().map(node_id_string).unwrap_or_default(),
+            node_http_address: c.node_http_address.clone().unwrap_or_default(),
             memory_mb: r.memory(),
             vcores: r.virtual_cores(),
             token: c.container_token.clone().map(Token::from),
