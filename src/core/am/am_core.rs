@@ -17,22 +17,25 @@
 //!   then, as they arrive, [`AmCore::handle_command`] (a driver command or executor poll),
 //!   [`AmCore::handle_launched`] (a launch report), [`AmCore::handle_allocated`] (an
 //!   allocate call came back, with the batch it carried), [`AmCore::handle_nodes_listed`]
-//!   (the node list the core asked for) and [`AmCore::handle_timeout`] (the time from
-//!   [`AmCore::poll_timeout`] came).
+//!   (the node list the core asked for), [`AmCore::handle_cluster_look`] (the look at the
+//!   cluster it asked for, to say why executors wait) and [`AmCore::handle_timeout`] (the
+//!   time from [`AmCore::poll_timeout`] came).
 //! - **Outputs**, `poll_*`: what the shell must do now. Each takes what it returns, so
 //!   the shell asks again on every pass: [`AmCore::poll_launches`] (executors to start),
 //!   [`AmCore::poll_journal`] (entries to write before those launches start),
 //!   [`AmCore::poll_allocate`] (the allocate call to make, when one is due and none is in
-//!   flight), [`AmCore::poll_nodes_wanted`] (fetch the RM's node list) and
+//!   flight), [`AmCore::poll_nodes_wanted`] (fetch the RM's node list),
+//!   [`AmCore::poll_look_wanted`] (look at the app's queue and the nodes) and
 //!   [`AmCore::poll_timeout`] (when to call [`AmCore::handle_timeout`] if nothing arrives).
 //! - **Queries**, which change nothing the shell can see: [`AmCore::ending`] and
 //!   [`AmCore::drained`] (whether to leave the loop), [`AmCore::view`] (what the API
 //!   publishes), [`AmCore::table`] (the newest AMRM token) and [`AmCore::job_summary`].
 //!
 //! One loop pass is: `poll_launches`, `poll_journal` (write it), start the launches;
-//! `poll_allocate` if no call is in flight; `poll_nodes_wanted`; publish `view`; leave if
-//! `ending` and `drained`; then wait for the first of the call in flight, `poll_timeout`,
-//! a command, a launch report or a node list, and feed it to its `handle_*`.
+//! `poll_allocate` if no call is in flight; `poll_nodes_wanted`; `poll_look_wanted`; publish
+//! `view`; leave if `ending` and `drained`; then wait for the first of the call in flight,
+//! `poll_timeout`, a command, a launch report, a node list or a look, and feed it to its
+//! `handle_*`.
 //!
 //! # Timers
 //!
