@@ -1,6 +1,7 @@
-//! The small commands (`nodes`, `status`, `kill`, `plan`) and the way every command reaches
+//! The small commands (`nodes`, `status`, `kill`, `plan`, `kv`) and the way every command reaches
 //! the ResourceManager from its flags and the Hadoop configuration (`rm`).
 
+pub mod kv;
 pub mod nodes;
 pub mod plan;
 pub mod rm;

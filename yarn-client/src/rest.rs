@@ -298,6 +298,9 @@ pub struct AppReport {
     pub am_container_logs: Option<String>,
     #[serde(default)]
     pub am_host_http_address: Option<String>,
+    /// `host:port` the AM registered as its RPC address (yarn-am's driver API).
+    #[serde(default, rename = "amRPCAddress")]
+    pub am_rpc_address: Option<String>,
 }
 
 impl AppReport {

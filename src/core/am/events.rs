@@ -7,6 +7,7 @@ use tokio::sync::oneshot;
 use yarn_client::amrm::Allocation;
 use yarn_client::token::Token;
 
+use crate::core::kv::{KvAnswer, KvRequest};
 use crate::protocol::driver_api::{Demand, FinishRequest, KillOutcome};
 use crate::protocol::poll::{PollReply, PollRequest};
 
@@ -20,6 +21,11 @@ pub enum DriverCommand {
     },
     /// End the application: unregister with this status and stop.
     Finish(FinishRequest),
+    /// A key-value store request (see [`crate::core::kv`]), from a driver or a container.
+    Kv {
+        request: KvRequest,
+        reply: oneshot::Sender<KvAnswer>,
+    },
     /// An executor of the embedded driver reports results and asks for work.
     ExecutorPoll {
         request: PollRequest,
