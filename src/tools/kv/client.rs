@@ -120,7 +120,18 @@ impl KvClient {
         loop {
             let url = match &self.url {
                 Some(u) => u.clone(),
-                None => self.relocate().await?,
+                None => match self.relocate().await? {
+                    Some(u) => u,
+                    // Between two attempts (the RM starts the next one): ask again.
+                    None if tokio::time::Instant::now() < give_up => {
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                    None => bail!(
+                        "no ApplicationMaster answered within {} s",
+                        REACH_LIMIT.as_secs()
+                    ),
+                },
             };
             let mut req = self
                 .http
@@ -135,7 +146,12 @@ impl KvClient {
             }
             match req.send().await {
                 Ok(resp) => return answer(resp).await,
-                Err(e) if e.is_connect() && tokio::time::Instant::now() < give_up => {
+                // Nobody listens (the AM is gone), or, for a read, the connection broke
+                // under it (the AM died mid-request): look for the AM again.
+                Err(e)
+                    if (e.is_connect() || (method == Method::GET && !e.is_timeout()))
+                        && tokio::time::Instant::now() < give_up =>
+                {
                     tracing::info!(%url, "the ApplicationMaster does not answer; looking for it again");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                     self.url = None;
@@ -157,8 +173,9 @@ impl KvClient {
         }
     }
 
-    /// The driver API's address from the RM's report (outside).
-    async fn relocate(&mut self) -> anyhow::Result<String> {
+    /// The driver API's address from the RM's report (outside); `None` while the app has
+    /// no AM registered (an attempt starting), an error once it has ended.
+    async fn relocate(&mut self) -> anyhow::Result<Option<String>> {
         let Finder::Rm { rest, app } = &self.finder else {
             bail!("no address for the ApplicationMaster");
         };
@@ -176,12 +193,12 @@ impl KvClient {
             Some(addr) => {
                 let url = format!("https://{addr}");
                 self.url = Some(url.clone());
-                Ok(url)
+                Ok(Some(url))
             }
-            None => bail!(
-                "{app} has no ApplicationMaster address yet (state {})",
-                r.state
-            ),
+            None => {
+                tracing::info!(%app, state = %r.state, "no ApplicationMaster address yet");
+                Ok(None)
+            }
         }
     }
 
