@@ -60,15 +60,11 @@ pub struct KvQuery {
     prefix: Option<String>,
 }
 
-fn number(name: &str, v: Option<&str>) -> Result<Option<u64>, Response> {
+/// A query number, or the 400's message naming it.
+fn number(name: &str, v: Option<&str>) -> Result<Option<u64>, String> {
     v.map(|s| {
-        s.parse::<u64>().map_err(|_| {
-            error(
-                StatusCode::BAD_REQUEST,
-                format!("{name} must be a whole number, not {s:?}"),
-            )
-            .into_response()
-        })
+        s.parse::<u64>()
+            .map_err(|_| format!("{name} must be a whole number, not {s:?}"))
     })
     .transpose()
 }
@@ -139,7 +135,7 @@ pub async fn get_key(
         number("after", q.after.as_deref()),
     ) {
         (Ok(w), Ok(a)) => (w, a.unwrap_or(0)),
-        (Err(e), _) | (_, Err(e)) => return e,
+        (Err(e), _) | (_, Err(e)) => return error(StatusCode::BAD_REQUEST, e).into_response(),
     };
     let Some(wait) = wait else {
         if q.after.is_some() {
