@@ -56,7 +56,7 @@ pub(super) struct Am {
     pub api: Api,
     pub launcher: Launcher,
     pub launches: mpsc::UnboundedReceiver<LaunchReport>,
-    /// The job journal; `None` without a job or without a staging folder.
+    /// The journal (the job's and the key-value store's); `None` without a staging folder.
     pub journal: Option<Journal>,
     /// The AM's credentials, refreshed while it runs.
     pub tokens: SharedTokens,
@@ -346,8 +346,9 @@ async fn list_nodes(
     Ok((rest, nodes))
 }
 
-/// The journal of earlier attempts: the job resumes where a crashed attempt left it, and
-/// executor ids continue past every id it used. This attempt is recorded in it.
+/// The journal of earlier attempts: the job resumes where a crashed attempt left it,
+/// executor ids continue past every id it used, and the key-value store is rebuilt. This
+/// attempt is recorded in it.
 async fn resume(
     spec: &AppSpec,
     env: &ContainerEnv,
