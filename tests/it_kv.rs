@@ -64,14 +64,7 @@ async fn tasks_share_keys_the_driver_lists_them_and_they_survive_an_am_kill() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let name = "it-kv";
-    let path = am::write_job(c, name, &job(name));
-    let out = am::yarn_am(c)
-        .args(["submit", "--name", name, "--max-attempts", "2", "--job"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "submit failed: {}", am::text(&out));
-    let app = am::submitted_app(&out);
+    let app = am::submit_job_two_attempts(c, name, &job(name), &[]);
     let d = Driver::find(c, &app).await;
 
     // A task writes, another waits for it and reads it.
@@ -123,14 +116,7 @@ async fn tasks_share_keys_the_driver_lists_them_and_they_survive_an_am_kill() {
     let version_before: u64 = stdout(&put).trim().parse().unwrap();
 
     // kill -9 of the AM: the next attempt has every value.
-    let pid = am::am_pid(c, &app).expect("the AM's pid");
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
-    assert!(String::from_utf8_lossy(&cmdline).contains("yarn-am\0am"));
-    assert_eq!(
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) },
-        0,
-        "kill -9 {pid}"
-    );
+    am::kill9_am(c, &app);
     let killed_at = Instant::now();
     // The CLI finds the next attempt through the RM (it retries while none answers).
     let got = kv(c, &["get", &app, "kvtest/addr"]);

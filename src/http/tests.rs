@@ -814,6 +814,11 @@ impl Running {
             .request(method, format!("{}/v1/kv{path}", self.base))
             .bearer_auth(&self.secret)
     }
+    /// GETs `/v1/kv` + `path` and decodes the JSON body.
+    async fn kv_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        let resp = self.kv(reqwest::Method::GET, path).send().await.unwrap();
+        resp.json().await.unwrap()
+    }
 }
 
 #[tokio::test]
@@ -828,23 +833,9 @@ async fn kv_put_get_list_delete_with_slashes_in_keys() {
     // A literal slash in the path is the same key.
     assert_eq!(put("/dask/workers/1", "w1").await.unwrap().status(), 200);
     assert_eq!(put("/other", "o").await.unwrap().status(), 200);
-    let e: crate::protocol::kv::KvEntry = r
-        .kv(Method::GET, "/dask/scheduler")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let e: crate::protocol::kv::KvEntry = r.kv_json("/dask/scheduler").await;
     assert_eq!((e.value.as_str(), e.version), ("tcp://nm1:8786", 1));
-    let l: crate::protocol::kv::KvListing = r
-        .kv(Method::GET, "?prefix=dask%2F")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let l: crate::protocol::kv::KvListing = r.kv_json("?prefix=dask%2F").await;
     let keys: Vec<_> = l.entries.iter().map(|e| e.key.as_str()).collect();
     assert_eq!(keys, ["dask/scheduler", "dask/workers/1"]);
     assert_eq!(l.revision, 3);
@@ -929,59 +920,43 @@ async fn kv_a_watch_answers_when_the_key_appears_or_changes_and_404s_at_its_end(
 #[tokio::test]
 async fn kv_a_containers_key_opens_the_store_and_nothing_else() {
     use crate::protocol::kv::{auth_header, kv_key, KV_AUTH_HEADER};
+    use reqwest::Method;
     let r = start().await;
     let container = "container_1_0001_01_000002";
     let good = auth_header(container, &kv_key(r.secret.as_bytes(), container));
-    let url = format!("{}/v1/kv/from-task", r.base);
-    let put = r
-        .http
-        .put(&url)
-        .header(KV_AUTH_HEADER, &good)
-        .body("hi")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), 200);
-    let got = r
-        .http
-        .get(&url)
-        .header(KV_AUTH_HEADER, &good)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(got.status(), 200);
+    // The status of `method path` with `credential` in the container's header (if any).
+    let status = |method: Method, path: &str, credential: Option<&str>, body: &str| {
+        let mut req = r
+            .http
+            .request(method, format!("{}{path}", r.base))
+            .body(body.to_string());
+        if let Some(c) = credential {
+            req = req.header(KV_AUTH_HEADER, c);
+        }
+        async move { req.send().await.unwrap().status() }
+    };
+    let key = "/v1/kv/from-task";
+    assert_eq!(status(Method::PUT, key, Some(&good), "hi").await, 200);
+    assert_eq!(status(Method::GET, key, Some(&good), "").await, 200);
     // The same key under another container's name, no credential: refused.
     let forged = auth_header(
         "container_1_0001_01_000003",
         &kv_key(r.secret.as_bytes(), container),
     );
-    let resp = r
-        .http
-        .get(&url)
-        .header(KV_AUTH_HEADER, &forged)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 401);
-    assert_eq!(r.http.get(&url).send().await.unwrap().status(), 401);
+    assert_eq!(status(Method::GET, key, Some(&forged), "").await, 401);
+    assert_eq!(status(Method::GET, key, None, "").await, 401);
     // No other endpoint takes it.
     for path in ["/v1/state", "/metrics"] {
-        let resp = r
-            .http
-            .get(format!("{}{path}", r.base))
-            .header(KV_AUTH_HEADER, &good)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), 401, "{path}");
+        assert_eq!(
+            status(Method::GET, path, Some(&good), "").await,
+            401,
+            "{path}"
+        );
     }
-    let resp = r
-        .http
-        .post(format!("{}/v1/demand", r.base))
-        .header(KV_AUTH_HEADER, &good)
-        .body(r#"{"target_executors": 1}"#)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 401);
+    let demand = r#"{"target_executors": 1}"#;
+    assert_eq!(
+        status(Method::POST, "/v1/demand", Some(&good), demand).await,
+        401
+    );
+    assert!(r.demands.lock().unwrap().is_empty());
 }
