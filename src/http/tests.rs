@@ -960,3 +960,16 @@ async fn kv_a_containers_key_opens_the_store_and_nothing_else() {
     );
     assert!(r.demands.lock().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn kv_a_long_poll_outlives_the_header_read_timeout() {
+    let r = start().await;
+    let t0 = std::time::Instant::now();
+    let resp = r
+        .kv(reqwest::Method::GET, "/nothing?wait=12")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404, "{:?}", t0.elapsed());
+    assert!(t0.elapsed() >= Duration::from_secs(12));
+}
