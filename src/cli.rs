@@ -65,7 +65,10 @@ pub enum Command {
     ///   wait [APP] KEY           wait until KEY holds a version above --after, then print it
     ///
     /// A first word that is an application id is APP (give it explicitly when a key looks
-    /// like one). Exit 0 done, 1 absent or the wait ran out, 2 an error (413: over a limit).
+    /// like one); a VALUE that starts with `-` goes after `--`. In an --executor-command the
+    /// binary is `./yarn-am`, in a job's task `"$YARN_AM_EXE"`.
+    /// Exit 0 done, 1 absent or the wait ran out, 2 an error (413: over a limit).
+    #[command(verbatim_doc_comment)]
     Kv(KvArgs),
 }
 

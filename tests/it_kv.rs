@@ -166,3 +166,50 @@ async fn tasks_share_keys_the_driver_lists_them_and_they_survive_an_am_kill() {
     assert!(killed.status.success(), "{}", am::text(&killed));
     eprintln!("it_kv took {:?}", t0.elapsed());
 }
+
+/// The Dask/Ray shape: an executors-only app whose containers run a plain command that
+/// registers itself under a prefix and waits for the driver's go (`./yarn-am kv`, the binary
+/// `submit` ships to such executors); the driver lists them and says go; the app then
+/// ends SUCCEEDED by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_executors_register_and_wait_for_the_driver() {
+    let t0 = Instant::now();
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let command = r#"./yarn-am kv put "workers/$YARN_AM_EXECUTOR_ID" "$(hostname)" >/dev/null && test "$(./yarn-am kv wait go --wait-timeout 120)" = "go go""#;
+    let app = am::submit(
+        c,
+        "it-kv-executors",
+        &[
+            "--executors",
+            "2",
+            "--executor-memory",
+            "256",
+            "--executor-command",
+            command,
+        ],
+    );
+    let workers = wait_for("two workers listed", Duration::from_secs(120), || async {
+        let out = kv(c, &["list", &app, "workers/"]);
+        let map: serde_json::Value = serde_json::from_str(&stdout(&out)).ok()?;
+        (map.as_object()?.len() == 2).then_some(map)
+    })
+    .await;
+    assert!(
+        workers
+            .as_object()
+            .unwrap()
+            .keys()
+            .all(|k| k.starts_with("workers/")),
+        "{workers}"
+    );
+    let put = kv(c, &["put", &app, "go", "go go"]);
+    assert!(put.status.success(), "{}", am::text(&put));
+    let report = am::wait_succeeded(c, &app, Duration::from_secs(120)).await;
+    assert!(
+        report.diagnostics.contains("all 2 executors exited 0"),
+        "{}",
+        report.diagnostics
+    );
+    eprintln!("plain executors: {:?}", t0.elapsed());
+}
