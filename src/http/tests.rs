@@ -900,20 +900,13 @@ async fn kv_a_watch_answers_when_the_key_appears_or_changes_and_404s_at_its_end(
         "{took:?}"
     );
     // Present, not above the version seen: waits, then a 404 naming the version.
-    let resp = r
-        .kv(Method::GET, "/addr?wait=1&after=2")
-        .send()
-        .await
-        .unwrap();
+    let get = |path: &'static str| r.kv(Method::GET, path).send();
+    let resp = get("/addr?wait=1&after=2").await.unwrap();
     assert_eq!(resp.status(), 404);
     let err: ApiError = resp.json().await.unwrap();
     assert!(err.error.contains("above 2 within 1 s"), "{}", err.error);
     // Present above `after`: at once.
-    let resp = r
-        .kv(Method::GET, "/addr?wait=30&after=1")
-        .send()
-        .await
-        .unwrap();
+    let resp = get("/addr?wait=30&after=1").await.unwrap();
     assert_eq!(resp.status(), 200);
 }
 
