@@ -62,6 +62,57 @@ pub enum Command {
     /// Read the split of an HDFS-input task (in its task's environment).
     #[command(subcommand)]
     Split(SplitCommand),
+    /// Use an application's key-value store: `kv get|put|delete|list|wait [APP] ...`.
+    ///
+    /// With APP (an application id) the store is reached from outside with the driver's
+    /// secret (`~/.yarn-am/<APP>.secret`) at the address the AM registered with the RM.
+    /// Without it, inside a container of the app (an executor or one of its tasks), with that
+    /// container's own KV key from its token file, which opens the store and nothing else.
+    ///
+    ///   get [APP] KEY            print the value (exit 1 if absent)
+    ///   put [APP] KEY [VALUE]    store VALUE (stdin when absent or `-`); prints the version
+    ///   delete [APP] KEY         remove KEY (exit 1 if it was absent)
+    ///   list [APP] [PREFIX]      print the entries whose key starts with PREFIX, as JSON
+    ///   wait [APP] KEY           wait until KEY holds a version above --after, then print it
+    ///
+    /// A first word that is an application id is APP (give it explicitly when a key looks
+    /// like one); a VALUE that starts with `-` goes after `--`. In an --executor-command the
+    /// binary is `./yarn-am`, in a job's task `"$YARN_AM_EXE"`.
+    /// Exit 0 done, 1 absent or the wait ran out, 2 an error (413: over a limit).
+    #[command(verbatim_doc_comment)]
+    Kv(KvArgs),
+}
+
+/// What `yarn-am kv` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KvOp {
+    Get,
+    Put,
+    Delete,
+    List,
+    Wait,
+}
+
+#[derive(Debug, Args)]
+pub struct KvArgs {
+    pub op: KvOp,
+    /// [APP] and the operation's words (see above).
+    #[arg(value_name = "WORDS")]
+    pub words: Vec<String>,
+    /// `wait`: a version the key must be above (a version printed by an earlier get/put).
+    #[arg(long, default_value_t = 0)]
+    pub after: u64,
+    /// `wait`: seconds to wait in all before exit 1.
+    #[arg(long, default_value_t = 300)]
+    pub wait_timeout: u64,
+    /// `get`/`wait`: print the entry as JSON (key, value, version) instead of the value.
+    #[arg(long)]
+    pub json: bool,
+    /// With APP: the folder of driver secrets (`<app-id>.secret`).
+    #[arg(long, env = "YARN_AM_SECRET_DIR")]
+    pub secret_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub rm: RmArgs,
 }
 
 #[derive(Debug, Subcommand)]

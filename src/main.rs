@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         cli::Command::Am => am::run(),
         cli::Command::Executor => executor::run(),
         cli::Command::Split(cli::SplitCommand::Cat(args)) => report(split::cat(args)),
+        cli::Command::Kv(args) => exit(tools::kv::run(args)),
     }
 }
 

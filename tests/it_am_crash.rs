@@ -75,16 +75,7 @@ async fn with_webhdfs_staging_a_killed_am_is_replaced_and_the_job_resumes() {
 async fn crash_and_resume(name: &str, extra: &[&str]) -> String {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    let path = am::write_job(c, name, &job(name));
-    let out = am::yarn_am(c)
-        .args(["submit", "--name", name, "--max-attempts", "2"])
-        .args(extra)
-        .arg("--job")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "submit failed: {}", am::text(&out));
-    let app = am::submitted_app(&out);
+    let app = am::submit_job_two_attempts(c, name, &job(name), extra);
     let d = Driver::find(c, &app).await;
 
     // Wait for 20 succeeded tasks, then note what ran where.
@@ -93,12 +84,7 @@ async fn crash_and_resume(name: &str, extra: &[&str]) -> String {
         (s["job"]["tasks_succeeded"].as_u64().unwrap_or(0) >= 20).then_some(s)
     })
     .await;
-    let pid = am::am_pid(c, &app).expect("the AM's pid");
-    // Only that pid: the AM of attempt 1, found from its container's pid file.
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
-    assert!(String::from_utf8_lossy(&cmdline).contains("yarn-am\0am"));
-    let killed = unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    assert_eq!(killed, 0, "kill -9 {pid}");
+    let pid = am::kill9_am(c, &app);
     // Read right after the kill: tasks that finished in between are journaled too.
     let alive: BTreeMap<String, String> = am::live(&am::executors_of(&state))
         .iter()

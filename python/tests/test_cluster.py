@@ -217,3 +217,27 @@ def test_kill_and_connect_errors(rm, apps, tmp_path):
     with pytest.raises(ApplicationNotRunning):
         app.executors()
     print(f"kill: {time.monotonic() - t0:.1f} s")
+
+
+def test_the_key_value_store_between_a_task_and_the_driver(rm, apps):
+    """A task publishes a key with `yarn-am kv put` (its container's own key); the driver
+    waits for it, lists by prefix, answers through the store; an oversized value is a 413
+    with nothing stored."""
+    t0 = time.monotonic()
+    job = Job("py-kv", cores=1, memory_mb=256, max_executors=1, locality_wait_ms=0)
+    job.task("t0", '"$YARN_AM_EXE" kv put py/addr "from-$YARN_AM_TASK_ID" && '
+                   'test "$("$YARN_AM_EXE" kv wait py/done --wait-timeout 120)" = yes')
+    app = submit(rm, apps, job, name="py-kv")
+    app.wait_for_driver(90)
+    assert app.kv.wait("py/addr", timeout=90) == "from-t0"
+    first = app.kv.entry("py/addr")
+    assert first is not None and first.version >= 1
+    with pytest.raises(yarn_am.TooLargeError):
+        app.kv.put("py/big", "x" * ((64 << 10) + 1))
+    assert app.kv.get("py/big") is None
+    assert app.kv.put("py/driver", "d") > first.version
+    assert app.kv.list("py/") == {"py/addr": "from-t0", "py/driver": "d"}
+    app.kv.put("py/done", "yes")
+    final = app.wait(120)
+    assert final.outcome == "succeeded", final
+    print(f"kv: {time.monotonic() - t0:.1f} s")

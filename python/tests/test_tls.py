@@ -143,3 +143,25 @@ def test_a_wrong_pin_is_refused_before_any_byte_is_sent(server):
             break
         threading.Event().wait(0.05)
     assert server.received == [b""], "the client sent bytes to an unpinned peer"
+
+
+def test_a_kv_value_goes_as_text_and_a_413_is_too_large(tmp_path):
+    from yarn_am import KeyValueStore, TooLargeError
+
+    def too_large(conn, data):
+        body = b'{"error": "the value is 65537 bytes, over the limit of 65536; nothing stored"}'
+        conn.sendall(b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nContent-Length: "
+                     + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+
+    s = TlsServer(tmp_path, replies=[too_large])
+    try:
+        d = DriverClient(f"https://127.0.0.1:{s.port}", DriverSecret("s3cr3t" * 8, s.fingerprint), timeout=5)
+        kv = KeyValueStore(lambda method, path, **kw: d.call(method, path, **kw))
+        with pytest.raises(TooLargeError) as e:
+            kv.put("a/b", "välue")
+        assert e.value.status == 413 and "nothing stored" in e.value.message
+        req = s.received[0]
+        assert req.startswith(b"PUT /v1/kv/a%2Fb HTTP/1.1")
+        assert b"Content-Type: text/plain; charset=utf-8" in req
+    finally:
+        s.close()

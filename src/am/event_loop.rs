@@ -25,6 +25,7 @@ use super::IDLE_HEARTBEAT;
 use crate::core::am::am_core::{AmCore, Ending, Outcome};
 use crate::core::am::events::RmReply;
 use crate::core::am::waiting::ClusterLook;
+use crate::core::driver::journal::Entry;
 
 /// An allocate call in flight: owns its session, borrows nothing of the loop.
 pub(super) type InFlight =
@@ -113,17 +114,37 @@ pub(super) async fn run(am: &mut Am, session: RmSession) -> (Ending, RmState) {
 /// and none is in flight.
 async fn carry_out(am: &mut Am, rm: &mut RmState) {
     let launches = am.core.poll_launches();
-    if let Some(j) = am.journal.as_mut() {
+    // Asked for on every pass, journal or not, so that entries never pile up in the core.
+    let entries = am.core.poll_journal(&launches);
+    let kv_writes = entries
+        .iter()
+        .any(|e| matches!(e, Entry::KvPut { .. } | Entry::KvDelete { .. }));
+    let journaled = match am.journal.as_mut() {
         // Before the executors start: their ids are in the journal before any of them
-        // can poll. Task starts and ends of the last input are written here too, right
-        // after the reply that carried them; a crash in between only reruns that task.
-        let entries = am.core.poll_journal(&launches);
-        if launches.is_empty() {
-            j.append(&entries);
-        } else {
+        // can poll; and before a key-value write is acknowledged. Task starts and ends of
+        // the last input are written here too, right after the reply that carried them; a
+        // crash in between only reruns that task.
+        Some(j) if !launches.is_empty() || kv_writes => {
             let durable = j.append_durable(&entries);
-            durable.wait(DURABLE_WAIT).await;
+            durable.wait(DURABLE_WAIT).await
         }
+        Some(j) => {
+            j.append(&entries);
+            true
+        }
+        // No staging folder: no later attempt could read a journal anyway.
+        None => true,
+    };
+    if kv_writes {
+        for (reply, answer) in am.core.take_kv_acks(journaled) {
+            let _ = reply.send(answer);
+        }
+        // Only a new revision wakes the watches (each then asks the loop again).
+        let rev = am.core.kv_revision();
+        am.api
+            .handle
+            .kv_revision
+            .send_if_modified(|v| std::mem::replace(v, rev) != rev);
     }
     for l in launches {
         am.launcher.launch(l.executor, l.container, l.nm_token);

@@ -226,20 +226,24 @@ impl Journal {
     /// soon after. A failure is logged, not fatal: the job goes on, only a later attempt
     /// would rerun more of it.
     pub fn append(&mut self, entries: &[Entry]) {
-        self.send(entries, None);
+        let _ = self.send(entries, None);
     }
 
     /// Appends `entries`; the returned [`Durable`] waits until they are durable. Two steps
     /// so that the caller holds no borrow of the journal while it waits on HDFS.
     pub fn append_durable(&mut self, entries: &[Entry]) -> Durable {
         let (done, durable) = oneshot::channel();
-        Durable(self.send(entries, Some(done)).then_some(durable))
+        Durable(match self.send(entries, Some(done)) {
+            Sent::Queued => Pending::Queued(durable),
+            Sent::Written(ok) => Pending::Written(ok),
+        })
     }
 
-    /// Whether a WebHDFS batch went to the writer (false: nothing to wait for).
-    fn send(&mut self, entries: &[Entry], done: Option<oneshot::Sender<()>>) -> bool {
+    /// Local: appended and synced (or not); WebHDFS: handed to the writer (or not, when it
+    /// has stopped). Nothing to append counts as written.
+    fn send(&mut self, entries: &[Entry], done: Option<oneshot::Sender<()>>) -> Sent {
         if entries.is_empty() {
-            return false;
+            return Sent::Written(true);
         }
         let text: String = entries.iter().map(encode).collect();
         match self {
@@ -247,12 +251,15 @@ impl Journal {
                 let r = file
                     .write_all(text.as_bytes())
                     .and_then(|()| file.sync_data());
-                if let Err(e) = r {
+                if let Err(e) = &r {
                     warn!(journal = %path.display(), "could not append to the job journal: {e}");
                 }
-                false
+                Sent::Written(r.is_ok())
             }
-            Journal::Webhdfs { tx, .. } => tx.send((text, done)).is_ok(),
+            Journal::Webhdfs { tx, .. } => match tx.send((text, done)) {
+                Ok(()) => Sent::Queued,
+                Err(_) => Sent::Written(false),
+            },
         }
     }
 
@@ -266,25 +273,45 @@ impl Journal {
     }
 }
 
-/// A WebHDFS append in the writer's hands (nothing to wait for on local staging, where the
-/// append was durable on return, or when there was nothing to append).
+/// What became of an append when it was handed over.
+enum Sent {
+    /// In the WebHDFS writer's queue.
+    Queued,
+    /// Done with (local staging, or nothing to append); whether it is durable.
+    Written(bool),
+}
+
+enum Pending {
+    Queued(oneshot::Receiver<()>),
+    Written(bool),
+}
+
+/// An append in flight: a WebHDFS batch in the writer's hands, or a local append already
+/// done (durable on return) or failed.
 #[must_use = "wait for the append, or say why not"]
-pub struct Durable(Option<oneshot::Receiver<()>>);
+pub struct Durable(Pending);
 
 impl Durable {
-    /// Waits until the append is on HDFS, at most `limit` (see [`DURABLE_WAIT`]); a failure
-    /// or a timeout is logged and the caller goes on.
-    pub async fn wait(self, limit: Duration) {
-        let Some(durable) = self.0 else {
-            return;
+    /// Waits until the append is durable, at most `limit` (see [`DURABLE_WAIT`]); whether
+    /// it is. A failure or a timeout is logged and the caller goes on.
+    pub async fn wait(self, limit: Duration) -> bool {
+        let durable = match self.0 {
+            Pending::Written(ok) => return ok,
+            Pending::Queued(rx) => rx,
         };
         match tokio::time::timeout(limit, durable).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => warn!("the job journal append failed; going on unrecorded"),
-            Err(_) => warn!(
-                "the job journal append took over {} ms; going on before it is durable",
-                limit.as_millis()
-            ),
+            Ok(Ok(())) => true,
+            Ok(Err(_)) => {
+                warn!("the job journal append failed; going on unrecorded");
+                false
+            }
+            Err(_) => {
+                warn!(
+                    "the job journal append took over {} ms; going on before it is durable",
+                    limit.as_millis()
+                );
+                false
+            }
         }
     }
 }

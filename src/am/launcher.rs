@@ -159,7 +159,8 @@ impl Launcher {
         }
     }
 
-    /// One executor's token blob: the shared tokens plus its own key, nothing else secret,
+    /// One executor's token blob: the shared tokens plus its own key and its container's KV
+    /// key, nothing else secret,
     /// and the fingerprint of the AM's certificate (in the credentials beside the key rather
     /// than in the environment, so that whoever can change the environment the executor sees
     /// cannot also choose whom it trusts).
@@ -177,6 +178,19 @@ impl Launcher {
             crate::protocol::tls::PIN_ALIAS.to_string(),
             self.contact.tls_pin.0.to_vec(),
         ));
+        // The container's key to the key-value store, and the pin again, under aliases the
+        // executor keeps for its tasks (see `crate::protocol::kv`).
+        let kv_key = crate::protocol::kv::kv_key(&self.contact.master_secret, container_id);
+        creds.secrets.extend([
+            (
+                crate::protocol::kv::KV_KEY_ALIAS.to_string(),
+                kv_key.to_vec(),
+            ),
+            (
+                crate::protocol::kv::KV_PIN_ALIAS.to_string(),
+                self.contact.tls_pin.0.to_vec(),
+            ),
+        ]);
         creds.encode(Format::Writable)
     }
 
@@ -307,7 +321,15 @@ mod tests {
             creds.secret(crate::protocol::tls::PIN_ALIAS),
             Some(&[9u8; 32][..])
         );
-        assert_eq!(creds.secrets.len(), 2);
+        assert_eq!(
+            creds.secret(crate::protocol::kv::KV_KEY_ALIAS),
+            Some(&crate::protocol::kv::kv_key(&master, container)[..])
+        );
+        assert_eq!(
+            creds.secret(crate::protocol::kv::KV_PIN_ALIAS),
+            Some(&[9u8; 32][..])
+        );
+        assert_eq!(creds.secrets.len(), 4);
         let kinds: Vec<&str> = creds.tokens.iter().map(|(_, t)| t.kind.as_str()).collect();
         assert_eq!(
             kinds,

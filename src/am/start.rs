@@ -39,6 +39,7 @@ use crate::core::am::pool::Pool;
 use crate::core::am::registry::Registry;
 use crate::core::driver::journal::{self as journal_entries, Entry};
 use crate::core::ids::{ExecutorId, TaskAttempt};
+use crate::core::kv::{KvLimits, KvStore};
 use crate::core::topology::SharedTopology;
 use crate::http::{self, ApiHandle};
 use crate::protocol::credentials::MASTER_SECRET_ALIAS;
@@ -55,7 +56,7 @@ pub(super) struct Am {
     pub api: Api,
     pub launcher: Launcher,
     pub launches: mpsc::UnboundedReceiver<LaunchReport>,
-    /// The job journal; `None` without a job or without a staging folder.
+    /// The journal (the job's and the key-value store's); `None` without a staging folder.
     pub journal: Option<Journal>,
     /// The AM's credentials, refreshed while it runs.
     pub tokens: SharedTokens,
@@ -103,6 +104,8 @@ struct Inputs {
 /// executors (with the task attempts they run) a next attempt may adopt.
 struct Resumed {
     journal: Option<Journal>,
+    /// The key-value store as earlier attempts left it.
+    kv: KvStore,
     first_executor_id: ExecutorId,
     earlier_executors: HashMap<String, ExecutorId>,
     in_flight: Vec<(TaskAttempt, ExecutorId)>,
@@ -169,7 +172,8 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
         Completion::KeepRunning
     } else {
         Completion::ExecutorsSucceed
-    });
+    })
+    .with_kv(resumed.kv.clone());
     let clock = Clock::start();
     adopt(&mut core, clock.now_ms(), &registered, &resumed);
     // Executors of an earlier attempt find this one here (see `journal_store::publish_url`).
@@ -342,27 +346,39 @@ async fn list_nodes(
     Ok((rest, nodes))
 }
 
-/// The journal of earlier attempts: the job resumes where a crashed attempt left it, and
-/// executor ids continue past every id it used. This attempt is recorded in it.
+/// The journal of earlier attempts: the job resumes where a crashed attempt left it,
+/// executor ids continue past every id it used, and the key-value store is rebuilt. This
+/// attempt is recorded in it.
 async fn resume(
     spec: &AppSpec,
     env: &ContainerEnv,
     job: Option<&mut JobRun>,
     webhdfs_auth: HttpAuthSource,
 ) -> anyhow::Result<Resumed> {
-    let opened = match &spec.job {
-        Some(_) => Journal::open(spec.staging.as_ref(), env.attempt, webhdfs_auth).await?,
-        None => None,
-    };
+    // Every app with a staging folder journals: the key-value store's writes too.
+    let opened = Journal::open(spec.staging.as_ref(), env.attempt, webhdfs_auth).await?;
     let mut resumed = Resumed {
         journal: None,
+        kv: KvStore::new(KvLimits::default()),
         first_executor_id: ExecutorId::new(1),
         earlier_executors: HashMap::new(),
         in_flight: Vec::new(),
     };
     if let Some((file, entries)) = opened {
-        resumed.earlier_executors = journal_entries::executors(&entries);
-        resumed.in_flight = journal_entries::in_flight(&entries);
+        let kv = resumed.kv.replay(&entries);
+        if kv > 0 {
+            info!(
+                writes = kv,
+                keys = resumed.kv.len(),
+                revision = resumed.kv.revision(),
+                "restored the key-value store from the journal"
+            );
+        }
+        // Only a job's executors are adopted (as before apps without a job journaled).
+        if job.is_some() {
+            resumed.earlier_executors = journal_entries::executors(&entries);
+            resumed.in_flight = journal_entries::in_flight(&entries);
+        }
         if let (Some(j), false) = (job, entries.is_empty()) {
             let r = j.replay(&entries);
             info!(succeeded = r.succeeded, failed = r.failed, earlier_attempts = ?r.am_attempts,

@@ -8,5 +8,6 @@ pub mod demand;
 pub mod driver;
 pub mod ids;
 pub mod inputs;
+pub mod kv;
 pub mod request_book;
 pub mod topology;

@@ -56,7 +56,7 @@
 
 mod config;
 mod event_loop;
-mod next_am;
+pub(crate) mod next_am;
 mod poll_client;
 mod task_process;
 

@@ -14,7 +14,7 @@ use super::config::var;
 
 /// Where to poll after the AM's port refused.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum NextAm {
+pub(crate) enum NextAm {
     /// A newer AM attempt published this address.
     Moved(String),
     /// Nothing new (yet): keep trying the same address for a while.
@@ -24,7 +24,7 @@ pub(super) enum NextAm {
 }
 
 /// The application's staging folder, as an executor reaches it.
-pub(super) enum StagingFolder {
+pub(crate) enum StagingFolder {
     Local(PathBuf),
     /// On HDFS, through WebHDFS with the container's HDFS delegation token (`user.name`
     /// without security).
@@ -38,7 +38,7 @@ pub(super) enum StagingFolder {
 const WEBHDFS_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl StagingFolder {
-    pub(super) fn from_env() -> anyhow::Result<Option<Self>> {
+    pub(crate) fn from_env() -> anyhow::Result<Option<Self>> {
         let Some(dir) = std::env::var_os("YARN_AM_STAGING_DIR") else {
             return Ok(None);
         };
@@ -59,7 +59,7 @@ impl StagingFolder {
         }))
     }
 
-    pub(super) async fn next_am(&self, current: &str) -> NextAm {
+    pub(crate) async fn next_am(&self, current: &str) -> NextAm {
         match self {
             StagingFolder::Local(dir) => next_am(dir, current),
             StagingFolder::Webhdfs { client, dir } => {

@@ -370,6 +370,7 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
             ),
             ("user.secret".into(), b"theirs".to_vec()),
             (crate::protocol::tls::PIN_ALIAS.into(), vec![5; 32]),
+            (crate::protocol::kv::KV_KEY_ALIAS.into(), vec![7; 32]),
         ],
     };
     std::fs::write(&path, creds.encode(Format::Writable)).unwrap();
@@ -379,9 +380,13 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
     assert!(!crc.exists(), "a stale checksum of the old file is left");
     let left = Credentials::read_file(&path).unwrap();
     assert_eq!(left.tokens, vec![("hdfs".to_string(), hdfs)]);
+    // The container's key-value key stays: the tasks use it (`yarn-am kv`).
     assert_eq!(
         left.secrets,
-        vec![("user.secret".to_string(), b"theirs".to_vec())]
+        vec![
+            ("user.secret".to_string(), b"theirs".to_vec()),
+            (crate::protocol::kv::KV_KEY_ALIAS.to_string(), vec![7; 32])
+        ]
     );
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);

@@ -6,6 +6,7 @@
 //! and a slow or broken client can never block the heartbeat.
 
 mod auth;
+mod kv;
 mod live;
 mod metrics;
 mod page;
@@ -37,6 +38,9 @@ pub struct ApiHandle {
     pub commands: mpsc::Receiver<DriverCommand>,
     pub state: watch::Sender<Arc<StateView>>,
     pub events: broadcast::Sender<ExecutorEvent>,
+    /// The key-value store's revision, published after each write is acknowledged: wakes
+    /// the watches (`kv::watch`).
+    pub kv_revision: watch::Sender<u64>,
 }
 
 /// The HTTP side's end, cloned into every handler.
@@ -56,14 +60,18 @@ pub struct Shared {
     live: Arc<page::PageCache>,
     /// Poll-body bytes that may be buffered at once (`poll::POLL_BYTES_IN_FLIGHT`).
     poll_bytes: Arc<tokio::sync::Semaphore>,
+    /// The key-value store's revision as the loop last published it.
+    kv_revision: watch::Receiver<u64>,
 }
 
 /// Makes both ends. `secret` guards every `/v1` route and `/metrics` (Bearer), except the
-/// executors' poll, which each executor signs with its own key derived from it.
+/// executors' poll, which each executor signs with its own key derived from it, and the
+/// key-value store, which a container may also reach with its own KV key derived from it.
 pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
     let (cmd_tx, cmd_rx) = mpsc::channel(64);
     let (state_tx, state_rx) = watch::channel(Arc::new(initial));
     let (events_tx, _) = broadcast::channel(1024);
+    let (kv_tx, kv_rx) = watch::channel(0);
     (
         Shared {
             secret: secret.into(),
@@ -77,11 +85,13 @@ pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
             page: Arc::default(),
             live: Arc::new(page::PageCache::rendering(live::live_json)),
             poll_bytes: Arc::new(tokio::sync::Semaphore::new(poll::POLL_BYTES_IN_FLIGHT)),
+            kv_revision: kv_rx,
         },
         ApiHandle {
             commands: cmd_rx,
             state: state_tx,
             events: events_tx,
+            kv_revision: kv_tx,
         },
     )
 }
@@ -135,11 +145,24 @@ pub fn router(shared: Shared) -> Router {
             shared.clone(),
             auth::require_secret,
         ));
+    // The key-value store: the driver's secret or a container's own KV key (see `kv`).
+    let kv_routes = Router::new()
+        .route("/v1/kv", get(kv::list))
+        .route(
+            "/v1/kv/{*key}",
+            get(kv::get_key).put(kv::put_key).delete(kv::delete_key),
+        )
+        .route_layer(middleware::from_fn(server::buffer_body))
+        .route_layer(middleware::from_fn_with_state(
+            shared.clone(),
+            kv::require_kv_access,
+        ));
     Router::new()
         .route("/", get(get_page))
         // Executors sign their polls with their own keys instead (see `poll`).
         .route(poll::PATH, post(poll::post_poll))
         .merge(private)
+        .merge(kv_routes)
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
         .with_state(shared)
 }
@@ -282,10 +305,21 @@ pub(crate) async fn ask<R: serde::Serialize>(
     make: impl FnOnce(oneshot::Sender<R>) -> DriverCommand,
     what: &str,
 ) -> Response {
-    let (reply, rx) = oneshot::channel();
-    if let Err(e) = send(shared, make(reply)).await {
-        return e.into_response();
+    match ask_raw(shared, make, what).await {
+        Ok(r) => Json(r).into_response(),
+        Err(e) => e.into_response(),
     }
+}
+
+/// Sends a command that carries a reply channel and returns the loop's reply, or the
+/// error to answer when the loop does not take the command or does not reply in time.
+pub(crate) async fn ask_raw<R>(
+    shared: &Shared,
+    make: impl FnOnce(oneshot::Sender<R>) -> DriverCommand,
+    what: &str,
+) -> Result<R, (StatusCode, Json<ApiError>)> {
+    let (reply, rx) = oneshot::channel();
+    send(shared, make(reply)).await?;
     let mut rx = rx;
     let answer = match tokio::time::timeout(ASK_TIMEOUT, &mut rx).await {
         Ok(r) => r.ok(),
@@ -297,14 +331,12 @@ pub(crate) async fn ask<R: serde::Serialize>(
             rx.try_recv().ok()
         }
     };
-    match answer {
-        Some(r) => Json(r).into_response(),
-        None => error(
+    answer.ok_or_else(|| {
+        error(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("the ApplicationMaster did not answer the {what}"),
         )
-        .into_response(),
-    }
+    })
 }
 
 async fn post_kill(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {

@@ -84,9 +84,26 @@ async fn start() -> Running {
     let (shared, mut handle) = channel(&secret, initial);
     let demands = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = demands.clone();
+    let kv_revision = handle.kv_revision;
     tokio::spawn(async move {
+        // The store as the AM core serves it, every write "journaled" at once.
+        let mut kv = crate::core::kv::KvDesk::new(crate::core::kv::KvStore::new(
+            crate::core::kv::KvLimits {
+                max_value_bytes: 64 << 10,
+                ..Default::default()
+            },
+        ));
         while let Some(cmd) = handle.commands.recv().await {
             match cmd {
+                DriverCommand::Kv { request, reply } => {
+                    kv.handle(request, reply);
+                    kv.take_journal();
+                    for (tx, a) in kv.take_acks(true) {
+                        let _ = tx.send(a);
+                    }
+                    let rev = kv.store().revision();
+                    kv_revision.send_if_modified(|v| std::mem::replace(v, rev) != rev);
+                }
                 DriverCommand::SetDemand(d) => seen.lock().unwrap().push(d),
                 DriverCommand::Kill {
                     executor_ids,
@@ -821,4 +838,165 @@ async fn the_plain_page_port_serves_only_the_page() {
         .await
         .unwrap();
     assert_eq!(metrics.status(), 404);
+}
+
+// -- the key-value store (`kv.rs`) --------------------------------------------------------
+
+impl Running {
+    fn kv(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}/v1/kv{path}", self.base))
+            .bearer_auth(&self.secret)
+    }
+    /// GETs `/v1/kv` + `path` and decodes the JSON body.
+    async fn kv_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        let resp = self.kv(reqwest::Method::GET, path).send().await.unwrap();
+        resp.json().await.unwrap()
+    }
+}
+
+#[tokio::test]
+async fn kv_put_get_list_delete_with_slashes_in_keys() {
+    use reqwest::Method;
+    let r = start().await;
+    let put = |k: &str, v: &str| r.kv(Method::PUT, k).body(v.to_string()).send();
+    let a = put("/dask%2Fscheduler", "tcp://nm1:8786").await.unwrap();
+    assert_eq!(a.status(), 200);
+    let stored: crate::protocol::kv::KvStored = a.json().await.unwrap();
+    assert_eq!((stored.key.as_str(), stored.version), ("dask/scheduler", 1));
+    // A literal slash in the path is the same key.
+    assert_eq!(put("/dask/workers/1", "w1").await.unwrap().status(), 200);
+    assert_eq!(put("/other", "o").await.unwrap().status(), 200);
+    let e: crate::protocol::kv::KvEntry = r.kv_json("/dask/scheduler").await;
+    assert_eq!((e.value.as_str(), e.version), ("tcp://nm1:8786", 1));
+    let l: crate::protocol::kv::KvListing = r.kv_json("?prefix=dask%2F").await;
+    let keys: Vec<_> = l.entries.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(keys, ["dask/scheduler", "dask/workers/1"]);
+    assert_eq!(l.revision, 3);
+    let d = r.kv(Method::DELETE, "/other").send().await.unwrap();
+    assert_eq!(d.status(), 200);
+    let gone = r.kv(Method::GET, "/other").send().await.unwrap();
+    assert_eq!(gone.status(), 404);
+    let err: ApiError = gone.json().await.unwrap();
+    assert!(err.error.contains("no key \"other\""), "{}", err.error);
+}
+
+#[tokio::test]
+async fn kv_an_oversized_value_is_413_and_a_bad_request_400_with_nothing_stored() {
+    use reqwest::Method;
+    let r = start().await;
+    let big = "x".repeat((64 << 10) + 1);
+    let resp = r.kv(Method::PUT, "/k").body(big).send().await.unwrap();
+    assert_eq!(resp.status(), 413);
+    let err: ApiError = resp.json().await.unwrap();
+    assert!(err.error.contains("nothing stored"), "{}", err.error);
+    let long_key = format!("/{}", "k".repeat(1025));
+    let resp = r.kv(Method::PUT, &long_key).body("v").send().await.unwrap();
+    assert_eq!(resp.status(), 400);
+    let not_text = r
+        .kv(Method::PUT, "/k")
+        .body(vec![0xff, 0xfe])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_text.status(), 400);
+    for q in ["/k?wait=x", "/k?wait=61", "/k?after=3"] {
+        let resp = r.kv(Method::GET, q).send().await.unwrap();
+        assert_eq!(resp.status(), 400, "{q}");
+    }
+    assert_eq!(r.kv(Method::GET, "/k").send().await.unwrap().status(), 404);
+}
+
+#[tokio::test]
+async fn kv_a_watch_answers_when_the_key_appears_or_changes_and_404s_at_its_end() {
+    use reqwest::Method;
+    let r = Arc::new(start().await);
+    let waiter = {
+        let r = r.clone();
+        tokio::spawn(async move {
+            let t0 = std::time::Instant::now();
+            let resp = r.kv(Method::GET, "/addr?wait=10").send().await.unwrap();
+            (resp.status(), resp.text().await.unwrap(), t0.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    r.kv(Method::PUT, "/unrelated")
+        .body("u")
+        .send()
+        .await
+        .unwrap();
+    r.kv(Method::PUT, "/addr").body("a1").send().await.unwrap();
+    let (status, body, took) = waiter.await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"a1\""), "{body}");
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+    // Present, not above the version seen: waits, then a 404 naming the version.
+    let get = |path: &'static str| r.kv(Method::GET, path).send();
+    let resp = get("/addr?wait=1&after=2").await.unwrap();
+    assert_eq!(resp.status(), 404);
+    let err: ApiError = resp.json().await.unwrap();
+    assert!(err.error.contains("above 2 within 1 s"), "{}", err.error);
+    // Present above `after`: at once.
+    let resp = get("/addr?wait=30&after=1").await.unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
+#[tokio::test]
+async fn kv_a_containers_key_opens_the_store_and_nothing_else() {
+    use crate::protocol::kv::{auth_header, kv_key, KV_AUTH_HEADER};
+    use reqwest::Method;
+    let r = start().await;
+    let container = "container_1_0001_01_000002";
+    let good = auth_header(container, &kv_key(r.secret.as_bytes(), container));
+    // The status of `method path` with `credential` in the container's header (if any).
+    let status = |method: Method, path: &str, credential: Option<&str>, body: &str| {
+        let mut req = r
+            .http
+            .request(method, format!("{}{path}", r.base))
+            .body(body.to_string());
+        if let Some(c) = credential {
+            req = req.header(KV_AUTH_HEADER, c);
+        }
+        async move { req.send().await.unwrap().status() }
+    };
+    let key = "/v1/kv/from-task";
+    assert_eq!(status(Method::PUT, key, Some(&good), "hi").await, 200);
+    assert_eq!(status(Method::GET, key, Some(&good), "").await, 200);
+    // The same key under another container's name, no credential: refused.
+    let forged = auth_header(
+        "container_1_0001_01_000003",
+        &kv_key(r.secret.as_bytes(), container),
+    );
+    assert_eq!(status(Method::GET, key, Some(&forged), "").await, 401);
+    assert_eq!(status(Method::GET, key, None, "").await, 401);
+    // No other endpoint takes it.
+    for path in ["/v1/state", "/metrics"] {
+        assert_eq!(
+            status(Method::GET, path, Some(&good), "").await,
+            401,
+            "{path}"
+        );
+    }
+    let demand = r#"{"target_executors": 1}"#;
+    assert_eq!(
+        status(Method::POST, "/v1/demand", Some(&good), demand).await,
+        401
+    );
+    assert!(r.demands.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn kv_a_long_poll_outlives_the_header_read_timeout() {
+    let r = start().await;
+    let t0 = std::time::Instant::now();
+    let resp = r
+        .kv(reqwest::Method::GET, "/nothing?wait=12")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404, "{:?}", t0.elapsed());
+    assert!(t0.elapsed() >= Duration::from_secs(12));
 }

@@ -359,6 +359,12 @@ async fn stage_and_submit(
         env: executor_env,
         files,
     };
+    if job.is_none() {
+        // The executor command can reach the app's key-value store with `./yarn-am kv`.
+        executor
+            .files
+            .insert(BINARY_NAME.into(), staged_binary.clone());
+    }
     if let Some(j) = &job {
         // Executors run our own binary, which polls the AM for the job's tasks.
         executor

@@ -1,6 +1,8 @@
-//! The small commands (`nodes`, `status`, `kill`, `logs`, `plan`) and the way every command reaches
-//! the ResourceManager from its flags and the Hadoop configuration (`rm`).
+//! The small commands (`nodes`, `status`, `list`, `kill`, `logs`, `plan`, `kv`) and the way
+//! every command reaches the ResourceManager from its flags and the Hadoop configuration
+//! (`rm`).
 
+pub mod kv;
 pub mod logs;
 pub mod nodes;
 pub mod plan;

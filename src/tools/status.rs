@@ -53,17 +53,22 @@ pub fn print_report(r: &AppReport) {
     }
 }
 
-/// `application_<cluster timestamp>_<sequence number>`, as YARN prints them. Checked before
-/// asking the RM so a typo gets a message naming it rather than an RM error page (and no
-/// `/` or `?` ends up in the REST path).
-pub(crate) fn check_app_id(id: &str) -> anyhow::Result<()> {
+/// Whether `id` reads `application_<digits>_<digits>`.
+pub(crate) fn is_app_id(id: &str) -> bool {
     let numbers = id
         .strip_prefix("application_")
         .and_then(|rest| rest.split_once('_'));
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    match numbers {
-        Some((ts, seq)) if digits(ts) && digits(seq) => Ok(()),
-        _ => anyhow::bail!(
+    matches!(numbers, Some((ts, seq)) if digits(ts) && digits(seq))
+}
+
+/// `application_<cluster timestamp>_<sequence number>`, as YARN prints them. Checked before
+/// asking the RM so a typo gets a message naming it rather than an RM error page (and no
+/// `/` or `?` ends up in the REST path).
+pub(crate) fn check_app_id(id: &str) -> anyhow::Result<()> {
+    match is_app_id(id) {
+        true => Ok(()),
+        false => anyhow::bail!(
             "{id:?} is not an application id (application_<timestamp>_<number>, as \
              `yarn-am submit` prints it)"
         ),

@@ -353,6 +353,37 @@ pub fn submit_wait_cmd(c: &Cluster, name: &str, job: &serde_json::Value, user: &
     cmd
 }
 
+/// Submits `job` as `name` with two AM attempts (and `extra` submit arguments), for the
+/// tests that kill the AM; returns the application id.
+pub fn submit_job_two_attempts(
+    c: &Cluster,
+    name: &str,
+    job: &serde_json::Value,
+    extra: &[&str],
+) -> String {
+    let path = write_job(c, name, job);
+    let out = yarn_am(c)
+        .args(["submit", "--name", name, "--max-attempts", "2"])
+        .args(extra)
+        .arg("--job")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "submit failed: {}", text(&out));
+    submitted_app(&out)
+}
+
+/// `kill -9` of the app's AM of attempt 1 (only that pid, found from its container);
+/// returns the pid.
+pub fn kill9_am(c: &Cluster, app: &str) -> u32 {
+    let pid = am_pid(c, app).expect("the AM's pid");
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(String::from_utf8_lossy(&cmdline).contains("yarn-am\0am"));
+    let killed = unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert_eq!(killed, 0, "kill -9 {pid}");
+    pid
+}
+
 /// Writes `job` to `<cluster>/jobs/<name>.json` for `yarn-am submit --job`.
 pub fn write_job(c: &Cluster, name: &str, job: &serde_json::Value) -> PathBuf {
     let dir = c.dir.join("jobs");

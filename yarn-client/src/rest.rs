@@ -342,6 +342,9 @@ pub struct AppReport {
     /// Milliseconds since the epoch (0 before the app started).
     #[serde(default)]
     pub started_time: i64,
+    /// `host:port` the AM registered as its RPC address (yarn-am's driver API).
+    #[serde(default, rename = "amRPCAddress")]
+    pub am_rpc_address: Option<String>,
 }
 
 impl AppReport {

@@ -24,12 +24,14 @@ from .errors import (
     RmError,
     SecretFileError,
     SubmitError,
+    TooLargeError,
     UnavailableError,
     UnreachableError,
     WaitTimeout,
     YarnAmError,
 )
 from .job import Executors, Inputs, Job, Task
+from .kv import KeyValueStore, KvEntry
 from .models import Executor, ExecutorEvent, KillOutcome, Resync, State
 from .rm import AppStatus, ResourceManager
 from .secret import DriverSecret
@@ -53,6 +55,8 @@ __all__ = [
     "Inputs",
     "InvalidArgument",
     "Job",
+    "KeyValueStore",
+    "KvEntry",
     "KillOutcome",
     "NotFoundError",
     "PinMismatchError",
@@ -62,6 +66,7 @@ __all__ = [
     "SecretFileError",
     "State",
     "SubmitError",
+    "TooLargeError",
     "Task",
     "UnavailableError",
     "UnreachableError",

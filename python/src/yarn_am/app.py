@@ -14,6 +14,7 @@ from .errors import (
     UnreachableError,
     WaitTimeout,
 )
+from .kv import KeyValueStore
 from .logs import LogReader
 from .models import Executor, KillOutcome, State
 from .rm import AppStatus, ResourceManager, check_app_id
@@ -111,15 +112,20 @@ class Application:
                 raise WaitTimeout(f"the driver API of {self.app_id}", timeout, last)
             time.sleep(0.5)
 
-    def _call(self, method: str, path: str, body: Optional[Any] = None) -> Any:
+    def _call(self, method: str, path: str, body: Optional[Any] = None, **kw: Any) -> Any:
         """A driver-API call; when the AM cannot be reached, the address is read again from
         the RM once (a next AM attempt registers another one)."""
         try:
-            return self.driver().call(method, path, body)
+            return self.driver().call(method, path, body, **kw)
         except UnreachableError:
             self._driver = None
             driver = self.driver()  # ApplicationNotRunning if the app has ended
-            return driver.call(method, path, body)
+            return driver.call(method, path, body, **kw)
+
+    @property
+    def kv(self) -> KeyValueStore:
+        """The application's key-value store (get, put, delete, list, wait)."""
+        return KeyValueStore(lambda method, path, **kw: self._call(method, path, **kw))
 
     # -- the driver API ----------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from .errors import (
     DriverApiError,
     NotFoundError,
     PinMismatchError,
+    TooLargeError,
     UnavailableError,
     UnreachableError,
 )
@@ -27,6 +28,7 @@ _BY_STATUS = {
     400: BadRequestError,
     401: AuthenticationError,
     404: NotFoundError,
+    413: TooLargeError,
     503: UnavailableError,
 }
 
@@ -47,21 +49,24 @@ class DriverClient:
             self.base_url, self._secret.tls_pin, self.timeout if timeout is None else timeout
         )
 
-    def _headers(self, body: Optional[bytes]) -> Dict[str, str]:
+    def _headers(self, body: Optional[bytes], content_type: str) -> Dict[str, str]:
         h = {"Authorization": f"Bearer {self._secret.secret}", "Accept": "application/json"}
         if body is not None:
-            h["Content-Type"] = "application/json"
+            h["Content-Type"] = content_type
         return h
 
     def open(
         self, method: str, path: str, *, body: Optional[Any] = None, timeout: Optional[float] = None,
-        accept: Optional[str] = None,
+        accept: Optional[str] = None, data: Optional[bytes] = None,
     ) -> Tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         """Sends one request and returns the connection and its response (headers read);
-        the caller reads and closes. Error statuses raise the typed errors."""
-        data = json.dumps(body).encode() if body is not None else None
+        the caller reads and closes. Error statuses raise the typed errors. ``body`` goes as
+        JSON, ``data`` as it is (text, e.g. a key-value store value)."""
+        content_type = "text/plain; charset=utf-8"
+        if body is not None:
+            data, content_type = json.dumps(body).encode(), "application/json"
         conn = self.connection(timeout)
-        headers = self._headers(data)
+        headers = self._headers(data, content_type)
         if accept:
             headers["Accept"] = accept
         try:
@@ -83,9 +88,12 @@ class DriverClient:
             raise cls(method, path, resp.status, error_text(payload))
         return conn, resp
 
-    def call(self, method: str, path: str, body: Optional[Any] = None) -> Any:
+    def call(
+        self, method: str, path: str, body: Optional[Any] = None, *, data: Optional[bytes] = None,
+        timeout: Optional[float] = None,
+    ) -> Any:
         """One call; the answer's JSON (``None`` for an empty body)."""
-        conn, resp = self.open(method, path, body=body)
+        conn, resp = self.open(method, path, body=body, data=data, timeout=timeout)
         try:
             payload = resp.read()
         except (OSError, socket.timeout, http.client.HTTPException) as e:

@@ -92,6 +92,11 @@ class NotFoundError(DriverApiError):
     """404: no such executor, no embedded job, or an executor no longer kept."""
 
 
+class TooLargeError(DriverApiError):
+    """413: over a limit (a key-value store value, key count or total size); nothing was
+    stored."""
+
+
 class UnavailableError(DriverApiError):
     """503: the AM is not taking commands (it is shutting down, or busy)."""
 

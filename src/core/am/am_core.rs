@@ -22,7 +22,8 @@
 //!   time from [`AmCore::poll_timeout`] came).
 //! - **Outputs**, `poll_*`: what the shell must do now. Each takes what it returns, so
 //!   the shell asks again on every pass: [`AmCore::poll_launches`] (executors to start),
-//!   [`AmCore::poll_journal`] (entries to write before those launches start),
+//!   [`AmCore::poll_journal`] (entries to write before those launches start, and before
+//!   the key-value writes they carry are answered: [`AmCore::take_kv_acks`]),
 //!   [`AmCore::poll_allocate`] (the allocate call to make, when one is due and none is in
 //!   flight), [`AmCore::poll_nodes_wanted`] (fetch the RM's node list),
 //!   [`AmCore::poll_look_wanted`] (look at the app's queue and the nodes) and
@@ -76,6 +77,7 @@ use super::interval::Interval;
 use super::job_run::JobRun;
 use super::pool::{Launch, Pool};
 use super::waiting::{ClusterLook, Waiting};
+use crate::core::kv::{KvAnswer, KvDesk, KvStore};
 use crate::protocol::driver_api::{self, ExecutorId, FinalOutcome, KillOutcome, StateView};
 use crate::protocol::poll::PollReply;
 
@@ -256,6 +258,8 @@ pub struct AmCore {
     reported_progress: Option<f32>,
     /// How long executors have waited for a grant, and why (see [`super::waiting`]).
     waiting: Waiting,
+    /// The key-value store, with the writes waiting for their journal entries.
+    kv: KvDesk,
 }
 
 impl AmCore {
@@ -290,6 +294,7 @@ impl AmCore {
             to_completion: None,
             reported_progress: None,
             waiting: Waiting::default(),
+            kv: KvDesk::default(),
         };
         core.arm_driver_tick();
         core
@@ -299,6 +304,12 @@ impl AmCore {
     /// from their launch until the first one).
     pub fn with_executor_silence(mut self, limit: Duration) -> Self {
         self.silence_limit_ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX).max(1);
+        self
+    }
+
+    /// The key-value store to serve, e.g. as replayed from an earlier attempt's journal.
+    pub fn with_kv(mut self, store: KvStore) -> Self {
+        self.kv = KvDesk::new(store);
         self
     }
 
@@ -362,6 +373,9 @@ impl AmCore {
                 unknown.extend(not_live.iter().map(ExecutorId::to_string));
                 let _ = reply.send(KillOutcome { killed, unknown });
             }
+            // Reads are answered now; a write's answer waits for its journal entry
+            // (`poll_journal`, then `take_kv_acks`).
+            DriverCommand::Kv { request, reply } => self.kv.handle(request, reply),
             DriverCommand::ExecutorPoll { request, reply } => {
                 let answer = self.poll(now_ms, request);
                 // A reply the executor never gets (its call timed out) is found on its
@@ -730,8 +744,24 @@ impl AmCore {
         if let Some(j) = self.job.as_mut() {
             out.extend(j.take_journal());
         }
+        out.extend(self.kv.take_journal());
         self.arm_driver_tick();
         out
+    }
+
+    /// The key-value writes' answers held for the entries [`Self::poll_journal`] returned,
+    /// to send now that the shell made those durable (`journaled`), or "not journaled" in
+    /// their place when it could not.
+    pub fn take_kv_acks(
+        &mut self,
+        journaled: bool,
+    ) -> Vec<(tokio::sync::oneshot::Sender<KvAnswer>, KvAnswer)> {
+        self.kv.take_acks(journaled)
+    }
+
+    /// The key-value store's revision, which the shell publishes to wake watches.
+    pub fn kv_revision(&self) -> u64 {
+        self.kv.store().revision()
     }
 
     /// Takes over the executors of an earlier attempt that YARN handed back (see

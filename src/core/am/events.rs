@@ -7,6 +7,7 @@ use tokio::sync::oneshot;
 use yarn_client::amrm::Allocation;
 use yarn_client::token::Token;
 
+use crate::core::kv::{KvAnswer, KvRequest};
 use crate::protocol::driver_api::{Demand, FinishRequest, KillOutcome};
 use crate::protocol::poll::{PollReply, PollRequest};
 
@@ -22,6 +23,11 @@ pub enum DriverCommand {
     Finish(FinishRequest),
     /// An external driver's own measure of how far the app has come (0 to 1), for the RM.
     Progress(f32),
+    /// A key-value store request (see [`crate::core::kv`]), from a driver or a container.
+    Kv {
+        request: KvRequest,
+        reply: oneshot::Sender<KvAnswer>,
+    },
     /// An executor of the embedded driver reports results and asks for work.
     ExecutorPoll {
         request: PollRequest,

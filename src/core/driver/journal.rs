@@ -1,5 +1,6 @@
 //! The job journal, sans-IO: what an AM attempt records as it happens so that the next
-//! attempt (after a crash) resumes the job instead of running it again.
+//! attempt (after a crash) resumes the job instead of running it again, and the writes of
+//! the key-value store ([`crate::core::kv`]), which the next attempt replays.
 //!
 //! One JSON object per line. Lines are only ever appended, so the one thing a crash can
 //! leave behind is a torn last line (no newline, or cut inside the object): [`decode`]
@@ -41,6 +42,15 @@ pub enum Entry {
     },
     /// A task attempt ended; `record` is what the report keeps for it.
     Finished { attempt: u32, record: TaskRecord },
+    /// A key-value store write (see [`crate::core::kv`]), journaled before it is
+    /// acknowledged.
+    KvPut {
+        key: String,
+        value: String,
+        version: u64,
+    },
+    /// A key-value store delete.
+    KvDelete { key: String, version: u64 },
 }
 
 /// One entry as a journal line (with its newline).
@@ -182,6 +192,8 @@ impl Driver {
                         self.report.record(index, record.clone());
                     }
                 }
+                // The store replays these itself (`KvStore::replay`).
+                Entry::KvPut { .. } | Entry::KvDelete { .. } => {}
             }
         }
         out
