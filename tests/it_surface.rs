@@ -142,6 +142,15 @@ async fn an_app_that_cannot_get_executors_says_why() {
         "{}",
         waiting.1
     );
+    // `yarn-am status` asks the AM too (this user has the app's secret file).
+    let out = yarn_am(c).args(["status", &app]).output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(4), "{all}");
+    assert!(
+        all.contains("waiting:     1 executor(s) waiting for")
+            && all.contains("the cluster is full"),
+        "{all}"
+    );
     for a in [&app, &blocker] {
         am::rest(c).kill(a, "it_surface is done").await.unwrap();
     }

@@ -38,16 +38,7 @@ struct Live<'a> {
 
 /// Why executors wait, as one line (the page's `#waiting`).
 pub fn waiting_line(s: &StateView) -> Option<String> {
-    s.waiting.as_ref().map(|w| {
-        format!(
-            "{} executor(s) waiting for {} s: {}",
-            w.executors,
-            w.waited_ms / 1000,
-            w.reason
-                .as_deref()
-                .unwrap_or("the AM looks into why after a few seconds")
-        )
-    })
+    s.waiting.as_ref().map(|w| w.line())
 }
 
 /// The summary the page's script polls (see the module doc).

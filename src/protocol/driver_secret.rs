@@ -15,9 +15,20 @@
 //! whole text as its Bearer secret and is refused (401): a clear failure, never a secret
 //! sent in clear.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::tls::Fingerprint;
+
+/// Where `submit` writes the secret files unless told otherwise (`--secret-dir`):
+/// `~/.yarn-am`.
+pub fn default_dir() -> PathBuf {
+    PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".yarn-am")
+}
+
+/// The secret file of application `app` in `dir`.
+pub fn file_of(dir: &Path, app: &str) -> PathBuf {
+    dir.join(format!("{app}.secret"))
+}
 
 /// The first line of a version 2 file.
 pub const HEADER_V2: &str = "yarn-am driver secret v2";

@@ -533,19 +533,17 @@ fn write_secret(
     secret: &str,
     cert: &crate::protocol::tls::AppCert,
 ) -> anyhow::Result<PathBuf> {
-    let dir = match &args.secret_dir {
-        Some(d) => d.clone(),
-        None => {
-            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".yarn-am")
-        }
-    };
+    let dir = args
+        .secret_dir
+        .clone()
+        .unwrap_or_else(crate::protocol::driver_secret::default_dir);
     // 0700 and ours; an existing folder that others could read is closed up.
     if crate::staging::private_fs::ensure_private_dir(&dir)
         .context("the secret folder is not safe")?
     {
         warn!(dir = %dir.display(), "the secret folder was readable by others; now 0700");
     }
-    let path = dir.join(format!("{app_id}.secret"));
+    let path = crate::protocol::driver_secret::file_of(&dir, app_id);
     // O_NOFOLLOW: a link planted in our place is refused, not written through.
     let mut f = std::fs::OpenOptions::new()
         .write(true)

@@ -85,8 +85,40 @@ pub fn status(args: AppArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("asking the RM about {}", args.app_id))?;
         print_report(&r);
+        if r.state == "RUNNING" {
+            if let Some(line) = waiting_line(&r).await {
+                println!("waiting:     {line}");
+            }
+        }
         Ok(exit_code_for(&r))
     })
+}
+
+/// Why executors wait, from the AM itself (`/v1/state`), when this user can ask it (the
+/// secret file `submit` wrote is here) and it answers within a few seconds; `None`
+/// otherwise or when nothing waits. The RM knows only that requests are pending.
+async fn waiting_line(r: &AppReport) -> Option<String> {
+    use crate::protocol::driver_secret::{default_dir, file_of, DriverSecret};
+    let addr = r.am_rpc_address.as_deref().filter(|a| !a.is_empty())?;
+    let secret = DriverSecret::read(&file_of(&default_dir(), &r.id)).ok()?;
+    secret.tls_pin?;
+    let http = secret
+        .http_client()
+        .timeout(std::time::Duration::from_secs(5))
+        .build()
+        .ok()?;
+    let state: crate::protocol::driver_api::StateView = http
+        .get(format!("https://{addr}/v1/state"))
+        .bearer_auth(&secret.secret)
+        .send()
+        .await
+        .ok()?
+        .error_for_status()
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    state.waiting.map(|w| w.line())
 }
 
 /// `yarn-am list`: this user's applications of type YARN-AM, one line each.

@@ -47,6 +47,20 @@ pub struct WaitingView {
     pub reason: Option<String>,
 }
 
+impl WaitingView {
+    /// One line for people (the page, `yarn-am status`).
+    pub fn line(&self) -> String {
+        format!(
+            "{} executor(s) waiting for {} s: {}",
+            self.executors,
+            self.waited_ms / 1000,
+            self.reason
+                .as_deref()
+                .unwrap_or("the AM looks into why after a few seconds")
+        )
+    }
+}
+
 /// The wait, as the core follows it.
 #[derive(Debug, Default)]
 pub struct Waiting {

@@ -54,10 +54,8 @@ pub struct KvClient {
 impl KvClient {
     /// From outside, as the driver of `app`.
     pub fn outside(app: &str, secret_dir: Option<PathBuf>, rest: RmRest) -> anyhow::Result<Self> {
-        let dir = secret_dir.unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".yarn-am")
-        });
-        let path = dir.join(format!("{app}.secret"));
+        let dir = secret_dir.unwrap_or_else(crate::protocol::driver_secret::default_dir);
+        let path = crate::protocol::driver_secret::file_of(&dir, app);
         let secret = DriverSecret::read(&path)?;
         let pin = secret.tls_pin.with_context(|| {
             format!(
