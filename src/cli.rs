@@ -240,6 +240,21 @@ pub struct SubmitArgs {
     /// AM attempts YARN may make.
     #[arg(long, default_value_t = 2)]
     pub max_attempts: u32,
+    /// Failed AM attempts older than this many milliseconds no longer count towards
+    /// --max-attempts (for long-running apps); default: every failure counts.
+    #[arg(long, value_name = "MS")]
+    pub attempt_failures_validity_interval: Option<i64>,
+    /// The application's priority in its queue (higher first; the RM caps it at
+    /// yarn.cluster.max-application-priority and the queue's own limit).
+    #[arg(long)]
+    pub priority: Option<i32>,
+    /// The RM kills the application this many seconds after submission, saying so in
+    /// its diagnostics (YARN's LIFETIME timeout).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub lifetime: Option<u64>,
+    /// The application type the RM shows (`yarn-am list` lists YARN-AM only).
+    #[arg(long, default_value = crate::submit::APPLICATION_TYPE)]
+    pub application_type: String,
     /// AM container memory in MB.
     #[arg(long, default_value_t = 256)]
     pub am_memory: i64,

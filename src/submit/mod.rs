@@ -453,7 +453,7 @@ async fn stage_and_submit(
         application_id: app_id.to_string(),
         name: args.name.clone(),
         queue: args.queue.clone(),
-        application_type: APPLICATION_TYPE.into(),
+        application_type: args.application_type.clone(),
         tags: args.tag.clone(),
         max_app_attempts: args.max_attempts,
         // A crashed AM's next attempt adopts the executors still running and resumes the
@@ -469,11 +469,47 @@ async fn stage_and_submit(
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
             credentials: am_credentials(&secret, &cert, tokens),
         },
+        priority: args.priority,
+        attempt_failures_validity_interval_ms: args.attempt_failures_validity_interval,
     };
+    let submitted_at = std::time::SystemTime::now();
     rest.submit(&submission)
         .await
         .with_context(|| format!("submitting {app_id}"))?;
+    if let Some(secs) = args.lifetime {
+        // The REST submission has no timeout field: the lifetime is set right after. An app
+        // the user bounded must not run unbounded, so a refusal kills it.
+        let expiry = submitted_at + Duration::from_secs(secs);
+        if let Err(e) = set_lifetime(rest, app_id, expiry).await {
+            let _ = rest
+                .kill(app_id, "yarn-am submit could not set its --lifetime")
+                .await;
+            return Err(e.context(format!("setting the lifetime of {app_id} (killed it)")));
+        }
+    }
     Ok(secret_file)
+}
+
+/// Sets the app's lifetime once the RM has saved it: it refuses a timeout while the app is
+/// NEW or NEW_SAVING ("can not update timeout"), which lasts milliseconds (waited for up to
+/// 10 s).
+async fn set_lifetime(
+    rest: &RmRest,
+    app_id: &str,
+    expiry: std::time::SystemTime,
+) -> anyhow::Result<()> {
+    let give_up = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = rest.app(app_id).await?.state;
+        if !matches!(state.as_str(), "NEW" | "NEW_SAVING") {
+            break;
+        }
+        if std::time::Instant::now() >= give_up {
+            bail!("{app_id} is still {state} after 10 s");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(rest.set_lifetime(app_id, expiry).await?)
 }
 
 /// The job summary the AM puts on the diagnostics' second line, for people: tasks by

@@ -257,6 +257,12 @@ pub struct Submission {
     pub keep_containers: bool,
     pub am_resource: Resource,
     pub am: AmContainerSpec,
+    /// The application's priority within its queue (capped by the RM at
+    /// `yarn.cluster.max-application-priority`); `None`: the queue's default.
+    pub priority: Option<i32>,
+    /// Failed AM attempts older than this (ms) no longer count towards `max_app_attempts`;
+    /// `None` (or <= 0): every failure counts.
+    pub attempt_failures_validity_interval_ms: Option<i64>,
 }
 
 fn entries<V: Serialize>(map: &BTreeMap<String, V>) -> serde_json::Value {
@@ -291,7 +297,7 @@ pub fn credentials_json(c: &Credentials) -> serde_json::Value {
 impl Submission {
     /// The body of `POST /ws/v1/cluster/apps`. Maps are JAXB-style `{"entry": [...]}`.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "application-id": self.application_id,
             "application-name": self.name,
             "queue": self.queue,
@@ -307,8 +313,42 @@ impl Submission {
                 "commands": {"command": self.am.command},
                 "credentials": credentials_json(&self.am.credentials),
             },
-        })
+        });
+        if let Some(p) = self.priority {
+            v["priority"] = p.into();
+        }
+        if let Some(ms) = self.attempt_failures_validity_interval_ms {
+            v["attempt-failures-validity-interval"] = ms.into();
+        }
+        v
     }
+}
+
+/// A UTC time as Hadoop's ISO 8601 parser takes it (`Times.parseISO8601ToLocalTimeInMillis`:
+/// `yyyy-MM-dd'T'HH:mm:ss.SSSZ`), e.g. `2026-11-27T12:10:00.000+0000`.
+pub fn iso8601_utc(t: std::time::SystemTime) -> String {
+    let ms = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    let (days, ms_of_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's days_from_civil inverse).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (
+        ms_of_day / 3_600_000,
+        ms_of_day / 60_000 % 60,
+        ms_of_day / 1_000 % 60,
+        ms_of_day % 1_000,
+    );
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}+0000")
 }
 
 /// `GET /ws/v1/cluster/apps/{id}` -> `app` (the fields we use).
@@ -342,6 +382,10 @@ pub struct AppReport {
     /// Milliseconds since the epoch (0 before the app started).
     #[serde(default)]
     pub started_time: i64,
+    #[serde(default)]
+    pub application_type: String,
+    #[serde(default)]
+    pub priority: i32,
     /// `host:port` the AM registered as its RPC address (yarn-am's driver API).
     #[serde(default, rename = "amRPCAddress")]
     pub am_rpc_address: Option<String>,
@@ -784,6 +828,18 @@ impl RmRest {
         }
     }
 
+    /// Sets the application's lifetime to end at `expiry`: the RM kills it then, saying so
+    /// in its diagnostics (`PUT /ws/v1/cluster/apps/{id}/timeout`; the REST submission has
+    /// no timeout field).
+    pub async fn set_lifetime(&self, app_id: &str, expiry: std::time::SystemTime) -> Result<()> {
+        let url = self.url(&format!("/ws/v1/cluster/apps/{app_id}/timeout"));
+        let body = serde_json::json!({
+            "timeout": {"type": "LIFETIME", "expiryTime": iso8601_utc(expiry)}
+        });
+        self.send("PUT", url, Some(body)).await?;
+        Ok(())
+    }
+
     /// Asks the RM to kill the application. Returns once the RM accepted the request;
     /// poll [`RmRest::app`] to see it reach KILLED.
     pub async fn kill(&self, app_id: &str, diagnostics: &str) -> Result<()> {
@@ -902,8 +958,26 @@ mod tests {
                 vcores: 1,
             },
             am,
+            priority: None,
+            attempt_failures_validity_interval_ms: None,
         };
         let v = sub.to_json();
+        assert!(
+            v.get("priority").is_none() && v.get("attempt-failures-validity-interval").is_none()
+        );
+        let v2 = Submission {
+            priority: Some(5),
+            attempt_failures_validity_interval_ms: Some(60_000),
+            ..sub.clone()
+        }
+        .to_json();
+        assert_eq!(
+            (
+                v2["priority"].clone(),
+                v2["attempt-failures-validity-interval"].clone()
+            ),
+            (5.into(), 60_000.into())
+        );
         assert_eq!(v["keep-containers-across-application-attempts"], true);
         let env = &v["am-container-spec"]["environment"]["entry"][0];
         assert_eq!(env["key"], "A");
@@ -914,6 +988,21 @@ mod tests {
         assert_eq!(v["resource"]["vCores"], 1);
         let none = &v["am-container-spec"]["credentials"];
         assert_eq!(none["secrets"]["entry"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn times_in_hadoops_iso_8601() {
+        use std::time::{Duration, UNIX_EPOCH};
+        assert_eq!(iso8601_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000+0000");
+        // 2026-11-27T12:10:05.123Z; and a leap day.
+        assert_eq!(
+            iso8601_utc(UNIX_EPOCH + Duration::from_millis(1_795_781_405_123)),
+            "2026-11-27T12:10:05.123+0000"
+        );
+        assert_eq!(
+            iso8601_utc(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00.000+0000"
+        );
     }
 
     #[test]

@@ -105,6 +105,8 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
             vcores: 1,
         },
         am,
+        priority: None,
+        attempt_failures_validity_interval_ms: None,
     };
     rest.submit(&sub).await.expect("submit");
     eprintln!("submitted {}", app.application_id);
