@@ -23,40 +23,78 @@ pub type RackName = Arc<str>;
 pub const DEFAULT_RACK: &str = "/default-rack";
 
 /// Host -> rack resolution. Hosts the topology does not know sit on [`DEFAULT_RACK`].
+///
+/// Racks are interned: each distinct rack name has one shared copy and a small id (the
+/// default rack is id 0), so that the update step can group preferred hosts by rack with an
+/// array indexed by id instead of hashing and comparing rack names once per host (at 10,000
+/// hosts that was a tenth of the step). Equal names have equal ids.
 #[derive(Debug, Clone)]
 pub struct Topology {
-    racks: HashMap<HostName, RackName>,
-    default_rack: RackName,
+    /// Host -> rack id.
+    racks: HashMap<HostName, u32>,
+    /// Rack id -> name; `names[0]` is [`DEFAULT_RACK`].
+    names: Vec<RackName>,
+    /// Rack name -> id.
+    ids: HashMap<RackName, u32>,
 }
 
 impl Default for Topology {
     fn default() -> Self {
+        let default_rack = RackName::from(DEFAULT_RACK);
         Topology {
             racks: HashMap::new(),
-            default_rack: RackName::from(DEFAULT_RACK),
+            names: vec![default_rack.clone()],
+            ids: HashMap::from([(default_rack, 0)]),
         }
     }
 }
 
 impl Topology {
     pub fn new(racks: HashMap<HostName, RackName>) -> Self {
-        Topology {
-            racks,
-            ..Topology::default()
+        let mut topology = Topology::default();
+        topology.racks.reserve(racks.len());
+        for (host, rack) in racks {
+            topology.set_rack(host, rack);
         }
+        topology
     }
 
     pub fn rack_of(&self, host: &str) -> &RackName {
-        self.racks.get(host).unwrap_or(&self.default_rack)
+        &self.names[self.rack_id(host) as usize]
     }
 
     /// The host's rack if the topology knows the host (no [`DEFAULT_RACK`] fallback).
     pub fn known_rack(&self, host: &str) -> Option<&RackName> {
-        self.racks.get(host)
+        self.racks.get(host).map(|&id| &self.names[id as usize])
+    }
+
+    /// The id of the host's rack (0, [`DEFAULT_RACK`]'s, for a host not known): below
+    /// [`rack_count`](Self::rack_count), named by [`rack_name`](Self::rack_name).
+    pub fn rack_id(&self, host: &str) -> u32 {
+        self.racks.get(host).copied().unwrap_or(0)
+    }
+
+    /// The rack with this id.
+    pub fn rack_name(&self, id: u32) -> &RackName {
+        &self.names[id as usize]
+    }
+
+    /// Distinct racks known, the default rack included: rack ids are below it.
+    pub fn rack_count(&self) -> usize {
+        self.names.len()
     }
 
     pub fn set_rack(&mut self, host: HostName, rack: RackName) {
-        self.racks.insert(host, rack);
+        let id = match self.ids.get(&rack) {
+            Some(&id) => id,
+            None => {
+                let id = self.names.len() as u32;
+                self.names.push(rack.clone());
+                self.ids.insert(rack, id);
+                id
+            }
+        };
+        self.racks.insert(host, id);
     }
 }
 

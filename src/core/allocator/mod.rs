@@ -9,6 +9,7 @@
 //! - [`strategy`]: `spark` and `default` placement rules;
 //! - [`placement`]: ratio round-up, computed as `(count, nodes, racks)` groups;
 //! - [`update`]: the update step (split, cancel, place, fill or trade);
+//! - `names`: host names in name order by integer keys (the placement's tie-break);
 //! - [`matching`]: granted containers against pending requests (node, rack, any);
 //! - [`exit_status`]: why a container ended, and whether it counts against the app;
 //! - [`tracker`]: the event-driven allocator the AM drives.
@@ -20,6 +21,7 @@
 pub mod exit_status;
 pub mod literal;
 pub mod matching;
+mod names;
 pub mod placement;
 pub mod state;
 pub mod strategy;

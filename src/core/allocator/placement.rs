@@ -21,14 +21,18 @@
 //! lists are owned per run of identical requests: O(names + requests), only when caps apply.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
+use super::names;
 use super::state::{HostName, RackName, Topology};
 
 /// How many containers a host should still get, before scaling (Spark's `need(h)`).
+///
+/// The host is borrowed from the demand: the update step builds one of these per preferred
+/// host, and cloning the shared name (an atomic increment, and a decrement on drop) was a
+/// measurable part of a step at 10,000 hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostNeed {
-    pub host: HostName,
+pub struct HostNeed<'a> {
+    pub host: &'a HostName,
     pub need: u64,
     /// The most new requests that may name this host to YARN. `None`: no limit, which is what
     /// Spark does. The default strategy gives 0 for a host YARN cannot use (no NodeManager,
@@ -42,8 +46,13 @@ pub struct HostNeed {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Placement {
     /// Hosts named to YARN by at least one request, most-named first (ties by name, for
-    /// determinism).
+    /// determinism). With capped hosts it stays empty (the dealt lists name the hosts) unless
+    /// the spans are read after all (`drop_unlocated` left no dealt request): `named` gives it.
     hosts: Vec<HostName>,
+    /// With capped hosts: `hosts` as indices into `placed`. Indices, not names: cloning a
+    /// shared name is an atomic increment (and a decrement on drop), and at 10,000 hosts
+    /// the copies `hosts` held cost more than anything read from it.
+    named: Vec<u32>,
     /// Every host the ratio round-up gives some request, by ratio (Spark's node order). Empty
     /// when it is the same as `hosts` (no host over its cap).
     placed: Vec<HostName>,
@@ -86,6 +95,8 @@ struct Placed<'a> {
     named: u64,
     /// Its rack's id: an index into the racks in the order first seen.
     rack: u32,
+    /// Its position in name order (ties in `named` go by it).
+    rank: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,7 +141,7 @@ pub const MAX_AWARE_REQUESTS: u64 = 1 << 20;
 
 impl Scaling {
     /// `None` when no request is locality-aware (no potential, or no host with a need).
-    pub(crate) fn of(potential: u64, needs: &[HostNeed]) -> Option<Scaling> {
+    pub(crate) fn of(potential: u64, needs: &[HostNeed<'_>]) -> Option<Scaling> {
         let aware = potential
             .min(needs.iter().fold(0u64, |s, n| s.saturating_add(n.need)))
             .min(MAX_AWARE_REQUESTS);
@@ -148,7 +159,7 @@ impl Scaling {
 impl Placement {
     /// Places `potential` containers given each preferred host's need (steps 4-6 of the
     /// strategy in docs/allocator.md).
-    pub fn round_up(potential: u64, needs: &[HostNeed], topology: &Topology) -> Placement {
+    pub fn round_up(potential: u64, needs: &[HostNeed<'_>], topology: &Topology) -> Placement {
         let Some(scaling) = Scaling::of(potential, needs) else {
             return Placement {
                 any_host: potential,
@@ -157,7 +168,7 @@ impl Placement {
         };
         let aware = scaling.aware;
         let free = potential - aware;
-        let ratio = |n: &HostNeed| scaling.ratio(n.need);
+        let ratio = |n: &HostNeed<'_>| scaling.ratio(n.need);
 
         // Request i (from 0) is placed on every host whose ratio exceeds i (Spark's node list),
         // and names to YARN the hosts whose capped ratio exceeds i. It asks for the racks of
@@ -167,11 +178,12 @@ impl Placement {
         // hosts need it. Without caps that is exactly Spark's node and rack lists. Requests
         // past every capped ratio and rack name no location: YARN sees them as "anywhere",
         // while they stay placed on Spark's hosts (see the module docs of `strategy`).
-        // Racks get ids in the order first seen (one name lookup per rack instead of one per
-        // use); `rack_ratio` is indexed by them.
+        // Racks get ids in the order first seen; `rack_ratio` is indexed by them. The
+        // topology's interned rack ids map to them through an array: no rack name is hashed
+        // or compared per host.
         let mut placed: Vec<Placed> = Vec::with_capacity(needs.len());
         let mut nodes: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
-        let mut rack_id: HashMap<&RackName, u32, BuildHasherDefault<Fnv>> = HashMap::default();
+        let mut rack_id: Vec<u32> = vec![u32::MAX; topology.rack_count()];
         let mut rack_list: Vec<&RackName> = Vec::new();
         let mut rack_ratio: Vec<u64> = Vec::new();
         let mut capped = false;
@@ -179,42 +191,49 @@ impl Placement {
             let r = ratio(n);
             let named = n.cap.map_or(r, |c| r.min(c));
             capped |= named < r;
-            let rack = topology.rack_of(&n.host);
-            let id = *rack_id.entry(rack).or_insert_with(|| {
-                rack_list.push(rack);
+            let global = topology.rack_id(n.host) as usize;
+            if rack_id[global] == u32::MAX {
+                rack_id[global] = rack_list.len() as u32;
+                rack_list.push(topology.rack_name(global as u32));
                 rack_ratio.push(0);
-                rack_list.len() as u32 - 1
-            });
+            }
+            let id = rack_id[global];
             let e = &mut rack_ratio[id as usize];
             *e = (*e).max(if named > 0 { named } else { r });
             placed.push(Placed {
                 ratio: r,
-                host: &n.host,
+                host: n.host,
                 named,
                 rack: id,
+                rank: 0,
             });
             if named > 0 {
-                nodes.push((named, &n.host));
+                nodes.push((named, n.host));
             }
         }
-        drop(rack_id);
         let by_count =
             |a: &(u64, &HostName), b: &(u64, &HostName)| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
+        // With caps, the named hosts as indices into the final `placed`.
+        let mut named_at: Vec<u32> = Vec::new();
         if capped {
-            // Both lists break ties by name: sort the names once (they are unique, keys of
-            // the demand's map), then by counts only, with the name order as the tie-break
-            // (a stable sort for `placed`, positions for `nodes`): one string sort, not two.
-            placed.sort_unstable_by(|a, b| a.host.cmp(b.host));
-            let mut named: Vec<(u64, u32)> = (placed.iter().enumerate())
+            // Both lists break ties by name: rank the names once (they are unique, keys of
+            // the demand's map), then sort by counts, with the ranks as the tie-break: one
+            // name sort, not two, and by integer keys (`names`).
+            let host_names: Vec<&str> = placed.iter().map(|p| &**p.host).collect();
+            for (p, rank) in placed.iter_mut().zip(names::ranks(&host_names)) {
+                p.rank = rank;
+            }
+            placed.sort_unstable_by(|a, b| b.ratio.cmp(&a.ratio).then(a.rank.cmp(&b.rank)));
+            let mut named: Vec<(u64, u32, u32)> = (placed.iter().enumerate())
                 .filter(|(_, p)| p.named > 0)
-                .map(|(i, p)| (p.named, i as u32))
+                .map(|(i, p)| (p.named, p.rank, i as u32))
                 .collect();
             named.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             nodes = named
                 .iter()
-                .map(|&(n, i)| (n, placed[i as usize].host))
+                .map(|&(n, _, i)| (n, placed[i as usize].host))
                 .collect();
-            placed.sort_by_key(|p| std::cmp::Reverse(p.ratio));
+            named_at = named.iter().map(|&(_, _, i)| i).collect();
         } else {
             nodes.sort_unstable_by(by_count);
             placed.clear();
@@ -229,7 +248,12 @@ impl Placement {
         // Every one of the `aware` requests is placed: the largest need scales to `aware`.
         let widest = aware;
         let mut placement = Placement {
-            hosts: nodes.iter().map(|(_, h)| (*h).clone()).collect(),
+            hosts: if capped {
+                Vec::new()
+            } else {
+                nodes.iter().map(|(_, h)| (*h).clone()).collect()
+            },
+            named: named_at,
             placed: placed.iter().map(|p| p.host.clone()).collect(),
             racks: racks.iter().map(|(_, r)| (*r).clone()).collect(),
             any_host: free,
@@ -294,6 +318,11 @@ impl Placement {
         spans.chain(dealt)
     }
 
+    /// With capped hosts, the hosts named to YARN, most-named first (`hosts`' order).
+    fn named_hosts(&self) -> impl Iterator<Item = &HostName> + '_ {
+        self.named.iter().map(|&i| &self.placed[i as usize])
+    }
+
     /// Leaves out the requests that name no location to YARN (past every cap).
     pub fn drop_unlocated(&mut self) {
         if self.dealt.is_empty() {
@@ -308,6 +337,10 @@ impl Placement {
         } else {
             self.dealt
                 .retain(|d| !d.nodes.is_empty() || !d.racks.is_empty());
+            if self.dealt.is_empty() {
+                // The spans are what `groups` reads now: they need the names.
+                self.hosts = self.named_hosts().cloned().collect();
+            }
         }
     }
 
@@ -326,11 +359,14 @@ impl Placement {
     pub fn location_counts(&self) -> LocationCounts {
         if !self.dealt.is_empty() {
             let mut hosts: Vec<(HostName, u64)> =
-                self.hosts.iter().map(|h| (h.clone(), 0)).collect();
+                self.named_hosts().map(|h| (h.clone(), 0)).collect();
             let mut racks: Vec<(RackName, u64)> =
                 self.racks.iter().map(|r| (r.clone(), 0)).collect();
-            let host_at: HashMap<&HostName, usize> =
-                self.hosts.iter().enumerate().map(|(i, h)| (h, i)).collect();
+            let host_at: HashMap<&HostName, usize> = self
+                .named_hosts()
+                .enumerate()
+                .map(|(i, h)| (h, i))
+                .collect();
             let rack_at: HashMap<&RackName, usize> =
                 self.racks.iter().enumerate().map(|(i, r)| (r, i)).collect();
             for d in &self.dealt {
@@ -480,7 +516,11 @@ fn deal(aware: u64, placed: &mut [Placed], racks: &[&RackName], into: &mut Place
         .collect();
     unusable_racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
 
-    // Runs of identical requests: compared as index slices, lists built once per run.
+    // Runs of identical requests: compared as index slices, lists built once per run. The
+    // node lists hold at most every name dealt; reserving that (and as much for the racks,
+    // about one per name) saves growing vectors of up to a megabyte by copies.
+    into.dealt_nodes.reserve(flat.len());
+    into.dealt_racks.reserve(flat.len());
     let out = &mut into.dealt;
     let mut last: Option<(&[u32], usize, usize)> = None;
     let mut placed_len = placed.len();
@@ -570,29 +610,5 @@ impl Loads {
             self.above[l].push_back(i);
             self.lowest = self.lowest.min(l);
         }
-    }
-}
-
-/// FNV-1a, for the placement's map of rack names (a few hundred short strings hashed once per
-/// preferred host: SipHash's setup cost dominated there). Not exposed to input an attacker
-/// chooses beyond the cluster's own rack names.
-#[derive(Debug, Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
