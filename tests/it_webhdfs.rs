@@ -282,11 +282,10 @@ async fn submit_wait_removes_the_folder_when_no_am_ever_ran() {
 async fn a_refused_submission_removes_what_it_staged() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    // More memory than any container may have: the RM refuses the submission itself.
-    let out = submit_webhdfs(
-        c,
-        &["--name", "it-webhdfs-refused", "--am-memory", "100000"],
-    );
+    // A tag longer than the RM allows (100 characters): the RM refuses the submission
+    // itself. (Container sizes are checked before staging, so they no longer reach it.)
+    let long_tag = "t".repeat(101);
+    let out = submit_webhdfs(c, &["--name", "it-webhdfs-refused", "--tag", &long_tag]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let app = stderr
@@ -369,7 +368,7 @@ fn a_relative_hdfs_staging_root_is_refused() {
 async fn an_am_that_fails_on_its_last_attempt_removes_the_folder() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    // Executors larger than any node: the AM registers, then gives up with an error.
+    // An executor that fails, with one failure allowed: the AM registers, then gives up.
     let out = submit_webhdfs(
         c,
         &[
@@ -379,8 +378,10 @@ async fn an_am_that_fails_on_its_last_attempt_removes_the_folder() {
             "1",
             "--executors",
             "1",
-            "--executor-memory",
-            "8192",
+            "--executor-command",
+            "exit 3",
+            "--max-executor-failures",
+            "1",
         ],
     );
     assert!(out.status.success(), "submit failed: {}", text(&out));
@@ -390,12 +391,19 @@ async fn an_am_that_fails_on_its_last_attempt_removes_the_folder() {
         .wait_final(&app, Duration::from_secs(90))
         .await
         .unwrap();
-    assert_eq!(r.state, "FAILED", "{}", r.diagnostics);
+    // The AM unregisters FAILED on its last attempt: the RM reports FINISHED / FAILED.
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "FAILED"),
+        "{}",
+        r.diagnostics
+    );
     assert_gone(c, &dir).await;
     let am_stderr = std::fs::read_to_string(am::am_log_dir(c, &app).unwrap().join("stderr"))
         .unwrap_or_default();
     assert!(
-        am_stderr.contains("largest container") && am_stderr.contains("staging folder removed"),
+        r.diagnostics.contains("executor failures (limit 1)")
+            && am_stderr.contains("staging folder removed"),
         "AM stderr: {am_stderr}"
     );
 }

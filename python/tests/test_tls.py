@@ -54,6 +54,21 @@ class TlsServer:
                     if not chunk:
                         break
                     data += chunk
+                # The body too, before any reply: a server that answers and closes with the
+                # body unread resets the connection, and the client may see that instead of
+                # the answer ("Remote end closed connection without response").
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip() or 0)
+                while len(body) < length:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    body += chunk
+                    data += chunk
                 self.received.append(data)
                 if data and self.replies:
                     self.replies.pop(0)(conn, data)

@@ -12,6 +12,20 @@
 use thiserror::Error;
 use yarn_client::rest::Resource;
 
+/// A container the RM will never grant.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum SizeError {
+    #[error(transparent)]
+    TooLarge(#[from] TooLarge),
+    #[error("the {who} container asks for {asked} {unit}: {flag} must not be negative")]
+    Negative {
+        who: &'static str,
+        asked: i64,
+        unit: &'static str,
+        flag: &'static str,
+    },
+}
+
 /// A container larger than the RM will ever grant.
 #[derive(Debug, Error, PartialEq, Eq)]
 #[error(
@@ -35,28 +49,42 @@ pub struct Asked {
     pub vcores_flag: &'static str,
 }
 
-/// The first container of `asked` that does not fit in `max`, memory before vcores.
-pub fn check(asked: &[Asked], max: Resource) -> Result<(), TooLarge> {
+/// The first container of `asked` that does not fit in `max` (or asks for a negative
+/// amount), memory before vcores.
+pub fn check(asked: &[Asked], max: Resource) -> Result<(), SizeError> {
     for a in asked {
+        for (value, unit, flag) in [
+            (a.size.memory, "MB", a.memory_flag),
+            (i64::from(a.size.vcores), "vcores", a.vcores_flag),
+        ] {
+            if value < 0 {
+                return Err(SizeError::Negative {
+                    who: a.who,
+                    asked: value,
+                    unit,
+                    flag,
+                });
+            }
+        }
         if a.size.memory > max.memory {
-            return Err(TooLarge {
+            return Err(SizeError::TooLarge(TooLarge {
                 who: a.who,
                 asked: a.size.memory,
                 max: max.memory,
                 unit: "MB",
                 key: "yarn.scheduler.maximum-allocation-mb",
                 flag: a.memory_flag,
-            });
+            }));
         }
         if a.size.vcores > max.vcores {
-            return Err(TooLarge {
+            return Err(SizeError::TooLarge(TooLarge {
                 who: a.who,
                 asked: i64::from(a.size.vcores),
                 max: i64::from(max.vcores),
                 unit: "vcores",
                 key: "yarn.scheduler.maximum-allocation-vcores",
                 flag: a.vcores_flag,
-            });
+            }));
         }
     }
     Ok(())
@@ -105,9 +133,21 @@ mod tests {
              --executor-memory"
         );
         let e = check(&asked(res(512, 8), res(8192, 1)), res(4096, 4)).unwrap_err();
-        assert_eq!((e.who, e.unit, e.flag), ("AM", "vcores", "--am-vcores"));
+        let SizeError::TooLarge(t) = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!((t.who, t.unit, t.flag), ("AM", "vcores", "--am-vcores"));
         assert!(e
             .to_string()
             .contains("yarn.scheduler.maximum-allocation-vcores"));
+    }
+
+    #[test]
+    fn negative_sizes_are_refused_naming_the_flag() {
+        let e = check(&asked(res(-1, 1), res(512, 1)), res(4096, 4)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the AM container asks for -1 MB: --am-memory must not be negative"
+        );
     }
 }
