@@ -15,6 +15,13 @@ def test_executor_flags():
                     "--executor-env", "X=1 2", "--keep-running", "--webhdfs", "http://rm:9870"]
 
 
+def test_production_settings_are_flags():
+    args = submit_args("job.json", priority=5, lifetime=600, application_type="ETL",
+                       attempt_failures_validity_interval=60000)
+    assert args == ["submit", "--priority", "5", "--lifetime", "600", "--application-type", "ETL",
+                    "--attempt-failures-validity-interval", "60000", "--job", "job.json"]
+
+
 def test_a_job_conflicts_with_executor_flags():
     with pytest.raises(InvalidArgument, match="executors"):
         submit_args("job.json", executors=2)

@@ -58,6 +58,10 @@ def submit_args(
     queue: Optional[str] = None,
     tags: Sequence[str] = (),
     max_attempts: Optional[int] = None,
+    priority: Optional[int] = None,
+    lifetime: Optional[int] = None,
+    application_type: Optional[str] = None,
+    attempt_failures_validity_interval: Optional[int] = None,
     am_memory: Optional[int] = None,
     am_vcores: Optional[int] = None,
     env: Optional[Mapping[str, str]] = None,
@@ -100,6 +104,10 @@ def submit_args(
     for t in tags:
         opt("--tag", t)
     opt("--max-attempts", max_attempts)
+    opt("--priority", priority)
+    opt("--lifetime", lifetime)
+    opt("--application-type", application_type)
+    opt("--attempt-failures-validity-interval", attempt_failures_validity_interval)
     opt("--am-memory", am_memory)
     opt("--am-vcores", am_vcores)
     args += _env_args("--env", env)
@@ -163,7 +171,8 @@ def submit(
     executors' options (``executors``, ``command``, ``executor_memory``, ``executor_vcores``,
     ``min_executors``, ``max_executors``, ``executor_env``, ``files``, ``keep_running``,
     ``max_executor_failures``). Either way: ``name``, ``queue``, ``tags``, ``max_attempts``,
-    ``am_memory``, ``am_vcores``, ``env``, ``webhdfs`` (stage on HDFS; default
+    ``priority``, ``lifetime`` (seconds; the RM kills the app then), ``application_type``,
+    ``attempt_failures_validity_interval`` (ms), ``am_memory``, ``am_vcores``, ``env``, ``webhdfs`` (stage on HDFS; default
     ``$YARN_AM_WEBHDFS``), ``staging_dir``, ``hdfs_uri``, ``secret_dir``, ``strategy``,
     ``executor_silence_timeout``, ``rm_web``, ``user``, ``extra_args`` (more CLI flags).
 
