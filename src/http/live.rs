@@ -11,13 +11,11 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::page::PAGE_SAMPLES;
 use crate::protocol::driver_api::StateView;
 
 /// How often the page asks for [`live_json`].
 pub const POLL_MS: u64 = 2_000;
-
-/// Executor samples the summary carries at most (the latest).
-const SAMPLES: usize = 100;
 
 #[derive(Serialize)]
 struct Live<'a> {
@@ -28,7 +26,7 @@ struct Live<'a> {
     executor_failures: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     waiting: Option<String>,
-    /// `[t_ms, executors]` since the job started, the latest [`SAMPLES`].
+    /// `[t_ms, executors]` since the job started, the latest [`PAGE_SAMPLES`].
     samples: Vec<[u64; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tasks: Option<[u32; 2]>,
@@ -46,20 +44,15 @@ pub fn live_json(s: &StateView) -> String {
     let (samples, tasks, job_state) = match &s.job {
         Some(job) => {
             let b = job.brief();
-            let from = b.executors_over_time.len().saturating_sub(SAMPLES);
+            let from = b.executors_over_time.len().saturating_sub(PAGE_SAMPLES);
             let samples = b.executors_over_time[from..]
                 .iter()
                 .map(|x| [x.t_ms, u64::from(x.executors)])
                 .collect();
-            let state = match (&b.failure, b.succeeded) {
-                (Some(_), _) => "failed",
-                (None, true) => "succeeded",
-                (None, false) => "running",
-            };
             (
                 samples,
                 Some([b.tasks_succeeded, b.tasks_total]),
-                Some(state),
+                Some(b.state_word()),
             )
         }
         None => (Vec::new(), None, None),
@@ -158,7 +151,7 @@ mod tests {
         let j = live_json(&s);
         assert!(j.len() < 4_096, "{} bytes", j.len());
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
-        assert_eq!(v["samples"].as_array().unwrap().len(), SAMPLES);
+        assert_eq!(v["samples"].as_array().unwrap().len(), PAGE_SAMPLES);
         assert_eq!(v["tasks"], serde_json::json!([10_000, 10_000]));
         assert!(v.get("waiting").is_none());
     }

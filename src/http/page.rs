@@ -36,8 +36,8 @@ const PAGE_EXECUTORS: usize = 200;
 const PAGE_HOSTS: usize = 200;
 /// Task rows the page shows; the whole list is at `GET /v1/job`.
 const PAGE_TASKS: usize = 200;
-/// Executor samples the page's summary JSON keeps (the latest ones).
-const PAGE_SAMPLES: usize = 100;
+/// Executor samples the page's summary JSON and `live.json` keep (the latest ones).
+pub(super) const PAGE_SAMPLES: usize = 100;
 /// How often the page may be rebuilt at most: between rebuilds every request is served the
 /// same rendered bytes, so unauthenticated page loads cost the AM nothing that grows with
 /// the number of executors or tasks.
@@ -265,11 +265,7 @@ fn job_html(out: &mut String, job: &ReportView) {
     let mut summary = job.brief();
     let samples = &mut summary.executors_over_time;
     samples.drain(..samples.len().saturating_sub(PAGE_SAMPLES));
-    let state = match (&summary.failure, summary.succeeded) {
-        (Some(_), _) => "failed",
-        (None, true) => "succeeded",
-        (None, false) => "running",
-    };
+    let state = summary.state_word();
     let l = &summary.by_locality;
     let _ = write!(
         out,

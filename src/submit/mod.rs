@@ -190,7 +190,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let app_id = new_app.application_id;
     if let Some(max) = new_app.maximum_resource_capability {
         // The id is only reserved: an app never submitted leaves nothing behind.
-        limits::check(&container_sizes(&args, job.as_ref()), max)?;
+        limits::check(&container_sizes(&args, job.as_ref())?, max)?;
     }
     let mut stager = root.app_folder(&app_id).await?;
     let staging = stager.dir();
@@ -248,11 +248,28 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     Ok(exit_code_for(&report))
 }
 
+/// The executors' container size: the job's, else the flags'.
+fn executor_size(
+    args: &SubmitArgs,
+    job: Option<&crate::core::driver::job::Job>,
+) -> anyhow::Result<Resource> {
+    Ok(match job {
+        Some(j) => Resource {
+            memory: i64::from(j.executor.memory_mb),
+            vcores: i32::try_from(j.executor.cores).context("executor.cores above i32::MAX")?,
+        },
+        None => Resource {
+            memory: args.executor_memory,
+            vcores: args.executor_vcores,
+        },
+    })
+}
+
 /// The AM's and the executors' container sizes, with the flag or job field that sets each.
 fn container_sizes(
     args: &SubmitArgs,
     job: Option<&crate::core::driver::job::Job>,
-) -> Vec<limits::Asked> {
+) -> anyhow::Result<Vec<limits::Asked>> {
     let am = limits::Asked {
         who: "AM",
         size: Resource {
@@ -262,27 +279,20 @@ fn container_sizes(
         memory_flag: "--am-memory",
         vcores_flag: "--am-vcores",
     };
-    let executor = match job {
-        Some(j) => limits::Asked {
-            who: "executor",
-            size: Resource {
-                memory: i64::from(j.executor.memory_mb),
-                vcores: i32::try_from(j.executor.cores).unwrap_or(i32::MAX),
-            },
-            memory_flag: "executor.memory_mb in the job file",
-            vcores_flag: "executor.cores in the job file",
-        },
-        None => limits::Asked {
-            who: "executor",
-            size: Resource {
-                memory: args.executor_memory,
-                vcores: args.executor_vcores,
-            },
-            memory_flag: "--executor-memory",
-            vcores_flag: "--executor-vcores",
-        },
+    let (memory_flag, vcores_flag) = match job {
+        Some(_) => (
+            "executor.memory_mb in the job file",
+            "executor.cores in the job file",
+        ),
+        None => ("--executor-memory", "--executor-vcores"),
     };
-    vec![am, executor]
+    let executor = limits::Asked {
+        who: "executor",
+        size: executor_size(args, job)?,
+        memory_flag,
+        vcores_flag,
+    };
+    Ok(vec![am, executor])
 }
 
 /// True when the submission call got no answer (a timeout, a dropped connection): the RM
@@ -382,9 +392,8 @@ async fn stage_and_submit(
             .env
             .entry("YARN_AM_LOG".into())
             .or_insert_with(|| "info".into());
-        executor.memory_mb = i64::from(j.executor.memory_mb);
-        executor.vcores =
-            i32::try_from(j.executor.cores).context("executor.cores above i32::MAX")?;
+        let size = executor_size(args, job.as_ref())?;
+        (executor.memory_mb, executor.vcores) = (size.memory, size.vcores);
         executor.initial = j.initial_executors();
         executor.min = j.executor.min_executors;
         executor.max = j.executor.max_executors;

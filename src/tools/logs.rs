@@ -96,15 +96,10 @@ fn asked(args: &LogsArgs) -> String {
 }
 
 /// Prints what each target has beyond what was printed before (`printed`: bytes per
-/// target); headers when more than one file is selected. Returns how many targets had
-/// anything new.
-async fn print_new(
-    logs: &NodeLogs<'_>,
-    targets: &[Target],
-    printed: &mut BTreeMap<Target, usize>,
-) -> usize {
+/// target read, so it names every file found); headers when more than one file is
+/// selected.
+async fn print_new(logs: &NodeLogs<'_>, targets: &[Target], printed: &mut BTreeMap<Target, usize>) {
     let headers = targets.len() > 1;
-    let mut shown = 0;
     for t in targets {
         let Ok(text) = logs.read(&t.node, &t.container, &t.file).await else {
             continue;
@@ -123,9 +118,7 @@ async fn print_new(
             println!();
         }
         *seen = text.len();
-        shown += 1;
     }
-    shown
 }
 
 pub fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
@@ -143,10 +136,9 @@ pub fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
             .context("asking the RM for its NodeManagers")?;
         let mut printed = BTreeMap::new();
         let mut ended = report.is_final();
-        let mut any = false;
         loop {
             let targets = targets(&logs, &args).await?;
-            any |= print_new(&logs, &targets, &mut printed).await > 0 || !printed.is_empty();
+            print_new(&logs, &targets, &mut printed).await;
             if !args.follow || ended {
                 break;
             }
@@ -154,7 +146,7 @@ pub fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
             // One more pass after the end, for what was written last.
             ended = rest.app(&app).await.map(|r| r.is_final()).unwrap_or(false);
         }
-        if any {
+        if !printed.is_empty() {
             return Ok(ExitCode::SUCCESS);
         }
         eprintln!(

@@ -686,7 +686,11 @@ impl RmRest {
     }
 
     async fn get_json(&self, path: &str) -> Result<serde_json::Value> {
-        let url = self.url(path);
+        self.json_at(self.url(path)).await
+    }
+
+    /// A GET of `url` (the RM's or a NodeManager's) as JSON.
+    async fn json_at(&self, url: String) -> Result<serde_json::Value> {
         let (_, text) = self.send("GET", url.clone(), None).await?;
         serde_json::from_str(&text).map_err(|e| RestError::BadReply {
             url: url.into(),
@@ -731,14 +735,7 @@ impl RmRest {
 
     /// A NodeManager web-services GET as JSON, authenticated as calls to the RM are.
     pub async fn node_value(&self, node: &str, path: &str) -> Result<serde_json::Value> {
-        let url = self.url_at(&self.node_base(node), path);
-        let (_, text) = self
-            .send_accepting("GET", url.clone(), None, "application/json")
-            .await?;
-        serde_json::from_str(&text).map_err(|e| RestError::BadReply {
-            url: url.into(),
-            reason: format!("not JSON ({e})"),
-        })
+        self.json_at(self.url_at(&self.node_base(node), path)).await
     }
 
     /// A NodeManager web-services GET as text (a container's log file).

@@ -497,24 +497,20 @@ impl Pool {
     /// What is waiting, for [`super::waiting::diagnose`]: the executors' size and the hosts
     /// the pending requests name (none when any of them takes any host).
     pub fn waiting_ask(&self) -> super::waiting::Ask {
-        let mut hosts: Vec<String> = Vec::new();
+        let mut hosts = std::collections::BTreeSet::new();
         let mut any_host = false;
         for r in self.allocator.pending() {
             if r.nodes.is_empty() {
                 any_host = true;
                 break;
             }
-            for h in r.nodes.iter() {
-                if !hosts.iter().any(|x| **x == **h) {
-                    hosts.push(h.to_string());
-                }
-            }
+            hosts.extend(r.nodes.iter().map(|h| h.to_string()));
         }
         super::waiting::Ask {
             executors: self.pending_count(),
             memory_mb: self.spec.memory_mb,
             vcores: i64::from(self.spec.vcores),
-            preferred_hosts: if any_host { Vec::new() } else { hosts },
+            preferred_hosts: if any_host { Default::default() } else { hosts },
         }
     }
 

@@ -9,6 +9,8 @@
 //! cluster, preferred hosts without room, or none of those (YARN should grant soon).
 //! Sans-IO: times come in as arguments; the look comes in as data.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 use yarn_client::rest::{NodeInfo, QueueInfo};
 
@@ -32,7 +34,7 @@ pub struct Ask {
     pub executors: u32,
     pub memory_mb: i64,
     pub vcores: i64,
-    pub preferred_hosts: Vec<String>,
+    pub preferred_hosts: BTreeSet<String>,
 }
 
 /// What `/v1/state` shows while executors wait.
@@ -202,8 +204,12 @@ pub fn diagnose(ask: &Ask, look: &ClusterLook) -> String {
             .iter()
             .any(|n| ask.preferred_hosts.contains(&n.node_host_name))
     {
-        let mut hosts = ask.preferred_hosts.clone();
-        hosts.truncate(5);
+        let hosts: Vec<&str> = ask
+            .preferred_hosts
+            .iter()
+            .take(5)
+            .map(String::as_str)
+            .collect();
         return format!(
             "waiting for locality: the preferred hosts ({}) have no room for {size}, other nodes do; requests relax to them after the locality wait",
             hosts.join(", ")

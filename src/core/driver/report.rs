@@ -86,6 +86,15 @@ pub struct JobSummary {
 }
 
 impl JobSummary {
+    /// `failed`, `succeeded` or `running`, as the tracking page says it.
+    pub fn state_word(&self) -> &'static str {
+        match (&self.failure, self.succeeded) {
+            (Some(_), _) => "failed",
+            (None, true) => "succeeded",
+            (None, false) => "running",
+        }
+    }
+
     /// The summary in an application's final diagnostics, where the AM puts it as one JSON
     /// line after a line for people; with that line, for printing as it came.
     pub fn from_diagnostics(diagnostics: &str) -> Option<(&str, JobSummary)> {
