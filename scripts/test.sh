@@ -9,6 +9,13 @@ for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do [[ -d "$d" ]] && PATH="$d:$
 export PATH
 
 t0=$SECONDS
+# The test cluster's DataNodes refuse every write once their disk has less free space than the
+# blocks being written (stop 31 failed that way, on a machine full of old build trees): say so
+# up front, since the tests' own errors will only name the writes that failed.
+free_kb=$(df -Pk "${TMPDIR:-/tmp}" | awk 'NR==2 {print $4}')
+if ((free_kb < 8 * 1024 * 1024)); then
+  echo "[test] warning: only $((free_kb / 1024)) MiB free under ${TMPDIR:-/tmp}; the build and the cluster's HDFS need about 8 GiB" >&2
+fi
 # Compile everything before the cluster takes memory and cores.
 cargo build --workspace --all-targets --locked
 # Spark for tests/it_spark.rs (pyspark from PyPI into ~/.cache/yarn-am/spark, once) and the
