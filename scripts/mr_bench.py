@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """MapReduce beside yarn-am: the same per-split work over the same HDFS input, alternating.
 
-    python3 scripts/mr_bench.py [--rounds N] [--rounds-per-hold N] [--slots N]
-                                [--files N --mb MB --block-mb MB] [--no-lock] [--out FILE]
+    python3 scripts/mr_bench.py [--work words|lines] [--rounds N] [--rounds-per-hold N]
+                                [--slots N] [--files N --mb MB --block-mb MB] [--no-lock]
+                                [--out FILE]
 
-The work (conf/examples/hdfs-job.json's before it became a word count): each split of the input counts the newline bytes of
-its byte range and writes "path offset length count". yarn-am runs it as one task per block
-(HDFS inputs, reading its range through WebHDFS with curl, on reused executors of 256 MB and
-1 core); MapReduce as a map-only job, one map (a 256 MB container) per FileInputFormat split
-(mapreduce/src/main/java/io/yarnam/mr/SplitLineCount.java, reading with the HDFS client).
+The work, per split of the input, writing "path offset length count":
+- `words` (the default): conf/examples/hdfs-job.json as it is, a word count of the split's
+  whole lines (`{split.cat} | wc -w`: yarn-am's `split cat`, MapReduce's line rule); on the
+  MapReduce side mapreduce/src/main/java/io/yarnam/mr/SplitWordCount.java, TextInputFormat's
+  lines counted as `wc -w` counts.
+- `lines`: the newline bytes of the split's byte range (yarn-am: curl of the WebHDFS URL |
+  `wc -l`; MapReduce: SplitLineCount.java reading the range with the HDFS client).
+yarn-am runs one task per block (HDFS inputs, on reused executors of 256 MB and 1 core);
+MapReduce a map-only job, one map (a 256 MB container) per FileInputFormat split.
 Both may run at most --slots tasks at a time (yarn-am: max_executors; MapReduce:
 mapreduce.job.running.map.limit). Each run holds the shared cluster lock
 (/tmp/yarn-am-it.lock) by itself; the order alternates each round.
@@ -76,11 +81,14 @@ def ensure_input(env, a, local):
     return names
 
 
-def expected_counts(local, names):
+def expected_counts(local, names, work):
+    """Per file: its words as `wc -w` counts them (bytes.split() splits on the same six ASCII
+    white-space bytes), or its newline bytes."""
     out = {}
     for n in names:
         with open(os.path.join(local, n), "rb") as f:
-            out[n] = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+            data = f.read()
+        out[n] = len(data.split()) if work == "words" else data.count(b"\n")
     return out
 
 
@@ -183,7 +191,8 @@ def run_mapreduce(env, a, jar):
     cmd = [os.path.join(env["JAVA_HOME"], "bin/java") if env.get("JAVA_HOME") else "java",
            "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
            "--add-opens=java.base/java.lang=ALL-UNNAMED", f"-Dit.dir={r}/mr-client",
-           "-cp", f"{r}/mr-conf:{r}/lib/*:{r}/mr-lib/*:{jar}", "io.yarnam.mr.SplitLineCount",
+           "-cp", f"{r}/mr-conf:{r}/lib/*:{r}/mr-lib/*:{jar}",
+           "io.yarnam.mr.SplitWordCount" if a.work == "words" else "io.yarnam.mr.SplitLineCount",
            "-D", f"mapreduce.job.running.map.limit={a.slots}",
            f"{a.dir}/part-*.txt", out_dir]
     result = {}
@@ -216,6 +225,8 @@ def run_mapreduce(env, a, jar):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--work", choices=("words", "lines"), default="words",
+                    help="per split: its words (whole lines) or its newline bytes")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--slots", type=int, default=6, help="tasks at a time, both ways")
     ap.add_argument("--dir", default=f"/user/{getpass.getuser()}/mr-bench")
@@ -234,11 +245,11 @@ def main():
     with open(os.path.join(REPO, "conf/examples/hdfs-job.json")) as f:
         job = json.load(f)
     job["name"] = "mr-bench"
-    # The example is a word count through `yarn-am split cat` since issue 29; the comparison
-    # keeps its own work, the newline bytes of each block's range, as SplitLineCount does.
-    job["inputs"]["command"] = (
-        'set -o pipefail; n=$(curl -sSfL --max-time 120 "$YARN_AM_SPLIT_URL&user.name=${USER:-yarn}" '
-        '| wc -l) && echo "$YARN_AM_SPLIT_PATH $YARN_AM_SPLIT_OFFSET $YARN_AM_SPLIT_LENGTH $n"')
+    if a.work == "lines":
+        # The newline bytes of each block's range, as SplitLineCount counts them.
+        job["inputs"]["command"] = (
+            'set -o pipefail; n=$(curl -sSfL --max-time 120 "$YARN_AM_SPLIT_URL&user.name=${USER:-yarn}" '
+            '| wc -l) && echo "$YARN_AM_SPLIT_PATH $YARN_AM_SPLIT_OFFSET $YARN_AM_SPLIT_LENGTH $n"')
     job["inputs"]["paths"] = [f"{a.dir}/part-*.txt"]
     job["executor"]["max_executors"] = a.slots
     job_path = f"/tmp/mr-bench-job-{os.getpid()}.json"
@@ -258,7 +269,7 @@ def main():
             sh("bash", os.path.join(REPO, "tests/cluster/cluster.sh"), "mapreduce", env=env)
             sh("bash", os.path.join(REPO, "mapreduce/build.sh"), env=env)
             names = ensure_input(env, a, local)
-            want = want or expected_counts(local, names)
+            want = want or expected_counts(local, names, a.work)
             for i in range(first, min(first + a.rounds_per_hold, a.rounds)):
                 for mode in (("yarn-am", "mapreduce") if i % 2 == 0 else ("mapreduce", "yarn-am")):
                     rows.append(one_run(mode, env, a, job_path, jar, want))
@@ -266,7 +277,7 @@ def main():
                         with open(a.out, "w") as f:
                             json.dump(rows, f, indent=1)
     keys = ["wall_s", "rm_elapsed_s", "tasks", "data_local_pct", "containers", "am_rss_mib", "mem_mb_s", "vcore_s"]
-    print(f"\ninput: {a.files} files x {a.mb} MB, {a.block_mb} MB blocks, {sum(want.values())} lines; "
+    print(f"\ninput: {a.files} files x {a.mb} MB, {a.block_mb} MB blocks, {sum(want.values())} {a.work}; "
           f"all counts equal the generated files'\nmedians:\n"
           + median_table(rows, ("yarn-am", "mapreduce"), keys, "way"))
 

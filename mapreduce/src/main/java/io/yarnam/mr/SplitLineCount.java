@@ -12,7 +12,6 @@ import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.InputSplit;
 import org.apache.hadoop.mapreduce.Job;
-import org.apache.hadoop.mapreduce.JobID;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.RecordReader;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
@@ -135,20 +134,6 @@ public final class SplitLineCount {
     Path out = new Path(args[1]);
     out.getFileSystem(job.getConfiguration()).delete(out, true);
     FileOutputFormat.setOutputPath(job, out);
-    long submitMs = System.currentTimeMillis();
-    job.submit();
-    JobID id = job.getJobID();
-    System.out.println("APP_ID application_" + id.getJtIdentifier() + "_"
-        + String.format(Locale.ROOT, "%04d", id.getId()));
-    System.out.flush();
-    while (!job.isComplete()) {
-      Thread.sleep(250);
-    }
-    long endMs = System.currentTimeMillis();
-    boolean ok = job.isSuccessful();
-    System.out.println(String.format(Locale.ROOT,
-        "RESULT {\"job_id\":\"%s\",\"submit_ms\":%d,\"end_ms\":%d,\"succeeded\":%b}",
-        id, submitMs, endMs, ok));
-    System.exit(ok ? 0 : 1);
+    System.exit(JobReport.run(job));
   }
 }
