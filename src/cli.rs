@@ -301,9 +301,16 @@ pub struct SubmitArgs {
     /// Environment for executors, KEY=VALUE (repeatable; the value exactly as given).
     #[arg(long)]
     pub executor_env: Vec<String>,
-    /// File shipped into every executor's working directory (repeatable).
-    #[arg(long)]
-    pub file: Vec<PathBuf>,
+    /// File shipped into every executor's working directory as NAME (default: its own
+    /// name; repeatable). A local PATH is uploaded (with --webhdfs through a
+    /// content-addressed cache: bytes already staged are not sent again); an hdfs:// URL is
+    /// referenced in place.
+    #[arg(long, value_name = "PATH[#NAME]")]
+    pub file: Vec<String>,
+    /// Archive (zip, tar, tar.gz, jar) the NodeManager unpacks into the folder NAME of every
+    /// executor's working directory (repeatable; local or hdfs:// as for --file).
+    #[arg(long, value_name = "PATH[#NAME]")]
+    pub archive: Vec<String>,
     /// Staging root; the app's files go to <ROOT>/<app-id>. Without --webhdfs: a local
     /// folder every NodeManager sees (default /tmp/yarn-am-staging). With --webhdfs: an
     /// absolute HDFS path (default /user/<user>/.yarn-am-staging).

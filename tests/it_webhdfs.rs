@@ -109,12 +109,14 @@ async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_fold
     let dir = staging_of(&out, &app);
     eprintln!("{app}: staged and submitted in {:?}", started.elapsed());
 
-    // While it runs: the binary and the spec are on HDFS, the binary byte for byte as long
-    // as ours.
-    let ours = std::fs::metadata(env!("CARGO_BIN_EXE_yarn-am"))
-        .unwrap()
-        .len();
-    let staged = hdfs(c).status(&format!("{dir}/yarn-am")).await.unwrap();
+    // While it runs: the spec is in the app's folder on HDFS, the binary in the staging
+    // cache under its digest, byte for byte as long as ours.
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_yarn-am"));
+    let ours = std::fs::metadata(binary).unwrap().len();
+    let staged = hdfs(c)
+        .status(&cache_path(binary, "yarn-am"))
+        .await
+        .unwrap();
     assert_eq!(staged.length, ours);
     hdfs(c)
         .status(&format!("{dir}/yarn-am-spec.json"))
@@ -135,22 +137,17 @@ async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_fold
     assert_eq!((summary.tasks_total, summary.tasks_succeeded), (1, 1));
 
     // The NMs localised hdfs:// URLs, for the AM container and for the executor.
+    // The NodeManager localised the spec from the app's folder on HDFS. The binary comes
+    // from the staging cache as a PRIVATE resource: a node that localised it for an earlier
+    // app of this user (another test here) reuses its copy and logs nothing for it.
     let lines = localizing_lines(c, &app);
-    let hdfs_binary = format!("hdfs://rm:8020{dir}/yarn-am");
     let am_line = lines
         .iter()
         .find(|l| l.contains("_01_000001 is localizing"))
         .unwrap_or_else(|| panic!("no AM localisation in the NM logs: {lines:?}"));
-    assert!(am_line.contains(&hdfs_binary), "{am_line}");
     assert!(
         am_line.contains(&format!("hdfs://rm:8020{dir}/yarn-am-spec.json")),
         "{am_line}"
-    );
-    assert!(
-        lines
-            .iter()
-            .any(|l| !l.contains("_01_000001 ") && l.contains(&hdfs_binary)),
-        "no executor localised {hdfs_binary}: {lines:?}"
     );
 
     // The executor really ran the task with the binary localised from HDFS.
@@ -205,11 +202,12 @@ async fn killing_the_app_removes_the_hdfs_staging_folder() {
     let dir = staging_of(&out, &app);
     let d = Driver::find(c, &app).await;
     d.wait_running(1, Duration::from_secs(90)).await;
-    // The --file went through HDFS too, and the executor read it.
-    hdfs(c)
-        .status(&format!("{dir}/it-webhdfs-extra.txt"))
-        .await
-        .unwrap();
+    // The --file went through HDFS too (the staging cache), and the executor read it.
+    assert!(
+        text(&out).contains("staged 2 file(s)"),
+        "the binary and the --file: {}",
+        text(&out)
+    );
     wait_for(
         "the executor's copy of --file",
         Duration::from_secs(30),
@@ -406,4 +404,139 @@ async fn an_am_that_fails_on_its_last_attempt_removes_the_folder() {
             && am_stderr.contains("staging folder removed"),
         "AM stderr: {am_stderr}"
     );
+}
+
+/// The cached copy of `local` (whose file name is `name`): `<root>/.cache/<sha256>/<name>`.
+fn cache_path(local: &std::path::Path, name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = hex::encode(Sha256::digest(std::fs::read(local).unwrap()));
+    format!("{STAGING_ROOT}/.cache/{digest}/{name}")
+}
+
+/// What the executor of `app` wrote to `extra.out`, once it holds `want`.
+async fn executor_output(c: &cluster::Cluster, app: &str, want: &str) -> String {
+    wait_for(
+        "the executor's extra.out",
+        Duration::from_secs(60),
+        || async {
+            c.container_log_dirs(app)
+                .iter()
+                .filter_map(|d| std::fs::read_to_string(d.join("extra.out")).ok())
+                .find(|s| s.contains(want))
+        },
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_second_submit_uploads_nothing_and_executors_get_aliases_and_unpacked_archives() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    // Bytes no earlier run staged, so the first submit must send them.
+    let nonce = format!(
+        "{:?}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+    );
+    let work = c.dir.join("jobs/it-webhdfs-cache");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(work.join("bundle-src")).unwrap();
+    let extra = work.join("extra.txt");
+    std::fs::write(&extra, format!("file {nonce}\n")).unwrap();
+    std::fs::write(
+        work.join("bundle-src/inner.txt"),
+        format!("archive {nonce}\n"),
+    )
+    .unwrap();
+    let archive = work.join("bundle.tgz");
+    let tar = Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(work.join("bundle-src"))
+        .arg("inner.txt")
+        .output()
+        .unwrap();
+    assert!(tar.status.success(), "tar: {}", text(&tar));
+    let file_arg = format!("{}#alias.txt", extra.display());
+    let archive_arg = format!("{}#bundle", archive.display());
+    let run = |name: &'static str| {
+        submit_webhdfs(
+            c,
+            &[
+                "--name",
+                name,
+                "--max-attempts",
+                "1",
+                "--executors",
+                "1",
+                "--file",
+                &file_arg,
+                "--archive",
+                &archive_arg,
+                "--executor-command",
+                "cat alias.txt bundle/inner.txt > \"$YARN_AM_LOG_DIR/extra.out\"; sleep 600",
+            ],
+        )
+    };
+    let first = run("it-webhdfs-cache-1");
+    assert!(first.status.success(), "submit failed: {}", text(&first));
+    let app1 = am::submitted_app(&first);
+    // The binary may be cached by an earlier test already; the two new files are not.
+    let staged = text(&first);
+    let line = staged
+        .lines()
+        .find(|l| l.starts_with("staged 3 file(s): "))
+        .unwrap_or_else(|| panic!("no staging line: {staged}"));
+    assert!(
+        !line.contains(": 0 uploaded") && !line.contains(": 1 uploaded"),
+        "{line}"
+    );
+    let out = executor_output(c, &app1, &format!("archive {nonce}")).await;
+    assert_eq!(out, format!("file {nonce}\narchive {nonce}\n"));
+    let cached = [
+        cache_path(&extra, "extra.txt"),
+        cache_path(&archive, "bundle.tgz"),
+    ];
+    let mut before = Vec::new();
+    for p in &cached {
+        before.push(hdfs(c).status(p).await.unwrap().modification_time);
+    }
+    assert!(yarn_am(c).args(["kill", &app1]).status().unwrap().success());
+
+    let second = run("it-webhdfs-cache-2");
+    assert!(second.status.success(), "submit failed: {}", text(&second));
+    let app2 = am::submitted_app(&second);
+    assert!(
+        text(&second)
+            .contains("staged 3 file(s): 0 uploaded (0.0 MiB), 3 already in the staging cache"),
+        "{}",
+        text(&second)
+    );
+    let dir = staging_of(&second, &app2);
+    let binary_in_app_folder = hdfs(c).status(&format!("{dir}/yarn-am")).await;
+    assert!(
+        matches!(&binary_in_app_folder, Err(e) if e.is_not_found()),
+        "{binary_in_app_folder:?}"
+    );
+    let out = executor_output(c, &app2, &format!("archive {nonce}")).await;
+    assert_eq!(out, format!("file {nonce}\narchive {nonce}\n"));
+    for (p, t) in cached.iter().zip(before) {
+        assert_eq!(
+            hdfs(c).status(p).await.unwrap().modification_time,
+            t,
+            "{p} was written again"
+        );
+    }
+    assert!(yarn_am(c).args(["kill", &app2]).status().unwrap().success());
+}
+
+#[test]
+fn bad_file_and_archive_arguments_fail_before_anything_is_submitted() {
+    let c = cluster::cluster();
+    let out = submit_webhdfs(c, &["--file", "/etc/hostname#yarn-am"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("its own binary"), "{}", text(&out));
+    assert!(!text(&out).contains("submitted "), "{}", text(&out));
 }

@@ -27,6 +27,7 @@
 //! The submitter works with a [`Stager`]; the AM only needs to remove the folder, so the
 //! spec carries the serialisable [`StagingDir`].
 
+pub mod cache;
 pub mod diagnose;
 pub mod private_fs;
 
@@ -86,6 +87,63 @@ pub struct StagedFile {
     pub url: String,
     pub size: u64,
     pub timestamp_ms: u64,
+    /// A file, or an archive the NodeManager unpacks into a folder of the resource's name.
+    #[serde(default, skip_serializing_if = "ResourceKind::is_file")]
+    pub kind: ResourceKind,
+    /// Who may share the NodeManager's localised copy (see [`Visibility`]).
+    #[serde(default, skip_serializing_if = "Visibility::is_application")]
+    pub visibility: Visibility,
+}
+
+/// YARN's LocalResourceType, the two kinds `submit` ships.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResourceKind {
+    #[default]
+    File,
+    /// A zip, tar, tar.gz or jar the NodeManager unpacks (LocalResourceType ARCHIVE).
+    Archive,
+}
+
+impl ResourceKind {
+    fn is_file(&self) -> bool {
+        *self == ResourceKind::File
+    }
+
+    fn as_yarn(self) -> &'static str {
+        match self {
+            ResourceKind::File => "FILE",
+            ResourceKind::Archive => "ARCHIVE",
+        }
+    }
+}
+
+/// YARN's LocalResourceVisibility. The NodeManager keeps one localised copy per URL, size
+/// and mtime for each scope: APPLICATION copies die with the app, PRIVATE ones are reused by
+/// the same user's next apps on that node (what content-addressed files are for: a second
+/// submit of the same binary localises nothing), PUBLIC ones by every user (the NodeManager
+/// then requires the file and its folders to be world-readable).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Visibility {
+    #[default]
+    Application,
+    Private,
+    Public,
+}
+
+impl Visibility {
+    fn is_application(&self) -> bool {
+        *self == Visibility::Application
+    }
+
+    fn as_yarn(self) -> &'static str {
+        match self {
+            Visibility::Application => "APPLICATION",
+            Visibility::Private => "PRIVATE",
+            Visibility::Public => "PUBLIC",
+        }
+    }
 }
 
 /// An application's staging folder as the AM (and `submit --wait`) needs to know it to
@@ -155,6 +213,10 @@ pub enum Stager {
         /// `hdfs://host:port` the NMs must read from: `--hdfs-uri`, else learned from the
         /// NameNode on the first upload.
         hdfs_uri: Option<String>,
+        /// `<root>/.cache`, the content-addressed files ([`cache`]).
+        cache: String,
+        /// Whether the cache folder was made and checked to be ours in this submit.
+        cache_ready: bool,
     },
 }
 
@@ -289,6 +351,8 @@ impl StagingRoot {
                     client,
                     dir,
                     hdfs_uri,
+                    cache: hdfs_join(&root, cache::CACHE_DIR_NAME),
+                    cache_ready: false,
                 })
             }
         }
@@ -354,32 +418,169 @@ impl Stager {
                     .with_context(|| format!("staging {} to {}", src.display(), dst.display()))?;
                 local_staged(&dst)
             }
-            Stager::Webhdfs { client, dir, .. } => {
+            Stager::Webhdfs { dir, .. } => {
                 let path = hdfs_join(dir, name);
-                let executable = std::fs::metadata(src)
-                    .with_context(|| format!("reading {} to stage it", src.display()))?
-                    .permissions()
-                    .mode()
-                    & 0o100
-                    != 0;
-                let mode = if executable {
-                    HDFS_EXEC_MODE
-                } else {
-                    HDFS_FILE_MODE
-                };
-                let created = client
-                    .create_from_file(&path, src, true, Some(mode))
-                    .await
-                    .with_context(|| {
-                        format!(
-                            "uploading {} to {path} through WebHDFS at {}",
-                            src.display(),
-                            client.base_url()
-                        )
-                    })?;
+                let created = self.put_at(src, &path).await?;
                 self.describe_upload(&path, created).await
             }
         }
+    }
+
+    /// Ships the local file `src` as `name` through the content-addressed cache ([`cache`])
+    /// when staging on HDFS: uploaded only when the cache has no file with its digest, and
+    /// declared PRIVATE so the NodeManagers reuse their copy across this user's apps. Locally
+    /// it is copied into the app's folder. Returns the file and whether bytes were sent.
+    ///
+    /// The staged copy keeps `src`'s own file name (`name` is only the link the container
+    /// sees): the NodeManager picks how to unpack an archive by that name's extension.
+    pub async fn put_shared(
+        &mut self,
+        src: &Path,
+        name: &str,
+        kind: ResourceKind,
+    ) -> anyhow::Result<(StagedFile, bool)> {
+        let stored = src
+            .file_name()
+            .and_then(|n| n.to_str())
+            .with_context(|| format!("{} has no file name", src.display()))?
+            .to_string();
+        let Stager::Webhdfs {
+            client,
+            dir,
+            cache,
+            cache_ready,
+            ..
+        } = self
+        else {
+            let mut staged = match kind {
+                ResourceKind::File => self.put_file(src, name).await?,
+                ResourceKind::Archive => {
+                    // A folder of its own per link name keeps two archives of one file
+                    // name apart.
+                    let Stager::Local { dir } = self else {
+                        unreachable!("not WebHDFS")
+                    };
+                    let folder = dir.join(format!("archive-{name}"));
+                    private_fs::create_private_dir(&folder)
+                        .with_context(|| format!("staging archive {}", src.display()))?;
+                    let dst = folder.join(&stored);
+                    copy_private(src, &dst).with_context(|| {
+                        format!("staging {} to {}", src.display(), dst.display())
+                    })?;
+                    local_staged(&dst)?
+                }
+            };
+            staged.kind = kind;
+            return Ok((staged, true));
+        };
+        if !*cache_ready {
+            client
+                .mkdirs(cache, Some(HDFS_DIR_MODE))
+                .await
+                .with_context(|| format!("creating the staging cache {cache} through WebHDFS"))?;
+            check_ours(client, cache).await?;
+            *cache_ready = true;
+        }
+        let owned = src.to_path_buf();
+        let digest = tokio::task::spawn_blocking(move || cache::file_digest(&owned))
+            .await
+            .context("hashing a file to stage")??;
+        let len = std::fs::metadata(src)
+            .with_context(|| format!("reading {} to stage it", src.display()))?
+            .len();
+        let path = cache::cached_path(cache, &digest, &stored);
+        let uploaded = match cache::cached_length(client, &path).await? {
+            Some(have) if have == len => false,
+            Some(have) => bail!(
+                "{path} in the staging cache has {have} bytes where {} has {len}: the cache \
+                 holds a damaged copy; remove it (or {cache}) and submit again",
+                src.display()
+            ),
+            None => {
+                // Written under a name no reader trusts, then renamed into place. Never over
+                // a file already there: another submit of the same bytes may have won the
+                // race, and its app's NodeManagers check the mtime it declared.
+                let app = dir.rsplit('/').next().unwrap_or("upload").to_string();
+                let tmp = format!("{path}.{app}.part");
+                self.put_at(src, &tmp).await?;
+                let Stager::Webhdfs { client, .. } = self else {
+                    unreachable!("matched above")
+                };
+                let moved = client
+                    .rename(&tmp, &path)
+                    .await
+                    .with_context(|| format!("moving {tmp} to {path} in the staging cache"))?;
+                if !moved {
+                    client.delete(&tmp, false).await.ok();
+                }
+                moved
+            }
+        };
+        let mut staged = self.describe(&path, len).await?;
+        staged.kind = kind;
+        staged.visibility = Visibility::Private;
+        info!(file = %src.display(), %path, uploaded, "staged through the cache");
+        Ok((staged, uploaded))
+    }
+
+    /// A file already on HDFS, shipped by reference: its size and mtime read through
+    /// WebHDFS (YARN compares them with the file at localisation). PRIVATE, so the
+    /// NodeManagers reuse their copy across this user's apps.
+    pub async fn reference_hdfs(
+        &mut self,
+        url: &str,
+        path: &str,
+        kind: ResourceKind,
+    ) -> anyhow::Result<StagedFile> {
+        let Stager::Webhdfs { client, .. } = self else {
+            bail!(
+                "{url}: shipping a file from HDFS needs --webhdfs (yarn-am reads its size \
+                 and time through it)"
+            );
+        };
+        let status = client
+            .status(path)
+            .await
+            .with_context(|| format!("reading the status of {url} through WebHDFS"))?;
+        if status.kind != FileType::File {
+            bail!("{url} is not a file on HDFS");
+        }
+        Ok(StagedFile {
+            url: url.to_string(),
+            size: status.length,
+            timestamp_ms: status.modification_time,
+            kind,
+            visibility: Visibility::Private,
+        })
+    }
+
+    /// Uploads the local file `src` to the HDFS path `path` (its mode from `src`'s execute
+    /// bit).
+    async fn put_at(&mut self, src: &Path, path: &str) -> anyhow::Result<Created> {
+        let Stager::Webhdfs { client, .. } = self else {
+            unreachable!("only WebHDFS stagers upload to a path")
+        };
+        let executable = std::fs::metadata(src)
+            .with_context(|| format!("reading {} to stage it", src.display()))?
+            .permissions()
+            .mode()
+            & 0o100
+            != 0;
+        let mode = if executable {
+            HDFS_EXEC_MODE
+        } else {
+            HDFS_FILE_MODE
+        };
+        client
+            .create_from_file(path, src, true, Some(mode))
+            .await
+            .with_context(|| {
+                format!(
+                    "uploading {} to {path} through WebHDFS at {}",
+                    src.display(),
+                    client.base_url()
+                )
+            })
     }
 
     /// Writes `data` into the folder as `name`.
@@ -415,19 +616,46 @@ impl Stager {
         path: &str,
         created: Created,
     ) -> anyhow::Result<StagedFile> {
+        if let Stager::Webhdfs {
+            client, hdfs_uri, ..
+        } = self
+        {
+            if hdfs_uri.is_none() {
+                let Some(nn) = created.namenode_rpc_address else {
+                    bail!(
+                        "the NameNode at {} did not name its RPC address (no \
+                         namenoderpcaddress in {}); pass --hdfs-uri hdfs://HOST:PORT",
+                        client.base_url(),
+                        created.datanode_url
+                    );
+                };
+                *hdfs_uri = Some(format!("hdfs://{nn}"));
+            }
+        }
+        self.describe(path, created.bytes).await
+    }
+
+    /// The `hdfs://` URL, size and mtime of the file at `path`, which must hold `len` bytes.
+    /// Size and mtime are read back from the NameNode: YARN compares the NM's view with what
+    /// we declare. The NameNode's RPC address, when no upload named it yet, comes from a read
+    /// request's DataNode URL.
+    async fn describe(&mut self, path: &str, len: u64) -> anyhow::Result<StagedFile> {
         let Stager::Webhdfs {
             client, hdfs_uri, ..
         } = self
         else {
-            unreachable!("only WebHDFS uploads are described here");
+            unreachable!("only WebHDFS files are described here");
         };
         if hdfs_uri.is_none() {
-            let Some(nn) = created.namenode_rpc_address else {
+            let nn = client
+                .namenode_rpc_address(path)
+                .await
+                .with_context(|| format!("asking the NameNode how to name {path} for YARN"))?;
+            let Some(nn) = nn else {
                 bail!(
                     "the NameNode at {} did not name its RPC address (no namenoderpcaddress \
-                     in {}); pass --hdfs-uri hdfs://HOST:PORT",
-                    client.base_url(),
-                    created.datanode_url
+                     in its DataNode URLs); pass --hdfs-uri hdfs://HOST:PORT",
+                    client.base_url()
                 );
             };
             *hdfs_uri = Some(format!("hdfs://{nn}"));
@@ -436,12 +664,8 @@ impl Stager {
             .status(path)
             .await
             .with_context(|| format!("reading back {path} through WebHDFS"))?;
-        if status.length != created.bytes {
-            bail!(
-                "{path} on HDFS has {} bytes after uploading {}",
-                status.length,
-                created.bytes
-            );
+        if status.length != len {
+            bail!("{path} on HDFS has {} bytes, expected {len}", status.length);
         }
         Ok(StagedFile {
             url: format!(
@@ -451,6 +675,8 @@ impl Stager {
             ),
             size: status.length,
             timestamp_ms: status.modification_time,
+            kind: ResourceKind::File,
+            visibility: Visibility::Application,
         })
     }
 
@@ -497,6 +723,8 @@ fn local_staged(path: &Path) -> anyhow::Result<StagedFile> {
         url: lr.resource,
         size: lr.size,
         timestamp_ms: lr.timestamp,
+        kind: ResourceKind::File,
+        visibility: Visibility::Application,
     })
 }
 
@@ -520,8 +748,8 @@ impl StagedFile {
     pub fn local_resource(&self) -> LocalResource {
         LocalResource {
             resource: self.url.clone(),
-            kind: "FILE".into(),
-            visibility: "APPLICATION".into(),
+            kind: self.kind.as_yarn().into(),
+            visibility: self.visibility.as_yarn().into(),
             size: self.size,
             timestamp: self.timestamp_ms,
         }

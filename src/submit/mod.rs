@@ -10,6 +10,7 @@
 
 pub mod input_listing;
 pub mod limits;
+pub mod resources;
 pub mod tokens;
 
 use std::collections::BTreeMap;
@@ -24,7 +25,7 @@ use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest,
 
 use crate::cli::SubmitArgs;
 use crate::protocol::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
-use crate::staging::{Stager, StagingOptions, StagingRoot};
+use crate::staging::{ResourceKind, StagedFile, Stager, StagingOptions, StagingRoot};
 use crate::tools::rm::hadoop_conf;
 use crate::tools::rm::rm_rest;
 use crate::tools::status::{exit_code_for, print_report};
@@ -161,6 +162,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let executor_env = parse_env(&args.executor_env, "--executor-env")?;
+    let shipped = resources::parse_all(&args.file, &args.archive)?;
     // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
     let auth = rest.auth().clone();
@@ -200,8 +202,11 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         &app_id,
         &mut stager,
         job,
-        am_env,
-        executor_env,
+        Environments {
+            am: am_env,
+            executor: executor_env,
+        },
+        shipped,
     )
     .await
     {
@@ -314,14 +319,22 @@ async fn stage_and_submit(
     app_id: &str,
     stager: &mut Stager,
     job: Option<crate::core::driver::job::Job>,
-    am_env: BTreeMap<String, String>,
-    executor_env: BTreeMap<String, String>,
+    envs: Environments,
+    shipped: Vec<resources::ShippedResource>,
 ) -> anyhow::Result<PathBuf> {
+    let Environments {
+        am: am_env,
+        executor: executor_env,
+    } = envs;
     let binary = match &args.am_binary {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("locating the yarn-am binary")?,
     };
-    let staged_binary = stager.put_file(&binary, BINARY_NAME).await?;
+    let mut uploads = Uploads::default();
+    let (staged_binary, sent) = stager
+        .put_shared(&binary, BINARY_NAME, ResourceKind::File)
+        .await?;
+    uploads.count(&staged_binary, sent);
     let mut local_resources = BTreeMap::new();
     local_resources.insert(BINARY_NAME.to_string(), staged_binary.local_resource());
     // The cluster's CA for https:// RM and NameNode addresses (`yarn_client::tls`): the AM
@@ -336,21 +349,20 @@ async fn stage_and_submit(
         local_resources.insert(CA_FILE.to_string(), ca.local_resource());
     }
     let mut files = BTreeMap::new();
-    for f in &args.file {
-        let name = f
-            .file_name()
-            .and_then(|n| n.to_str())
-            .with_context(|| format!("--file {} has no file name", f.display()))?
-            .to_string();
-        if name == COMMAND_FILE {
-            bail!(
-                "--file {}: {COMMAND_FILE} is the name yarn-am gives the executor command's script",
-                f.display()
-            );
-        }
-        let staged = stager.put_file(f, &name).await?;
-        files.insert(name, staged);
+    for r in shipped {
+        let staged = match &r.source {
+            resources::Source::Local(path) => {
+                let (staged, sent) = stager.put_shared(path, &r.name, r.kind).await?;
+                uploads.count(&staged, sent);
+                staged
+            }
+            resources::Source::Hdfs { url, path } => {
+                stager.reference_hdfs(url, path, r.kind).await?
+            }
+        };
+        files.insert(r.name, staged);
     }
+    eprintln!("{}", uploads.describe());
     if job.is_none() {
         // The command travels as a file, byte for byte (see `COMMAND_FILE`).
         let script = stager
@@ -785,5 +797,43 @@ mod tests {
             url: "u".into(),
             reason: "not JSON".into()
         }));
+    }
+}
+
+/// The AM's and the executors' environments from `--env` and `--executor-env`.
+struct Environments {
+    am: BTreeMap<String, String>,
+    executor: BTreeMap<String, String>,
+}
+
+/// What `submit` sent and what it found already staged, for the line it prints: a second
+/// submit of the same binary and runtime should send nothing.
+#[derive(Default)]
+struct Uploads {
+    sent: (usize, u64),
+    reused: (usize, u64),
+}
+
+impl Uploads {
+    fn count(&mut self, f: &StagedFile, sent: bool) {
+        let t = if sent {
+            &mut self.sent
+        } else {
+            &mut self.reused
+        };
+        t.0 += 1;
+        t.1 += f.size;
+    }
+
+    fn describe(&self) -> String {
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        format!(
+            "staged {} file(s): {} uploaded ({:.1} MiB), {} already in the staging cache ({:.1} MiB)",
+            self.sent.0 + self.reused.0,
+            self.sent.0,
+            mib(self.sent.1),
+            self.reused.0,
+            mib(self.reused.1)
+        )
     }
 }

@@ -705,6 +705,17 @@ impl WebHdfs {
         }
     }
 
+    /// `host:port` of the NameNode's RPC server (or HA nameservice) as the NameNode names it
+    /// in the DataNode URL for reading the existing file `path` (`op=OPEN&noredirect=true`:
+    /// nothing is read), for `hdfs://` URLs when no upload told it ([`Created`]).
+    pub async fn namenode_rpc_address(&self, path: &str) -> Result<Option<String>> {
+        let url = self.op_url(path, "OPEN", &[("noredirect", "true")])?;
+        let dn = self
+            .datanode_url("OPEN", path, self.http.get(&url), url)
+            .await?;
+        Ok(query_param(&dn, "namenoderpcaddress"))
+    }
+
     /// Appends `data` to the existing file `path` (`op=APPEND`, then the bytes to the
     /// DataNode the NameNode names). Returned once the DataNode closed the file: the bytes
     /// are then on every DataNode of the pipeline (acknowledged, not fsynced to disk).
@@ -786,6 +797,15 @@ impl WebHdfs {
             url: RedactedUrl::new(&dn),
             resp,
         })
+    }
+
+    /// Renames `from` to `to` unless something is already at `to` (`op=RENAME`): false
+    /// when the NameNode refused (the destination exists, or `from` does not).
+    pub async fn rename(&self, from: &str, to: &str) -> Result<bool> {
+        check_path(to)?;
+        let url = self.op_url(from, "RENAME", &[("destination", to)])?;
+        let (_, body, _) = self.send("RENAME", from, self.http.put(&url), &url).await?;
+        Self::json::<bool>("RENAME", &url, &body, "boolean")
     }
 
     /// Renames `from` to `to`, replacing a file at `to` (`op=RENAME` with

@@ -1,0 +1,238 @@
+//! What `--file` and `--archive` name: `PATH[#NAME]`, a local file uploaded (through the
+//! content-addressed cache when staging on HDFS) or an `hdfs://` file referenced in place,
+//! under NAME (default: the file's own name) in every executor's working directory. An
+//! archive is unpacked there by the NodeManager into a folder called NAME, as Spark's and
+//! MapReduce's `--archives` are.
+
+use std::path::PathBuf;
+
+use crate::staging::ResourceKind;
+
+/// A `--file` or `--archive` argument that cannot be shipped.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ResourceArgError {
+    #[error("{flag} {arg:?}: no file named (want PATH or PATH#NAME)")]
+    NoPath { flag: &'static str, arg: String },
+    #[error(
+        "{flag} {arg:?}: {name:?} cannot name a file in the container's working directory \
+         (no '/', not empty, '.' or '..')"
+    )]
+    BadName {
+        flag: &'static str,
+        arg: String,
+        name: String,
+    },
+    #[error("{flag} {arg:?}: {name} is the name yarn-am gives its own {what}")]
+    Reserved {
+        flag: &'static str,
+        arg: String,
+        name: String,
+        what: &'static str,
+    },
+    #[error("{flag} {arg:?}: only hdfs:// URLs (or local paths) can be shipped, not {scheme}://")]
+    Scheme {
+        flag: &'static str,
+        arg: String,
+        scheme: String,
+    },
+    #[error(
+        "{name:?} is shipped twice ({first:?} and {second:?}): give one of them another #NAME"
+    )]
+    Twice {
+        name: String,
+        first: String,
+        second: String,
+    },
+}
+
+/// Where a shipped resource's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A local file, uploaded at submit.
+    Local(PathBuf),
+    /// A file already on HDFS: the URL as given (YARN resolves it) and its path (for its
+    /// size and mtime through WebHDFS).
+    Hdfs { url: String, path: String },
+}
+
+/// One `--file`/`--archive` argument, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShippedResource {
+    pub source: Source,
+    /// The name in the container's working directory.
+    pub name: String,
+    pub kind: ResourceKind,
+    /// The argument as given, for messages.
+    pub arg: String,
+}
+
+/// Names `submit` gives files of its own in the containers.
+const RESERVED: [(&str, &str); 4] = [
+    (crate::submit::BINARY_NAME, "binary"),
+    (crate::submit::COMMAND_FILE, "executor command's script"),
+    (crate::submit::CA_FILE, "copy of the cluster's CA file"),
+    (crate::protocol::spec::SPEC_FILE, "application spec"),
+];
+
+/// Parses `PATH[#NAME]` of `flag` (`--file` or `--archive`).
+pub fn parse(flag: &'static str, arg: &str) -> Result<ShippedResource, ResourceArgError> {
+    let kind = if flag == "--archive" {
+        ResourceKind::Archive
+    } else {
+        ResourceKind::File
+    };
+    let (location, alias) = match arg.rsplit_once('#') {
+        Some((l, a)) => (l, Some(a)),
+        None => (arg, None),
+    };
+    if location.is_empty() {
+        return Err(ResourceArgError::NoPath {
+            flag,
+            arg: arg.into(),
+        });
+    }
+    let source = match location.split_once("://") {
+        Some(("hdfs", rest)) => {
+            // hdfs://authority/path, or hdfs:///path for the default file system.
+            let path = rest.find('/').map(|i| &rest[i..]).unwrap_or("");
+            if path.len() <= 1 {
+                return Err(ResourceArgError::NoPath {
+                    flag,
+                    arg: arg.into(),
+                });
+            }
+            Source::Hdfs {
+                url: location.to_string(),
+                path: path.to_string(),
+            }
+        }
+        Some((scheme, _)) if scheme.chars().all(|c| c.is_ascii_alphanumeric()) => {
+            return Err(ResourceArgError::Scheme {
+                flag,
+                arg: arg.into(),
+                scheme: scheme.into(),
+            })
+        }
+        _ => Source::Local(PathBuf::from(location)),
+    };
+    let default_name = location
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or("");
+    let name = alias.unwrap_or(default_name).to_string();
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return Err(ResourceArgError::BadName {
+            flag,
+            arg: arg.into(),
+            name,
+        });
+    }
+    if let Some((_, what)) = RESERVED.iter().find(|(n, _)| *n == name) {
+        return Err(ResourceArgError::Reserved {
+            flag,
+            arg: arg.into(),
+            name,
+            what,
+        });
+    }
+    Ok(ShippedResource {
+        source,
+        name,
+        kind,
+        arg: arg.into(),
+    })
+}
+
+/// Every `--file` then every `--archive`, parsed; two under one name are refused.
+pub fn parse_all(
+    files: &[String],
+    archives: &[String],
+) -> Result<Vec<ShippedResource>, ResourceArgError> {
+    let mut out: Vec<ShippedResource> = Vec::new();
+    let all = files
+        .iter()
+        .map(|f| ("--file", f))
+        .chain(archives.iter().map(|a| ("--archive", a)));
+    for (flag, arg) in all {
+        let r = parse(flag, arg)?;
+        if let Some(first) = out.iter().find(|o| o.name == r.name) {
+            return Err(ResourceArgError::Twice {
+                name: r.name,
+                first: first.arg.clone(),
+                second: r.arg,
+            });
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_path_keeps_its_name_unless_aliased() {
+        let r = parse("--file", "/tmp/data/input.txt").unwrap();
+        assert_eq!(r.source, Source::Local("/tmp/data/input.txt".into()));
+        assert_eq!((r.name.as_str(), r.kind), ("input.txt", ResourceKind::File));
+        let r = parse("--archive", "rel/spark-jars.zip#jars").unwrap();
+        assert_eq!(r.source, Source::Local("rel/spark-jars.zip".into()));
+        assert_eq!((r.name.as_str(), r.kind), ("jars", ResourceKind::Archive));
+    }
+
+    #[test]
+    fn an_hdfs_url_is_referenced_with_its_path() {
+        let r = parse("--archive", "hdfs://nn:8020/apps/spark/jars.zip#__spark__").unwrap();
+        assert_eq!(
+            r.source,
+            Source::Hdfs {
+                url: "hdfs://nn:8020/apps/spark/jars.zip".into(),
+                path: "/apps/spark/jars.zip".into()
+            }
+        );
+        assert_eq!(r.name, "__spark__");
+        let r = parse("--file", "hdfs:///shared/lookup.csv").unwrap();
+        assert_eq!(
+            r.source,
+            Source::Hdfs {
+                url: "hdfs:///shared/lookup.csv".into(),
+                path: "/shared/lookup.csv".into()
+            }
+        );
+        assert_eq!(r.name, "lookup.csv");
+    }
+
+    #[test]
+    fn bad_arguments_name_what_is_wrong() {
+        let cases = [
+            ("--file", "", "no file named"),
+            ("--file", "#x", "no file named"),
+            ("--file", "hdfs://nn:8020", "no file named"),
+            ("--file", "a.txt#", "cannot name a file"),
+            ("--file", "a.txt#../x", "cannot name a file"),
+            ("--file", "a.txt#..", "cannot name a file"),
+            ("--file", "a.txt#yarn-am", "its own binary"),
+            (
+                "--archive",
+                "x.zip#yarn-am-command.sh",
+                "executor command's script",
+            ),
+            ("--file", "s3a://bucket/x", "not s3a://"),
+        ];
+        for (flag, arg, want) in cases {
+            let e = parse(flag, arg).unwrap_err().to_string();
+            assert!(e.contains(want), "{flag} {arg:?}: {e}");
+            assert!(e.contains(flag), "{e}");
+        }
+    }
+
+    #[test]
+    fn two_resources_under_one_name_are_refused() {
+        let e = parse_all(&["a/x.txt".into()], &["b/y.zip#x.txt".into()]).unwrap_err();
+        assert!(e.to_string().contains("shipped twice"), "{e}");
+        let ok = parse_all(&["a/x.txt".into()], &["b/x.txt.zip".into()]).unwrap();
+        assert_eq!(ok.len(), 2);
+    }
+}
