@@ -200,14 +200,16 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
     let log_path = std::env::temp_dir().join(format!("it_spark-driver-{}.log", std::process::id()));
     let mut submit = Command::new(repo().join("spark/bin/spark-submit-yarn-am"));
     if c.backend() == "docker" {
-        // Separate hosts: yarn-am stages on HDFS, and the executors run the Spark each node
-        // has installed (the docker cluster's nodes at /opt/spark; the runtime is not shipped
-        // yet, the Spark issue), not this machine's SPARK_HOME.
-        submit
-            .env("YARN_AM_WEBHDFS", &c.webhdfs)
-            .args(["--conf", "spark.yarnam.executor.jars=/opt/spark/jars"]);
+        // Separate hosts, none with Spark installed: yarn-am stages on HDFS, and the plugin
+        // ships a zip of SPARK_HOME/jars through its staging cache.
+        submit.env("YARN_AM_WEBHDFS", &c.webhdfs);
     } else {
-        submit.env_remove("YARN_AM_WEBHDFS");
+        // One host: the executors use this machine's Spark in place (Spark "installed on
+        // every node"), without copying 440 MB of jars into a local staging folder.
+        submit
+            .env_remove("YARN_AM_WEBHDFS")
+            .arg("--conf")
+            .arg(format!("spark.yarnam.executor.jars={}/jars", home.display()));
     }
     let mut child = submit
         .env("SPARK_HOME", &home)
@@ -437,5 +439,67 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
         !log.contains(secret.trim()),
         "the secret leaked into the driver log"
     );
+    if c.backend() == "docker" {
+        shipped_runtime_is_reused(c, &home, &log).await;
+    }
     let _ = std::fs::remove_file(&log_path);
+}
+
+/// On the docker cluster no node has Spark: the plugin shipped a zip of SPARK_HOME/jars
+/// through yarn-am's staging cache. Submitting that zip again uploads nothing, and the
+/// executor finds every jar unpacked under `__spark_libs__`.
+async fn shipped_runtime_is_reused(c: &cluster::Cluster, home: &Path, driver_log: &str) {
+    let staged = driver_log
+        .lines()
+        .find(|l| l.contains("yarn-am staged "))
+        .unwrap_or_else(|| panic!("no staging line in the driver log"));
+    eprintln!("the Spark job's submit: {staged}");
+    let cache = PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/yarn-am");
+    let zip = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            name.starts_with("spark-libs-") && name.ends_with(".zip")
+        })
+        .max_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap())
+        .expect("the plugin's zip of Spark's jars");
+    let jars = std::fs::read_dir(home.join("jars"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jar") && e.path().is_file())
+        .count();
+    let out = am::yarn_am(c)
+        .env("YARN_AM_WEBHDFS", &c.webhdfs)
+        .args([
+            "submit",
+            "--name",
+            "it-spark-runtime-again",
+            "--max-attempts",
+            "1",
+            "--executors",
+            "1",
+            "--archive",
+            &format!("{}#__spark_libs__", zip.display()),
+            "--executor-command",
+            "ls __spark_libs__ | grep -c '[.]jar$' > \"$YARN_AM_LOG_DIR/jars.out\"; sleep 600",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", am::text(&out));
+    let app = am::submitted_app(&out);
+    assert!(
+        am::text(&out).contains("staged 2 file(s): 0 uploaded (0.0 MiB), 2 already in the staging cache"),
+        "the binary and the zip were staged already: {}",
+        am::text(&out)
+    );
+    let seen = am::wait_for("the executor's jar count", Duration::from_secs(90), || async {
+        c.container_log_dirs(&app)
+            .iter()
+            .filter_map(|d| std::fs::read_to_string(d.join("jars.out")).ok())
+            .find(|s| !s.trim().is_empty())
+    })
+    .await;
+    assert_eq!(seen.trim(), jars.to_string(), "jars unpacked on the node");
+    assert!(am::yarn_am(c).args(["kill", &app]).status().unwrap().success());
 }

@@ -22,15 +22,11 @@ BASE_PACKAGES=openjdk-17-jre-headless,procps,curl
 
 dk() { DOCKER_HOST=$DOCKER_HOST "$DOCKER" "$@"; }
 compose() {
-  # This machine's test Spark, asked once per cluster.sh run (compose runs for every container
-  # started or stopped).
-  [[ -n "${NODE_SPARK+set}" ]] || NODE_SPARK=$(bash "$REPO/scripts/spark-env.sh" --installed 2>/dev/null || true)
   # The images `up` built (commands other than `up`, such as `mapreduce`, start containers too).
   DOCKER_HOST=$DOCKER_HOST YARN_AM_CLUSTER_DIR="$R" \
     YARN_AM_NODE_IMAGE="${NODE_IMAGE:-$(cat "$DK/node-image" 2>/dev/null || echo yarn-am-node:none)}" \
     YARN_AM_HOSTNAME="$(hostname)" YARN_AM_MR_LIB="$(node_share "$R/mr-lib")" \
     YARN_AM_MR_CONF="$(node_share "$R/mr-conf")" YARN_AM_NODE_KRB="$(node_share "$R/node-krb")" \
-    YARN_AM_NODE_SPARK="$(node_share "$NODE_SPARK")" \
     YARN_AM_KDC_IMAGE="${KDC_IMAGE:-$(cat "$DK/kdc-image" 2>/dev/null || echo yarn-am-kdc:none)}" \
     YARN_AM_KDC_REALM="$REALM" \
     "$COMPOSE" -p yarn-am -f "$REPO/docker-compose.yml" "$@"

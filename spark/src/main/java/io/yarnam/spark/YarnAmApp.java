@@ -23,14 +23,18 @@ import java.util.regex.Pattern;
  * until the AM is RUNNING and has published its driver-API address ({@code amRPCAddress}).
  */
 public final class YarnAmApp {
+  private static final Pattern STAGED = Pattern.compile("(?m)^staged \\d+ file\\(s\\): .*$");
   private static final Pattern SUBMITTED = Pattern.compile("(?m)^submitted (application_\\d+_\\d+)\\s*$");
 
   public final String appId;
+  /** What submit staged ("staged N file(s): K uploaded ..."), or null if it did not say. */
+  public final String stagingLine;
   private final String rmWeb;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-  private YarnAmApp(String appId, String rmWeb) {
+  private YarnAmApp(String appId, String rmWeb, String stagingLine) {
     this.appId = appId;
+    this.stagingLine = stagingLine;
     this.rmWeb = rmWeb;
   }
 
@@ -76,7 +80,8 @@ public final class YarnAmApp {
     if (p.exitValue() != 0 || !m.find()) {
       throw new IOException("yarn-am submit failed (exit " + p.exitValue() + "):\n" + text.trim());
     }
-    return new YarnAmApp(m.group(1), rmWeb);
+    Matcher staged = STAGED.matcher(text);
+    return new YarnAmApp(m.group(1), rmWeb, staged.find() ? staged.group() : null);
   }
 
   private static void copy(InputStream in, ByteArrayOutputStream out) {

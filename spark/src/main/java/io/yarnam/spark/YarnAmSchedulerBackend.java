@@ -90,13 +90,18 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
         conf.get("spark.driver.host"), conf.getInt("spark.driver.port", 0),
         CoarseGrainedSchedulerBackend.ENDPOINT_NAME()).toString();
     String sparkHome = conf.get("spark.yarnam.sparkHome", System.getenv().getOrDefault("SPARK_HOME", ""));
-    if (sparkHome.isEmpty()) {
-      throw new IllegalStateException("SPARK_HOME is not set (nor spark.yarnam.sparkHome): executors run "
-          + "Spark's jars from <SPARK_HOME>/jars, a path every NodeManager host must have");
+    SparkRuntime runtime;
+    try {
+      runtime = SparkRuntime.choose(settings, sparkHome);
+    } catch (IOException e) {
+      throw new IllegalStateException("making the zip of Spark's jars for the executors: " + e, e);
+    }
+    if (runtime.archive != null) {
+      LOG.info("executors get Spark's jars from {}", runtime.archive);
     }
     String command = plan.executorCommand(
         driverUrl,
-        conf.get("spark.yarnam.executor.jars", sparkHome + "/jars"),
+        runtime.jarsDir,
         conf.get("spark.yarnam.executor.javaHome", ""),
         JavaModuleOptions.defaultModuleOptions(),
         conf.get("spark.executor.extraJavaOptions", ""),
@@ -106,6 +111,10 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
         conf.get("spark.yarn.queue", "default"),
         conf.getInt("spark.yarn.maxAppAttempts", 1),
         command);
+    if (runtime.archive != null) {
+      args.add("--archive");
+      args.add(runtime.archive);
+    }
     for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.executorEnv.")) {
       args.add("--executor-env");
       args.add(kv._1() + "=" + kv._2());
@@ -125,6 +134,9 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
       LOG.info("submitting to yarn-am: {} executors ({} to {}), {} MB / {} vcores each, RM web {}",
           plan.initial, plan.min, plan.max, plan.containerMb, plan.cores, rmWeb);
       app = YarnAmApp.submit(binary, args, rmWeb, timeout);
+      if (app.stagingLine != null) {
+        LOG.info("yarn-am {}", app.stagingLine);
+      }
       LOG.info("yarn-am application {} submitted; waiting for its AM", app.appId);
       am = app.awaitAm(secretFile(conf, app.appId), timeout);
       LOG.info("yarn-am AM of {} is running at {}", app.appId, am.url());
