@@ -102,9 +102,11 @@ pub fn webhdfs_client(args: &LogsArgs, conf: Option<&Configuration>) -> anyhow::
         ),
     };
     let rm = &args.app.rm;
-    Ok(WebHdfs::new(&address, &user_name(rm), Duration::from_secs(rm.timeout))
-        .with_context(|| format!("setting up the WebHDFS client for {address}"))?
-        .with_auth(http_auth(rm)?))
+    Ok(
+        WebHdfs::new(&address, &user_name(rm), Duration::from_secs(rm.timeout))
+            .with_context(|| format!("setting up the WebHDFS client for {address}"))?
+            .with_auth(http_auth(rm)?),
+    )
 }
 
 /// Whether the RM says aggregation is on for the app (it reports `DISABLED` when off).
@@ -270,7 +272,10 @@ mod tests {
         c.set(REMOTE_DIR_KEY, "hdfs://rm:8020/app-logs");
         c.set(REMOTE_SUFFIX_KEY, "agg");
         let l = RemoteLayout::from_conf(Some(&c)).unwrap();
-        assert_eq!((l.root.as_str(), l.tfile_suffix.as_str()), ("/app-logs", "agg-tfile"));
+        assert_eq!(
+            (l.root.as_str(), l.tfile_suffix.as_str()),
+            ("/app-logs", "agg-tfile")
+        );
         c.set(TFILE_SUFFIX_KEY, "tf");
         let l = RemoteLayout::from_conf(Some(&c)).unwrap();
         assert_eq!(l.tfile_suffix, "tf");

@@ -37,7 +37,9 @@ pub enum AggregatedLogError {
         file: String,
         length: String,
     },
-    #[error("container {container}, file {file:?}: {length} bytes declared, {left} left in the entry")]
+    #[error(
+        "container {container}, file {file:?}: {length} bytes declared, {left} left in the entry"
+    )]
     FileTruncated {
         container: String,
         file: String,
@@ -68,7 +70,10 @@ pub struct AggregatedLog {
 impl AggregatedLog {
     /// The file `name` of `container`, if this node's file has it.
     pub fn file(&self, container: &str, name: &str) -> Option<&LogFile> {
-        self.containers.get(container)?.iter().find(|f| f.name == name)
+        self.containers
+            .get(container)?
+            .iter()
+            .find(|f| f.name == name)
     }
 }
 
@@ -123,13 +128,11 @@ fn container_files(
     while v.remaining() > 0 {
         let name = read_utf(v).map_err(value_err)?;
         let length = read_utf(v).map_err(value_err)?;
-        let n: u64 = length
-            .parse()
-            .map_err(|_| AggregatedLogError::FileLength {
-                container: container.to_string(),
-                file: name.clone(),
-                length: length.clone(),
-            })?;
+        let n: u64 = length.parse().map_err(|_| AggregatedLogError::FileLength {
+            container: container.to_string(),
+            file: name.clone(),
+            length: length.clone(),
+        })?;
         if n > v.remaining() as u64 {
             return Err(AggregatedLogError::FileTruncated {
                 container: container.to_string(),
@@ -228,7 +231,10 @@ mod tests {
             let bytes = aggregated(
                 &[
                     (C1, files(&[("stderr", b"am log\n"), ("stdout", b"")])),
-                    (C2, files(&[("task-t0.0.stdout", b"hello\n"), ("stdout", b"x")])),
+                    (
+                        C2,
+                        files(&[("task-t0.0.stdout", b"hello\n"), ("stdout", b"x")]),
+                    ),
                 ],
                 compression,
             );
@@ -268,13 +274,22 @@ mod tests {
         let mut cut_name = utf("stdout");
         cut_name.truncate(3);
         let err = parse(&aggregated(&[(C2, cut_name)], "none")).unwrap_err();
-        assert!(err.to_string().starts_with(&format!("entry {C2}:")), "{err}");
+        assert!(
+            err.to_string().starts_with(&format!("entry {C2}:")),
+            "{err}"
+        );
     }
 
     #[test]
     fn the_folders_hadoop_3_and_2_write() {
         assert_eq!(
-            app_dir("/tmp/logs/", "alice", "logs-tfile", "application_1700000000000_12345").unwrap(),
+            app_dir(
+                "/tmp/logs/",
+                "alice",
+                "logs-tfile",
+                "application_1700000000000_12345"
+            )
+            .unwrap(),
             "/tmp/logs/alice/bucket-logs-tfile/2345/application_1700000000000_12345"
         );
         assert_eq!(
@@ -309,6 +324,73 @@ mod tests {
             }
             let len = cut.index(bytes.len() + 1);
             let _ = parse(&bytes[..len]);
+        }
+    }
+}
+
+/// The real file: what the test cluster's nm1 (Hadoop 3.4.1, compression `none`) wrote
+/// for the one-task app of `it_surface`'s aggregated-logs test, captured through WebHDFS.
+#[cfg(test)]
+mod real_file {
+    use super::*;
+    use crate::logs::tfile::TFile;
+
+    const NM1: &[u8] = include_bytes!("testdata/nm1_45454");
+    const EXECUTOR: &str = "container_1795788819218_0001_01_000002";
+
+    #[test]
+    fn the_real_file_reads_as_the_node_wrote_it() {
+        let t = TFile::parse(NM1).unwrap();
+        assert_eq!(t.compression(), crate::logs::tfile::Compression::None);
+        assert_eq!(t.blocks().len(), 1);
+        let log = parse(NM1).unwrap();
+        assert_eq!(log.version, Some(1));
+        assert_eq!(log.owner.as_deref(), Some("root"));
+        // The key is written even when the app has no ACLs.
+        assert!(log.acls.is_empty());
+        assert_eq!(log.containers.len(), 1);
+        let names: Vec<&str> = log.containers[EXECUTOR]
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "directory.info",
+                "launch_container.sh",
+                "prelaunch.err",
+                "prelaunch.out",
+                "stderr",
+                "stdout",
+                "task-t0.0.stderr",
+                "task-t0.0.stdout"
+            ]
+        );
+        let data = |name| log.file(EXECUTOR, name).unwrap().data.as_slice();
+        assert_eq!(data("task-t0.0.stdout"), b"aggregated-line-4711\n");
+        assert_eq!(data("task-t0.0.stderr"), b"to-stderr\n");
+        assert_eq!(data("launch_container.sh").len(), 3714);
+        assert!(data("stderr").starts_with(b"2026-11-27T14:14:01"));
+    }
+
+    #[test]
+    fn every_cut_of_the_real_file_is_an_error() {
+        for len in 0..NM1.len() {
+            assert!(parse(&NM1[..len]).is_err(), "cut at {len}");
+        }
+    }
+
+    #[test]
+    fn every_single_byte_change_of_the_real_file_is_survived() {
+        // Each byte position with a few values: an error or a (different) parse, no panic.
+        let mut bytes = NM1.to_vec();
+        for i in 0..bytes.len() {
+            let orig = bytes[i];
+            for v in [0x00, 0x7f, 0x80, 0xff, orig ^ 0x01] {
+                bytes[i] = v;
+                let _ = parse(&bytes);
+            }
+            bytes[i] = orig;
         }
     }
 }

@@ -63,7 +63,9 @@ pub enum TFileError {
     MetaName { name: String },
     #[error("the meta index has no {name:?} block")]
     MissingMeta { name: &'static str },
-    #[error("{what}: region at {offset} of {size} bytes lies outside the file's first {limit} bytes")]
+    #[error(
+        "{what}: region at {offset} of {size} bytes lies outside the file's first {limit} bytes"
+    )]
     Region {
         what: &'static str,
         offset: i64,
@@ -159,7 +161,10 @@ impl<'a> Cursor<'a> {
                     len: 0,
                 }
             } else {
-                TFileError::BadVarint { what: self.what, at }
+                TFileError::BadVarint {
+                    what: self.what,
+                    at,
+                }
             })
     }
 
@@ -249,7 +254,9 @@ impl BlockRegion {
         let (offset, size, raw) = (c.vlong()?, c.vlong()?, c.vlong()?);
         let inside = offset >= 0
             && size >= 0
-            && offset.checked_add(size).is_some_and(|end| end <= limit as i64);
+            && offset
+                .checked_add(size)
+                .is_some_and(|end| end <= limit as i64);
         if !inside {
             return Err(TFileError::Region {
                 what,
@@ -330,7 +337,8 @@ impl<'a> TFile<'a> {
                 data_index = Some((compression, region));
             }
         }
-        let (compression, region) = data_index.ok_or(TFileError::MissingMeta { name: DATA_INDEX })?;
+        let (compression, region) =
+            data_index.ok_or(TFileError::MissingMeta { name: DATA_INDEX })?;
         let compression = Compression::by_name("data index", &compression)?;
         let index = block_bytes(bytes, compression, region, "data index")?;
         let mut c = Cursor::new(&index, "data index");

@@ -61,7 +61,8 @@ fn compress(raw: &[u8], compression: &str) -> Vec<u8> {
             let (a, b) = raw.split_at(raw.len() / 2);
             let mut out = Vec::new();
             for part in [a, b] {
-                let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+                let mut e =
+                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
                 e.write_all(part).unwrap();
                 out.extend(e.finish().unwrap());
             }
@@ -71,9 +72,12 @@ fn compress(raw: &[u8], compression: &str) -> Vec<u8> {
     }
 }
 
+/// A test entry: its key and its value as the chunks it is written in.
+pub(crate) type TestEntry = (Vec<u8>, Vec<Vec<u8>>);
+
 /// A TFile laid out as BCFile writes one: data blocks (each a list of entries, a value as
 /// its chunks), a `TFile.meta` block, `BCFile.index`, the meta index, the tail.
-pub(crate) fn build(blocks: &[Vec<(Vec<u8>, Vec<Vec<u8>>)>], compression: &str) -> Vec<u8> {
+pub(crate) fn build(blocks: &[Vec<TestEntry>], compression: &str) -> Vec<u8> {
     let mut file = b"junk before the first block".to_vec();
     let mut regions = Vec::new();
     for block in blocks {
@@ -83,7 +87,14 @@ pub(crate) fn build(blocks: &[Vec<(Vec<u8>, Vec<Vec<u8>>)>], compression: &str) 
             raw.extend_from_slice(key);
             for (i, chunk) in chunks.iter().enumerate() {
                 let last = i + 1 == chunks.len();
-                write_vlong(&mut raw, if last { chunk.len() as i64 } else { -(chunk.len() as i64) });
+                write_vlong(
+                    &mut raw,
+                    if last {
+                        chunk.len() as i64
+                    } else {
+                        -(chunk.len() as i64)
+                    },
+                );
                 raw.extend_from_slice(chunk);
             }
         }
@@ -110,7 +121,14 @@ pub(crate) fn build(blocks: &[Vec<(Vec<u8>, Vec<Vec<u8>>)>], compression: &str) 
     write_vlong(&mut file, metas.len() as i64);
     for (name, o, c, r) in metas {
         write_string(&mut file, &format!("data:{name}"));
-        write_string(&mut file, if name == "TFile.meta" { "none" } else { compression });
+        write_string(
+            &mut file,
+            if name == "TFile.meta" {
+                "none"
+            } else {
+                compression
+            },
+        );
         for v in [o, c, r] {
             write_vlong(&mut file, v as i64);
         }
@@ -121,13 +139,19 @@ pub(crate) fn build(blocks: &[Vec<(Vec<u8>, Vec<Vec<u8>>)>], compression: &str) 
     file
 }
 
-fn sample_blocks() -> Vec<Vec<(Vec<u8>, Vec<Vec<u8>>)>> {
+fn sample_blocks() -> Vec<Vec<TestEntry>> {
     vec![
         vec![
             (b"k1".to_vec(), vec![b"one chunk".to_vec()]),
-            (b"k2".to_vec(), vec![b"first ".to_vec(), b"second ".to_vec(), b"last".to_vec()]),
+            (
+                b"k2".to_vec(),
+                vec![b"first ".to_vec(), b"second ".to_vec(), b"last".to_vec()],
+            ),
         ],
-        vec![(b"k3".to_vec(), vec![vec![7u8; 5000]]), (Vec::new(), vec![Vec::new()])],
+        vec![
+            (b"k3".to_vec(), vec![vec![7u8; 5000]]),
+            (Vec::new(), vec![Vec::new()]),
+        ],
     ]
 }
 
@@ -139,13 +163,34 @@ fn vlongs_decode_as_hadoop_encodes_them() {
     assert_eq!(read_vlong(&[0x7f]), Some((127, 1)));
     assert_eq!(read_vlong(&[(0i8 - 52) as u8, 200]), Some((200, 2)));
     assert_eq!(read_vlong(&[(-1i8 - 52) as u8, 0xdf]), Some((-33, 2)));
-    assert_eq!(read_vlong(&[(-125i8) as u8, 0x7f, 0xff, 0xff, 0xff]), Some((i32::MAX as i64, 5)));
-    assert_eq!(read_vlong(&[(-121i8) as u8, 0x80, 0, 0, 0, 0, 0, 0, 0]), Some((i64::MIN, 9)));
+    assert_eq!(
+        read_vlong(&[(-125i8) as u8, 0x7f, 0xff, 0xff, 0xff]),
+        Some((i32::MAX as i64, 5))
+    );
+    assert_eq!(
+        read_vlong(&[(-121i8) as u8, 0x80, 0, 0, 0, 0, 0, 0, 0]),
+        Some((i64::MIN, 9))
+    );
     // Cut short, and the first bytes Hadoop never writes (1-3 following bytes as a length).
     assert_eq!(read_vlong(&[]), None);
     assert_eq!(read_vlong(&[(-52i8) as u8]), None);
     assert_eq!(read_vlong(&[(-128i8) as u8, 0, 0]), None);
-    for n in [0i64, 127, 128, -33, 5119, -5120, 5120, 1 << 20, -(1 << 20), 1 << 27, i32::MIN as i64, 1 << 40, i64::MAX, i64::MIN] {
+    for n in [
+        0i64,
+        127,
+        128,
+        -33,
+        5119,
+        -5120,
+        5120,
+        1 << 20,
+        -(1 << 20),
+        1 << 27,
+        i32::MIN as i64,
+        1 << 40,
+        i64::MAX,
+        i64::MIN,
+    ] {
         let mut b = Vec::new();
         write_vlong(&mut b, n);
         assert_eq!(read_vlong(&b), Some((n, b.len())), "{n}");
@@ -178,29 +223,49 @@ fn other_compressions_and_versions_are_refused_by_name() {
     let err = TFile::parse(&file).unwrap_err();
     assert_eq!(
         err,
-        TFileError::Compression { what: "data index", name: "lzo".into() }
+        TFileError::Compression {
+            what: "data index",
+            name: "lzo".into()
+        }
     );
     assert!(err.to_string().contains("\"lzo\" is not supported"));
     let mut v2 = build(&sample_blocks(), "none");
     let at = v2.len() - 20;
     v2[at..at + 2].copy_from_slice(&2u16.to_be_bytes());
-    assert_eq!(TFile::parse(&v2).unwrap_err(), TFileError::Version { major: 2, minor: 0 });
+    assert_eq!(
+        TFile::parse(&v2).unwrap_err(),
+        TFileError::Version { major: 2, minor: 0 }
+    );
     let mut bad = build(&sample_blocks(), "none");
     *bad.last_mut().unwrap() ^= 1;
     assert_eq!(TFile::parse(&bad).unwrap_err(), TFileError::BadMagic);
-    assert_eq!(TFile::parse(b"short").unwrap_err(), TFileError::TooShort { len: 5 });
+    assert_eq!(
+        TFile::parse(b"short").unwrap_err(),
+        TFileError::TooShort { len: 5 }
+    );
 }
 
 #[test]
 fn a_raw_size_beyond_what_deflate_can_reach_is_refused_before_inflating() {
-    let region = BlockRegion { offset: 0, compressed: 10, raw: 1 << 40 };
+    let region = BlockRegion {
+        offset: 0,
+        compressed: 10,
+        raw: 1 << 40,
+    };
     let err = block_bytes(&[0u8; 10], Compression::Gz, region, "data block").unwrap_err();
     assert!(matches!(err, TFileError::RawSize { .. }), "{err}");
     // A stream longer than its declared raw size stops one piece past it.
     let data = compress(&[1u8; 100_000], "gz");
-    let region = BlockRegion { offset: 0, compressed: data.len() as u64, raw: 10 };
+    let region = BlockRegion {
+        offset: 0,
+        compressed: data.len() as u64,
+        raw: 10,
+    };
     let err = block_bytes(&data, Compression::Gz, region, "data block").unwrap_err();
-    assert!(matches!(err, TFileError::RawSizeMismatch { declared: 10, .. }), "{err}");
+    assert!(
+        matches!(err, TFileError::RawSizeMismatch { declared: 10, .. }),
+        "{err}"
+    );
 }
 
 /// Parses and reads every entry: the outcome must be a value or an error, never a panic.
@@ -215,7 +280,10 @@ fn every_truncation_is_an_error() {
         let file = build(&sample_blocks(), compression);
         for len in 0..file.len() {
             // Cutting the front keeps the tail intact: offsets then point wrong.
-            assert!(read_all(&file[..len]).is_err(), "{compression} cut at {len}");
+            assert!(
+                read_all(&file[..len]).is_err(),
+                "{compression} cut at {len}"
+            );
             let _ = read_all(&file[len..]);
         }
     }
