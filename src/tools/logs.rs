@@ -294,4 +294,67 @@ mod tests {
         // A task id with dots is matched whole.
         assert_eq!(task_attempt("task-a.b.3.stdout", "a.b", "stdout"), Some(3));
     }
+
+    fn args(extra: &[&str]) -> LogsArgs {
+        use clap::Parser;
+        let mut argv = vec!["yarn-am", "logs", "application_1_0001"];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Logs(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn t(container: &str, file: &str) -> Target {
+        Target {
+            container: container.into(),
+            node: "/tmp/logs/u/bucket-logs-tfile/0001/application_1_0001/nm1_45454".into(),
+            file: file.into(),
+        }
+    }
+
+    /// The same selection for the NodeManagers' files and the aggregated ones: a task's
+    /// last attempt wherever it ran, its stderr with --file, else the named files or all.
+    #[test]
+    fn a_selection_picks_a_tasks_last_attempt_or_the_named_files() {
+        let found = vec![
+            t("c_2", "stderr"),
+            t("c_2", "task-t1.0.stdout"),
+            t("c_3", "task-t1.1.stdout"),
+            t("c_3", "task-t1.1.stderr"),
+            t("c_3", "task-t10.2.stdout"),
+        ];
+        assert_eq!(
+            select(&args(&["--task", "t1"]), found.clone()),
+            [t("c_3", "task-t1.1.stdout")]
+        );
+        assert_eq!(
+            select(&args(&["--task", "t1", "--file", "stderr"]), found.clone()),
+            [t("c_3", "task-t1.1.stderr")]
+        );
+        assert!(select(&args(&["--task", "t2"]), found.clone()).is_empty());
+        assert_eq!(
+            select(&args(&["--file", "stderr"]), found.clone()),
+            [t("c_2", "stderr")]
+        );
+        assert_eq!(select(&args(&[]), found.clone()), found);
+        let a = args(&["--aggregation-wait", "5", "--webhdfs", "http://nn:9870"]);
+        assert_eq!(
+            (a.aggregation_wait, a.webhdfs.as_deref()),
+            (5, Some("http://nn:9870"))
+        );
+    }
+
+    #[test]
+    fn printing_goes_on_where_the_last_source_stopped() {
+        let mut printed = Printed::new();
+        let a = t("c_2", "stdout");
+        emit(&mut printed, &a, "one\n", false);
+        assert_eq!(printed[&("c_2".into(), "stdout".into())], 4);
+        // The aggregated file of the same container: only what follows is new.
+        let mut b = a.clone();
+        b.node = "nm1:8042".into();
+        emit(&mut printed, &b, "one\ntwo\n", false);
+        assert_eq!(printed[&("c_2".into(), "stdout".into())], 8);
+    }
 }
