@@ -186,8 +186,12 @@ pub async fn read_app(
             let bytes = read_whole(client, &path, length)
                 .await
                 .with_context(|| format!("reading {path} through WebHDFS"))?;
-            let log = aggregated::parse(&bytes)
-                .with_context(|| format!("{path} is not a readable aggregated log file"))?;
+            let log = aggregated::parse(&bytes).with_context(|| {
+                format!(
+                    "{path} is not a readable aggregated log file (yarn-am reads the TFile \
+                     format; IndexedFormat files are not read yet)"
+                )
+            })?;
             out.push(NodeFile { path, log });
         }
         return Ok((dir.clone(), out));
