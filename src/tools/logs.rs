@@ -143,9 +143,9 @@ async fn print_live(logs: &NodeLogs<'_>, targets: &[Target], printed: &mut Print
 }
 
 /// After the end with aggregation on: waits for the NodeManagers to finish, then prints
-/// what `args` selects from the app's aggregated files. `Ok(None)`: aggregation did not
-/// finish within `--aggregation-wait` (the status seen is in the message the caller
-/// prints); `Ok(Some(status))` when it did, whatever was found.
+/// what `args` selects from the app's aggregated files. `Ok(Err(status))`: aggregation did
+/// not finish within `--aggregation-wait` (`status` is the last the RM said, for the
+/// caller's message); `Ok(Ok(status))` when it did, whatever was found.
 async fn print_aggregated(
     rest: &RmRest,
     logs: &NodeLogs<'_>,
