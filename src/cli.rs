@@ -44,13 +44,14 @@ pub enum Command {
     Status(AppArgs),
     /// Kill an application and wait until the RM reports it KILLED.
     Kill(AppArgs),
-    /// Print an application's container logs, from the NodeManagers' web services (while
-    /// it runs, and after it ends for as long as the NodeManagers keep them).
+    /// Print an application's container logs: from the NodeManagers' web services while
+    /// it runs; after it ends, with log aggregation on, from the files the NodeManagers
+    /// wrote to HDFS (read through WebHDFS), else from the NodeManagers while they keep them.
     ///
     /// Without a selector every container's files are printed, each under a
-    /// `==> CONTAINER/FILE <==` header. Exit 0 when something was printed, 1 when no node
-    /// has what was asked (ended long ago, or with log aggregation on), 2 on bad input or an
-    /// unreachable RM.
+    /// `==> CONTAINER/FILE <==` header. Exit 0 when something was printed, 1 when nothing
+    /// has what was asked, 2 on bad input, an unreachable RM or NameNode, or aggregation
+    /// that did not finish within --aggregation-wait.
     Logs(LogsArgs),
     /// List your yarn-am applications that have not ended (--all: every one the RM
     /// remembers), newest first.
@@ -219,6 +220,14 @@ pub struct LogsArgs {
     /// Keep printing what is appended, until the application ends.
     #[arg(long, short = 'f')]
     pub follow: bool,
+    /// NameNode web address for reading aggregated logs after the app ends (default:
+    /// the Hadoop configuration's dfs.namenode.http-address).
+    #[arg(long, env = "YARN_AM_WEBHDFS", value_name = "URL")]
+    pub webhdfs: Option<String>,
+    /// After the app ends, wait at most this long for the NodeManagers to finish
+    /// aggregating its logs.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub aggregation_wait: u64,
 }
 
 #[derive(Debug, Args)]

@@ -257,7 +257,92 @@ async fn logs_by_task_while_running_following_and_after_the_end() {
     );
     let none = logs(&["--task", "no-such-task"]).output().unwrap();
     assert_eq!(none.status.code(), Some(1), "{}", text(&none));
-    assert!(text(&none).contains("no NodeManager has logs of task no-such-task"));
+    assert!(
+        text(&none).contains("no logs of task no-such-task"),
+        "{}",
+        text(&none)
+    );
+}
+
+/// After the end, with log aggregation on (the test cluster's setting): `yarn-am logs
+/// --task` waits for the NodeManagers to finish and reads the task's stdout from the
+/// aggregated TFile on HDFS. That it came from there: no NodeManager lists a container of
+/// the app any more, and the CLI names the HDFS folder it read.
+#[tokio::test]
+async fn logs_by_task_after_the_end_come_from_the_aggregated_files() {
+    let _serial = SERIAL.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let started = std::time::Instant::now();
+    let job = am::one_task_job(
+        "it-agg-logs",
+        "echo aggregated-line-4711; echo to-stderr >&2",
+    );
+    let app = am::submit_job(c, "it-agg-logs", &job);
+    let r = am::wait_succeeded(c, &app, Duration::from_secs(120)).await;
+    assert_eq!(r.final_status, "SUCCEEDED");
+    let ended = started.elapsed();
+    // Right after the end: the CLI itself waits for aggregation (its progress line).
+    let out = yarn_am(c)
+        .args(["logs", &app, "--task", "t0"])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "aggregated-line-4711\n",
+        "{all}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("read from the aggregated logs in /tmp/logs/")
+            && stderr.contains(&format!(
+                "/bucket-logs-tfile/{}/{app}",
+                &app[app.len() - 4..]
+            ))
+            && stderr.contains("(SUCCEEDED)"),
+        "{all}"
+    );
+    let status = am::rest(c).app(&app).await.unwrap().log_aggregation_status;
+    assert_eq!(status, "SUCCEEDED");
+    // No NodeManager has a container of the app now: the live path had nothing to read.
+    let rest = am::rest(c);
+    for node in rest.nodes(&[]).await.unwrap() {
+        let v = rest
+            .node_value(&node.node_http_address, "/ws/v1/node/containers")
+            .await
+            .unwrap();
+        assert!(
+            !v.to_string().contains(&app[app.find('_').unwrap()..]),
+            "{} still lists a container of {app}: {v}",
+            node.node_http_address
+        );
+    }
+    let err = yarn_am(c)
+        .args(["logs", &app, "--task", "t0", "--file", "stderr"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&err.stdout),
+        "to-stderr\n",
+        "{}",
+        text(&err)
+    );
+    let am_log = yarn_am(c)
+        .args(["logs", &app, "--am", "--file", "stderr"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&am_log.stdout).contains("ApplicationMaster starting"),
+        "{}",
+        text(&am_log)
+    );
+    eprintln!(
+        "app ended after {:.1}s, aggregated logs read by {:.1}s",
+        ended.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
 }
 
 /// The tracking page through the RM's proxy, in headless Chromium: it has a progress bar

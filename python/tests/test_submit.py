@@ -73,3 +73,27 @@ def test_no_binary_is_a_config_error(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ConfigError, match="YARN_AM_BIN"):
         submit(executors=1, rm=ResourceManager("rm:8088"))
+
+
+def test_an_ended_apps_task_output_comes_from_yarn_am_logs(tmp_path, monkeypatch):
+    # After the end the NodeManagers have nothing: the binary reads the aggregated logs.
+    from yarn_am import Application
+    from yarn_am.errors import YarnAmError
+
+    args = tmp_path / "args"
+    exe = fake_binary(tmp_path, f'echo "$@" > {args}; echo "out of t1"')
+    app = Application("application_1_0042", rm=ResourceManager("rm:8088", user="alice"))
+    monkeypatch.setattr(app, "logs", lambda files=None: {})
+    monkeypatch.setattr(app, "status", lambda: type("S", (), {"state": "FINISHED"})())
+    assert app.task_output("t1", binary=exe, aggregation_wait=5) == "out of t1\n"
+    assert args.read_text().split() == [
+        "logs", "application_1_0042", "--file", "task-t1.0.stdout", "--rm-web", "http://rm:8088",
+        "--user", "alice", "--aggregation-wait", "5"]
+    nothing = fake_binary(tmp_path, "exit 1")
+    assert app.task_output("t1", binary=nothing) is None
+    broken = fake_binary(tmp_path, 'echo "no NameNode" >&2; exit 2')
+    with pytest.raises(YarnAmError, match="exit 2.*no NameNode"):
+        app.task_output("t1", binary=broken)
+    # While it runs only the NodeManagers are asked.
+    monkeypatch.setattr(app, "status", lambda: type("S", (), {"state": "RUNNING"})())
+    assert app.task_output("t1", binary=exe) is None

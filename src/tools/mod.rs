@@ -2,6 +2,7 @@
 //! every command reaches the ResourceManager from its flags and the Hadoop configuration
 //! (`rm`).
 
+pub mod aggregated_logs;
 pub mod kv;
 pub mod logs;
 pub mod nodes;

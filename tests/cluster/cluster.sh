@@ -272,6 +272,8 @@ write_conf() {
   # included: the AMRM and NM connections of an AM are wrapped too.
   [[ "$RPC_PROTECTION" == authentication ]] || add_property core-site.xml hadoop.rpc.protection "$RPC_PROTECTION"
   ((SECURE)) && secure_conf
+  # Log aggregation writes to HDFS: without a NameNode each app's NMs would retry it in vain.
+  [[ "$WITH_HDFS" != 0 ]] || add_property yarn-site.xml yarn.log-aggregation-enable false
   layout_topology
   # The NameNode and DataNode web servers look for webapps/<name> on the classpath. The Maven
   # Central hadoop-hdfs jar leaves the web UI out (the tarball ships it beside the jars);

@@ -172,10 +172,14 @@ impl Cluster {
     /// either backend (on the docker one the nodes' disks are not the host's); each call
     /// fetches the app's current logs into those folders, so tests read them as files. Under
     /// Kerberos the NM cannot serve logs without Hadoop's native library (the Maven jars have
-    /// none): they are copied off the nodes (`copy_from_node`), as an operator would.
+    /// none), and an ended app's are on HDFS once aggregated: then they are copied off the
+    /// nodes (`copy_from_node`), as an operator would.
     pub fn container_log_dirs(&self, app_id: &str) -> Vec<PathBuf> {
         let profile = std::fs::read_to_string(self.dir.join("profile")).unwrap_or_default();
-        if !profile.contains("secure") {
+        // With log aggregation on (the plain profile), the NodeManagers stop listing an ended
+        // app's containers once they have moved its logs to HDFS; the nodes keep the files
+        // (`yarn.nodemanager.delete.debug-delay-sec`), so an ended app's are copied off them.
+        if !profile.contains("secure") && !self.app_ended(app_id) {
             return self.fetch_container_logs(app_id);
         }
         let mut dirs = Vec::new();
@@ -188,6 +192,17 @@ impl Cluster {
         }
         dirs.sort();
         dirs
+    }
+
+    /// Whether the RM reports `app_id` FINISHED, FAILED or KILLED.
+    fn app_ended(&self, app_id: &str) -> bool {
+        let url = format!("http://{}/ws/v1/cluster/apps/{app_id}", self.rm_web);
+        self.web_json(&url).is_some_and(|v| {
+            matches!(
+                v["app"]["state"].as_str(),
+                Some("FINISHED" | "FAILED" | "KILLED")
+            )
+        })
     }
 
     /// The app's containers as a user finds them: each attempt's AM (RM web services), every

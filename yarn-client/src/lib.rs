@@ -38,6 +38,9 @@
 //!   - [`gssapi`]: Kerberos through the system's GSSAPI library, loaded at run time;
 //!     [`http_auth`]: how the web clients (REST, WebHDFS) authenticate (simple, SPNEGO,
 //!     delegation token).
+//! - Container logs: [`node_logs`] reads live ones through the NodeManagers' web services;
+//!   [`logs`] parses aggregated ones (`tfile.rs`: the TFile/BCFile container,
+//!   `aggregated.rs`: YARN's log entries in it), free of I/O.
 //! - [`ids`]: YARN ids (application, attempt, container, node) and their string forms.
 //! - Tests only: `test_http`, a scripted loopback HTTP server (also offered to yarn-am's
 //!   tests by the `test-fixtures` feature); `hostile_input_tests`, structure-aware fuzzing
@@ -60,6 +63,7 @@ pub mod http_auth;
 pub(crate) mod http_body;
 pub mod ids;
 pub mod launch_script;
+pub mod logs;
 pub mod nm;
 pub mod node_logs;
 pub mod proto;

@@ -389,6 +389,11 @@ pub struct AppReport {
     /// `host:port` the AM registered as its RPC address (yarn-am's driver API).
     #[serde(default, rename = "amRPCAddress")]
     pub am_rpc_address: Option<String>,
+    /// Where moving the app's logs to the remote folder stands: `DISABLED`, `NOT_START`,
+    /// `RUNNING`, `RUNNING_WITH_FAILURE`, `SUCCEEDED`, `FAILED` or `TIME_OUT` (empty from
+    /// an RM that does not say).
+    #[serde(default)]
+    pub log_aggregation_status: String,
 }
 
 impl AppReport {

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from .driver import DriverClient
 from .errors import (
     ApplicationNotRunning,
+    ConfigError,
     InvalidArgument,
     RmError,
     UnreachableError,
     WaitTimeout,
+    YarnAmError,
 )
 from .kv import KeyValueStore
 from .logs import LogReader
@@ -274,7 +277,8 @@ class Application:
         for every container of the app whose NodeManager still has its logs (or those named),
         every file (or those named: ``stderr``, ``task-<id>.<attempt>.stdout``, ...). The AM
         container is the one ending ``_000001``. Without log aggregation, logs stay on the
-        nodes for ``yarn.nodemanager.log.retain-seconds``."""
+        nodes for ``yarn.nodemanager.log.retain-seconds``; with it, they move to HDFS when the
+        app ends and this finds none there: :meth:`task_output` and ``yarn-am logs`` read them."""
         known: List[str] = []
         try:
             if self._driver is not None or self.status().state == "RUNNING":
@@ -283,14 +287,53 @@ class Application:
             known = []
         return LogReader(self.rm, timeout).logs(self.app_id, containers=containers, files=files, known=known)
 
-    def task_output(self, task_id: str, attempt: int = 0, stream: str = "stdout") -> Optional[str]:
+    def task_output(
+        self,
+        task_id: str,
+        attempt: int = 0,
+        stream: str = "stdout",
+        *,
+        binary: Optional[PathLike] = None,
+        aggregation_wait: float = 60.0,
+    ) -> Optional[str]:
         """What a job's task attempt wrote (``task-<id>.<attempt>.stdout`` or ``.stderr``), from
-        whichever executor ran it; ``None`` when no NodeManager has it."""
+        whichever executor ran it; ``None`` when nothing has it. While the app runs, and after
+        it ends for as long as the NodeManagers keep the containers, from their web services;
+        after the end with log aggregation on, from the aggregated files on HDFS, which the
+        ``yarn-am`` binary reads (``binary``, else ``$YARN_AM_BIN`` or ``PATH``; it waits up to
+        ``aggregation_wait`` seconds for the NodeManagers to finish writing them)."""
         name = f"task-{task_id}.{attempt}.{stream}"
         for files in self.logs(files=[name]).values():
             if name in files:
                 return files[name]
-        return None
+        if self.status().state not in ("FINISHED", "FAILED", "KILLED"):
+            return None
+        return self._aggregated_file(name, binary, aggregation_wait)
+
+    def _aggregated_file(self, name: str, binary: Optional[PathLike], wait: float) -> Optional[str]:
+        """The file ``name`` of an ended app through ``yarn-am logs --file`` (which reads the
+        aggregated logs when aggregation is on); ``None`` when it has none (exit 1) or there
+        is no binary to ask."""
+        from .submit import find_binary  # submit imports this module
+
+        try:
+            exe = find_binary(binary)
+        except ConfigError:
+            return None
+        args = [exe, "logs", self.app_id, "--file", name, "--rm-web", self.rm.urls[0]]
+        args += ["--user", self.rm.user, "--aggregation-wait", str(max(0, int(wait)))]
+        try:
+            proc = subprocess.run(
+                args, capture_output=True, text=True, timeout=wait + 60, stdin=subprocess.DEVNULL
+            )
+        except subprocess.TimeoutExpired:
+            raise YarnAmError(f"yarn-am logs {self.app_id} did not finish within {wait + 60:g} s") from None
+        if proc.returncode == 1:
+            return None
+        if proc.returncode != 0:
+            said = proc.stderr.strip() or "(no output)"
+            raise YarnAmError(f"yarn-am logs {self.app_id} failed (exit {proc.returncode}): {said}")
+        return proc.stdout
 
 
 class _Stream:
