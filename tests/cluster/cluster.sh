@@ -1085,5 +1085,5 @@ case "${1:-}" in
   restart-nn) cmd_restart_nn ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,55p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
