@@ -194,7 +194,14 @@ fn executor_jvms(app: &str) -> Vec<(u32, String)> {
 async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kill() {
     let Some(home) = spark_home() else { return };
     let (_plugin, tests) = build(&home);
-    let c = cluster::cluster();
+    // IT_SPARK_HTTPS=1: on the HTTPS-only profile (`cluster.sh up --https`), the plugin asking
+    // the RM at its https:// address with the cluster's CA (`YARN_AM_CA_FILE`, set by the
+    // fixture); by hand only, `make test` runs the plain profile.
+    let c: &'static cluster::Cluster = if std::env::var("IT_SPARK_HTTPS").as_deref() == Ok("1") {
+        Box::leak(Box::new(cluster::start_profile(&["--https"])))
+    } else {
+        cluster::cluster()
+    };
     let _logs = cluster::LogsOnFailure(c);
     let started = Instant::now();
     let log_path = std::env::temp_dir().join(format!("it_spark-driver-{}.log", std::process::id()));
@@ -417,10 +424,8 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
         report.diagnostics.contains("stopped with exit code 0"),
         "{report:?}"
     );
-    let raw: Value = reqwest::get(format!("http://{}/ws/v1/cluster/apps/{app}", c.rm_web))
-        .await
-        .unwrap()
-        .json()
+    let raw: Value = am::rest(c)
+        .get_value(&format!("/ws/v1/cluster/apps/{app}"))
         .await
         .unwrap();
     assert_eq!(raw["app"]["applicationType"], "YARN-AM", "{raw}");
