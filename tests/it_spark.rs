@@ -194,7 +194,14 @@ fn executor_jvms(app: &str) -> Vec<(u32, String)> {
 async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kill() {
     let Some(home) = spark_home() else { return };
     let (_plugin, tests) = build(&home);
-    let c = cluster::cluster();
+    // IT_SPARK_HTTPS=1: on the HTTPS-only profile (`cluster.sh up --https`), the plugin asking
+    // the RM at its https:// address with the cluster's CA (`YARN_AM_CA_FILE`, set by the
+    // fixture); by hand only, `make test` runs the plain profile.
+    let c: &'static cluster::Cluster = if std::env::var("IT_SPARK_HTTPS").as_deref() == Ok("1") {
+        Box::leak(Box::new(cluster::start_profile(&["--https"])))
+    } else {
+        cluster::cluster()
+    };
     let _logs = cluster::LogsOnFailure(c);
     let started = Instant::now();
     let log_path = std::env::temp_dir().join(format!("it_spark-driver-{}.log", std::process::id()));
@@ -209,7 +216,10 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
         submit
             .env_remove("YARN_AM_WEBHDFS")
             .arg("--conf")
-            .arg(format!("spark.yarnam.executor.jars={}/jars", home.display()));
+            .arg(format!(
+                "spark.yarnam.executor.jars={}/jars",
+                home.display()
+            ));
     }
     let mut child = submit
         .env("SPARK_HOME", &home)
@@ -419,10 +429,8 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
         report.diagnostics.contains("stopped with exit code 0"),
         "{report:?}"
     );
-    let raw: Value = reqwest::get(format!("http://{}/ws/v1/cluster/apps/{app}", c.rm_web))
-        .await
-        .unwrap()
-        .json()
+    let raw: Value = am::rest(c)
+        .get_value(&format!("/ws/v1/cluster/apps/{app}"))
         .await
         .unwrap();
     assert_eq!(raw["app"]["applicationType"], "YARN-AM", "{raw}");
@@ -489,17 +497,26 @@ async fn shipped_runtime_is_reused(c: &cluster::Cluster, home: &Path, driver_log
     assert!(out.status.success(), "{}", am::text(&out));
     let app = am::submitted_app(&out);
     assert!(
-        am::text(&out).contains("staged 2 file(s): 0 uploaded (0.0 MiB), 2 already in the staging cache"),
+        am::text(&out)
+            .contains("staged 2 file(s): 0 uploaded (0.0 MiB), 2 already in the staging cache"),
         "the binary and the zip were staged already: {}",
         am::text(&out)
     );
-    let seen = am::wait_for("the executor's jar count", Duration::from_secs(90), || async {
-        c.container_log_dirs(&app)
-            .iter()
-            .filter_map(|d| std::fs::read_to_string(d.join("jars.out")).ok())
-            .find(|s| !s.trim().is_empty())
-    })
+    let seen = am::wait_for(
+        "the executor's jar count",
+        Duration::from_secs(90),
+        || async {
+            c.container_log_dirs(&app)
+                .iter()
+                .filter_map(|d| std::fs::read_to_string(d.join("jars.out")).ok())
+                .find(|s| !s.trim().is_empty())
+        },
+    )
     .await;
     assert_eq!(seen.trim(), jars.to_string(), "jars unpacked on the node");
-    assert!(am::yarn_am(c).args(["kill", &app]).status().unwrap().success());
+    assert!(am::yarn_am(c)
+        .args(["kill", &app])
+        .status()
+        .unwrap()
+        .success());
 }

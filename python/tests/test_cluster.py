@@ -214,8 +214,19 @@ def test_kill_and_connect_errors(rm, apps, tmp_path):
     assert app.state().running == 0
     final = app.kill_application(wait=60)
     assert final.outcome == "killed" and final.exit_code == 3, final
-    with pytest.raises(ApplicationNotRunning):
-        app.executors()
+
+    # The RM reports KILLED before the NodeManager has stopped the AM's container: the AM may
+    # still answer for a moment (0.1-0.2 s after the RM's KILLED, measured on the HTTPS-only
+    # cluster, where this failed 2 of 3 runs when asked only once). Then the client says the
+    # application is not running.
+    def gone() -> bool:
+        try:
+            app.executors()
+            return False
+        except ApplicationNotRunning:
+            return True
+
+    wait_for("the killed AM to stop answering", 10, gone, every=0.1)
     print(f"kill: {time.monotonic() - t0:.1f} s")
 
 

@@ -5,7 +5,7 @@
 # data locality: the NameNode on rm (127.0.0.10; WebHDFS at http://rm:9870) and a DataNode on
 # each of nm1..nm3 (daemons dn1..dn3, their own ports, see dn_ports), replication 2.
 #
-#   cluster.sh up [--rpc-protection authentication|integrity|privacy] [--secure]
+#   cluster.sh up [--rpc-protection authentication|integrity|privacy] [--secure] [--https]
 #                 [--nodes N --racks R]
 #                       fetch jars if needed, format HDFS on first use, start, wait until
 #                       N nodes are RUNNING and HDFS has 3 live DataNodes (idempotent). The
@@ -13,18 +13,24 @@
 #                       stopped and started again in this one. --secure: Kerberos (an MIT
 #                       KDC on 127.0.0.1:60088, realm YARN.TEST, state in <runtime>/kdc),
 #                       SPNEGO on the RM web app and WebHDFS, HDFS block tokens.
+#                       --https: every web server TLS only (yarn.http.policy and
+#                       dfs.http.policy HTTPS_ONLY): RM https://rm:8090 (its web proxy too),
+#                       NMs https://nmN:8044, WebHDFS https://rm:9871, DataNodes 98N5; a CA
+#                       and the nodes' keystore made with keytool at each start (<runtime>/tls,
+#                       <runtime>/conf/ssl); the plain ports 8088, 8042, 9870 stay closed.
 #                       --nodes N --racks R (benchmarks): N NodeManagers nm1..nmN on
 #                       127.0.0.11.. in R racks of ceil(N/R) consecutive nodes, heaps trimmed;
 #                       DataNodes stay on nm1..nm3 (default: 3 nodes on 2 racks, as above).
 #   cluster.sh profile  print the running (or last started) profile, e.g. `plain`,
-#                       `rpc-privacy`, `secure`, `secure rpc-privacy`, `nodes12-racks4`
+#                       `rpc-privacy`, `secure`, `secure rpc-privacy`, `https`, `nodes12-racks4`
 #   cluster.sh down     stop every daemon we started (and containers they left behind)
 #   cluster.sh status   exit 0 when the cluster is up and ready, 1 otherwise
 #   cluster.sh logs [N] tail the last N lines (default 40) of every daemon log
 #   cluster.sh env      print the exports a client needs (HADOOP_CONF_DIR, YARN_AM_RM_WEB,
 #                       YARN_AM_WEBHDFS; under --secure also KRB5_CONFIG, KRB5CCNAME (a
 #                       ticket cache holding alice's ticket) and YARN_AM_TEST_PRINCIPAL /
-#                       YARN_AM_TEST_KEYTAB (alice's keytab, for tests))
+#                       YARN_AM_TEST_KEYTAB (alice's keytab, for tests)); under --https the
+#                       https:// addresses and YARN_AM_CA_FILE (the cluster CA's PEM)
 #   cluster.sh kill-nm NM   node failure: kill -9 that NodeManager and its containers
 #   cluster.sh restart-rm   stop the ResourceManager and start it again keeping its state
 #                       store (work-preserving recovery: apps and containers survive)
@@ -66,6 +72,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 R=${YARN_AM_CLUSTER_DIR:-/tmp/yarn-am-cluster}
 HADOOP_VERSION=${HADOOP_VERSION:-3.4.1}
 READY_TIMEOUT=${YARN_AM_READY_TIMEOUT:-240}
+# The web addresses, set again by web_addresses once the profile is known (--https).
 RM_WEB=rm:8088
 NN_WEB=rm:9870
 NMS=(nm1 nm2 nm3)
@@ -228,6 +235,7 @@ nm_heap() { if default_layout; then echo 384m; else echo "${YARN_AM_NM_HEAP:-256
 # Profile options of `up`, parsed by parse_profile.
 RPC_PROTECTION=authentication
 SECURE=0
+HTTPS=0
 
 parse_profile() {
   while (($#)); do
@@ -238,11 +246,13 @@ parse_profile() {
           || die "--rpc-protection wants authentication, integrity or privacy (got '${2:-}')"
         shift 2 ;;
       --secure) SECURE=1; shift ;;
+      --https) HTTPS=1; shift ;;
       --nodes | --racks) parse_layout "$1" "${2:-}"; shift 2 ;;
       *) die "unknown option for up: $1" ;;
     esac
   done
   check_layout
+  web_addresses
 }
 
 # One word per non-default setting, so `plain` means exactly the stock test cluster.
@@ -250,6 +260,7 @@ profile_name() {
   local p=()
   ((SECURE)) && p+=(secure)
   [[ "$RPC_PROTECTION" != authentication ]] && p+=("rpc-$RPC_PROTECTION")
+  ((HTTPS)) && p+=(https)
   [[ -n "$(layout_word)" ]] && p+=("$(layout_word)")
   ((${#p[@]})) || p=(plain)
   echo "${p[*]}"
@@ -265,6 +276,8 @@ add_property() { # file name value
 
 write_conf() {
   mkdir -p "$R/conf"
+  # An earlier --https start's TLS files must not linger in another profile's conf.
+  rm -rf "$R/conf/ssl" "$R/conf/ssl-server.xml" "$R/conf/ssl-client.xml"
   for f in core-site.xml yarn-site.xml hdfs-site.xml capacity-scheduler.xml log4j.properties topology.table; do
     sed "s#@CLUSTER_DIR@#$R#g" "$REPO/conf/cluster/$f" >"$R/conf/$f"
   done
@@ -274,12 +287,85 @@ write_conf() {
   ((SECURE)) && secure_conf
   # Log aggregation writes to HDFS: without a NameNode each app's NMs would retry it in vain.
   [[ "$WITH_HDFS" != 0 ]] || add_property yarn-site.xml yarn.log-aggregation-enable false
+  ((HTTPS)) && https_conf
   layout_topology
   # The NameNode and DataNode web servers look for webapps/<name> on the classpath. The Maven
   # Central hadoop-hdfs jar leaves the web UI out (the tarball ships it beside the jars);
   # WebHDFS needs none of it, only the folders to exist.
   mkdir -p "$R/hdfs-web/webapps/hdfs" "$R/hdfs-web/webapps/datanode" "$R/hdfs-web/webapps/static"
   mapreduce_conf
+}
+
+# ---- HTTPS-only profile (`up --https`) ---------------------------------------------------
+# Every web server of the cluster speaks TLS only (conf/cluster/https/*.xml, appended like the
+# secure profile's). Its key material is made with the JDK's keytool at each start, so no
+# key outlives the cluster that used it:
+#   <runtime>/tls/ca.p12   the CA's key (stays on this machine; the nodes never see it)
+#   <runtime>/tls/ca.pem   the CA's certificate: what clients trust (`env`: YARN_AM_CA_FILE)
+#   <runtime>/conf/ssl/server.p12       one key for every node, its certificate naming rm,
+#                          nm1..nmN, localhost and their addresses, signed by the CA
+#   <runtime>/conf/ssl/truststore.p12   the CA, for the daemons (ssl-server/ssl-client.xml)
+# The store password is a test-cluster constant (ssl-server.xml holds it as well).
+TLS="$R/tls"
+TLS_PASS=yarn-am-test
+CURL_TLS=()
+
+# The web addresses and URLs of the profile: RM_WEB / NN_WEB (host:port), RM_URL / NN_URL,
+# nm_url NODE, and CURL_TLS (curl's trust for them).
+web_addresses() {
+  if ((HTTPS)); then
+    RM_WEB=rm:8090 NN_WEB=rm:9871 NM_WEB_PORT=8044 WEB_SCHEME=https
+    CURL_TLS=(--cacert "$TLS/ca.pem")
+  else
+    RM_WEB=rm:8088 NN_WEB=rm:9870 NM_WEB_PORT=8042 WEB_SCHEME=http
+    CURL_TLS=()
+  fi
+  RM_URL="$WEB_SCHEME://$RM_WEB"
+  NN_URL="$WEB_SCHEME://$NN_WEB"
+}
+nm_url() { echo "$WEB_SCHEME://$1:$NM_WEB_PORT"; }
+
+keytool_q() { "$JAVA_HOME/bin/keytool" "$@" >>"$TLS/keytool.log" 2>&1 || die "keytool $1 failed (log: $TLS/keytool.log)"; }
+
+# A fresh CA and node key (see above). Natively every daemon reads them from <runtime>/conf;
+# the docker backend mounts that folder read-only into every node.
+https_material() {
+  rm -rf "$TLS" "$R/conf/ssl"
+  mkdir -p "$TLS" "$R/conf/ssl"
+  local store=(-storetype pkcs12 -storepass "$TLS_PASS") san="dns:localhost,ip:127.0.0.1,dns:rm,ip:127.0.0.10" n
+  for n in "${NMS[@]}"; do san+=",dns:$n,ip:127.0.0.$((10 + ${n#nm}))"; done
+  keytool_q -genkeypair -alias ca -keyalg RSA -keysize 2048 -validity 30 \
+    -dname "CN=yarn-am test cluster CA" -ext bc:c -ext ku:c=keyCertSign,cRLSign \
+    -keystore "$TLS/ca.p12" "${store[@]}"
+  "$JAVA_HOME/bin/keytool" -exportcert -rfc -alias ca -keystore "$TLS/ca.p12" "${store[@]}" \
+    >"$TLS/ca.pem" 2>>"$TLS/keytool.log" || die "exporting the CA certificate failed (log: $TLS/keytool.log)"
+  keytool_q -genkeypair -alias node -keyalg RSA -keysize 2048 -validity 30 -dname "CN=rm" \
+    -keystore "$R/conf/ssl/server.p12" "${store[@]}"
+  keytool_q -certreq -alias node -file "$TLS/node.csr" -keystore "$R/conf/ssl/server.p12" "${store[@]}"
+  keytool_q -gencert -alias ca -keystore "$TLS/ca.p12" "${store[@]}" -infile "$TLS/node.csr" \
+    -outfile "$TLS/node.pem" -rfc -validity 30 -ext "san=$san" \
+    -ext ku:c=digitalSignature,keyEncipherment -ext eku=serverAuth
+  keytool_q -importcert -noprompt -alias ca -file "$TLS/ca.pem" -keystore "$R/conf/ssl/server.p12" "${store[@]}"
+  keytool_q -importcert -alias node -file "$TLS/node.pem" -keystore "$R/conf/ssl/server.p12" "${store[@]}"
+  keytool_q -importcert -noprompt -alias ca -file "$TLS/ca.pem" -keystore "$R/conf/ssl/truststore.p12" "${store[@]}"
+  chmod 600 "$TLS/ca.p12"
+}
+
+# The HTTPS settings at the end of each runtime site file (Hadoop takes the last value), and
+# ssl-server.xml / ssl-client.xml beside them (on every daemon's classpath).
+https_conf() {
+  https_material
+  local f tmp
+  for f in yarn-site.xml hdfs-site.xml; do
+    tmp=$(mktemp)
+    sed '/<\/configuration>/d' "$R/conf/$f" >"$tmp"
+    sed "s#@CLUSTER_DIR@#$R#g" "$REPO/conf/cluster/https/$f" >>"$tmp"
+    echo '</configuration>' >>"$tmp"
+    mv "$tmp" "$R/conf/$f"
+  done
+  for f in ssl-server.xml ssl-client.xml; do
+    sed "s#@CLUSTER_DIR@#$R#g" "$REPO/conf/cluster/https/$f" >"$R/conf/$f"
+  done
 }
 
 # Hadoop 3.4's web apps use Guice/cglib reflection that Java 17 forbids without these.
@@ -458,9 +544,9 @@ secure_env() {
 web_get() {
   if ((SECURE)); then
     KRB5_CONFIG="$K/krb5.conf" KRB5CCNAME="FILE:$K/probe.cc" \
-      curl -sf --max-time 5 --negotiate -u : "$1"
+      curl -sf --max-time 5 "${CURL_TLS[@]}" --negotiate -u : "$1"
   else
-    curl -sf --max-time 5 "$1"
+    curl -sf --max-time 5 "${CURL_TLS[@]}" "$1"
   fi
 }
 
@@ -485,7 +571,7 @@ close_inherited_fds() {
 # Extra -D options for the next start_daemon (the DataNodes' ports). Every other JVM reading
 # hdfs-site.xml (the NameNode checks dfs.datanode.address) gets DN_DEFAULTS, unused ports.
 DAEMON_OPTS=()
-DN_DEFAULTS=(-Dit.dn.xfer=9866 -Dit.dn.http=9864 -Dit.dn.ipc=9867)
+DN_DEFAULTS=(-Dit.dn.xfer=9866 -Dit.dn.http=9864 -Dit.dn.ipc=9867 -Dit.dn.https=9865)
 
 start_daemon() { # name host heap main-class [args...]
   local name=$1 host=$2 heap=$3 cls=$4
@@ -509,7 +595,7 @@ start_daemon() { # name host heap main-class [args...]
 # Prints "RUNNING-count ok|wrong" from the RM's node list; ok only when exactly the layout's
 # NMs (nm1..nm3 by default) are RUNNING with the racks of the topology table.
 nodes_state() {
-  web_get "http://$RM_WEB/ws/v1/cluster/nodes" 2>/dev/null | python3 -c '
+  web_get "$RM_URL/ws/v1/cluster/nodes" 2>/dev/null | python3 -c '
 import json, sys
 want = dict(w.split("=") for w in sys.argv[1].split())
 try:
@@ -524,9 +610,9 @@ print(len(got), "ok" if got == want else "wrong")' "$(layout_want)" 2>/dev/null 
 # is out of safe mode and exactly the three DataNodes are live.
 hdfs_state() {
   [[ "$WITH_HDFS" == 0 ]] && { echo "3 ok"; return; }
-  web_get "http://$NN_WEB/webhdfs/v1/?op=GETFILESTATUS$(user_param)" >/dev/null 2>&1 \
+  web_get "$NN_URL/webhdfs/v1/?op=GETFILESTATUS$(user_param)" >/dev/null 2>&1 \
     || { echo "0 down"; return; }
-  web_get "http://$NN_WEB/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo" 2>/dev/null | python3 -c '
+  web_get "$NN_URL/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo" 2>/dev/null | python3 -c '
 import json, sys
 try:
     b = json.load(sys.stdin)["beans"][0]
@@ -601,8 +687,9 @@ format_hdfs() {
 # A DataNode's data transfer, HTTP and IPC ports: distinct per node, because the NameNode
 # sees every DataNode's RPC come from 127.0.0.1 (the kernel's source address for any 127.x
 # destination) and tells DataNodes apart by that address and the transfer port. dnN on nmN:
-# 98N6 transfer, 98N4 HTTP (WebHDFS redirects), 98N7 IPC.
-dn_ports() { local i=${1#dn}; echo "98${i}6 98${i}4 98${i}7"; }
+# 98N6 transfer, 98N4 HTTP (WebHDFS redirects), 98N7 IPC, 98N5 HTTPS (under --https, in place
+# of HTTP).
+dn_ports() { local i=${1#dn}; echo "98${i}6 98${i}4 98${i}7 98${i}5"; }
 
 
 start_hdfs() {
@@ -612,10 +699,10 @@ start_hdfs() {
   alive dn && stop_daemons dn nn
   format_hdfs
   start_daemon nn rm 256m org.apache.hadoop.hdfs.server.namenode.NameNode
-  local dn xfer http ipc
+  local dn xfer http ipc https
   for dn in "${DNS[@]}"; do
-    read -r xfer http ipc < <(dn_ports "$dn")
-    DAEMON_OPTS=(-Dit.dn.xfer="$xfer" -Dit.dn.http="$http" -Dit.dn.ipc="$ipc")
+    read -r xfer http ipc https < <(dn_ports "$dn")
+    DAEMON_OPTS=(-Dit.dn.xfer="$xfer" -Dit.dn.http="$http" -Dit.dn.ipc="$ipc" -Dit.dn.https="$https")
     start_daemon "$dn" "nm${dn#dn}" 192m org.apache.hadoop.hdfs.server.datanode.DataNode
   done
   DAEMON_OPTS=()
@@ -693,7 +780,7 @@ cmd_mapreduce() {
   # (it answers once its services, the shuffle among them, have started).
   local start=$SECONDS
   for n in "${restart[@]}"; do
-    until curl -sf --max-time 3 "http://$n:8042/ws/v1/node/info" >/dev/null 2>&1; do
+    until curl -sf --max-time 3 "${CURL_TLS[@]}" "$(nm_url "$n")/ws/v1/node/info" >/dev/null 2>&1; do
       alive "$n" || { tail -40 "$R/logs/$n.log" >&2; die "$n exited (log: $R/logs/$n.log)"; }
       ((SECONDS - start < READY_TIMEOUT)) || die "$n not answering after ${READY_TIMEOUT}s"
       sleep 0.5
@@ -717,7 +804,7 @@ cmd_up() {
     cmd_down
   fi
   ((SECURE == 0)) || secure_start
-  if is_ready; then say "already up ($RM_WEB, profile $want)"; return; fi
+  if is_ready; then say "already up ($RM_URL, profile $want)"; return; fi
   pick_java
   ensure_hosts
   fetch_jars
@@ -742,8 +829,8 @@ cmd_up() {
   echo "$NODES $RACKS" >"$R/layout"
   wait_ready
   local hdfs_note=""
-  [[ "$WITH_HDFS" == 0 ]] || hdfs_note=", WebHDFS http://$NN_WEB"
-  say "cluster ready after $((SECONDS - t0))s: $RM_WEB, nodes $(layout_summary)$hdfs_note"
+  [[ "$WITH_HDFS" == 0 ]] || hdfs_note=", WebHDFS $NN_URL"
+  say "cluster ready after $((SECONDS - t0))s: $RM_URL, nodes $(layout_summary)$hdfs_note"
   if grep -l 'InaccessibleObjectException' "$R"/logs/*.log >/dev/null 2>&1; then
     say "WARNING: InaccessibleObjectException in $(grep -l InaccessibleObjectException "$R"/logs/*.log | xargs)"
   fi
@@ -782,7 +869,7 @@ start_nm() { start_daemon "$1" "$1" "$(nm_heap)" org.apache.hadoop.yarn.server.n
 # Waits until the RM's web service says STARTED.
 wait_rm_started() {
   local start=$SECONDS
-  until web_get "http://$RM_WEB/ws/v1/cluster/info" 2>/dev/null | grep -q '"state":"STARTED"'; do
+  until web_get "$RM_URL/ws/v1/cluster/info" 2>/dev/null | grep -q '"state":"STARTED"'; do
     alive rm || { tail -40 "$R/logs/rm.log" >&2; die "ResourceManager exited (log: $R/logs/rm.log)"; }
     ((SECONDS - start < READY_TIMEOUT)) || die "ResourceManager not STARTED after ${READY_TIMEOUT}s"
     sleep 0.5
@@ -808,7 +895,7 @@ restart_nn_daemon() {
   start_daemon nn rm 256m org.apache.hadoop.hdfs.server.namenode.NameNode
 }
 nm_restarted() { # nm
-  curl -sf --max-time 3 "http://$1:8042/ws/v1/node/info" >/dev/null 2>&1
+  curl -sf --max-time 3 "${CURL_TLS[@]}" "$(nm_url "$1")/ws/v1/node/info" >/dev/null 2>&1
 }
 
 # RM restart with work-preserving recovery: the state store ($R/rmstore, which `up` wipes)
@@ -913,8 +1000,13 @@ cmd_logs() {
 cmd_env() {
   echo "export HADOOP_CONF_DIR=$R/conf"
   echo "export YARN_CONF_DIR=$R/conf"
-  echo "export YARN_AM_RM_WEB=$RM_WEB"
-  [[ "$WITH_HDFS" == 0 ]] || echo "export YARN_AM_WEBHDFS=http://$NN_WEB"
+  if ((HTTPS)); then
+    echo "export YARN_AM_RM_WEB=$RM_URL"
+    echo "export YARN_AM_CA_FILE=$TLS/ca.pem"
+  else
+    echo "export YARN_AM_RM_WEB=$RM_WEB"
+  fi
+  [[ "$WITH_HDFS" == 0 ]] || echo "export YARN_AM_WEBHDFS=$NN_URL"
   echo "export YARN_AM_CLUSTER_DIR=$R"
   ((SECURE == 0)) || secure_env
 }
@@ -964,7 +1056,8 @@ fi
 # Commands other than `up` act on the running profile (its probes need SPNEGO when secure)
 # and layout.
 [[ "${1:-}" == up || "$(running_profile)" != *secure* ]] || SECURE=1
-[[ "${1:-}" == up ]] || load_layout
+[[ "${1:-}" == up || "$(running_profile)" != *https* ]] || HTTPS=1
+[[ "${1:-}" == up ]] || { load_layout; web_addresses; }
 
 docker_only() { [[ "$BACKEND" == docker ]] || die "$1 needs the docker backend (cluster.sh up --docker)"; }
 
@@ -994,5 +1087,5 @@ case "${1:-}" in
   restart-nn) cmd_restart_nn ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
-  *) sed -n '2,55p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -311,7 +311,7 @@ restart_nn_daemon() { docker_restart nn; }
 # The new JVM (a new pid) answering on its web port, as natively.
 nm_restarted() { # nm
   [[ "$(dk exec "$(cname "$1")" cat /run/yarn-am-daemon.pid 2>/dev/null)" != "$NM_OLD_PID" ]] \
-    && curl -sf --max-time 3 "http://$1:8042/ws/v1/node/info" >/dev/null 2>&1
+    && curl -sf --max-time 3 "${CURL_TLS[@]}" "$(nm_url "$1")/ws/v1/node/info" >/dev/null 2>&1
 }
 
 cmd_down() {

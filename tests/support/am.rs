@@ -25,6 +25,11 @@ pub fn yarn_am(c: &Cluster) -> Command {
     if c.backend() == "docker" {
         cmd.env("YARN_AM_WEBHDFS", &c.webhdfs);
     }
+    // Under `--https` the cluster's CA, as `cluster.sh env` exports it; else no CA file.
+    match &c.ca_file {
+        Some(ca) => cmd.env(yarn_client::tls::CA_FILE_ENV, ca),
+        None => cmd.env_remove(yarn_client::tls::CA_FILE_ENV),
+    };
     cmd
 }
 

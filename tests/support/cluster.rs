@@ -18,12 +18,16 @@ pub struct Cluster {
     pub dir: PathBuf,
     /// `HADOOP_CONF_DIR` of the cluster; clients and the AM read it.
     pub conf_dir: PathBuf,
-    /// RM web address, `host:port`.
+    /// RM web address: `host:port` (plain), `https://host:port` under `--https`.
     pub rm_web: String,
     /// RM scheduler address (ApplicationMasterProtocol), `host:port`.
     pub rm_scheduler: String,
-    /// The HDFS NameNode's web address (WebHDFS), `http://host:port`.
+    /// The HDFS NameNode's web address (WebHDFS), `http://host:port` (`https://` under
+    /// `--https`).
     pub webhdfs: String,
+    /// The cluster CA's PEM under `--https` (`cluster.sh env`'s `YARN_AM_CA_FILE`): what the
+    /// fixture's curl, the tests' clients and `yarn-am` trust.
+    pub ca_file: Option<PathBuf>,
 }
 
 fn repo_root() -> PathBuf {
@@ -97,12 +101,27 @@ pub fn start_profile(up_args: &[&str]) -> Cluster {
     let dir = PathBuf::from(
         std::env::var("YARN_AM_CLUSTER_DIR").unwrap_or_else(|_| "/tmp/yarn-am-cluster".into()),
     );
+    if up_args.contains(&"--https") {
+        let ca = dir.join("tls/ca.pem");
+        // The tests' own RM and WebHDFS clients trust what `yarn-am` is told to trust
+        // (`yarn_client::tls::TlsTrust::from_env`); set before any client is built.
+        std::env::set_var(yarn_client::tls::CA_FILE_ENV, &ca);
+        return Cluster {
+            conf_dir: dir.join("conf"),
+            rm_web: "https://rm:8090".into(),
+            rm_scheduler: "rm:8030".into(),
+            webhdfs: "https://rm:9871".into(),
+            ca_file: Some(ca),
+            dir,
+        };
+    }
     Cluster {
         conf_dir: dir.join("conf"),
         dir,
         rm_web: "rm:8088".into(),
         rm_scheduler: "rm:8030".into(),
         webhdfs: "http://rm:9870".into(),
+        ca_file: None,
     }
 }
 
@@ -127,6 +146,9 @@ fn profile_name(up_args: &[&str]) -> String {
             .map_or(default.to_string(), |v| v.to_string())
     };
     let (nodes, racks) = (value("--nodes", "3"), value("--racks", "2"));
+    if up_args.contains(&"--https") {
+        words.push("https".to_string());
+    }
     if (nodes.as_str(), racks.as_str()) != ("3", "2") {
         words.push(format!("nodes{nodes}-racks{racks}"));
     }
@@ -210,12 +232,12 @@ impl Cluster {
     /// files from the NM that has them.
     fn fetch_container_logs(&self, app_id: &str) -> Vec<PathBuf> {
         const NMS: [&str; 3] = ["nm1", "nm2", "nm3"];
-        let nm_base = |nm: &str| format!("http://{nm}:8042/ws/v1/node");
+        let nm_base = |nm: &str| format!("{}/ws/v1/node", self.nm_web(nm));
         let mut ids = std::collections::BTreeSet::new();
         let attempts = self
             .web_json(&format!(
-                "http://{}/ws/v1/cluster/apps/{app_id}/appattempts",
-                self.rm_web
+                "{}/ws/v1/cluster/apps/{app_id}/appattempts",
+                self.rm_url()
             ))
             .unwrap_or_default();
         for a in one_or_many(&attempts["appAttempts"]["appAttempt"]) {
@@ -224,7 +246,10 @@ impl Cluster {
                 continue;
             };
             ids.insert(am.to_string());
-            let url = format!("http://{node}/ws/v1/node/containerlogs/{am}/stderr");
+            let url = format!(
+                "{}://{node}/ws/v1/node/containerlogs/{am}/stderr",
+                self.web_scheme()
+            );
             let log = self.web_log(&url, "stderr").unwrap_or_default();
             let log = String::from_utf8_lossy(&log);
             for word in log.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')) {
@@ -286,12 +311,41 @@ impl Cluster {
         self.dir.join(rel)
     }
 
+    /// `http` or `https` (`--https`: every web server of the cluster speaks TLS only).
+    pub fn web_scheme(&self) -> &'static str {
+        if self.ca_file.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
+    /// The RM web app's base URL.
+    pub fn rm_url(&self) -> String {
+        if self.rm_web.contains("://") {
+            self.rm_web.clone()
+        } else {
+            format!("http://{}", self.rm_web)
+        }
+    }
+
+    /// A NodeManager's web app base URL (8042, or 8044 over TLS).
+    pub fn nm_web(&self, nm: &str) -> String {
+        match self.ca_file {
+            Some(_) => format!("https://{nm}:8044"),
+            None => format!("http://{nm}:8042"),
+        }
+    }
+
     /// curl (the fixture has no runtime of its own) with a 10 s limit, failing on HTTP
     /// errors. Once the secure profile has run, with SPNEGO as alice (the ticket `cluster.sh
     /// up` got her; the tests' apps are hers there): a plain cluster never asks for it.
     fn curl(&self) -> Command {
         let mut curl = Command::new("curl");
         curl.args(["-sf", "-m", "10"]);
+        if let Some(ca) = &self.ca_file {
+            curl.arg("--cacert").arg(ca);
+        }
         let kdc = self.dir.join("kdc");
         if kdc.join("alice.cc").exists() {
             curl.env("KRB5_CONFIG", kdc.join("krb5.conf"))
@@ -368,8 +422,8 @@ impl Cluster {
     fn kill_tracked_apps(&self) {
         for app in TRACKED_APPS.with(|t| std::mem::take(&mut *t.borrow_mut())) {
             let url = format!(
-                "http://{}/ws/v1/cluster/apps/{app}/state?user.name=yarn-am-test",
-                self.rm_web.trim_start_matches("http://")
+                "{}/ws/v1/cluster/apps/{app}/state?user.name=yarn-am-test",
+                self.rm_url()
             );
             let killed = self
                 .curl()

@@ -9,13 +9,21 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * One yarn-am application as the submitting side sees it: started with the {@code yarn-am}
@@ -29,13 +37,51 @@ public final class YarnAmApp {
   public final String appId;
   /** What submit staged ("staged N file(s): K uploaded ..."), or null if it did not say. */
   public final String stagingLine;
+  /** The RM web app's base URL ({@code http://} or {@code https://}). */
   private final String rmWeb;
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http;
 
-  private YarnAmApp(String appId, String rmWeb, String stagingLine) {
+  private YarnAmApp(String appId, String rmWeb, String stagingLine) throws IOException {
     this.appId = appId;
     this.stagingLine = stagingLine;
-    this.rmWeb = rmWeb;
+    this.rmWeb = webUrl(rmWeb);
+    HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+    String ca = System.getenv("YARN_AM_CA_FILE");
+    if (this.rmWeb.startsWith("https://") && ca != null && !ca.isEmpty()) {
+      b.sslContext(caContext(Paths.get(ca)));
+    }
+    this.http = b.build();
+  }
+
+  /** A web address as a base URL: {@code host:port} is {@code http://host:port}. */
+  static String webUrl(String address) {
+    String a = address.endsWith("/") ? address.substring(0, address.length() - 1) : address;
+    return a.contains("://") ? a : "http://" + a;
+  }
+
+  /**
+   * Trust for an https RM: only the CA certificates of the PEM file YARN_AM_CA_FILE names (as
+   * the yarn-am CLI trusts them), not the JVM's store; host names are checked as usual.
+   */
+  static SSLContext caContext(Path pem) throws IOException {
+    try (InputStream in = Files.newInputStream(pem)) {
+      KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+      ks.load(null, null);
+      int n = 0;
+      for (Certificate cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+        ks.setCertificateEntry("ca-" + n++, cert);
+      }
+      if (n == 0) {
+        throw new IOException("the CA file " + pem + " (YARN_AM_CA_FILE) holds no PEM certificate");
+      }
+      TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(ks);
+      SSLContext ctx = SSLContext.getInstance("TLS");
+      ctx.init(null, tmf.getTrustManagers(), null);
+      return ctx;
+    } catch (GeneralSecurityException e) {
+      throw new IOException("reading the CA file " + pem + " (YARN_AM_CA_FILE): " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -100,7 +146,7 @@ public final class YarnAmApp {
 
   /** The RM's report of the app ({@code /ws/v1/cluster/apps/{id}}, its "app" object). */
   public JsonNode report() throws IOException {
-    HttpRequest req = HttpRequest.newBuilder(URI.create("http://" + rmWeb + "/ws/v1/cluster/apps/" + appId))
+    HttpRequest req = HttpRequest.newBuilder(URI.create(rmWeb + "/ws/v1/cluster/apps/" + appId))
         .timeout(Duration.ofSeconds(15))
         .header("Accept", "application/json")
         .GET()

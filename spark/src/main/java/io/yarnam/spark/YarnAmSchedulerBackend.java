@@ -148,14 +148,19 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
     events.start();
   }
 
-  /** The RM web address: spark.yarnam.rmWeb, YARN_AM_RM_WEB, else yarn-site.xml's. */
+  /**
+   * The RM web app's base URL: spark.yarnam.rmWeb, YARN_AM_RM_WEB, else yarn-site.xml's, as
+   * every Hadoop client finds it: {@code https://} and yarn.resourcemanager.webapp.https.address
+   * when yarn.http.policy is HTTPS_ONLY (the plain port is closed then). A bare host:port is
+   * taken as {@code http://}, as the yarn-am CLI takes it.
+   */
   static String rmWebAddress(SparkConf conf, Configuration hadoop) {
     if (conf.contains("spark.yarnam.rmWeb")) {
-      return conf.get("spark.yarnam.rmWeb");
+      return YarnAmApp.webUrl(conf.get("spark.yarnam.rmWeb"));
     }
     String env = System.getenv("YARN_AM_RM_WEB");
     if (env != null && !env.isEmpty()) {
-      return env;
+      return YarnAmApp.webUrl(env);
     }
     Configuration c = new Configuration(hadoop);
     c.addResource("yarn-site.xml");
@@ -164,11 +169,11 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
         c.addResource(new org.apache.hadoop.fs.Path(Paths.get(dir, "yarn-site.xml").toString()));
       }
     }
-    String addr = c.get("yarn.resourcemanager.webapp.address");
-    if (addr == null) {
-      addr = c.get("yarn.resourcemanager.hostname", "0.0.0.0") + ":8088";
+    String host = c.get("yarn.resourcemanager.hostname", "0.0.0.0");
+    if ("HTTPS_ONLY".equalsIgnoreCase(c.getTrimmed("yarn.http.policy", "HTTP_ONLY"))) {
+      return "https://" + c.get("yarn.resourcemanager.webapp.https.address", host + ":8090");
     }
-    return addr;
+    return "http://" + c.get("yarn.resourcemanager.webapp.address", host + ":8088");
   }
 
   private static Path secretFile(SparkConf conf, String appId) {
