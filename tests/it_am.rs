@@ -53,38 +53,7 @@ async fn demand_places_executors_near_their_tasks_then_shrinks_kills_and_finishe
     assert_eq!(anon.status(), 401);
     assert_eq!(d.state().await["demand"]["target_executors"], 0);
 
-    // Issue 23: the API answers only TLS with the certificate the secret file pins. A client
-    // pinning another certificate is refused in the handshake (its secret never sent), naming
-    // both fingerprints; plain HTTP to the port gets no HTTP reply.
-    let wrong = yarn_am::protocol::tls::Fingerprint([0; 32]);
-    let err = yarn_am::protocol::tls::pinned_http_client(wrong)
-        .timeout(Duration::from_secs(15))
-        .build()
-        .unwrap()
-        .get(format!("{}/v1/state", d.url))
-        .bearer_auth(&d.secret)
-        .send()
-        .await
-        .unwrap_err();
-    match yarn_am::protocol::tls::pin_error(&err) {
-        Some(yarn_am::protocol::tls::TlsError::WrongCertificate { expected, seen }) => {
-            assert_eq!((expected, Some(seen)), (wrong, d.pin));
-        }
-        other => panic!("not a pin refusal: {other:?}: {err:#}"),
-    }
-    {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut s = tokio::net::TcpStream::connect(d.addr()).await.unwrap();
-        s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut out = Vec::new();
-        let _ = tokio::time::timeout(Duration::from_secs(15), s.read_to_end(&mut out)).await;
-        assert!(
-            !String::from_utf8_lossy(&out).contains("HTTP/1.1"),
-            "plain HTTP was answered on the TLS port"
-        );
-    }
+    d.assert_tls_only_with_its_pin().await;
 
     // 6 executors for tasks preferring nm1 (4 tasks) and nm3 (8 tasks).
     d.post(

@@ -105,37 +105,8 @@ async fn https_cluster_runs_the_sample_job_and_the_driver_api_refuses_a_wrong_pi
     let d = Driver::find(c, &api_app).await;
     d.wait_running(1, Duration::from_secs(60)).await;
 
-    // The driver API answers only TLS with the certificate the secret file pins: a client
-    // pinning another is refused in the handshake, plain HTTP gets no HTTP reply.
-    let wrong = yarn_am::protocol::tls::Fingerprint([7; 32]);
-    let err = yarn_am::protocol::tls::pinned_http_client(wrong)
-        .timeout(Duration::from_secs(15))
-        .build()
-        .unwrap()
-        .get(format!("{}/v1/state", d.url))
-        .bearer_auth(&d.secret)
-        .send()
-        .await
-        .unwrap_err();
-    match yarn_am::protocol::tls::pin_error(&err) {
-        Some(yarn_am::protocol::tls::TlsError::WrongCertificate { expected, seen }) => {
-            assert_eq!((expected, Some(seen)), (wrong, d.pin));
-        }
-        other => panic!("not a pin refusal: {other:?}: {err:#}"),
-    }
-    {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut s = tokio::net::TcpStream::connect(d.addr()).await.unwrap();
-        s.write_all(b"GET /v1/state HTTP/1.1\r\nhost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut out = Vec::new();
-        let _ = tokio::time::timeout(Duration::from_secs(15), s.read_to_end(&mut out)).await;
-        assert!(
-            !String::from_utf8_lossy(&out).contains("HTTP/1."),
-            "plain HTTP was answered on the driver API's port"
-        );
-    }
+    // The driver API answers only TLS with the certificate the secret file pins.
+    d.assert_tls_only_with_its_pin().await;
     assert!(
         !answers_plain_http(&d.url.replacen("https://", "http://", 1)).await,
         "the driver API answered plain HTTP"

@@ -266,6 +266,42 @@ impl Driver {
 }
 
 /// The executors in a `/v1/state` answer.
+impl Driver {
+    /// Issue 23: the driver API answers only TLS with the certificate the secret file pins.
+    /// A client pinning another certificate is refused in the handshake (its secret never
+    /// sent), naming both fingerprints; plain HTTP to the port gets no HTTP reply.
+    pub async fn assert_tls_only_with_its_pin(&self) {
+        use yarn_am::protocol::tls;
+        let wrong = tls::Fingerprint([7; 32]);
+        let err = tls::pinned_http_client(wrong)
+            .timeout(Duration::from_secs(15))
+            .build()
+            .unwrap()
+            .get(format!("{}/v1/state", self.url))
+            .bearer_auth(&self.secret)
+            .send()
+            .await
+            .unwrap_err();
+        match tls::pin_error(&err) {
+            Some(tls::TlsError::WrongCertificate { expected, seen }) => {
+                assert_eq!((expected, Some(seen)), (wrong, self.pin));
+            }
+            other => panic!("not a pin refusal: {other:?}: {err:#}"),
+        }
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(self.addr()).await.unwrap();
+        s.write_all(b"GET /v1/state HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(15), s.read_to_end(&mut out)).await;
+        assert!(
+            !String::from_utf8_lossy(&out).contains("HTTP/1."),
+            "plain HTTP was answered on the driver API's port"
+        );
+    }
+}
+
 pub fn executors_of(state: &serde_json::Value) -> Vec<serde_json::Value> {
     state["executors"].as_array().unwrap().clone()
 }

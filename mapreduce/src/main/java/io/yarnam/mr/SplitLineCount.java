@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.Locale;
 
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -17,9 +16,6 @@ import org.apache.hadoop.mapreduce.RecordReader;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.input.FileSplit;
-import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
-import org.apache.hadoop.mapreduce.lib.output.TextOutputFormat;
-import org.apache.hadoop.util.GenericOptionsParser;
 
 /**
  * The yarn-am HDFS example's per-split work as a map-only MapReduce job, for the side-by-side
@@ -115,25 +111,9 @@ public final class SplitLineCount {
   }
 
   public static void main(String[] args) throws Exception {
-    GenericOptionsParser parsed = new GenericOptionsParser(new Configuration(), args);
-    Configuration conf = parsed.getConfiguration();
-    args = parsed.getRemainingArgs();
-    if (args.length != 2) {
-      System.err.println("usage: SplitLineCount [-D key=value ...] INPUT_GLOB OUTPUT_DIR");
-      System.exit(2);
-    }
-    Job job = Job.getInstance(conf, "mr-split-line-count");
-    job.setJarByClass(SplitLineCount.class);
+    Job job = JobReport.mapOnly(args, SplitLineCount.class, "mr-split-line-count");
     job.setInputFormatClass(SplitsOnly.class);
     job.setMapperClass(CountMapper.class);
-    job.setNumReduceTasks(0);
-    job.setOutputFormatClass(TextOutputFormat.class);
-    job.setOutputKeyClass(Text.class);
-    job.setOutputValueClass(NullWritable.class);
-    FileInputFormat.addInputPath(job, new Path(args[0]));
-    Path out = new Path(args[1]);
-    out.getFileSystem(job.getConfiguration()).delete(out, true);
-    FileOutputFormat.setOutputPath(job, out);
     System.exit(JobReport.run(job));
   }
 }

@@ -3,19 +3,13 @@ package io.yarnam.mr;
 import java.io.IOException;
 import java.util.Locale;
 
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.LongWritable;
 import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
-import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.input.FileSplit;
 import org.apache.hadoop.mapreduce.lib.input.TextInputFormat;
-import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
-import org.apache.hadoop.mapreduce.lib.output.TextOutputFormat;
-import org.apache.hadoop.util.GenericOptionsParser;
 
 /**
  * conf/examples/hdfs-job.json's work (`{split.cat} | wc -w` per block) as a map-only MapReduce
@@ -64,25 +58,9 @@ public final class SplitWordCount {
   }
 
   public static void main(String[] args) throws Exception {
-    GenericOptionsParser parsed = new GenericOptionsParser(new Configuration(), args);
-    Configuration conf = parsed.getConfiguration();
-    args = parsed.getRemainingArgs();
-    if (args.length != 2) {
-      System.err.println("usage: SplitWordCount [-D key=value ...] INPUT_GLOB OUTPUT_DIR");
-      System.exit(2);
-    }
-    Job job = Job.getInstance(conf, "mr-split-word-count");
-    job.setJarByClass(SplitWordCount.class);
+    Job job = JobReport.mapOnly(args, SplitWordCount.class, "mr-split-word-count");
     job.setInputFormatClass(TextInputFormat.class);
     job.setMapperClass(WordsMapper.class);
-    job.setNumReduceTasks(0);
-    job.setOutputFormatClass(TextOutputFormat.class);
-    job.setOutputKeyClass(Text.class);
-    job.setOutputValueClass(NullWritable.class);
-    FileInputFormat.addInputPath(job, new Path(args[0]));
-    Path out = new Path(args[1]);
-    out.getFileSystem(job.getConfiguration()).delete(out, true);
-    FileOutputFormat.setOutputPath(job, out);
     System.exit(JobReport.run(job));
   }
 }
