@@ -292,6 +292,11 @@ pub struct SubmitArgs {
     /// at least 3).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_executor_failures: Option<u32>,
+    /// Executor failures older than this many milliseconds no longer count towards
+    /// --max-executor-failures (Spark's spark.executor.failuresValidityInterval; for
+    /// long-running apps). Default: every failure counts.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub executor_failures_validity_interval: Option<u64>,
     /// Executor container memory in MB.
     #[arg(long, default_value_t = 256)]
     pub executor_memory: i64,

@@ -22,6 +22,13 @@ def test_production_settings_are_flags():
                     "--attempt-failures-validity-interval", "60000", "--job", "job.json"]
 
 
+def test_files_archives_and_the_failure_window_go_with_a_job_too():
+    args = submit_args("job.json", files=["data.csv#d.csv"], archives=["hdfs:///apps/env.zip#env"],
+                       executor_failures_validity_interval=3600000)
+    assert args == ["submit", "--job", "job.json", "--executor-failures-validity-interval", "3600000",
+                    "--file", "data.csv#d.csv", "--archive", "hdfs:///apps/env.zip#env"]
+
+
 def test_a_job_conflicts_with_executor_flags():
     with pytest.raises(InvalidArgument, match="executors"):
         submit_args("job.json", executors=2)

@@ -411,6 +411,7 @@ fn pool(
     info!(%strategy, "allocation strategy");
     let allocator = Allocator::new(AllocatorConfig {
         strategy,
+        failure_validity_ms: spec.executor_failures_validity_ms,
         spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
         // Executors run one task per vcore.
         tasks_per_executor: spec.executor.vcores.max(1) as u32,

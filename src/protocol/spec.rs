@@ -71,6 +71,10 @@ pub struct AppSpec {
     pub staging: Option<StagingDir>,
     /// Executor failures after which the AM gives up (Spark: max(2 x max executors, 3)).
     pub max_executor_failures: u32,
+    /// `submit --executor-failures-validity-interval`: failures older than this stop
+    /// counting towards `max_executor_failures`. `None`: they count forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor_failures_validity_ms: Option<u64>,
     /// A job for the embedded driver; then executors run `yarn-am executor`.
     #[serde(default)]
     pub job: Option<crate::core::driver::job::Job>,
@@ -140,7 +144,16 @@ mod tests {
                 min: 0,
                 max: 4,
                 env: BTreeMap::from([("A".into(), "b".into())]),
-                files: BTreeMap::new(),
+                files: BTreeMap::from([(
+                    "__spark_libs__".into(),
+                    crate::staging::StagedFile {
+                        url: "hdfs://rm:8020/user/u/.yarn-am-staging/.cache/ab/jars.zip".into(),
+                        size: 10,
+                        timestamp_ms: 1,
+                        kind: crate::staging::ResourceKind::Archive,
+                        visibility: crate::staging::Visibility::Private,
+                    },
+                )]),
             },
             staging: Some(StagingDir::Webhdfs {
                 url: "http://rm:9870".into(),
@@ -148,6 +161,7 @@ mod tests {
                 path: "/user/u/.yarn-am-staging/application_1_0001".into(),
             }),
             max_executor_failures: 8,
+            executor_failures_validity_ms: Some(60_000),
             job: None,
             token_refresh: None,
             nm_heartbeat_ms: Some(500),

@@ -431,6 +431,7 @@ async fn stage_and_submit(
         executor,
         staging: Some(stager.dir()),
         max_executor_failures,
+        executor_failures_validity_ms: args.executor_failures_validity_interval,
         job,
         nm_heartbeat_ms: nm_heartbeat_ms(&conf),
         fallback_to_simple_auth_allowed: fallback_to_simple(&conf)?,

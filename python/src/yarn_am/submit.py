@@ -52,8 +52,10 @@ def submit_args(
     max_executors: Optional[int] = None,
     executor_env: Optional[Mapping[str, str]] = None,
     files: Sequence[PathLike] = (),
+    archives: Sequence[PathLike] = (),
     keep_running: bool = False,
     max_executor_failures: Optional[int] = None,
+    executor_failures_validity_interval: Optional[int] = None,
     name: Optional[str] = None,
     queue: Optional[str] = None,
     tags: Sequence[str] = (),
@@ -124,8 +126,11 @@ def submit_args(
         if keep_running:
             args.append("--keep-running")
         opt("--max-executor-failures", max_executor_failures)
+    opt("--executor-failures-validity-interval", executor_failures_validity_interval)
     for f in files:
         opt("--file", os.fspath(f))
+    for a in archives:
+        opt("--archive", os.fspath(a))
     opt("--webhdfs", webhdfs)
     opt("--staging-dir", staging_dir)
     opt("--hdfs-uri", hdfs_uri)
@@ -169,8 +174,10 @@ def submit(
 
     ``job``: a :class:`Job`, a job dict, or the path of a job file; or no job and the
     executors' options (``executors``, ``command``, ``executor_memory``, ``executor_vcores``,
-    ``min_executors``, ``max_executors``, ``executor_env``, ``files``, ``keep_running``,
-    ``max_executor_failures``). Either way: ``name``, ``queue``, ``tags``, ``max_attempts``,
+    ``min_executors``, ``max_executors``, ``executor_env``, ``keep_running``,
+    ``max_executor_failures``). Either way: ``files`` and ``archives`` (``"path#name"``; a
+    local path or an ``hdfs://`` URL; archives are unpacked into the folder ``name``),
+    ``executor_failures_validity_interval`` (ms; older executor failures stop counting), ``name``, ``queue``, ``tags``, ``max_attempts``,
     ``priority``, ``lifetime`` (seconds; the RM kills the app then), ``application_type``,
     ``attempt_failures_validity_interval`` (ms), ``am_memory``, ``am_vcores``, ``env``, ``webhdfs`` (stage on HDFS; default
     ``$YARN_AM_WEBHDFS``), ``staging_dir``, ``hdfs_uri``, ``secret_dir``, ``strategy``,

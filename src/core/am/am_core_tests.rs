@@ -878,6 +878,45 @@ fn failed_executors_are_restarted_until_the_failure_limit() {
     }
 }
 
+/// `--executor-failures-validity-interval`: a failure older than the window no longer
+/// counts, so two failures 90 s apart stay under a limit of 2 with a 60 s window.
+#[test]
+fn failures_older_than_the_validity_window_stop_counting() {
+    let nodes: Vec<NodeInfo> = HOSTS.iter().map(|h| node(h, "/rack1")).collect();
+    let config = crate::core::allocator::tracker::AllocatorConfig {
+        failure_validity_ms: Some(60_000),
+        ..Default::default()
+    };
+    let mut c = AmCore::new(
+        fixtures::pool_with(&nodes, 10, config),
+        None,
+        Duration::from_secs(3),
+        2,
+    )
+    .with_completion(Completion::KeepRunning);
+    c.handle_start(0, 2);
+    executors(&mut c, 0, &[(C2, "nm1"), (C3, "nm2")]);
+    complete(&mut c, 10_000, &[(C2, 1)]);
+    executors(&mut c, 20_000, &[(C4, "nm1")]);
+    complete(&mut c, 100_000, &[(C4, 1)]);
+    assert!(
+        c.ending().is_none(),
+        "the first failure is 90 s old: one counts, limit 2"
+    );
+    // A third failure within the window of the second reaches the limit.
+    complete(&mut c, 110_000, &[(C3, 1)]);
+    match c.ending() {
+        Some(Ending::Finish {
+            outcome: Outcome::Failed,
+            diagnostics,
+        }) => assert!(
+            diagnostics.contains("2 executor failures (limit 2)"),
+            "{diagnostics}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// `--keep-running`: executors that exit 0 are replaced and the app runs on.
 #[test]
 fn a_keep_running_app_replaces_executors_that_exit_0() {

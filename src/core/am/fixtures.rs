@@ -37,11 +37,16 @@ pub fn node(host: &str, rack: &str, memory_mb: u64, vcores: u64) -> NodeInfo {
 
 /// The AM's pool over `nodes`, with the default allocator and [`spec`]`(max)`.
 pub fn pool(nodes: &[NodeInfo], max: u32) -> Pool {
+    pool_with(nodes, max, AllocatorConfig::default())
+}
+
+/// [`pool`] with an allocator configured otherwise.
+pub fn pool_with(nodes: &[NodeInfo], max: u32, config: AllocatorConfig) -> Pool {
     let (topo, cluster) = super::cluster_view::from_nodes(nodes, 256, 1);
     let (events, _) = broadcast::channel(64);
     let table = AmrmState::new(super::cluster_view::rack_resolver(&topo), None);
     Pool::new(
-        Allocator::new(AllocatorConfig::default()).with_cluster(topo, cluster),
+        Allocator::new(config).with_cluster(topo, cluster),
         table,
         Registry::new(events),
         spec(max),

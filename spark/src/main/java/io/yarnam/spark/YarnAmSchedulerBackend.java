@@ -115,6 +115,15 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
       args.add("--archive");
       args.add(runtime.archive);
     }
+    // Spark's YARN mode's executor failure limit and its validity window, as yarn-am's.
+    if (conf.contains("spark.executor.maxNumFailures")) {
+      args.add("--max-executor-failures");
+      args.add(Integer.toString(conf.getInt("spark.executor.maxNumFailures", 3)));
+    }
+    if (conf.contains("spark.executor.failuresValidityInterval")) {
+      args.add("--executor-failures-validity-interval");
+      args.add(Long.toString(conf.getTimeAsMs("spark.executor.failuresValidityInterval")));
+    }
     for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.executorEnv.")) {
       args.add("--executor-env");
       args.add(kv._1() + "=" + kv._2());
