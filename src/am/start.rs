@@ -415,7 +415,6 @@ fn pool(
         spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
         // Executors run one task per vcore.
         tasks_per_executor: spec.executor.vcores.max(1) as u32,
-        ..AllocatorConfig::default()
     })
     .with_first_executor_id(resumed.first_executor_id)
     .with_cluster(topo.clone(), cluster);
