@@ -218,7 +218,7 @@ impl Cluster {
 
     /// Whether the RM reports `app_id` FINISHED, FAILED or KILLED.
     fn app_ended(&self, app_id: &str) -> bool {
-        let url = format!("http://{}/ws/v1/cluster/apps/{app_id}", self.rm_web);
+        let url = format!("{}/ws/v1/cluster/apps/{app_id}", self.rm_url());
         self.web_json(&url).is_some_and(|v| {
             matches!(
                 v["app"]["state"].as_str(),
