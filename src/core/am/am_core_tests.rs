@@ -866,14 +866,16 @@ fn failed_executors_are_restarted_until_the_failure_limit() {
     assert!(c.ending().is_none(), "one of two done, one failure of 2");
     executors(&mut c, 40_000, &[(C4, "nm1")]);
     complete(&mut c, 50_000, &[(C4, 7)]);
+    assert_failed_with(&c, "2 executor failures (limit 2)");
+}
+
+/// The app ended FAILED with diagnostics that say `what`.
+fn assert_failed_with(c: &AmCore, what: &str) {
     match c.ending() {
         Some(Ending::Finish {
             outcome: Outcome::Failed,
             diagnostics,
-        }) => assert!(
-            diagnostics.contains("2 executor failures (limit 2)"),
-            "{diagnostics}"
-        ),
+        }) => assert!(diagnostics.contains(what), "{diagnostics}"),
         other => panic!("{other:?}"),
     }
 }
@@ -905,16 +907,7 @@ fn failures_older_than_the_validity_window_stop_counting() {
     );
     // A third failure within the window of the second reaches the limit.
     complete(&mut c, 110_000, &[(C3, 1)]);
-    match c.ending() {
-        Some(Ending::Finish {
-            outcome: Outcome::Failed,
-            diagnostics,
-        }) => assert!(
-            diagnostics.contains("2 executor failures (limit 2)"),
-            "{diagnostics}"
-        ),
-        other => panic!("{other:?}"),
-    }
+    assert_failed_with(&c, "2 executor failures (limit 2)");
 }
 
 /// `--keep-running`: executors that exit 0 are replaced and the app runs on.
