@@ -121,31 +121,32 @@ fn join(dir: &str, name: &str) -> String {
     }
 }
 
-/// Every entry of the folder `dir`, page by page; a missing folder (or a file) has none.
-/// HDFS lists a folder in name order and each page starts after the cursor, so every page
-/// must end past the previous one: a page that does not (empty, or ending at or before the
-/// cursor) while entries are said to remain is [`InputsError::ListingStuck`], not another
-/// request.
-async fn list_dir(
+/// Every entry of the folder `dir`, page by page; a missing folder (or a file) has none,
+/// and `Ok(false)` says it is missing. HDFS lists a folder in name order and each page
+/// starts after the cursor, so every page must end past the previous one: a page that does
+/// not (empty, or ending at or before the cursor) while entries are said to remain is
+/// [`InputsError::ListingStuck`], not another request. `yarn-am logs` lists the aggregated
+/// log folders with it too.
+pub(crate) async fn list_dir(
     client: &WebHdfs,
     dir: &str,
     mut each: impl FnMut(yarn_client::webhdfs::DirEntry),
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let mut after: Option<String> = None;
     loop {
         let page = match client.list_page(dir, after.as_deref()).await {
             Ok(p) => p,
-            Err(e) if e.is_not_found() && after.is_none() => return Ok(()),
-            Err(e) => return Err(e).with_context(|| format!("listing input folder {dir}")),
+            Err(e) if e.is_not_found() && after.is_none() => return Ok(false),
+            Err(e) => return Err(e).with_context(|| format!("listing folder {dir}")),
         };
         let last = page.entries.last().map(|e| e.path_suffix.clone());
         let is_file = page.entries.len() == 1 && page.entries[0].path_suffix.is_empty();
         if is_file {
-            return Ok(());
+            return Ok(true);
         }
         page.entries.into_iter().for_each(&mut each);
         if page.remaining == 0 {
-            return Ok(());
+            return Ok(true);
         }
         let stuck = |why| InputsError::ListingStuck {
             path: dir.to_string(),

@@ -16,6 +16,7 @@ use yarn_client::rest::RmRest;
 use yarn_client::webhdfs::{FileType, WebHdfs};
 
 use crate::cli::LogsArgs;
+use crate::submit::input_listing::list_dir;
 use crate::tools::rm::{http_auth, user_name};
 
 pub const REMOTE_DIR_KEY: &str = "yarn.nodemanager.remote-app-log-dir";
@@ -166,11 +167,17 @@ pub async fn read_app(
 ) -> anyhow::Result<(String, Vec<NodeFile>)> {
     let dirs = layout.app_dirs(owner, app_id);
     for dir in &dirs {
-        let names = match list_files(client, dir).await {
-            Ok(n) => n,
-            Err(e) if is_not_found(&e) => continue,
-            Err(e) => return Err(e.context(format!("listing {dir} through WebHDFS"))),
-        };
+        let mut names = Vec::new();
+        let found = list_dir(client, dir, |e| {
+            if e.kind == FileType::File {
+                names.push((e.path_suffix, e.length));
+            }
+        })
+        .await
+        .with_context(|| format!("listing {dir} through WebHDFS"))?;
+        if !found {
+            continue;
+        }
         let mut out = Vec::new();
         for (name, length) in names {
             if !aggregated::is_node_file(&name) {
@@ -200,31 +207,6 @@ pub async fn read_app(
         "no aggregated logs of {app_id} on HDFS (looked in {})",
         dirs.join(", ")
     )
-}
-
-fn is_not_found(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<yarn_client::webhdfs::WebHdfsError>()
-        .is_some_and(|e| e.is_not_found())
-}
-
-/// The files of folder `dir` with their lengths, every page.
-async fn list_files(client: &WebHdfs, dir: &str) -> anyhow::Result<Vec<(String, u64)>> {
-    let mut out = Vec::new();
-    let mut after: Option<String> = None;
-    loop {
-        let page = client.list_page(dir, after.as_deref()).await?;
-        let last = page.entries.last().map(|e| e.path_suffix.clone());
-        out.extend(
-            page.entries
-                .into_iter()
-                .filter(|e| e.kind == FileType::File)
-                .map(|e| (e.path_suffix, e.length)),
-        );
-        if page.remaining == 0 || last.is_none() {
-            return Ok(out);
-        }
-        after = last;
-    }
 }
 
 /// The whole file `path` of `length` bytes (never more are kept).
