@@ -412,12 +412,7 @@ impl Stager {
     /// Copies the local file `src` into the folder as `name`.
     pub async fn put_file(&mut self, src: &Path, name: &str) -> anyhow::Result<StagedFile> {
         match self {
-            Stager::Local { dir } => {
-                let dst = dir.join(name);
-                copy_private(src, &dst)
-                    .with_context(|| format!("staging {} to {}", src.display(), dst.display()))?;
-                local_staged(&dst)
-            }
+            Stager::Local { dir } => stage_local_copy(src, &dir.join(name)),
             Stager::Webhdfs { dir, .. } => {
                 let path = hdfs_join(dir, name);
                 let created = self.put_at(src, &path).await?;
@@ -463,11 +458,7 @@ impl Stager {
                     let folder = dir.join(format!("archive-{name}"));
                     private_fs::create_private_dir(&folder)
                         .with_context(|| format!("staging archive {}", src.display()))?;
-                    let dst = folder.join(&stored);
-                    copy_private(src, &dst).with_context(|| {
-                        format!("staging {} to {}", src.display(), dst.display())
-                    })?;
-                    local_staged(&dst)?
+                    stage_local_copy(src, &folder.join(&stored))?
                 }
             };
             staged.kind = kind;
@@ -713,6 +704,13 @@ fn copy_private(src: &Path, dst: &Path) -> std::io::Result<()> {
     let mut to = create_private(dst, if executable { 0o700 } else { 0o600 })?;
     std::io::copy(&mut from, &mut to)?;
     Ok(())
+}
+
+/// Copies `src` to the new private file `dst` (see [`copy_private`]) and describes it.
+fn stage_local_copy(src: &Path, dst: &Path) -> anyhow::Result<StagedFile> {
+    copy_private(src, dst)
+        .with_context(|| format!("staging {} to {}", src.display(), dst.display()))?;
+    local_staged(dst)
 }
 
 /// A staged local copy, described by its canonical `file://` URL, size and mtime.
