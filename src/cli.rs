@@ -261,6 +261,28 @@ pub struct SubmitArgs {
     /// its diagnostics (YARN's LIFETIME timeout).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub lifetime: Option<u64>,
+    /// Who else may view the app, its tracking page and its logs: YARN's ACL syntax, users
+    /// then a space and groups (`"bob,carol ops"`, `*` for everyone); enforced where the
+    /// cluster sets yarn.acl.enable.
+    #[arg(long, value_name = "ACL", value_parser = parse_acl)]
+    pub view_acl: Option<String>,
+    /// Who else may kill the app, move it or change its priority (same syntax).
+    #[arg(long, value_name = "ACL", value_parser = parse_acl)]
+    pub modify_acl: Option<String>,
+    /// Only log files whose name matches this Java regular expression are aggregated to
+    /// HDFS at the app's end (YARN's log-include-pattern; e.g. `^stdout$`).
+    #[arg(long, value_name = "REGEX")]
+    pub log_include_pattern: Option<String>,
+    /// Log files whose name matches this are not aggregated at the app's end.
+    #[arg(long, value_name = "REGEX")]
+    pub log_exclude_pattern: Option<String>,
+    /// Like --log-include-pattern, for the uploads while the app runs on clusters that roll
+    /// logs (yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds).
+    #[arg(long, value_name = "REGEX")]
+    pub rolled_log_include_pattern: Option<String>,
+    /// Like --log-exclude-pattern, for the uploads while the app runs.
+    #[arg(long, value_name = "REGEX")]
+    pub rolled_log_exclude_pattern: Option<String>,
     /// The application type the RM shows (`yarn-am list` lists YARN-AM only).
     #[arg(long, default_value = crate::submit::APPLICATION_TYPE)]
     pub application_type: String,
@@ -366,4 +388,30 @@ pub struct SubmitArgs {
     /// for comparisons).
     #[arg(long, default_value = "default")]
     pub strategy: crate::core::allocator::Strategy,
+}
+
+fn parse_acl(s: &str) -> Result<String, String> {
+    yarn_client::acl::check_acl(s)
+        .map(|()| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
+impl SubmitArgs {
+    /// The app's ACLs from --view-acl / --modify-acl.
+    pub fn acls(&self) -> yarn_client::acl::AppAcls {
+        yarn_client::acl::AppAcls {
+            view: self.view_acl.clone(),
+            modify: self.modify_acl.clone(),
+        }
+    }
+
+    /// Which log files the NodeManagers aggregate, from the --*log-*-pattern flags.
+    pub fn log_aggregation(&self) -> yarn_client::rest::LogAggregation {
+        yarn_client::rest::LogAggregation {
+            include: self.log_include_pattern.clone(),
+            exclude: self.log_exclude_pattern.clone(),
+            rolled_include: self.rolled_log_include_pattern.clone(),
+            rolled_exclude: self.rolled_log_exclude_pattern.clone(),
+        }
+    }
 }

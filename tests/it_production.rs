@@ -57,3 +57,61 @@ async fn priority_type_and_a_lifetime_that_ends_the_app() {
         "killed before its lifetime: {took:?}"
     );
 }
+
+/// ACLs and a log-aggregation context travel with the submission: the RM takes both (the
+/// ACLs are not in its report and are enforced only under yarn.acl.enable, off on the test
+/// cluster), every container launches with the ACLs in its context, and the NodeManagers
+/// aggregate only the files the include pattern names: the task's stdout reaches HDFS, its
+/// stderr does not.
+#[tokio::test]
+async fn acls_and_a_log_include_pattern() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let job = am::one_task_job(
+        "it-log-pattern",
+        "echo kept-line-5521; echo dropped-line >&2",
+    );
+    let path = am::write_job(c, "it-log-pattern", &job);
+    let app = am::submit(
+        c,
+        "it-log-pattern",
+        &[
+            "--job",
+            path.to_str().unwrap(),
+            "--view-acl",
+            "bob,carol ops",
+            "--modify-acl",
+            "carol",
+            "--log-include-pattern",
+            "stdout$",
+        ],
+    );
+    let r = am::wait_succeeded(c, &app, Duration::from_secs(120)).await;
+    assert_eq!(r.final_status, "SUCCEEDED", "{}", r.diagnostics);
+    let out = am::yarn_am(c)
+        .args(["logs", &app, "--task", "t0"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
+        (Some(0), "kept-line-5521\n"),
+        "{}",
+        am::text(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("read from the aggregated logs"),
+        "{}",
+        am::text(&out)
+    );
+    let err = am::yarn_am(c)
+        .args(["logs", &app, "--task", "t0", "--file", "stderr"])
+        .output()
+        .unwrap();
+    let all = am::text(&err);
+    assert_eq!(err.status.code(), Some(1), "{all}");
+    assert!(!all.contains("dropped-line"), "{all}");
+    assert!(all.contains("its aggregated logs have none"), "{all}");
+}

@@ -156,6 +156,7 @@ impl Launcher {
             environment,
             local_resources,
             tokens: Some(self.executor_credentials(executor_id, container_id)),
+            acls: self.spec.acls.clone(),
         }
     }
 
@@ -275,6 +276,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             files: Default::default(),
+            acls: Default::default(),
         };
         Launcher::new(spec, contact, 1).0
     }

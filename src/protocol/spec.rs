@@ -39,6 +39,10 @@ pub struct ExecutorSpec {
     /// `hdfs://` URLs, see [`crate::staging`]).
     #[serde(default)]
     pub files: BTreeMap<String, StagedFile>,
+    /// The app's ACLs, in every executor's launch context (a NodeManager takes them from the
+    /// first container of the app it starts).
+    #[serde(default, skip_serializing_if = "yarn_client::acl::AppAcls::is_empty")]
+    pub acls: yarn_client::acl::AppAcls,
 }
 
 /// With `submit --principal/--keytab` on a secure cluster staging on HDFS: how the AM logs
@@ -154,6 +158,10 @@ mod tests {
                         visibility: crate::staging::Visibility::Private,
                     },
                 )]),
+                acls: yarn_client::acl::AppAcls {
+                    view: Some("bob ops".into()),
+                    modify: None,
+                },
             },
             staging: Some(StagingDir::Webhdfs {
                 url: "http://rm:9870".into(),

@@ -371,6 +371,7 @@ async fn stage_and_submit(
         files.insert(COMMAND_FILE.to_string(), script);
     }
 
+    let acls = args.acls();
     let mut executor = ExecutorSpec {
         command: command_file_launch(),
         memory_mb: args.executor_memory,
@@ -380,6 +381,7 @@ async fn stage_and_submit(
         max: args.max_executors.unwrap_or(args.executors),
         env: executor_env,
         files,
+        acls: acls.clone(),
     };
     if job.is_none() {
         // The executor command can reach the app's key-value store with `./yarn-am kv`.
@@ -490,9 +492,11 @@ async fn stage_and_submit(
             environment,
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
             credentials: am_credentials(&secret, &cert, tokens),
+            acls: args.acls(),
         },
         priority: args.priority,
         attempt_failures_validity_interval_ms: args.attempt_failures_validity_interval,
+        log_aggregation: args.log_aggregation(),
     };
     let submitted_at = std::time::SystemTime::now();
     rest.submit(&submission)

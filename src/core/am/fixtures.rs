@@ -23,6 +23,7 @@ pub fn spec(max: u32) -> ExecutorSpec {
         max,
         env: Default::default(),
         files: Default::default(),
+        acls: Default::default(),
     }
 }
 

@@ -160,6 +160,68 @@ public final class SubmitPlan {
     return a;
   }
 
+  /**
+   * The application settings of Spark's YARN mode that yarn-am takes as submit flags:
+   * {@code spark.yarn.priority}, {@code spark.yarn.tags} (comma-separated),
+   * {@code spark.yarn.am.attemptFailuresValidityInterval}, the rolled-log patterns
+   * ({@code spark.yarn.rolledLog.includePattern} / {@code excludePattern}) and, with
+   * {@code spark.acls.enable}, the app's view and modify ACLs as Spark's YARN client makes them
+   * (the admins, the listed users and {@code user}, then a space and the groups).
+   */
+  public static List<String> appSettings(Map<String, String> conf, String user) {
+    List<String> a = new ArrayList<>();
+    if (conf.containsKey("spark.yarn.priority")) {
+      a.add("--priority");
+      a.add(Integer.toString(Integer.parseInt(conf.get("spark.yarn.priority").trim())));
+    }
+    for (String tag : conf.getOrDefault("spark.yarn.tags", "").split(",")) {
+      if (!tag.isBlank()) {
+        a.add("--tag");
+        a.add(tag.trim());
+      }
+    }
+    if (conf.containsKey("spark.yarn.am.attemptFailuresValidityInterval")) {
+      a.add("--attempt-failures-validity-interval");
+      a.add(Long.toString(JavaUtils.timeStringAsMs(conf.get("spark.yarn.am.attemptFailuresValidityInterval"))));
+    }
+    String[][] patterns = {
+      {"spark.yarn.rolledLog.includePattern", "--rolled-log-include-pattern"},
+      {"spark.yarn.rolledLog.excludePattern", "--rolled-log-exclude-pattern"},
+    };
+    for (String[] p : patterns) {
+      if (conf.containsKey(p[0])) {
+        a.add(p[1]);
+        a.add(conf.get(p[0]));
+      }
+    }
+    if (Boolean.parseBoolean(conf.getOrDefault("spark.acls.enable", "false"))) {
+      a.add("--view-acl");
+      a.add(acl(conf, user, "spark.ui.view.acls"));
+      a.add("--modify-acl");
+      a.add(acl(conf, user, "spark.modify.acls"));
+    }
+    return a;
+  }
+
+  /** One YARN ACL from Spark's admin and per-kind user and group lists. */
+  private static String acl(Map<String, String> conf, String user, String key) {
+    java.util.LinkedHashSet<String> users = new java.util.LinkedHashSet<>();
+    java.util.LinkedHashSet<String> groups = new java.util.LinkedHashSet<>();
+    users.add(user);
+    for (String k : new String[] {"spark.admin.acls", key}) {
+      for (String u : conf.getOrDefault(k, "").split(",")) {
+        if (!u.isBlank()) users.add(u.trim());
+      }
+      for (String g : conf.getOrDefault(k + ".groups", "").split(",")) {
+        if (!g.isBlank()) groups.add(g.trim());
+      }
+    }
+    if (users.contains("*") || groups.contains("*")) {
+      return "*";
+    }
+    return String.join(",", users) + " " + String.join(",", groups);
+  }
+
   /** A Spark size ("512m", "2g"; a bare number is MiB, as Spark reads these keys) in MiB. */
   static long sizeMb(Map<String, String> conf, String key, String dflt) {
     String v = conf.getOrDefault(key, dflt).trim();

@@ -124,6 +124,7 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
       args.add("--executor-failures-validity-interval");
       args.add(Long.toString(conf.getTimeAsMs("spark.executor.failuresValidityInterval")));
     }
+    args.addAll(SubmitPlan.appSettings(settings, sc.sparkUser()));
     for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.executorEnv.")) {
       args.add("--executor-env");
       args.add(kv._1() + "=" + kv._2());

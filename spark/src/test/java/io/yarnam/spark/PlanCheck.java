@@ -71,6 +71,16 @@ public final class PlanCheck {
     check(crash.exitCausedByApp() && crash.reason().contains("exit status 137"), "a crash is the app's fault");
     ExecutorExited unknown = (ExecutorExited) LossReasons.of(null, null, null, false);
     check(unknown.exitCausedByApp() && unknown.exitCode() == -1, "no verdict counts against the app");
+    List<String> app = SubmitPlan.appSettings(Map.of("spark.yarn.priority", "5", "spark.yarn.tags", "etl, nightly",
+        "spark.yarn.am.attemptFailuresValidityInterval", "1h", "spark.yarn.rolledLog.includePattern", "stdout",
+        "spark.acls.enable", "true", "spark.admin.acls", "root", "spark.ui.view.acls", "bob",
+        "spark.ui.view.acls.groups", "ops"), "alice");
+    check(app.equals(List.of("--priority", "5", "--tag", "etl", "--tag", "nightly",
+        "--attempt-failures-validity-interval", "3600000", "--rolled-log-include-pattern", "stdout",
+        "--view-acl", "alice,root,bob ops", "--modify-acl", "alice,root ")), "application settings: " + app);
+    check(SubmitPlan.appSettings(Map.of(), "alice").isEmpty(), "no settings, no flags");
+    check(SubmitPlan.appSettings(Map.of("spark.acls.enable", "true", "spark.modify.acls", "*"), "a")
+        .contains("*"), "a * ACL stays *");
     System.out.println(passed + " passed, 0 failed");
   }
 }
