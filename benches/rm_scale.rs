@@ -646,6 +646,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         env: Default::default(),
         files: Default::default(),
         acls: Default::default(),
+        node_label: None,
     };
     let (events, _) = broadcast::channel(64);
     let pool = Pool::new(

@@ -283,6 +283,13 @@ pub struct SubmitArgs {
     /// Like --log-exclude-pattern, for the uploads while the app runs.
     #[arg(long, value_name = "REGEX")]
     pub rolled_log_exclude_pattern: Option<String>,
+    /// Ask for the executors in this node-label partition only (one label, as YARN takes
+    /// it); the queue must be allowed to use it (accessible-node-labels).
+    #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
+    pub node_label: Option<String>,
+    /// Run the AM in this node-label partition.
+    #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
+    pub am_node_label: Option<String>,
     /// The application type the RM shows (`yarn-am list` lists YARN-AM only).
     #[arg(long, default_value = crate::submit::APPLICATION_TYPE)]
     pub application_type: String,
@@ -388,6 +395,24 @@ pub struct SubmitArgs {
     /// for comparisons).
     #[arg(long, default_value = "default")]
     pub strategy: crate::core::allocator::Strategy,
+}
+
+/// A node label as YARN names them (`CommonNodeLabelsManager`: a letter or digit, then
+/// letters, digits, `-` and `_`, at most 255): YARN takes one label per request, so `&&` and
+/// `||` expressions are refused here rather than by the RM at the first allocate.
+fn parse_node_label(s: &str) -> Result<String, String> {
+    let mut chars = s.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
+    if first_ok
+        && s.len() <= 255
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "{s:?} is not a node label (one label: a letter or digit, then letters, digits, - or _)"
+        ))
+    }
 }
 
 fn parse_acl(s: &str) -> Result<String, String> {

@@ -115,3 +115,86 @@ async fn acls_and_a_log_include_pattern() {
     assert!(!all.contains("dropped-line"), "{all}");
     assert!(all.contains("its aggregated logs have none"), "{all}");
 }
+
+/// Gives a node the exclusive node label `it` (the test cluster's queue may use that
+/// partition, see conf/cluster/capacity-scheduler.xml) for one test, and takes it back when
+/// dropped, also when the test fails: while labelled, the node takes no unlabelled request.
+struct Labelled {
+    c: &'static cluster::Cluster,
+    node_id: &'static str,
+}
+
+impl Labelled {
+    fn new(c: &'static cluster::Cluster, node_id: &'static str) -> Labelled {
+        // Adding a label that exists already is refused: then it is there, which is the point.
+        let _ = c.rm_post(
+            "/ws/v1/cluster/add-node-labels",
+            Some(r#"{"nodeLabelInfo":[{"name":"it","exclusivity":true}]}"#),
+        );
+        c.rm_post(
+            &format!("/ws/v1/cluster/nodes/{node_id}/replace-labels?labels=it"),
+            None,
+        )
+        .expect("labelling the node");
+        Labelled { c, node_id }
+    }
+}
+
+impl Drop for Labelled {
+    fn drop(&mut self) {
+        let path = format!(
+            "/ws/v1/cluster/nodes/{}/replace-labels?labels=",
+            self.node_id
+        );
+        if let Err(e) = self.c.rm_post(&path, None) {
+            eprintln!("could not take the label back from {}: {e}", self.node_id);
+        }
+    }
+}
+
+/// Executors and the AM asked with a node label land only on the node of that partition,
+/// though two other nodes have room; the RM reports the AM's label expression.
+#[tokio::test]
+async fn executors_asked_with_a_node_label_land_only_in_its_partition() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let _label = Labelled::new(c, "nm3:45454");
+    let app = am::submit(
+        c,
+        "it-node-label",
+        &[
+            "--executors",
+            "3",
+            "--keep-running",
+            "--node-label",
+            "it",
+            "--am-node-label",
+            "it",
+        ],
+    );
+    let d = am::Driver::find(c, &app).await;
+    d.wait_running(3, Duration::from_secs(90)).await;
+    let hosts: Vec<String> = am::placements(&d.state().await)
+        .into_iter()
+        .map(|(h, _)| h)
+        .collect();
+    let report = am::rest(c)
+        .get_value(&format!("/ws/v1/cluster/apps/{app}"))
+        .await
+        .unwrap();
+    let _ = am::yarn_am(c).args(["kill", &app]).output();
+    assert_eq!(
+        hosts,
+        ["nm3", "nm3", "nm3"],
+        "executors outside the partition"
+    );
+    let a = &report["app"];
+    assert_eq!(a["amNodeLabelExpression"], "it", "{report}");
+    assert!(
+        a["amHostHttpAddress"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("nm3:"),
+        "the AM outside the partition: {report}"
+    );
+}

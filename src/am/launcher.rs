@@ -277,6 +277,7 @@ mod tests {
                 .collect(),
             files: Default::default(),
             acls: Default::default(),
+            node_label: None,
         };
         Launcher::new(spec, contact, 1).0
     }

@@ -127,8 +127,7 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
     let (rest, nodes) = list_nodes(&spec, &creds).await?;
     // The one topology: the allocator, the request table, the pool and the driver hold
     // handles to the same map.
-    let (topo, cluster) =
-        cluster_view::from_nodes(&nodes, spec.executor.memory_mb, spec.executor.vcores);
+    let (topo, cluster) = cluster_view::from_nodes(&nodes, &spec.executor);
     let mut job = match &spec.job {
         Some(j) => {
             let driver = crate::core::driver::Driver::new(j.clone(), topo.clone())

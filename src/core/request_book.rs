@@ -38,13 +38,16 @@ pub const STRICT_REQUEST_ID: i64 = -1;
 #[derive(Debug)]
 pub struct RequestBook {
     capability: Capability,
+    /// The executors' node label expression (one label: their partition), on every request.
+    node_label: Option<String>,
     ids: HashMap<u64, RequestId>,
 }
 
 impl RequestBook {
-    pub fn new(capability: Capability) -> Self {
+    pub fn new(capability: Capability, node_label: Option<String>) -> Self {
         Self {
             capability,
+            node_label,
             ids: HashMap::new(),
         }
     }
@@ -123,6 +126,7 @@ impl RequestBook {
         let mut req = ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
             .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>());
         req.allocation_request_id = key;
+        req.node_label = self.node_label.clone();
         if strict {
             req.relax_locality(false)
         } else {

@@ -43,6 +43,10 @@ pub struct ExecutorSpec {
     /// first container of the app it starts).
     #[serde(default, skip_serializing_if = "yarn_client::acl::AppAcls::is_empty")]
     pub acls: yarn_client::acl::AppAcls,
+    /// The node label the executors are asked with (`submit --node-label`): YARN grants them
+    /// only on nodes of that partition, and the AM names no other node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_label: Option<String>,
 }
 
 /// With `submit --principal/--keytab` on a secure cluster staging on HDFS: how the AM logs
@@ -162,6 +166,7 @@ mod tests {
                     view: Some("bob ops".into()),
                     modify: None,
                 },
+                node_label: Some("gpu".into()),
             },
             staging: Some(StagingDir::Webhdfs {
                 url: "http://rm:9870".into(),

@@ -382,6 +382,7 @@ async fn stage_and_submit(
         env: executor_env,
         files,
         acls: acls.clone(),
+        node_label: args.node_label.clone(),
     };
     if job.is_none() {
         // The executor command can reach the app's key-value store with `./yarn-am kv`.
@@ -497,6 +498,7 @@ async fn stage_and_submit(
         priority: args.priority,
         attempt_failures_validity_interval_ms: args.attempt_failures_validity_interval,
         log_aggregation: args.log_aggregation(),
+        am_node_label: args.am_node_label.clone(),
     };
     let submitted_at = std::time::SystemTime::now();
     rest.submit(&submission)

@@ -125,6 +125,10 @@ pub struct NodeInfo {
     pub available_virtual_cores: i64,
     #[serde(default)]
     pub health_report: String,
+    /// The node's labels (its partition); the RM leaves the field out, or lists `""`, for
+    /// the default partition.
+    #[serde(default)]
+    pub node_labels: Vec<String>,
 }
 
 impl NodeInfo {
@@ -301,6 +305,8 @@ pub struct Submission {
     pub attempt_failures_validity_interval_ms: Option<i64>,
     /// Which log files the NodeManagers aggregate; empty: all of them.
     pub log_aggregation: LogAggregation,
+    /// The node label (partition) of the AM's container; `None`: the queue's default.
+    pub am_node_label: Option<String>,
 }
 
 fn entries<V: Serialize>(map: &BTreeMap<String, V>) -> serde_json::Value {
@@ -363,6 +369,9 @@ impl Submission {
         }
         if !self.log_aggregation.is_empty() {
             v["log-aggregation-context"] = self.log_aggregation.rest_json();
+        }
+        if let Some(label) = &self.am_node_label {
+            v["am-container-node-label-expression"] = label.clone().into();
         }
         v
     }
@@ -1007,6 +1016,7 @@ mod tests {
             priority: None,
             attempt_failures_validity_interval_ms: None,
             log_aggregation: LogAggregation::default(),
+            am_node_label: None,
         };
         let v = sub.to_json();
         assert!(
@@ -1014,8 +1024,10 @@ mod tests {
                 && v.get("attempt-failures-validity-interval").is_none()
                 && v.get("log-aggregation-context").is_none()
                 && v["am-container-spec"].get("application-acls").is_none()
+                && v.get("am-container-node-label-expression").is_none()
         );
         let mut with = sub.clone();
+        with.am_node_label = Some("gpu".into());
         with.am.acls.view = Some("bob ops".into());
         with.log_aggregation = LogAggregation {
             include: Some("^stdout$".into()),
@@ -1027,6 +1039,7 @@ mod tests {
             w["am-container-spec"]["application-acls"],
             serde_json::json!({"entry": [{"key": "VIEW_APP", "value": "bob ops"}]})
         );
+        assert_eq!(w["am-container-node-label-expression"], "gpu");
         assert_eq!(
             w["log-aggregation-context"],
             serde_json::json!({"log-include-pattern": "^stdout$", "rolled-log-exclude-pattern": "gc.*"})

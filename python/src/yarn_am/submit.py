@@ -64,6 +64,8 @@ def submit_args(
     lifetime: Optional[int] = None,
     application_type: Optional[str] = None,
     attempt_failures_validity_interval: Optional[int] = None,
+    node_label: Optional[str] = None,
+    am_node_label: Optional[str] = None,
     view_acl: Optional[str] = None,
     modify_acl: Optional[str] = None,
     log_include_pattern: Optional[str] = None,
@@ -116,6 +118,8 @@ def submit_args(
     opt("--lifetime", lifetime)
     opt("--application-type", application_type)
     opt("--attempt-failures-validity-interval", attempt_failures_validity_interval)
+    opt("--node-label", node_label)
+    opt("--am-node-label", am_node_label)
     opt("--view-acl", view_acl)
     opt("--modify-acl", modify_acl)
     opt("--log-include-pattern", log_include_pattern)
@@ -191,7 +195,8 @@ def submit(
     local path or an ``hdfs://`` URL; archives are unpacked into the folder ``name``),
     ``executor_failures_validity_interval`` (ms; older executor failures stop counting), ``name``, ``queue``, ``tags``, ``max_attempts``,
     ``priority``, ``lifetime`` (seconds; the RM kills the app then), ``application_type``,
-    ``attempt_failures_validity_interval`` (ms), ``view_acl`` and ``modify_acl`` (YARN's ACL
+    ``attempt_failures_validity_interval`` (ms), ``node_label`` and ``am_node_label`` (the
+    node-label partition of the executors and of the AM), ``view_acl`` and ``modify_acl`` (YARN's ACL
     syntax: ``"alice,bob ops"``), ``log_include_pattern``, ``log_exclude_pattern``,
     ``rolled_log_include_pattern``, ``rolled_log_exclude_pattern`` (which log files are
     aggregated; Java regular expressions on file names), ``am_memory``, ``am_vcores``, ``env``, ``webhdfs`` (stage on HDFS; default

@@ -24,6 +24,7 @@ pub fn spec(max: u32) -> ExecutorSpec {
         env: Default::default(),
         files: Default::default(),
         acls: Default::default(),
+        node_label: None,
     }
 }
 
@@ -43,7 +44,7 @@ pub fn pool(nodes: &[NodeInfo], max: u32) -> Pool {
 
 /// [`pool`] with an allocator configured otherwise.
 pub fn pool_with(nodes: &[NodeInfo], max: u32, config: AllocatorConfig) -> Pool {
-    let (topo, cluster) = super::cluster_view::from_nodes(nodes, 256, 1);
+    let (topo, cluster) = super::cluster_view::from_nodes(nodes, &spec(max));
     let (events, _) = broadcast::channel(64);
     let table = AmrmState::new(super::cluster_view::rack_resolver(&topo), None);
     Pool::new(

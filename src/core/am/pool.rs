@@ -88,12 +88,13 @@ impl Pool {
         app_id: String,
     ) -> Self {
         let capability = Capability::new(spec.memory_mb, spec.vcores);
+        let requests = RequestBook::new(capability, spec.node_label.clone());
         Self {
             allocator,
             table,
             registry,
             spec,
-            requests: RequestBook::new(capability),
+            requests,
             granted: HashMap::new(),
             demand: Demand::default(),
             excluded: HashSet::new(),
@@ -159,7 +160,7 @@ impl Pool {
         };
         let updates = nodes
             .iter()
-            .map(|n| listed_node_update(n, &self.excluded, self.spec.memory_mb, self.spec.vcores))
+            .map(|n| listed_node_update(n, &self.excluded, &self.spec))
             .collect();
         self.event(now_ms, Event::NodesUpdated(updates));
     }
@@ -411,9 +412,7 @@ impl Pool {
             let updates: Vec<_> = resp
                 .updated_nodes
                 .iter()
-                .filter_map(|r| {
-                    node_update(r, &self.excluded, self.spec.memory_mb, self.spec.vcores)
-                })
+                .filter_map(|r| node_update(r, &self.excluded, &self.spec))
                 .collect();
             self.event(now_ms, Event::NodesUpdated(updates));
         }

@@ -49,6 +49,8 @@ pub struct NodeReport {
     /// Total size of the node, if reported.
     pub memory_mb: Option<i64>,
     pub vcores: Option<i32>,
+    /// The node's labels (its partition); empty for the default partition.
+    pub labels: Vec<String>,
 }
 
 /// One allocate answer.
@@ -119,6 +121,12 @@ impl From<&NodeReportProto> for NodeReport {
             running: r.node_state() == NodeStateProto::NsRunning,
             memory_mb: r.capability.as_ref().map(|c| c.memory.unwrap_or(0)),
             vcores: r.capability.as_ref().map(|c| c.virtual_cores.unwrap_or(0)),
+            labels: r
+                .node_labels
+                .iter()
+                .filter(|l| !l.is_empty())
+                .cloned()
+                .collect(),
         }
     }
 }

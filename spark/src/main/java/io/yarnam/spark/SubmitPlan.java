@@ -163,7 +163,8 @@ public final class SubmitPlan {
   /**
    * The application settings of Spark's YARN mode that yarn-am takes as submit flags:
    * {@code spark.yarn.priority}, {@code spark.yarn.tags} (comma-separated),
-   * {@code spark.yarn.am.attemptFailuresValidityInterval}, the rolled-log patterns
+   * {@code spark.yarn.am.attemptFailuresValidityInterval}, the executors' and the AM's node
+   * label expressions, the rolled-log patterns
    * ({@code spark.yarn.rolledLog.includePattern} / {@code excludePattern}) and, with
    * {@code spark.acls.enable}, the app's view and modify ACLs as Spark's YARN client makes them
    * (the admins, the listed users and {@code user}, then a space and the groups).
@@ -187,6 +188,8 @@ public final class SubmitPlan {
     String[][] patterns = {
       {"spark.yarn.rolledLog.includePattern", "--rolled-log-include-pattern"},
       {"spark.yarn.rolledLog.excludePattern", "--rolled-log-exclude-pattern"},
+      {"spark.yarn.executor.nodeLabelExpression", "--node-label"},
+      {"spark.yarn.am.nodeLabelExpression", "--am-node-label"},
     };
     for (String[] p : patterns) {
       if (conf.containsKey(p[0])) {

@@ -74,9 +74,10 @@ public final class PlanCheck {
     List<String> app = SubmitPlan.appSettings(Map.of("spark.yarn.priority", "5", "spark.yarn.tags", "etl, nightly",
         "spark.yarn.am.attemptFailuresValidityInterval", "1h", "spark.yarn.rolledLog.includePattern", "stdout",
         "spark.acls.enable", "true", "spark.admin.acls", "root", "spark.ui.view.acls", "bob",
-        "spark.ui.view.acls.groups", "ops"), "alice");
+        "spark.ui.view.acls.groups", "ops", "spark.yarn.executor.nodeLabelExpression", "gpu"), "alice");
     check(app.equals(List.of("--priority", "5", "--tag", "etl", "--tag", "nightly",
         "--attempt-failures-validity-interval", "3600000", "--rolled-log-include-pattern", "stdout",
+        "--node-label", "gpu",
         "--view-acl", "alice,root,bob ops", "--modify-acl", "alice,root ")), "application settings: " + app);
     check(SubmitPlan.appSettings(Map.of(), "alice").isEmpty(), "no settings, no flags");
     check(SubmitPlan.appSettings(Map.of("spark.acls.enable", "true", "spark.modify.acls", "*"), "a")
