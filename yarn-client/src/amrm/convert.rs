@@ -126,7 +126,12 @@ mod tests {
         let p = ResourceRequestProto::from(&a);
         let extra = &p.capability.as_ref().unwrap().resource_value_map;
         assert_eq!(
-            (extra.len(), extra[0].key.as_str(), extra[0].value, extra[0].units.as_deref()),
+            (
+                extra.len(),
+                extra[0].key.as_str(),
+                extra[0].value,
+                extra[0].units.as_deref()
+            ),
             (1, "example.com/accelerator", Some(2), None)
         );
         assert_eq!(p.priority.unwrap().priority, Some(3));
