@@ -647,6 +647,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         files: Default::default(),
         acls: Default::default(),
         node_label: None,
+        resources: Default::default(),
     };
     let (events, _) = broadcast::channel(64);
     let pool = Pool::new(

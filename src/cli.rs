@@ -287,6 +287,12 @@ pub struct SubmitArgs {
     /// it); the queue must be allowed to use it (accessible-node-labels).
     #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
     pub node_label: Option<String>,
+    /// A countable resource each executor asks for besides memory and vcores, NAME=COUNT
+    /// (repeatable): `yarn.io/gpu=1`, `yarn.io/fpga=1` or a type the cluster declares in
+    /// yarn.resource-types. The executor finds what it got in $YARN_AM_EXECUTOR_RESOURCES
+    /// (`name=count,...`).
+    #[arg(long, value_name = "NAME=COUNT", value_parser = parse_resource)]
+    pub executor_resource: Vec<(String, i64)>,
     /// Run the AM in this node-label partition.
     #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
     pub am_node_label: Option<String>,
@@ -412,6 +418,34 @@ fn parse_node_label(s: &str) -> Result<String, String> {
         Err(format!(
             "{s:?} is not a node label (one label: a letter or digit, then letters, digits, - or _)"
         ))
+    }
+}
+
+/// NAME=COUNT of a countable resource: YARN's resource names (`yarn.io/gpu`, `example.com/x`)
+/// and a count of at least 1; memory and vcores have their own flags.
+fn parse_resource(s: &str) -> Result<(String, i64), String> {
+    let (name, count) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not NAME=COUNT (e.g. yarn.io/gpu=1)"))?;
+    let name_ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_'));
+    if !name_ok {
+        return Err(format!(
+            "{name:?} is not a resource name such as yarn.io/gpu"
+        ));
+    }
+    if matches!(name, "memory-mb" | "memory" | "vcores") {
+        return Err(format!(
+            "{name} has its own flags (--executor-memory, --executor-vcores)"
+        ));
+    }
+    match count.parse::<i64>() {
+        Ok(n) if n >= 1 => Ok((name.to_string(), n)),
+        _ => Err(format!(
+            "the count of {name} is not a whole number of at least 1: {count:?}"
+        )),
     }
 }
 

@@ -9,8 +9,14 @@ mod cluster;
 
 use std::time::{Duration, Instant};
 
+/// One test at a time: the node-label test needs room for its AM and executors on nm3 (an
+/// app of another test there would keep it), and the resource test every node's
+/// accelerators.
+static NODES_TO_ITSELF: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test]
 async fn priority_type_and_a_lifetime_that_ends_the_app() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let t0 = Instant::now();
@@ -65,6 +71,7 @@ async fn priority_type_and_a_lifetime_that_ends_the_app() {
 /// stderr does not.
 #[tokio::test]
 async fn acls_and_a_log_include_pattern() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let job = am::one_task_job(
@@ -156,6 +163,7 @@ impl Drop for Labelled {
 /// though two other nodes have room; the RM reports the AM's label expression.
 #[tokio::test]
 async fn executors_asked_with_a_node_label_land_only_in_its_partition() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let _label = Labelled::new(c, "nm3:45454");
@@ -196,5 +204,63 @@ async fn executors_asked_with_a_node_label_land_only_in_its_partition() {
             .unwrap_or("")
             .starts_with("nm3:"),
         "the AM outside the partition: {report}"
+    );
+}
+
+/// Executors asking a countable resource of the cluster's own (`example.com/accelerator`, two
+/// per NodeManager on the test cluster) fit two a node though memory and vcores would take
+/// more: of 7 asked, 6 run, 2 a node; each learns what it got; the RM counts the resource in
+/// the app's report.
+#[tokio::test]
+async fn executors_asking_a_custom_resource_get_it_and_fit_as_many_as_the_nodes_have() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let app = am::submit(
+        c,
+        "it-resources",
+        &[
+            "--executors",
+            "7",
+            "--keep-running",
+            "--executor-resource",
+            "example.com/accelerator=1",
+            "--executor-command",
+            "echo \"got=$YARN_AM_EXECUTOR_RESOURCES\"; sleep 600",
+        ],
+    );
+    let d = am::Driver::find(c, &app).await;
+    d.wait_running(6, Duration::from_secs(90)).await;
+    // Memory and vcores would take all 7 at once (11 slots): the seventh waits for a node's
+    // accelerator. Several NodeManager heartbeats (500 ms) give the RM the chance to err.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut per_host = std::collections::BTreeMap::new();
+    for (h, _) in am::placements(&d.state().await) {
+        *per_host.entry(h).or_insert(0) += 1;
+    }
+    let logs = am::wait_for("six executors' lines", Duration::from_secs(30), || async {
+        let out = am::yarn_am(c).args(["logs", &app]).output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (text.matches("got=example.com/accelerator=1").count() >= 6).then_some(text)
+    })
+    .await;
+    let _ = am::yarn_am(c).args(["kill", &app]).output();
+    assert_eq!(
+        per_host.values().copied().collect::<Vec<_>>(),
+        [2, 2, 2],
+        "{per_host:?}"
+    );
+    assert!(!logs.contains("got=\n"), "{logs}");
+    let xml = c
+        .rm_get_xml(&format!("/ws/v1/cluster/apps/{app}"))
+        .expect("the app's report as XML");
+    let counted = xml
+        .split("<key>example.com/accelerator</key><value>")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(
+        counted.is_some_and(|n| n > 0),
+        "the RM did not count the resource: {xml}"
     );
 }

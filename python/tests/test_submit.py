@@ -24,8 +24,9 @@ def test_production_settings_are_flags():
 
 def test_acls_and_log_patterns_are_flags():
     args = submit_args("job.json", view_acl="bob ops", modify_acl="carol", log_include_pattern="stdout$",
-                       rolled_log_exclude_pattern="gc.*", node_label="gpu", am_node_label="am")
-    assert args == ["submit", "--node-label", "gpu", "--am-node-label", "am", "--view-acl", "bob ops", "--modify-acl", "carol",
+                       rolled_log_exclude_pattern="gc.*", node_label="gpu", am_node_label="am",
+                       executor_resources={"yarn.io/gpu": 2})
+    assert args == ["submit", "--executor-resource", "yarn.io/gpu=2", "--node-label", "gpu", "--am-node-label", "am", "--view-acl", "bob ops", "--modify-acl", "carol",
                     "--log-include-pattern", "stdout$", "--rolled-log-exclude-pattern", "gc.*",
                     "--job", "job.json"]
 

@@ -40,6 +40,8 @@ pub struct RequestBook {
     capability: Capability,
     /// The executors' node label expression (one label: their partition), on every request.
     node_label: Option<String>,
+    /// Countable resources beyond memory and vcores, on every request.
+    resources: Vec<(String, i64)>,
     ids: HashMap<u64, RequestId>,
 }
 
@@ -48,8 +50,15 @@ impl RequestBook {
         Self {
             capability,
             node_label,
+            resources: Vec::new(),
             ids: HashMap::new(),
         }
+    }
+
+    /// Asks every request with these countable resources too (the executors' own).
+    pub fn with_resources(mut self, resources: Vec<(String, i64)>) -> Self {
+        self.resources = resources;
+        self
     }
 
     /// Applies `action` to `table` if it is a request action; any other action is handed
@@ -127,6 +136,7 @@ impl RequestBook {
             .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>());
         req.allocation_request_id = key;
         req.node_label = self.node_label.clone();
+        req.resources = self.resources.clone();
         if strict {
             req.relax_locality(false)
         } else {

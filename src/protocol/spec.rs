@@ -47,6 +47,10 @@ pub struct ExecutorSpec {
     /// only on nodes of that partition, and the AM names no other node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_label: Option<String>,
+    /// Countable resources beyond memory and vcores each executor asks for, by name
+    /// (`submit --executor-resource yarn.io/gpu=1`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, i64>,
 }
 
 /// With `submit --principal/--keytab` on a secure cluster staging on HDFS: how the AM logs
@@ -167,6 +171,7 @@ mod tests {
                     modify: None,
                 },
                 node_label: Some("gpu".into()),
+                resources: BTreeMap::from([("yarn.io/gpu".into(), 1)]),
             },
             staging: Some(StagingDir::Webhdfs {
                 url: "http://rm:9870".into(),

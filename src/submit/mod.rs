@@ -383,6 +383,7 @@ async fn stage_and_submit(
         files,
         acls: acls.clone(),
         node_label: args.node_label.clone(),
+        resources: args.executor_resource.iter().cloned().collect(),
     };
     if job.is_none() {
         // The executor command can reach the app's key-value store with `./yarn-am kv`.

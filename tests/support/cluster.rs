@@ -376,6 +376,17 @@ impl Cluster {
         }
     }
 
+    /// A GET of the RM's web services as XML, for the maps its JSON shows only the last
+    /// entry of (Hadoop 3.4.1's `resourceSecondsMap`, ...).
+    pub fn rm_get_xml(&self, path: &str) -> Option<String> {
+        let mut curl = self.curl();
+        curl.args(["-H", "Accept: application/xml"]);
+        let out = curl.arg(format!("{}{path}", self.rm_url())).output().ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     fn curl_get(&self, url: &str, accept_json: bool) -> Option<Vec<u8>> {
         let mut curl = self.curl();
         if accept_json {

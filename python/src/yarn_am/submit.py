@@ -64,6 +64,7 @@ def submit_args(
     lifetime: Optional[int] = None,
     application_type: Optional[str] = None,
     attempt_failures_validity_interval: Optional[int] = None,
+    executor_resources: Optional[Mapping[str, int]] = None,
     node_label: Optional[str] = None,
     am_node_label: Optional[str] = None,
     view_acl: Optional[str] = None,
@@ -118,6 +119,8 @@ def submit_args(
     opt("--lifetime", lifetime)
     opt("--application-type", application_type)
     opt("--attempt-failures-validity-interval", attempt_failures_validity_interval)
+    for rname, count in (executor_resources or {}).items():
+        opt("--executor-resource", f"{rname}={count}")
     opt("--node-label", node_label)
     opt("--am-node-label", am_node_label)
     opt("--view-acl", view_acl)
@@ -195,7 +198,8 @@ def submit(
     local path or an ``hdfs://`` URL; archives are unpacked into the folder ``name``),
     ``executor_failures_validity_interval`` (ms; older executor failures stop counting), ``name``, ``queue``, ``tags``, ``max_attempts``,
     ``priority``, ``lifetime`` (seconds; the RM kills the app then), ``application_type``,
-    ``attempt_failures_validity_interval`` (ms), ``node_label`` and ``am_node_label`` (the
+    ``attempt_failures_validity_interval`` (ms), ``executor_resources`` (``{"yarn.io/gpu": 1}``:
+    countable resources each executor asks for), ``node_label`` and ``am_node_label`` (the
     node-label partition of the executors and of the AM), ``view_acl`` and ``modify_acl`` (YARN's ACL
     syntax: ``"alice,bob ops"``), ``log_include_pattern``, ``log_exclude_pattern``,
     ``rolled_log_include_pattern``, ``rolled_log_exclude_pattern`` (which log files are

@@ -25,6 +25,7 @@ pub fn spec(max: u32) -> ExecutorSpec {
         files: Default::default(),
         acls: Default::default(),
         node_label: None,
+        resources: Default::default(),
     }
 }
 
@@ -65,6 +66,7 @@ pub fn container(id: &str, host: &str) -> AllocatedContainer {
         node_http_address: format!("{host}:8042"),
         memory_mb: 256,
         vcores: 1,
+        resources: Vec::new(),
         token: None,
         allocation_request_id: -1,
     }

@@ -88,7 +88,8 @@ impl Pool {
         app_id: String,
     ) -> Self {
         let capability = Capability::new(spec.memory_mb, spec.vcores);
-        let requests = RequestBook::new(capability, spec.node_label.clone());
+        let requests = RequestBook::new(capability, spec.node_label.clone())
+            .with_resources(spec.resources.clone().into_iter().collect());
         Self {
             allocator,
             table,

@@ -22,6 +22,9 @@ pub struct AllocatedContainer {
     pub node_http_address: String,
     pub memory_mb: i64,
     pub vcores: i32,
+    /// Countable resources beyond memory and vcores the container holds, by name (a GPU
+    /// count, a cluster's own types); empty on clusters that declare none.
+    pub resources: Vec<(String, i64)>,
     /// The container token the NodeManager wants at start (opaque to the AM).
     pub token: Option<Token>,
     /// YARN's allocation request id (`ContainerProto` field 8): the id of the request key
@@ -89,6 +92,12 @@ impl From<&ContainerProto> for AllocatedContainer {
             node_http_address: c.node_http_address.clone().unwrap_or_default(),
             memory_mb: r.memory(),
             vcores: r.virtual_cores(),
+            resources: r
+                .resource_value_map
+                .iter()
+                .filter(|i| i.key != "memory-mb" && i.key != "vcores" && i.value() != 0)
+                .map(|i| (i.key.clone(), i.value()))
+                .collect(),
             token: c.container_token.clone().map(Token::from),
             allocation_request_id: c.allocation_request_id(),
         }

@@ -197,6 +197,26 @@ public final class SubmitPlan {
         a.add(conf.get(p[0]));
       }
     }
+    // Spark's resource scheduling: gpu and fpga are YARN's own types, other resources are
+    // named to YARN with spark.yarn.executor.resource.<yarn name>.amount.
+    java.util.TreeMap<String, String> resources = new java.util.TreeMap<>();
+    for (String kind : new String[] {"gpu", "fpga"}) {
+      String amount = conf.get("spark.executor.resource." + kind + ".amount");
+      if (amount != null) {
+        resources.put("yarn.io/" + kind, amount.trim());
+      }
+    }
+    String prefix = "spark.yarn.executor.resource.";
+    for (Map.Entry<String, String> e : conf.entrySet()) {
+      String k = e.getKey();
+      if (k.startsWith(prefix) && k.endsWith(".amount")) {
+        resources.put(k.substring(prefix.length(), k.length() - ".amount".length()), e.getValue().trim());
+      }
+    }
+    for (Map.Entry<String, String> r : resources.entrySet()) {
+      a.add("--executor-resource");
+      a.add(r.getKey() + "=" + r.getValue());
+    }
     if (Boolean.parseBoolean(conf.getOrDefault("spark.acls.enable", "false"))) {
       a.add("--view-acl");
       a.add(acl(conf, user, "spark.ui.view.acls"));

@@ -80,6 +80,10 @@ public final class PlanCheck {
         "--node-label", "gpu",
         "--view-acl", "alice,root,bob ops", "--modify-acl", "alice,root ")), "application settings: " + app);
     check(SubmitPlan.appSettings(Map.of(), "alice").isEmpty(), "no settings, no flags");
+    check(SubmitPlan.appSettings(Map.of("spark.executor.resource.gpu.amount", "2",
+        "spark.yarn.executor.resource.example.com/accelerator.amount", "1"), "a")
+        .equals(List.of("--executor-resource", "example.com/accelerator=1", "--executor-resource", "yarn.io/gpu=2")),
+        "executor resources");
     check(SubmitPlan.appSettings(Map.of("spark.acls.enable", "true", "spark.modify.acls", "*"), "a")
         .contains("*"), "a * ACL stays *");
     System.out.println(passed + " passed, 0 failed");
