@@ -195,6 +195,23 @@ def table(rows, modes):
     return "\n".join(lines)
 
 
+def steps_table(rows, modes):
+    """Each phase's own share: the median over runs of its time minus the previous phase's."""
+    lines = ["| step | " + " | ".join(f"{m} (median s)" for m in modes) + " |",
+             "|---|" + "---|" * len(modes)]
+    prev = None
+    for key, label, _ in PHASES:
+        cells = []
+        for m in modes:
+            diffs = sorted(r[key] - (r[prev] if prev else 0) for r in rows
+                           if r["mode"] == m and r.get(key) is not None and (not prev or r.get(prev) is not None))
+            cells.append(f"{statistics.median(diffs):.2f}" if diffs else "-")
+        lines.append(f"| {'start' if not prev else dict((k, l) for k, l, _ in PHASES)[prev]} -> {label} | "
+                     + " | ".join(cells) + " |")
+        prev = key
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -247,6 +264,8 @@ def main():
     print()
     print(f"job: {a.job}; before: {a.before}; after: {a.after}")
     print(table(rows, list(modes)))
+    print()
+    print(steps_table(rows, list(modes)))
     flagged = [r["app"] for r in rows if r.get("exec_fetched_binary")]
     if flagged:
         print(f"runs whose executor's node fetched the binary: {', '.join(flagged)}")
