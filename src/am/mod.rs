@@ -41,7 +41,6 @@ use std::time::Duration;
 use tracing::error;
 
 use crate::core::am::am_core::Outcome;
-use crate::protocol::spec::{AppSpec, SPEC_FILE};
 use container_env::ContainerEnv;
 
 /// File in the AM's log dir naming the driver API's URL (the secret is not written there).
@@ -113,9 +112,9 @@ async fn remove_staging_after_error() {
     if !env.is_last_attempt() {
         return;
     }
-    let Some(spec) = std::fs::read_to_string(SPEC_FILE)
+    let Some(spec) = yarn_client::credentials::Credentials::read_file(&env.token_file)
         .ok()
-        .and_then(|t| AppSpec::from_json(&t).ok())
+        .and_then(|creds| start::read_spec(&creds).ok())
     else {
         return;
     };
@@ -171,6 +170,26 @@ mod tests {
         assert_eq!(master_secret(&creds).unwrap(), "m");
         let err = master_secret(&e).unwrap_err().to_string();
         assert!(err.contains("yarn-am.master-secret"), "{err}");
+    }
+
+    /// A small spec comes from the credentials `submit` wrote (issue 27: no localizer for
+    /// the AM container), and stays out of what executors get.
+    #[test]
+    fn the_spec_is_read_from_the_credentials() {
+        use crate::protocol::spec::SPEC_ALIAS;
+        let spec = crate::protocol::spec::tests::spec();
+        let creds = Credentials {
+            tokens: vec![],
+            secrets: vec![(SPEC_ALIAS.into(), spec.to_json().into_bytes())],
+        };
+        assert_eq!(super::start::read_spec(&creds).unwrap(), spec);
+        assert!(token_refresh::executor_base(&creds).secrets.is_empty());
+        let bad = Credentials {
+            tokens: vec![],
+            secrets: vec![(SPEC_ALIAS.into(), b"{".to_vec())],
+        };
+        let e = format!("{:#}", super::start::read_spec(&bad).unwrap_err());
+        assert!(e.contains(SPEC_ALIAS), "{e}");
     }
 
     #[test]

@@ -446,10 +446,15 @@ async fn stage_and_submit(
             .then_some(args.strategy),
         keep_running: args.keep_running,
     };
-    let staged_spec = stager
-        .put_bytes(SPEC_FILE, spec.to_json().into_bytes())
-        .await?;
-    local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
+    // In the credentials when small: no localizer for the AM container (`protocol::spec`).
+    let spec_json = spec.to_json();
+    let inline_spec = if crate::protocol::spec::travels_inline(&spec_json) {
+        Some(spec_json.into_bytes())
+    } else {
+        let staged_spec = stager.put_bytes(SPEC_FILE, spec_json.into_bytes()).await?;
+        local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
+        None
+    };
     let secret = crate::http::new_secret();
     // The AM's TLS certificate, made here beside the secret so that the secret file can
     // carry its fingerprint and every AM attempt serves the same one (`protocol::tls`).
@@ -493,7 +498,7 @@ async fn stage_and_submit(
             local_resources,
             environment,
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
-            credentials: am_credentials(&secret, &cert, tokens),
+            credentials: am_credentials(&secret, &cert, tokens, inline_spec),
             acls: args.acls(),
         },
         priority: args.priority,
@@ -576,17 +581,22 @@ fn print_job_summary(diagnostics: &str) {
 /// `launch_container.sh` in the container's log dir, which its web UI serves). Today that is
 /// the application's master secret (see [`crate::protocol::poll`]) and the driver API's
 /// certificate with its private key (see [`crate::protocol::tls`]); delegation tokens for a
-/// secure cluster go beside them.
+/// secure cluster go beside them. A small spec travels here too (not a secret: to spare the
+/// AM container a localizer, see [`crate::protocol::spec`]).
 fn am_credentials(
     master_secret: &str,
     cert: &crate::protocol::tls::AppCert,
     tokens: Vec<(String, yarn_client::token::Token)>,
+    spec: Option<Vec<u8>>,
 ) -> yarn_client::credentials::Credentials {
     let mut secrets = vec![(
         crate::protocol::credentials::MASTER_SECRET_ALIAS.to_string(),
         master_secret.as_bytes().to_vec(),
     )];
     secrets.extend(cert.credential_secrets());
+    if let Some(spec) = spec {
+        secrets.push((crate::protocol::spec::SPEC_ALIAS.to_string(), spec));
+    }
     yarn_client::credentials::Credentials { tokens, secrets }
 }
 

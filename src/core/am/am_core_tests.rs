@@ -145,6 +145,35 @@ fn a_failed_call_is_sent_again_and_newer_changes_win() {
     assert!(c.ending().is_none(), "one failure is ridden out");
 }
 
+/// Issue 27: a grant waits at the RM until our next call, and on an idle cluster it comes on
+/// an NM heartbeat within one NM interval of the ask: calls every 100 ms for that long, then
+/// Spark's doubling; a new demand starts the fast calls again.
+#[test]
+fn a_demand_gets_fast_calls_for_one_nm_heartbeat_then_the_doubling() {
+    let mut c = core(None).with_grant_window(Duration::from_millis(500));
+    c.handle_start(0, 2);
+    let mut now = 0;
+    let mut waits = Vec::new();
+    for _ in 0..8 {
+        let b = c.poll_allocate(now).expect("a call is due");
+        c.handle_allocated(now, b, answered());
+        let next = c.poll_timeout().expect("asks pending: a next call");
+        waits.push(next - now);
+        now = next;
+    }
+    assert_eq!(waits, [100, 100, 100, 100, 100, 100, 200, 400]);
+    c.handle_command(
+        now,
+        DriverCommand::SetDemand(Demand {
+            target_executors: 3,
+            ..Default::default()
+        }),
+    );
+    let b = c.poll_allocate(now).expect("a new demand goes out at once");
+    c.handle_allocated(now, b, answered());
+    assert_eq!(c.poll_timeout(), Some(now + 100));
+}
+
 #[test]
 fn after_an_rm_restart_everything_is_sent_again_from_response_id_0() {
     let mut c = core(None);
