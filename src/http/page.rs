@@ -140,6 +140,14 @@ pub fn html(s: &StateView) -> String {
         s.running,
         s.executor_failures
     );
+    if s.preemption.asks > 0 {
+        let _ = write!(
+            out,
+            "<p id=\"preemption\">preemption: the RM asked {} time(s) for resources back; \
+             {} executor(s) given back (tasks re-queued, no failure counted)</p>",
+            s.preemption.asks, s.preemption.given_back
+        );
+    }
     // Per host and rack: how many live executors, at which matched level.
     let mut per_host: BTreeMap<(&str, &str), [u32; 3]> = BTreeMap::new();
     for e in s

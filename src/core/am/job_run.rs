@@ -363,6 +363,18 @@ impl JobRun {
         }
     }
 
+    /// What losing executor `id` would cost at `now_ms` (running attempts, their work so
+    /// far), for the choice of what to give back on preemption.
+    pub fn work_at_stake(&self, id: ExecutorId, now_ms: u64) -> Option<(usize, u64)> {
+        self.driver.scheduler().work_at_stake(id, now_ms)
+    }
+
+    /// The AM gives executor `id` back: it gets no new task, and is told to stop on its
+    /// next poll.
+    pub fn giving_back(&mut self, id: ExecutorId) {
+        self.driver.stop_offering(id);
+    }
+
     /// The driver, read-only (for the loop-pass bench's reference computation).
     #[allow(dead_code)]
     pub fn driver(&self) -> &Driver {

@@ -12,5 +12,6 @@ pub mod fixtures;
 pub mod interval;
 pub mod job_run;
 pub mod pool;
+pub mod preemption;
 pub mod registry;
 pub mod waiting;

@@ -218,6 +218,52 @@ impl Pool {
         (killed, unknown)
     }
 
+    /// Live executors the AM could give back, each with its container (not those already
+    /// being released): what a preemption request is answered from. `work`: the running
+    /// tasks and their work so far for an executor, when a job knows them.
+    pub fn give_back_candidates(
+        &self,
+        work: impl Fn(ExecutorId) -> Option<(usize, u64)>,
+    ) -> Vec<super::preemption::Candidate> {
+        self.registry
+            .live_ids()
+            .filter_map(|id| {
+                let (c, _) = self.allocator.container_of(id)?;
+                if self.allocator.is_releasing(c) {
+                    return None;
+                }
+                let (running_tasks, work_ms) = work(id).unwrap_or((0, 0));
+                Some(super::preemption::Candidate {
+                    executor: id,
+                    container: c.to_string(),
+                    running_tasks,
+                    work_ms,
+                })
+            })
+            .collect()
+    }
+
+    /// The size of one executor's container (memory MB, vcores).
+    pub fn executor_size(&self) -> (i64, i32) {
+        (self.spec.memory_mb, self.spec.vcores)
+    }
+
+    /// Gives live executors back to YARN for a reason the driver and the page should see
+    /// (the RM's preemption request): released like a kill, never counted against the app,
+    /// their exit reason the given one. The allocator replaces them if the demand still
+    /// wants them (YARN grants them when it has room again).
+    pub fn give_back(&mut self, now_ms: u64, executors: Vec<(ExecutorId, String)>) {
+        for (id, reason) in executors {
+            if !self.registry.is_live(id) {
+                continue;
+            }
+            info!(executor = %id, %reason, "giving an executor back");
+            self.registry.giving_back(id, reason);
+            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.urgent = true;
+        }
+    }
+
     /// Declares the executors not heard from for `limit_ms` lost: each container goes back
     /// to YARN (the allocator replaces it if the demand still wants it) and the executor is
     /// gone at once, with a reason saying so, not counted against the app (see
@@ -550,6 +596,7 @@ impl Pool {
             recent_events: self.registry.recent(),
             progress: 0.0,
             waiting: None,
+            preemption: Default::default(),
             job: None,
         }
     }
