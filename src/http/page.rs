@@ -140,6 +140,22 @@ pub fn html(s: &StateView) -> String {
         s.running,
         s.executor_failures
     );
+    for h in &s.held_back_hosts {
+        let detail = match (h.decommission_timeout_s, h.excluded_until_ms) {
+            (Some(t), _) => format!("decommissioning, timeout {t} s"),
+            (None, Some(_)) => format!(
+                "excluded after {} executor failures, for a while",
+                h.failures
+            ),
+            _ => h.why.clone(),
+        };
+        let _ = write!(
+            out,
+            "<p class=\"held-back\">no new executors on {}: {}</p>",
+            esc(&h.host),
+            esc(&detail)
+        );
+    }
     if s.preemption.asks > 0 {
         let _ = write!(
             out,

@@ -259,6 +259,10 @@ pub struct StateView {
     /// never asked).
     #[serde(default)]
     pub preemption: PreemptionView,
+    /// Hosts the AM keeps new executors off by itself: decommissioning nodes, hosts where
+    /// executors kept failing (until their exclusion ends).
+    #[serde(default)]
+    pub held_back_hosts: Vec<crate::core::am::held_back::HeldBackHost>,
     /// The embedded driver's job report, when the AM runs a job. It shares the task
     /// records with the driver instead of copying them, and is turned into JSON by the
     /// reader (`GET /v1/job`, `/v1/state`), never by the AM loop.

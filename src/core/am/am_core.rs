@@ -585,6 +585,27 @@ impl AmCore {
         self.pool.give_back(now_ms, answer.executors);
     }
 
+    /// Executors of the job on decommissioning nodes get no new task; once one runs none it
+    /// is given back (its replacement was asked for when the node started draining).
+    fn drain_idle(&mut self, now_ms: u64) {
+        let Some(j) = self.job.as_mut() else {
+            return;
+        };
+        let idle: Vec<_> = self
+            .pool
+            .draining_executors()
+            .into_iter()
+            .filter(|&id| j.draining(id, now_ms))
+            .map(|id| {
+                let why = "its node is decommissioning: given back once idle; not counted";
+                (id, why.to_string())
+            })
+            .collect();
+        if !idle.is_empty() {
+            self.pool.give_back(now_ms, idle);
+        }
+    }
+
     /// After every input: silent executors are declared lost, the job learns of lost
     /// executors, the AM's end is noticed and the driver's timer follows the job.
     fn settle(&mut self, now_ms: u64) {
@@ -600,6 +621,7 @@ impl AmCore {
                 j.executors_gone(now_ms, gone, &mut self.pool);
             }
         }
+        self.drain_idle(now_ms);
         if self.pool.take_urgent() || std::mem::take(&mut self.urgent) {
             self.interval.reset();
             self.arm_heartbeat(now_ms);
@@ -840,6 +862,7 @@ impl AmCore {
         let mut v = self.pool.view();
         v.progress = self.progress();
         v.waiting = self.waiting.view();
+        v.held_back_hosts = self.pool.held_view();
         v.preemption = driver_api::PreemptionView {
             asks: self.preempting.asks,
             given_back: self.preempting.given_back,

@@ -9,6 +9,7 @@ pub mod deliveries;
 pub mod events;
 #[cfg(any(test, feature = "bench"))]
 pub mod fixtures;
+pub mod held_back;
 pub mod interval;
 pub mod job_run;
 pub mod pool;

@@ -301,6 +301,12 @@ impl Registry {
         }
     }
 
+    /// Whether the AM gave live executor `id` back (or its node is going): its end does not
+    /// count against the app.
+    pub fn is_given_back(&self, id: ExecutorId) -> bool {
+        self.given_back.contains_key(&id)
+    }
+
     /// Launch failed before the container ran anything.
     /// `released`: the AM had already given the container back (a kill while it was
     /// starting); its launch failing then is our doing, so it does not count against the app.
