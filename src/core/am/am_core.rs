@@ -900,3 +900,7 @@ impl AmCore {
 #[cfg(test)]
 #[path = "am_core_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "am_core_hosts_tests.rs"]
+mod hosts_tests;
