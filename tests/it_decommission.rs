@@ -35,6 +35,14 @@ impl Drop for Recommission<'_> {
     }
 }
 
+/// An executor's id in the API's JSON (a string).
+fn id_of(e: &serde_json::Value) -> u64 {
+    e["id"]
+        .as_u64()
+        .or_else(|| e["id"].as_str()?.parse().ok())
+        .unwrap_or_else(|| panic!("no id: {e}"))
+}
+
 fn node_state(c: &cluster::Cluster, host: &str) -> Option<String> {
     let out = std::process::Command::new("curl")
         .args(["-s", "--max-time", "10"])
@@ -85,14 +93,10 @@ async fn a_node_decommissioned_gracefully_mid_job_loses_no_task_and_gets_no_exec
     let on_node: Vec<u64> = before
         .iter()
         .filter(|e| e["host"] == node.as_str())
-        .map(|e| e["id"].as_u64().unwrap())
+        .map(id_of)
         .collect();
     assert!(!on_node.is_empty(), "no executor on {node}: {before:?}");
-    let max_id = executors_of(&s)
-        .iter()
-        .filter_map(|e| e["id"].as_u64())
-        .max()
-        .unwrap();
+    let max_id = executors_of(&s).iter().map(id_of).max().unwrap();
     eprintln!(
         "decommissioning {node} (executors {on_node:?}) {:?} after submit",
         t0.elapsed()
@@ -142,7 +146,7 @@ async fn a_node_decommissioned_gracefully_mid_job_loses_no_task_and_gets_no_exec
     );
     let execs = executors_of(&s);
     for id in &on_node {
-        let e = execs.iter().find(|e| e["id"] == *id).unwrap();
+        let e = execs.iter().find(|e| id_of(e) == *id).unwrap();
         assert_eq!(e["counts_against_app"], false, "{e}");
         assert!(
             e["reason"].as_str().unwrap_or("").contains("decommission"),
@@ -151,7 +155,7 @@ async fn a_node_decommissioned_gracefully_mid_job_loses_no_task_and_gets_no_exec
     }
     let new_there: Vec<_> = execs
         .iter()
-        .filter(|e| e["id"].as_u64().unwrap() > max_id && e["host"] == node.as_str())
+        .filter(|e| id_of(e) > max_id && e["host"] == node.as_str())
         .collect();
     assert!(
         new_there.is_empty(),

@@ -649,6 +649,21 @@ impl AmCore {
         }
         let failures = self.pool.failures(now_ms);
         if failures < self.max_executor_failures {
+            if let Some(hosts) = self.pool.all_hosts_failing() {
+                let diagnostics = format!(
+                    "executors failed on every host: all {hosts} excluded after repeated failures; \
+                     last: {}",
+                    self.pool.last_failure()
+                );
+                self.end(
+                    now_ms,
+                    Ending::Finish {
+                        outcome: Outcome::Failed,
+                        diagnostics,
+                    },
+                );
+                return;
+            }
             self.check_completion(now_ms);
             return;
         }

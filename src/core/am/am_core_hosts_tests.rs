@@ -215,3 +215,33 @@ fn a_host_whose_executors_keep_failing_is_excluded_for_a_while() {
     assert_eq!(b.exclusions.removals, ["nm1"]);
     assert!(c.view().held_back_hosts.is_empty());
 }
+
+/// Every host excluded for failures: the app fails at once, saying so, instead of waiting
+/// for an exclusion to end.
+#[test]
+fn every_host_excluded_for_failures_fails_the_app() {
+    let mut c = core(None);
+    c.pool.set_exclusion(1, 60_000, 300_000);
+    c.handle_start(0, 2);
+    let b = c.poll_allocate(0).unwrap();
+    let grant = Allocation {
+        response_id: 1,
+        allocated: vec![
+            fixtures::container(C1, "nm1"),
+            fixtures::container(C2, "nm2"),
+        ],
+        ..Default::default()
+    };
+    c.handle_allocated(0, b, RmReply::Allocated(Box::new(grant)));
+    for l in c.poll_launches() {
+        let container = l.container.id.clone();
+        c.handle_launched(100, LaunchReport::Started { container });
+    }
+    let b = c.poll_allocate(5_000).unwrap();
+    c.handle_allocated(5_000, b, RmReply::Allocated(Box::new(completed(C1, 1))));
+    assert!(c.ending().is_none(), "nm2 is left");
+    let b = c.poll_allocate(10_000).unwrap();
+    c.handle_allocated(10_000, b, RmReply::Allocated(Box::new(completed(C2, 1))));
+    let why = format!("{:?}", c.ending());
+    assert!(why.contains("every host"), "{why}");
+}

@@ -132,6 +132,11 @@ impl HeldBack {
         done
     }
 
+    /// Hosts excluded for failures now.
+    pub fn failing_count(&self) -> usize {
+        self.excluded_until.len()
+    }
+
     /// When the next exclusion ends.
     pub fn next_deadline(&self) -> Option<u64> {
         self.excluded_until.values().copied().min()

@@ -94,6 +94,14 @@ impl Pool {
         }
     }
 
+    /// Every host of the cluster is excluded for executor failures: nothing could run
+    /// (Spark fails the app then too: "all available nodes are excluded"). `Some(n)`: the
+    /// hosts, then.
+    pub fn all_hosts_failing(&self) -> Option<usize> {
+        let known = self.allocator.topology().read().host_count();
+        (known > 0 && self.held.failing_count() >= known).then_some(known)
+    }
+
     /// The hosts held back, for the state view and the page.
     pub fn held_view(&self) -> Vec<HeldBackHost> {
         self.held.view()
