@@ -43,10 +43,17 @@ fn id_of(e: &serde_json::Value) -> u64 {
         .unwrap_or_else(|| panic!("no id: {e}"))
 }
 
+/// Every node state: the RM lists only some by default.
+const ALL_STATES: &str =
+    "NEW,RUNNING,UNHEALTHY,DECOMMISSIONING,DECOMMISSIONED,LOST,REBOOTED,SHUTDOWN";
+
 fn node_state(c: &cluster::Cluster, host: &str) -> Option<String> {
     let out = std::process::Command::new("curl")
         .args(["-s", "--max-time", "10"])
-        .arg(format!("{}/ws/v1/cluster/nodes?states=ALL", c.rm_url()))
+        .arg(format!(
+            "{}/ws/v1/cluster/nodes?states={ALL_STATES}",
+            c.rm_url()
+        ))
         .output()
         .ok()?;
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
