@@ -190,9 +190,14 @@ fn executor_jvms(app: &str) -> Vec<(u32, String)> {
     found
 }
 
+/// The Spark tests that use the cluster run one at a time (cargo runs a binary's tests in
+/// parallel): each sizes its executors for the cluster's whole capacity.
+static CLUSTER_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test(flavor = "multi_thread")]
 async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kill() {
     let Some(home) = spark_home() else { return };
+    let _turn = CLUSTER_TURN.lock().await;
     let (_plugin, tests) = build(&home);
     // IT_SPARK_HTTPS=1: on the HTTPS-only profile (`cluster.sh up --https`), the plugin asking
     // the RM at its https:// address with the cluster's CA (`YARN_AM_CA_FILE`, set by the
@@ -528,10 +533,13 @@ fn wrapper(c: &cluster::Cluster, home: &Path) -> Command {
     if c.backend() == "docker" {
         submit.env("YARN_AM_WEBHDFS", &c.webhdfs);
     } else {
-        submit.env_remove("YARN_AM_WEBHDFS").arg("--conf").arg(format!(
-            "spark.yarnam.executor.jars={}/jars",
-            home.display()
-        ));
+        submit
+            .env_remove("YARN_AM_WEBHDFS")
+            .arg("--conf")
+            .arg(format!(
+                "spark.yarnam.executor.jars={}/jars",
+                home.display()
+            ));
     }
     submit
         .env("SPARK_HOME", home)
@@ -583,7 +591,6 @@ async fn run_wrapper(c: &'static cluster::Cluster, mut cmd: Command, what: &str)
                 .map(|a| a.trim().to_string())
         })
         .unwrap_or_else(|| panic!("{what}: no application id in its output:\n{log}"));
-    cluster::track_app(&app);
     let mut result = result_line(&stdout);
     if result.is_none() {
         // Cluster mode: the driver ran in the AM's container.
@@ -628,6 +635,7 @@ async fn final_report(c: &cluster::Cluster, app: &str) -> (String, String, Strin
 #[tokio::test(flavor = "multi_thread")]
 async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
     let Some(home) = spark_home() else { return };
+    let _turn = CLUSTER_TURN.lock().await;
     let (_plugin, tests) = build(&home);
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
@@ -639,11 +647,16 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
     let pyenv = String::from_utf8_lossy(&pyenv.stdout).trim().to_string();
     let py = repo().join("spark/src/test/python");
 
-    let jvm = |mode: &str| {
+    let jvm = |mode: &str, arg: &str| {
         let mut cmd = wrapper(c, &home);
-        cmd.args(["--deploy-mode", mode, "--class", "io.yarnam.spark.ShuffleJob"])
-            .arg(&tests)
-            .arg("20000");
+        cmd.args([
+            "--deploy-mode",
+            mode,
+            "--class",
+            "io.yarnam.spark.ShuffleJob",
+        ])
+        .arg(&tests)
+        .arg(arg);
         cmd
     };
     let pyspark = |mode: &str| {
@@ -662,6 +675,35 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
         cmd.arg(py.join("shuffle_job.py")).arg("2000");
         cmd
     };
+    // A cluster-mode driver that fails at once (a bad argument), with no executors.
+    let mut failing = jvm("cluster", "not-a-number");
+    failing.args(["--conf", "spark.executor.instances=0"]);
+
+    // The JVM job in client mode first, alone: its submit stages Spark's jars (450 MiB) if
+    // the cluster's staging cache does not have them yet, which the others then reuse. Then
+    // the rest at once (the cluster holds them; the failing one may wait for room).
+    let started = Instant::now();
+    let first = run_wrapper(c, jvm("client", "20000"), "JVM job, client mode").await;
+    cluster::track_app(&first.app);
+    let runs = [
+        ("JVM job, cluster mode", jvm("cluster", "20000")),
+        ("PySpark job, client mode", pyspark("client")),
+        ("PySpark job, cluster mode", pyspark("cluster")),
+        ("failing JVM job, cluster mode", failing),
+    ]
+    .map(|(what, cmd)| tokio::spawn(run_wrapper(c, cmd, what)));
+    let mut done = vec![first];
+    for r in runs {
+        done.push(r.await.unwrap());
+    }
+    for r in &done {
+        cluster::track_app(&r.app);
+    }
+    eprintln!(
+        "the five Spark runs took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let [jvm_client, jvm_cluster, py_client, py_cluster, failed] = done.try_into().ok().unwrap();
 
     // Expected answers of ShuffleJob's SQL groupBy: id % 7 over 0..10,000.
     let groups: Vec<Value> = (0..7u64)
@@ -676,10 +718,11 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
             serde_json::json!([g, vs.len(), vs.iter().sum::<u64>()])
         })
         .collect();
-    for mode in ["client", "cluster"] {
-        let r = run_wrapper(c, jvm(mode), &format!("JVM job, {mode} mode")).await;
+    for (mode, r) in [("client", jvm_client), ("cluster", jvm_cluster)] {
         assert!(r.ok, "JVM job in {mode} mode failed:\n{}", r.log);
-        let res = r.result.unwrap_or_else(|| panic!("no RESULT ({mode}):\n{}", r.log));
+        let res = r
+            .result
+            .unwrap_or_else(|| panic!("no RESULT ({mode}):\n{}", r.log));
         assert_eq!(res["keys"], 50, "{res}");
         assert_eq!(res["total"], 20000, "{res}");
         assert_eq!(res["k7"], 400, "{res}");
@@ -687,7 +730,11 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
         assert_eq!(res["joined"], 50, "{res}");
         assert_eq!(res["groups"], Value::Array(groups.clone()), "{res}");
         let (state, status, diag) = final_report(c, &r.app).await;
-        assert_eq!((state.as_str(), status.as_str()), ("FINISHED", "SUCCEEDED"), "{diag}");
+        assert_eq!(
+            (state.as_str(), status.as_str()),
+            ("FINISHED", "SUCCEEDED"),
+            "{diag}"
+        );
         if mode == "cluster" {
             assert!(diag.contains("the driver exited 0"), "{diag}");
             let dir = am::am_log_dir(c, &r.app).expect("the AM's log folder");
@@ -697,10 +744,12 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
                 "Spark's driver log is among the AM's logs"
             );
         }
-
-        let r = run_wrapper(c, pyspark(mode), &format!("PySpark job, {mode} mode")).await;
+    }
+    for (mode, r) in [("client", py_client), ("cluster", py_cluster)] {
         assert!(r.ok, "PySpark job in {mode} mode failed:\n{}", r.log);
-        let res = r.result.unwrap_or_else(|| panic!("no RESULT ({mode}):\n{}", r.log));
+        let res = r
+            .result
+            .unwrap_or_else(|| panic!("no RESULT ({mode}):\n{}", r.log));
         assert_eq!(res["words"], 37, "{res}");
         assert_eq!(res["total"], 20000, "{res}");
         assert_eq!(res["matches"], true, "{res}");
@@ -712,17 +761,25 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
             assert!(p.ends_with("/pyenv/bin/python3 3.11"), "worker Python {p}");
         }
         let (state, status, diag) = final_report(c, &r.app).await;
-        assert_eq!((state.as_str(), status.as_str()), ("FINISHED", "SUCCEEDED"), "{diag}");
+        assert_eq!(
+            (state.as_str(), status.as_str()),
+            ("FINISHED", "SUCCEEDED"),
+            "{diag}"
+        );
     }
 
-    // A cluster-mode driver that fails: the app FAILED with the driver's exception, the
-    // client exits 1.
-    let mut bad = jvm("cluster");
-    bad.arg("not-a-number");
-    let r = run_wrapper(c, bad, "failing JVM job, cluster mode").await;
-    assert!(!r.ok, "the client reports the failure:\n{}", r.log);
-    let (state, status, diag) = final_report(c, &r.app).await;
-    assert_eq!((state.as_str(), status.as_str()), ("FINISHED", "FAILED"), "{diag}");
+    // The failing driver: the app FAILED with the driver's exception, the client exits 1.
+    assert!(
+        !failed.ok,
+        "the client reports the failure:\n{}",
+        failed.log
+    );
+    let (state, status, diag) = final_report(c, &failed.app).await;
+    assert_eq!(
+        (state.as_str(), status.as_str()),
+        ("FINISHED", "FAILED"),
+        "{diag}"
+    );
     assert!(
         diag.contains("the driver exited with code")
             && diag.contains("ShuffleJob threw an exception")

@@ -156,7 +156,9 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
 fn read_bounded(path: &Path) -> Option<String> {
     let f = std::fs::File::open(path).ok()?;
     let mut buf = Vec::new();
-    f.take(DIAGNOSTICS_LIMIT as u64).read_to_end(&mut buf).ok()?;
+    f.take(DIAGNOSTICS_LIMIT as u64)
+        .read_to_end(&mut buf)
+        .ok()?;
     let text = String::from_utf8_lossy(&buf).trim().to_string();
     (!text.is_empty()).then_some(text)
 }

@@ -96,7 +96,10 @@ async fn run_am() -> anyhow::Result<Outcome> {
 
 /// The driver of `submit --driver-command`, with the secret re-read from the container's
 /// credentials (the start-up keeps none of it) and the API's URL and certificate pin.
-fn start_driver(am: &start::Am, command_file: &str) -> anyhow::Result<driver_process::DriverProcess> {
+fn start_driver(
+    am: &start::Am,
+    command_file: &str,
+) -> anyhow::Result<driver_process::DriverProcess> {
     let creds = yarn_client::credentials::Credentials::read_file(&am.env.token_file)
         .map_err(|e| anyhow::anyhow!("reading the token file for the driver: {e}"))?;
     let secret = start::master_secret(&creds)?;
