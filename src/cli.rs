@@ -323,6 +323,15 @@ pub struct SubmitArgs {
     /// driver states a demand first.
     #[arg(long, conflicts_with = "job")]
     pub keep_running: bool,
+    /// A driver the AM runs in its own container with bash (exactly as given, like
+    /// --executor-command), e.g. Spark's driver in cluster deploy mode. It reaches the driver
+    /// API at $YARN_AM_DRIVER_URL with the secret file $YARN_AM_SECRET_FILE; its stdout and
+    /// stderr are driver.stdout and driver.stderr among the AM's logs; it may write a short
+    /// message for the app's diagnostics to $YARN_AM_DRIVER_DIAGNOSTICS. Its exit ends the
+    /// app: 0 SUCCEEDED, else FAILED. The AM container also gets every --file and --archive;
+    /// --am-memory must hold the driver too.
+    #[arg(long, conflicts_with = "job", value_name = "CMD")]
+    pub driver_command: Option<String>,
     /// Executor failures after which the AM fails the app (default: twice --max-executors,
     /// at least 3).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

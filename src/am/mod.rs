@@ -23,10 +23,13 @@
 //! - `token_refresh.rs`: the AM's credentials, refreshed while it runs, and the part of them
 //!   every executor gets.
 //! - `container_env.rs`: the environment YARN gives the AM container.
+//! - `driver_process.rs`: a driver the AM runs beside itself (`submit --driver-command`),
+//!   whose exit ends the app.
 //!
 //! The HTTP server and the launches run as tasks that only talk to the loop through channels.
 
 mod container_env;
+pub mod driver_process;
 mod event_loop;
 mod finish;
 mod journal_store;
@@ -78,8 +81,34 @@ pub fn run() -> ExitCode {
 /// Start-up, the loop, the finish.
 async fn run_am() -> anyhow::Result<Outcome> {
     let (mut am, session) = start::start().await?;
-    let (ending, rm) = event_loop::run(&mut am, session).await;
+    let mut driver = match &am.spec.driver {
+        Some(d) => Some(start_driver(&am, &d.command_file)?),
+        None => None,
+    };
+    let (ending, rm) = event_loop::run(&mut am, session, driver.as_mut()).await;
+    if let Some(d) = driver {
+        // Still running only when the app ended otherwise (a finish, a kill, failures).
+        d.stop(driver_process::STOP_GRACE).await;
+    }
     finish::finish(am, ending, rm).await
+}
+
+/// The driver of `submit --driver-command`, with the secret re-read from the container's
+/// credentials (the start-up keeps none of it) and the API's URL and certificate pin.
+fn start_driver(
+    am: &start::Am,
+    command_file: &str,
+) -> anyhow::Result<driver_process::DriverProcess> {
+    let creds = yarn_client::credentials::Credentials::read_file(&am.env.token_file)
+        .map_err(|e| anyhow::anyhow!("reading the token file for the driver: {e}"))?;
+    let secret = start::master_secret(&creds)?;
+    driver_process::DriverProcess::spawn(
+        command_file,
+        &am.env,
+        &am.api.url,
+        &secret,
+        am.api.tls_pin,
+    )
 }
 
 /// The AM's clock: `now_ms` for the core is the time since start-up.

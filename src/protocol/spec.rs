@@ -135,6 +135,19 @@ pub struct AppSpec {
     /// (`core::am::am_core::Completion`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_running: bool,
+    /// `submit --driver-command`: a driver the AM runs in its own container, whose exit ends
+    /// the app (`crate::am::driver_process`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<DriverSpec>,
+}
+
+/// A driver run by the AM beside itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverSpec {
+    /// The driver's shell command, a file in the AM container's working directory (it
+    /// travels byte for byte, like an executor command).
+    pub command_file: String,
 }
 
 impl AppSpec {
@@ -204,6 +217,9 @@ pub(crate) mod tests {
             executor_silence_timeout_ms: Some(4000),
             strategy: Some(crate::core::allocator::Strategy::Spark),
             keep_running: true,
+            driver: Some(DriverSpec {
+                command_file: "yarn-am-driver.sh".into(),
+            }),
         }
     }
 

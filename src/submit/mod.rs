@@ -40,6 +40,8 @@ pub const BINARY_NAME: &str = "yarn-am";
 /// container's bash sees them (`yarn_client::launch_script`). The file's bytes are exactly
 /// what the user typed (Skein ships its scripts the same way).
 pub const COMMAND_FILE: &str = "yarn-am-command.sh";
+/// The AM container's copy of `--driver-command` (see `crate::am::driver_process`).
+pub const DRIVER_COMMAND_FILE: &str = "yarn-am-driver.sh";
 /// Name of the cluster's CA file (`YARN_AM_CA_FILE` at submit) in the AM's and the job's
 /// executors' working directories.
 pub const CA_FILE: &str = "yarn-am-ca.pem";
@@ -360,8 +362,24 @@ async fn stage_and_submit(
                 stager.reference_hdfs(url, path, r.kind).await?
             }
         };
+        if args.driver_command.is_some() {
+            // The driver beside the AM gets the executors' files too (its runtime, its app).
+            local_resources.insert(r.name.clone(), staged.local_resource());
+        }
         files.insert(r.name, staged);
     }
+    let driver = match &args.driver_command {
+        Some(cmd) => {
+            let script = stager
+                .put_bytes(DRIVER_COMMAND_FILE, cmd.clone().into_bytes())
+                .await?;
+            local_resources.insert(DRIVER_COMMAND_FILE.to_string(), script.local_resource());
+            Some(crate::protocol::spec::DriverSpec {
+                command_file: DRIVER_COMMAND_FILE.to_string(),
+            })
+        }
+        None => None,
+    };
     eprintln!("{}", uploads.describe());
     if job.is_none() {
         // The command travels as a file, byte for byte (see `COMMAND_FILE`).
@@ -444,7 +462,9 @@ async fn stage_and_submit(
         executor_silence_timeout_ms: Some(args.executor_silence_timeout.saturating_mul(1000)),
         strategy: (args.strategy != crate::core::allocator::Strategy::Default)
             .then_some(args.strategy),
-        keep_running: args.keep_running,
+        // The driver's exit ends the app, not the executors'.
+        keep_running: args.keep_running || driver.is_some(),
+        driver,
     };
     // In the credentials when small: no localizer for the AM container (`protocol::spec`).
     let spec_json = spec.to_json();

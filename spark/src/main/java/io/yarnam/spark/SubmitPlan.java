@@ -94,10 +94,23 @@ public final class SubmitPlan {
   public String executorCommand(
       String driverUrl, String sparkJars, String javaHome, String moduleOptions, String extraJavaOptions,
       String extraClassPath) {
+    return executorCommand(driverUrl, sparkJars, javaHome, moduleOptions, extraJavaOptions, extraClassPath, null);
+  }
+
+  /**
+   * As above, with {@code setup} (a shell statement such as an {@code export}, or null) run
+   * before the executor: PySpark's {@code SPARK_HOME} on the node.
+   */
+  public String executorCommand(
+      String driverUrl, String sparkJars, String javaHome, String moduleOptions, String extraJavaOptions,
+      String extraClassPath, String setup) {
     String java = (javaHome == null || javaHome.isEmpty() ? "${JAVA_HOME}" : javaHome) + "/bin/java";
     String cp = (extraClassPath == null || extraClassPath.isEmpty() ? "" : extraClassPath + ":")
         + sparkJars + "/*";
     List<String> parts = new ArrayList<>();
+    if (setup != null && !setup.isBlank()) {
+      parts.add(setup.trim() + ";");
+    }
     parts.add("exec");
     parts.add(java);
     parts.add("-server");

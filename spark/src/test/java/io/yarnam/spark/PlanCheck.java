@@ -62,6 +62,26 @@ public final class PlanCheck {
         && a.get(a.indexOf("--executor-command") + 1).equals(cmd) && a.get(a.indexOf("--queue") + 1).equals("q"),
         "submit args: " + a);
 
+    String setup = p.executorCommand("$(./yarn-am kv wait k)", "__spark_libs__", "", "", "", "",
+        "export SPARK_HOME=$PWD/__pyspark__");
+    check(setup.startsWith("export SPARK_HOME=$PWD/__pyspark__; exec "), "PySpark's setup first: " + setup);
+
+    // Cluster mode: the AM's driver command.
+    check(ClusterClient.quote("it's").equals("'it'\\''s'"), "single quotes for bash");
+    org.apache.spark.SparkConf dc = new org.apache.spark.SparkConf(false)
+        .set("spark.driver.extraJavaOptions", "-Dx=1");
+    String drv = ClusterClient.driverCommand(dc, 512, "com.x.Main", "app.jar", List.of("dep.jar"),
+        List.of(), new String[] {"a b"});
+    check(drv.startsWith("exec ${JAVA_HOME}/bin/java -Xmx512m ") && drv.contains(" -Dx=1 ")
+        && drv.contains("-cp '__spark_libs__/*' org.apache.spark.deploy.SparkSubmit --master local")
+        && drv.contains("--jars 'yarn-am-spark.jar,dep.jar' --class io.yarnam.spark.Launcher 'app.jar' 'com.x.Main' 'a b'")
+        && drv.contains("spark.yarnam.deployMode=cluster"), "JVM driver command: " + drv);
+    String pyDrv = ClusterClient.driverCommand(dc, 512, null, "job.py", List.of(), List.of("lib.py"), new String[0]);
+    check(pyDrv.startsWith("export SPARK_HOME=\"$PWD/__pyspark__\"; exec ")
+        && pyDrv.contains("'spark.yarnam.pyFiles=lib.py'")
+        && pyDrv.contains("yarn-am-spark.jar --python 'job.py'") && !pyDrv.contains("--jars"),
+        "PySpark driver command: " + pyDrv);
+
     ExecutorLossReason killed = LossReasons.of(-106, "released by the AM (killed by the driver)", false, true);
     check(killed == ExecutorKilled$.MODULE$, "a kill the driver asked for is ExecutorKilled");
     ExecutorExited pre = (ExecutorExited) LossReasons.of(-102, "preempted", false, false);
