@@ -554,11 +554,6 @@ fn deal(
     let mut placed_len = placed.len();
     let mut unusable_len = unusable_racks.len();
     let mut rack_ids: Vec<u32> = Vec::new();
-    if anywhere {
-        // Each request is placed on the hosts it names (`RequestGroup::placed` empty) and asks
-        // for their racks only.
-        (placed_len, unusable_len) = (0, 0);
-    }
     for (i, w) in starts.windows(2).enumerate() {
         let i = i as u64;
         while placed_len > 0 && placed[placed_len - 1].ratio <= i {
@@ -568,6 +563,16 @@ fn deal(
             unusable_len -= 1;
         }
         let hosts = &flat[w[0]..w[1]];
+        // Dealt anywhere: a request naming hosts is placed on them (`RequestGroup::placed`
+        // empty) and asks for their racks only. One naming none keeps Spark's placement (hosts
+        // YARN cannot give a container: a DataNode without a NodeManager, a full node) and asks
+        // for their racks, as the nested lists do: the blocks are rack-local there, and without
+        // them it would go to YARN with no location at all.
+        let (placed_len, unusable_len) = if anywhere && !hosts.is_empty() {
+            (0, 0)
+        } else {
+            (placed_len, unusable_len)
+        };
         if let (Some((h, p, u)), Some(d)) = (last, out.last_mut()) {
             if h == hosts && p == placed_len && u == unusable_len {
                 d.count += 1;

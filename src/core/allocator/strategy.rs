@@ -319,11 +319,22 @@ fn level_caps(
         return;
     };
     let aware = scaling.aware;
-    let aware_tasks = u128::from(demand.locality_aware_tasks.max(1));
+    // The hosts' task counts add up to about the replication factor times the locality-aware
+    // tasks (a task counts on each host holding its block: three on HDFS), so the per-host work
+    // is divided by their sum, not by the tasks, for the estimates to add up to the target.
+    // With the tasks as divisor every host's work was three times its share: the gaps between
+    // hosts were too, and with the node capacity unknown 12 requests went 6 and 6 on the two
+    // busiest hosts of many (`fresh_names_follow_the_work_share`).
+    let counted: u128 = demand
+        .host_to_local_task_count
+        .values()
+        .map(|&c| u128::from(c))
+        .sum::<u128>()
+        .max(1);
     let target = u128::from(demand.target_executors);
     // (index, work left, ratio, cap) of every host that may be named at all. The work left is
-    // in `UNIT`ths of an executor: the executors the host's tasks keep busy (`work_cap`
-    // unrounded) minus its level.
+    // in `UNIT`ths of an executor: the host's share of the target's work (its tasks over all
+    // the hosts' task counts) minus its level.
     let mut open: Vec<(usize, i64, u64, u64)> = Vec::with_capacity(needs.len());
     for (i, n) in needs.iter_mut().enumerate() {
         let level = u64::from(running.get(n.host).copied().unwrap_or(0))
@@ -349,7 +360,7 @@ fn level_caps(
         }
         // Not fresh: every host's work counts as none, which leaves the equal levels.
         let count = if fresh { count } else { 0 };
-        let busy = (u128::from(count) * target * UNIT as u128 / aware_tasks).min(1 << 60) as i64;
+        let busy = (u128::from(count) * target * UNIT as u128 / counted).min(1 << 60) as i64;
         let left = busy.saturating_sub((level.min(1 << 40) as i64).saturating_mul(UNIT));
         open.push((i, left, r, cap));
     }
