@@ -292,7 +292,8 @@ impl<'a> Preferences<'a> {
 /// coverage test they were 5-6 times the requests (1,148 names for 200 on the skewed
 /// 1,000-node trace) and the first nodes to heartbeat took the containers whoever they were.
 /// Measured (simulator, 1,000 nodes, BENCHMARKS.md "Closing the gap"): node-local 36% -> 60%
-/// on the skewed traces. With requests pending (a busy cluster, a ramp) the equal levels and
+/// on the skewed traces (64.5% after the share fix; its per-key figures are in "After the
+/// share fix"). With requests pending (a busy cluster, a ramp) the equal levels and
 /// the coverage test stay: there the weighted fill took 3x the rounds on the busy trace (the
 /// popular hosts rarely have room, and a request named on one host waits for it).
 #[allow(clippy::too_many_arguments)]
