@@ -645,6 +645,9 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         max: cfg.max_executors,
         env: Default::default(),
         files: Default::default(),
+        acls: Default::default(),
+        node_label: None,
+        resources: Default::default(),
     };
     let (events, _) = broadcast::channel(64);
     let pool = Pool::new(

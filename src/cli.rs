@@ -261,6 +261,41 @@ pub struct SubmitArgs {
     /// its diagnostics (YARN's LIFETIME timeout).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub lifetime: Option<u64>,
+    /// Who else may view the app, its tracking page and its logs: YARN's ACL syntax, users
+    /// then a space and groups (`"bob,carol ops"`, `*` for everyone); enforced where the
+    /// cluster sets yarn.acl.enable.
+    #[arg(long, value_name = "ACL", value_parser = parse_acl)]
+    pub view_acl: Option<String>,
+    /// Who else may kill the app, move it or change its priority (same syntax).
+    #[arg(long, value_name = "ACL", value_parser = parse_acl)]
+    pub modify_acl: Option<String>,
+    /// Only log files whose name matches this Java regular expression are aggregated to
+    /// HDFS at the app's end (YARN's log-include-pattern; e.g. `^stdout$`).
+    #[arg(long, value_name = "REGEX")]
+    pub log_include_pattern: Option<String>,
+    /// Log files whose name matches this are not aggregated at the app's end.
+    #[arg(long, value_name = "REGEX")]
+    pub log_exclude_pattern: Option<String>,
+    /// Like --log-include-pattern, for the uploads while the app runs on clusters that roll
+    /// logs (yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds).
+    #[arg(long, value_name = "REGEX")]
+    pub rolled_log_include_pattern: Option<String>,
+    /// Like --log-exclude-pattern, for the uploads while the app runs.
+    #[arg(long, value_name = "REGEX")]
+    pub rolled_log_exclude_pattern: Option<String>,
+    /// Ask for the executors in this node-label partition only (one label, as YARN takes
+    /// it); the queue must be allowed to use it (accessible-node-labels).
+    #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
+    pub node_label: Option<String>,
+    /// A countable resource each executor asks for besides memory and vcores, NAME=COUNT
+    /// (repeatable): `yarn.io/gpu=1`, `yarn.io/fpga=1` or a type the cluster declares in
+    /// yarn.resource-types. The executor finds what it got in $YARN_AM_EXECUTOR_RESOURCES
+    /// (`name=count,...`).
+    #[arg(long, value_name = "NAME=COUNT", value_parser = parse_resource)]
+    pub executor_resource: Vec<(String, i64)>,
+    /// Run the AM in this node-label partition.
+    #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
+    pub am_node_label: Option<String>,
     /// The application type the RM shows (`yarn-am list` lists YARN-AM only).
     #[arg(long, default_value = crate::submit::APPLICATION_TYPE)]
     pub application_type: String,
@@ -288,6 +323,15 @@ pub struct SubmitArgs {
     /// driver states a demand first.
     #[arg(long, conflicts_with = "job")]
     pub keep_running: bool,
+    /// A driver the AM runs in its own container with bash (exactly as given, like
+    /// --executor-command), e.g. Spark's driver in cluster deploy mode. It reaches the driver
+    /// API at $YARN_AM_DRIVER_URL with the secret file $YARN_AM_SECRET_FILE; its stdout and
+    /// stderr are driver.stdout and driver.stderr among the AM's logs; it may write a short
+    /// message for the app's diagnostics to $YARN_AM_DRIVER_DIAGNOSTICS. Its exit ends the
+    /// app: 0 SUCCEEDED, else FAILED. The AM container also gets every --file and --archive;
+    /// --am-memory must hold the driver too.
+    #[arg(long, conflicts_with = "job", value_name = "CMD")]
+    pub driver_command: Option<String>,
     /// Executor failures after which the AM fails the app (default: twice --max-executors,
     /// at least 3).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -366,4 +410,76 @@ pub struct SubmitArgs {
     /// for comparisons).
     #[arg(long, default_value = "default")]
     pub strategy: crate::core::allocator::Strategy,
+}
+
+/// A node label as YARN names them (`CommonNodeLabelsManager`: a letter or digit, then
+/// letters, digits, `-` and `_`, at most 255): YARN takes one label per request, so `&&` and
+/// `||` expressions are refused here rather than by the RM at the first allocate.
+fn parse_node_label(s: &str) -> Result<String, String> {
+    let mut chars = s.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
+    if first_ok
+        && s.len() <= 255
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "{s:?} is not a node label (one label: a letter or digit, then letters, digits, - or _)"
+        ))
+    }
+}
+
+/// NAME=COUNT of a countable resource: YARN's resource names (`yarn.io/gpu`, `example.com/x`)
+/// and a count of at least 1; memory and vcores have their own flags.
+fn parse_resource(s: &str) -> Result<(String, i64), String> {
+    let (name, count) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not NAME=COUNT (e.g. yarn.io/gpu=1)"))?;
+    let name_ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_'));
+    if !name_ok {
+        return Err(format!(
+            "{name:?} is not a resource name such as yarn.io/gpu"
+        ));
+    }
+    if matches!(name, "memory-mb" | "memory" | "vcores") {
+        return Err(format!(
+            "{name} has its own flags (--executor-memory, --executor-vcores)"
+        ));
+    }
+    match count.parse::<i64>() {
+        Ok(n) if n >= 1 => Ok((name.to_string(), n)),
+        _ => Err(format!(
+            "the count of {name} is not a whole number of at least 1: {count:?}"
+        )),
+    }
+}
+
+fn parse_acl(s: &str) -> Result<String, String> {
+    yarn_client::acl::check_acl(s)
+        .map(|()| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
+impl SubmitArgs {
+    /// The app's ACLs from --view-acl / --modify-acl.
+    pub fn acls(&self) -> yarn_client::acl::AppAcls {
+        yarn_client::acl::AppAcls {
+            view: self.view_acl.clone(),
+            modify: self.modify_acl.clone(),
+        }
+    }
+
+    /// Which log files the NodeManagers aggregate, from the --*log-*-pattern flags.
+    pub fn log_aggregation(&self) -> yarn_client::rest::LogAggregation {
+        yarn_client::rest::LogAggregation {
+            include: self.log_include_pattern.clone(),
+            exclude: self.log_exclude_pattern.clone(),
+            rolled_include: self.rolled_log_include_pattern.clone(),
+            rolled_exclude: self.rolled_log_exclude_pattern.clone(),
+        }
+    }
 }

@@ -206,7 +206,7 @@ impl Run {
         );
         Run {
             alloc,
-            book: RequestBook::new(Capability::new(1024, 1)),
+            book: RequestBook::new(Capability::new(1024, 1), None),
             table: RequestTable::new(resolver),
             rm: RmModel::default(),
             hosts,

@@ -185,3 +185,30 @@ fn bad_environment_names_and_contradicting_flags_exit_2_before_asking_the_rm() {
         assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn an_acl_with_a_newline_is_refused_before_asking_the_rm() {
+    let rm = dead_rm();
+    let out = yarn_am(&["submit", "--rm-web", &rm, "--view-acl", "bob\nmallory"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--view-acl") && err.contains("control character"),
+        "{err}"
+    );
+    assert!(!err.contains(&rm), "asked the RM: {err}");
+}
+
+#[test]
+fn a_node_label_expression_is_refused_before_asking_the_rm() {
+    let rm = dead_rm();
+    for bad in ["gpu && fast", "_x", ""] {
+        let out = yarn_am(&["submit", "--rm-web", &rm, "--node-label", bad]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("--node-label") && err.contains("not a node label"),
+            "{err}"
+        );
+    }
+}

@@ -9,8 +9,14 @@ mod cluster;
 
 use std::time::{Duration, Instant};
 
+/// One test at a time: the node-label test needs room for its AM and executors on nm3 (an
+/// app of another test there would keep it), and the resource test every node's
+/// accelerators.
+static NODES_TO_ITSELF: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test]
 async fn priority_type_and_a_lifetime_that_ends_the_app() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let t0 = Instant::now();
@@ -55,5 +61,206 @@ async fn priority_type_and_a_lifetime_that_ends_the_app() {
     assert!(
         took >= Duration::from_secs(14),
         "killed before its lifetime: {took:?}"
+    );
+}
+
+/// ACLs and a log-aggregation context travel with the submission: the RM takes both (the
+/// ACLs are not in its report and are enforced only under yarn.acl.enable, off on the test
+/// cluster), every container launches with the ACLs in its context, and the NodeManagers
+/// aggregate only the files the include pattern names: the task's stdout reaches HDFS, its
+/// stderr does not.
+#[tokio::test]
+async fn acls_and_a_log_include_pattern() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let job = am::one_task_job(
+        "it-log-pattern",
+        "echo kept-line-5521; echo dropped-line >&2",
+    );
+    let path = am::write_job(c, "it-log-pattern", &job);
+    let app = am::submit(
+        c,
+        "it-log-pattern",
+        &[
+            "--job",
+            path.to_str().unwrap(),
+            "--view-acl",
+            "bob,carol ops",
+            "--modify-acl",
+            "carol",
+            "--log-include-pattern",
+            "stdout$",
+        ],
+    );
+    let r = am::wait_succeeded(c, &app, Duration::from_secs(120)).await;
+    assert_eq!(r.final_status, "SUCCEEDED", "{}", r.diagnostics);
+    let out = am::yarn_am(c)
+        .args(["logs", &app, "--task", "t0"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
+        (Some(0), "kept-line-5521\n"),
+        "{}",
+        am::text(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("read from the aggregated logs"),
+        "{}",
+        am::text(&out)
+    );
+    let err = am::yarn_am(c)
+        .args(["logs", &app, "--task", "t0", "--file", "stderr"])
+        .output()
+        .unwrap();
+    let all = am::text(&err);
+    assert_eq!(err.status.code(), Some(1), "{all}");
+    assert!(!all.contains("dropped-line"), "{all}");
+    assert!(all.contains("its aggregated logs have none"), "{all}");
+}
+
+/// Gives a node the exclusive node label `it` (the test cluster's queue may use that
+/// partition, see conf/cluster/capacity-scheduler.xml) for one test, and takes it back when
+/// dropped, also when the test fails: while labelled, the node takes no unlabelled request.
+struct Labelled {
+    c: &'static cluster::Cluster,
+    node_id: &'static str,
+}
+
+impl Labelled {
+    fn new(c: &'static cluster::Cluster, node_id: &'static str) -> Labelled {
+        // Adding a label that exists already is refused: then it is there, which is the point.
+        let _ = c.rm_post(
+            "/ws/v1/cluster/add-node-labels",
+            Some(r#"{"nodeLabelInfo":[{"name":"it","exclusivity":true}]}"#),
+        );
+        c.rm_post(
+            &format!("/ws/v1/cluster/nodes/{node_id}/replace-labels?labels=it"),
+            None,
+        )
+        .expect("labelling the node");
+        Labelled { c, node_id }
+    }
+}
+
+impl Drop for Labelled {
+    fn drop(&mut self) {
+        let path = format!(
+            "/ws/v1/cluster/nodes/{}/replace-labels?labels=",
+            self.node_id
+        );
+        if let Err(e) = self.c.rm_post(&path, None) {
+            eprintln!("could not take the label back from {}: {e}", self.node_id);
+        }
+    }
+}
+
+/// Executors and the AM asked with a node label land only on the node of that partition,
+/// though two other nodes have room; the RM reports the AM's label expression.
+#[tokio::test]
+async fn executors_asked_with_a_node_label_land_only_in_its_partition() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let _label = Labelled::new(c, "nm3:45454");
+    let app = am::submit(
+        c,
+        "it-node-label",
+        &[
+            "--executors",
+            "3",
+            "--keep-running",
+            "--node-label",
+            "it",
+            "--am-node-label",
+            "it",
+        ],
+    );
+    let d = am::Driver::find(c, &app).await;
+    d.wait_running(3, Duration::from_secs(90)).await;
+    let hosts: Vec<String> = am::placements(&d.state().await)
+        .into_iter()
+        .map(|(h, _)| h)
+        .collect();
+    let report = am::rest(c)
+        .get_value(&format!("/ws/v1/cluster/apps/{app}"))
+        .await
+        .unwrap();
+    let _ = am::yarn_am(c).args(["kill", &app]).output();
+    assert_eq!(
+        hosts,
+        ["nm3", "nm3", "nm3"],
+        "executors outside the partition"
+    );
+    let a = &report["app"];
+    assert_eq!(a["amNodeLabelExpression"], "it", "{report}");
+    assert!(
+        a["amHostHttpAddress"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("nm3:"),
+        "the AM outside the partition: {report}"
+    );
+}
+
+/// Executors asking a countable resource of the cluster's own (`example.com/accelerator`, two
+/// per NodeManager on the test cluster) fit two a node though memory and vcores would take
+/// more: of 7 asked, 6 run, 2 a node; each learns what it got; the RM counts the resource in
+/// the app's report.
+#[tokio::test]
+async fn executors_asking_a_custom_resource_get_it_and_fit_as_many_as_the_nodes_have() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let app = am::submit(
+        c,
+        "it-resources",
+        &[
+            "--executors",
+            "7",
+            "--keep-running",
+            "--executor-resource",
+            "example.com/accelerator=1",
+            "--executor-command",
+            "echo \"got=$YARN_AM_EXECUTOR_RESOURCES\"; sleep 600",
+        ],
+    );
+    let d = am::Driver::find(c, &app).await;
+    d.wait_running(6, Duration::from_secs(90)).await;
+    // Memory and vcores would take all 7 at once (11 slots): the seventh waits for a node's
+    // accelerator. Several NodeManager heartbeats (500 ms) give the RM the chance to err.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut per_host = std::collections::BTreeMap::new();
+    for (h, _) in am::placements(&d.state().await) {
+        *per_host.entry(h).or_insert(0) += 1;
+    }
+    let logs = am::wait_for("six executors' lines", Duration::from_secs(30), || async {
+        let out = am::yarn_am(c).args(["logs", &app]).output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (text.matches("got=example.com/accelerator=1").count() >= 6).then_some(text)
+    })
+    .await;
+    let _ = am::yarn_am(c).args(["kill", &app]).output();
+    assert_eq!(
+        per_host.values().copied().collect::<Vec<_>>(),
+        [2, 2, 2],
+        "{per_host:?}"
+    );
+    assert!(!logs.contains("got=\n"), "{logs}");
+    let xml = c
+        .rm_get_xml(&format!("/ws/v1/cluster/apps/{app}"))
+        .expect("the app's report as XML");
+    let counted = xml
+        .split("<key>example.com/accelerator</key><value>")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(
+        counted.is_some_and(|n| n > 0),
+        "the RM did not count the resource: {xml}"
     );
 }

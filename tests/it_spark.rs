@@ -190,9 +190,14 @@ fn executor_jvms(app: &str) -> Vec<(u32, String)> {
     found
 }
 
+/// The Spark tests that use the cluster run one at a time (cargo runs a binary's tests in
+/// parallel): each sizes its executors for the cluster's whole capacity.
+static CLUSTER_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test(flavor = "multi_thread")]
 async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kill() {
     let Some(home) = spark_home() else { return };
+    let _turn = CLUSTER_TURN.lock().await;
     let (_plugin, tests) = build(&home);
     // IT_SPARK_HTTPS=1: on the HTTPS-only profile (`cluster.sh up --https`), the plugin asking
     // the RM at its https:// address with the cluster's CA (`YARN_AM_CA_FILE`, set by the
@@ -519,4 +524,289 @@ async fn shipped_runtime_is_reused(c: &cluster::Cluster, home: &Path, driver_log
         .status()
         .unwrap()
         .success());
+}
+
+/// `spark/bin/spark-submit-yarn-am` with the cluster's environment; Spark's jars reach the
+/// nodes as on a cluster without Spark (shipped on docker, in place natively).
+fn wrapper(c: &cluster::Cluster, home: &Path) -> Command {
+    let mut submit = Command::new(repo().join("spark/bin/spark-submit-yarn-am"));
+    if c.backend() == "docker" {
+        submit.env("YARN_AM_WEBHDFS", &c.webhdfs);
+    } else {
+        submit
+            .env_remove("YARN_AM_WEBHDFS")
+            .arg("--conf")
+            .arg(format!(
+                "spark.yarnam.executor.jars={}/jars",
+                home.display()
+            ));
+    }
+    submit
+        .env("SPARK_HOME", home)
+        .env("JAVA_HOME", java_home())
+        .env("HADOOP_CONF_DIR", &c.conf_dir)
+        .env("YARN_AM_BIN", env!("CARGO_BIN_EXE_yarn-am"))
+        .env("YARN_AM_RM_WEB", &c.rm_web)
+        .env_remove("YARN_CONF_DIR")
+        .env_remove("YARN_AM_STAGING_DIR")
+        .args([
+            "--driver-memory",
+            "512m",
+            "--conf",
+            "spark.yarn.maxAppAttempts=1",
+            "--conf",
+            "spark.executor.memory=512m",
+            "--conf",
+            "spark.executor.instances=2",
+            "--conf",
+            "spark.sql.shuffle.partitions=6",
+            "--conf",
+            "spark.ui.enabled=false",
+        ]);
+    submit
+}
+
+/// One run of the wrapper: its exit, the app, and the job's `RESULT` (from the wrapper's
+/// stdout in client mode, from the driver's stdout among the AM's logs in cluster mode).
+struct Run {
+    ok: bool,
+    app: String,
+    result: Option<Value>,
+    log: String,
+}
+
+async fn run_wrapper(c: &'static cluster::Cluster, mut cmd: Command, what: &str) -> Run {
+    let started = Instant::now();
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .unwrap()
+        .expect("run spark/bin/spark-submit-yarn-am");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let log = format!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let app = stdout
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("APP_ID ")
+                .or_else(|| l.strip_prefix("submitted "))
+                .map(|a| a.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("{what}: no application id in its output:\n{log}"));
+    let mut result = result_line(&stdout);
+    if result.is_none() {
+        // Cluster mode: the driver ran in the AM's container.
+        if let Some(dir) = am::am_log_dir(c, &app) {
+            let driver = std::fs::read_to_string(dir.join("driver.stdout")).unwrap_or_default();
+            result = result_line(&driver);
+        }
+    }
+    eprintln!(
+        "{what}: {app} took {:.1} s, exit {}",
+        started.elapsed().as_secs_f64(),
+        out.status
+    );
+    Run {
+        ok: out.status.success(),
+        app,
+        result,
+        log,
+    }
+}
+
+fn result_line(text: &str) -> Option<Value> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .map(|j| serde_json::from_str(j).unwrap())
+}
+
+/// The RM's final state, status and diagnostics of `app`.
+async fn final_report(c: &cluster::Cluster, app: &str) -> (String, String, String) {
+    let r = am::rest(c)
+        .wait_final(app, Duration::from_secs(60))
+        .await
+        .unwrap();
+    (r.state, r.final_status, r.diagnostics)
+}
+
+/// Issue 24: a JVM job with shuffles (reduceByKey to fewer partitions, a join, a SQL
+/// groupBy) and a PySpark job (a word count with reduceByKey, a DataFrame aggregation,
+/// --py-files, a Python shipped with --archives as spark.pyspark.python) each succeed in
+/// client and in cluster deploy mode, on nodes with neither Spark nor Python; a cluster-mode
+/// driver that fails makes the app FAILED with its exception and the client exit 1.
+#[tokio::test(flavor = "multi_thread")]
+async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
+    let Some(home) = spark_home() else { return };
+    let _turn = CLUSTER_TURN.lock().await;
+    let (_plugin, tests) = build(&home);
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let pyenv = Command::new("bash")
+        .arg(repo().join("scripts/python-env.sh"))
+        .output()
+        .unwrap();
+    assert!(pyenv.status.success(), "{}", am::text(&pyenv));
+    let pyenv = String::from_utf8_lossy(&pyenv.stdout).trim().to_string();
+    let py = repo().join("spark/src/test/python");
+
+    let jvm = |mode: &str, arg: &str| {
+        let mut cmd = wrapper(c, &home);
+        cmd.args([
+            "--deploy-mode",
+            mode,
+            "--class",
+            "io.yarnam.spark.ShuffleJob",
+        ])
+        .arg(&tests)
+        .arg(arg);
+        cmd
+    };
+    let pyspark = |mode: &str| {
+        let mut cmd = wrapper(c, &home);
+        cmd.args(["--deploy-mode", mode])
+            .arg("--py-files")
+            .arg(py.join("wordlib.py"))
+            .arg("--archives")
+            .arg(format!("{pyenv}#pyenv"))
+            .args(["--conf", "spark.pyspark.python=./pyenv/bin/python3"]);
+        if mode == "client" {
+            // The driver's Python is this machine's (the shipped one's version); in cluster
+            // mode the driver runs on a node and uses the shipped one too.
+            cmd.args(["--conf", "spark.pyspark.driver.python=/usr/bin/python3"]);
+        }
+        cmd.arg(py.join("shuffle_job.py")).arg("2000");
+        cmd
+    };
+    // A cluster-mode driver that fails at once (a bad argument), with no executors.
+    let mut failing = jvm("cluster", "not-a-number");
+    failing.args(["--conf", "spark.executor.instances=0"]);
+
+    // The JVM job in client mode first, alone: its submit stages Spark's jars (450 MiB) if
+    // the cluster's staging cache does not have them yet, which the others then reuse. Then
+    // the rest at once (the cluster holds them; the failing one may wait for room).
+    let started = Instant::now();
+    let first = run_wrapper(c, jvm("client", "20000"), "JVM job, client mode").await;
+    cluster::track_app(&first.app);
+    let runs = [
+        ("JVM job, cluster mode", jvm("cluster", "20000")),
+        ("PySpark job, client mode", pyspark("client")),
+        ("PySpark job, cluster mode", pyspark("cluster")),
+        ("failing JVM job, cluster mode", failing),
+    ]
+    .map(|(what, cmd)| tokio::spawn(run_wrapper(c, cmd, what)));
+    let mut done = vec![first];
+    for r in runs {
+        done.push(r.await.unwrap());
+    }
+    for r in &done {
+        cluster::track_app(&r.app);
+    }
+    eprintln!(
+        "the five Spark runs took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let [jvm_client, jvm_cluster, py_client, py_cluster, failed] = done.try_into().ok().unwrap();
+
+    // Expected answers of ShuffleJob's SQL groupBy: id % 7 over 0..10,000.
+    let groups: Vec<Value> = (0..7u64)
+        .map(|g| {
+            let ids: Vec<u64> = (0..10_000u64).filter(|i| i % 7 == g).collect();
+            serde_json::json!([g, ids.len(), ids.iter().sum::<u64>()])
+        })
+        .collect();
+    let py_groups: Vec<Value> = (0..5u64)
+        .map(|g| {
+            let vs: Vec<u64> = (0..1000u64).filter(|i| i % 5 == g).collect();
+            serde_json::json!([g, vs.len(), vs.iter().sum::<u64>()])
+        })
+        .collect();
+    for (mode, r) in [("client", jvm_client), ("cluster", jvm_cluster)] {
+        assert!(r.ok, "JVM job in {mode} mode failed:\n{}", r.log);
+        let res = r
+            .result
+            .unwrap_or_else(|| panic!("no RESULT ({mode}):\n{}", r.log));
+        assert_eq!(res["keys"], 50, "{res}");
+        assert_eq!(res["total"], 20000, "{res}");
+        assert_eq!(res["k7"], 400, "{res}");
+        assert_eq!(res["reduce_partitions"], 4, "{res}");
+        assert_eq!(res["joined"], 50, "{res}");
+        assert_eq!(res["groups"], Value::Array(groups.clone()), "{res}");
+        let (state, status, diag) = final_report(c, &r.app).await;
+        assert_eq!(
+            (state.as_str(), status.as_str()),
+            ("FINISHED", "SUCCEEDED"),
+            "{diag}"
+        );
+        if mode == "cluster" {
+            assert!(diag.contains("the driver exited 0"), "{diag}");
+            let dir = am::am_log_dir(c, &r.app).expect("the AM's log folder");
+            let driver_log = std::fs::read_to_string(dir.join("driver.stderr")).unwrap();
+            assert!(
+                driver_log.contains("yarn-am shuffle job"),
+                "Spark's driver log is among the AM's logs"
+            );
+        }
+    }
+    for (mode, r) in [("client", py_client), ("cluster", py_cluster)] {
+        assert!(r.ok, "PySpark job in {mode} mode failed:\n{}", r.log);
+        let res = r
+            .result
+            .unwrap_or_else(|| panic!("no RESULT ({mode}):\n{}", r.log));
+        assert_eq!(res["words"], 37, "{res}");
+        assert_eq!(res["total"], 20000, "{res}");
+        assert_eq!(res["matches"], true, "{res}");
+        assert_eq!(res["reduce_partitions"], 3, "{res}");
+        assert_eq!(res["groups"], Value::Array(py_groups.clone()), "{res}");
+        // spark.pyspark.python: every worker ran the shipped Python.
+        for p in res["worker_pythons"].as_array().unwrap() {
+            let p = p.as_str().unwrap();
+            assert!(p.ends_with("/pyenv/bin/python3 3.11"), "worker Python {p}");
+        }
+        let (state, status, diag) = final_report(c, &r.app).await;
+        assert_eq!(
+            (state.as_str(), status.as_str()),
+            ("FINISHED", "SUCCEEDED"),
+            "{diag}"
+        );
+    }
+
+    // The failing driver: the app FAILED with the driver's exception, the client exits 1.
+    assert!(
+        !failed.ok,
+        "the client reports the failure:\n{}",
+        failed.log
+    );
+    let (state, status, diag) = final_report(c, &failed.app).await;
+    assert_eq!(
+        (state.as_str(), status.as_str()),
+        ("FINISHED", "FAILED"),
+        "{diag}"
+    );
+    assert!(
+        diag.contains("the driver exited with code")
+            && diag.contains("ShuffleJob threw an exception")
+            && diag.contains("NumberFormatException"),
+        "{diag}"
+    );
+}
+
+/// The wrapper refuses a master (it is master yarn-am) and a deploy mode it does not know,
+/// before starting anything.
+#[test]
+fn wrapper_refuses_a_master_and_unknown_deploy_modes() {
+    let Some(home) = spark_home() else { return };
+    build(&home);
+    for args in [
+        &["--master", "yarn", "app.py"][..],
+        &["--conf", "spark.master=local", "app.py"],
+        &["--deploy-mode", "nowhere", "app.py"],
+        &["--class", "Main"],
+    ] {
+        let out = Command::new(repo().join("spark/bin/spark-submit-yarn-am"))
+            .env("SPARK_HOME", &home)
+            .args(args)
+            .output()
+            .unwrap();
+        let text = am::text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains("spark-submit-yarn-am: "), "{args:?}: {text}");
+    }
 }

@@ -86,10 +86,13 @@ async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_fold
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // Executors run the staged yarn-am binary; the task lists it and takes a few seconds,
-    // so the staged files can be looked at while the app runs.
+    // so the staged files can be looked at while the app runs. The comment makes the spec
+    // larger than the credentials carry, so it travels as a file (small ones: the second
+    // submit of `a_second_submit_uploads_nothing...`).
+    let padding = "x".repeat(yarn_am::protocol::spec::INLINE_SPEC_LIMIT);
     let job = am::one_task_job(
         "it-webhdfs-job",
-        "ls -lL yarn-am && sleep 4 && echo staged-binary-ran",
+        &format!("ls -lL yarn-am && sleep 4 && echo staged-binary-ran # {padding}"),
     );
     let path = write_job(c, "it-webhdfs-job", &job);
     let started = Instant::now();
@@ -519,6 +522,12 @@ async fn a_second_submit_uploads_nothing_and_executors_get_aliases_and_unpacked_
     assert!(
         matches!(&binary_in_app_folder, Err(e) if e.is_not_found()),
         "{binary_in_app_folder:?}"
+    );
+    // A small spec travels in the AM's credentials: nothing of the app's own to localise.
+    let spec_in_app_folder = hdfs(c).status(&format!("{dir}/yarn-am-spec.json")).await;
+    assert!(
+        matches!(&spec_in_app_folder, Err(e) if e.is_not_found()),
+        "{spec_in_app_folder:?}"
     );
     let out = executor_output(c, &app2, &format!("archive {nonce}")).await;
     assert_eq!(out, format!("file {nonce}\narchive {nonce}\n"));

@@ -22,6 +22,15 @@ def test_production_settings_are_flags():
                     "--attempt-failures-validity-interval", "60000", "--job", "job.json"]
 
 
+def test_acls_and_log_patterns_are_flags():
+    args = submit_args("job.json", view_acl="bob ops", modify_acl="carol", log_include_pattern="stdout$",
+                       rolled_log_exclude_pattern="gc.*", node_label="gpu", am_node_label="am",
+                       executor_resources={"yarn.io/gpu": 2})
+    assert args == ["submit", "--executor-resource", "yarn.io/gpu=2", "--node-label", "gpu", "--am-node-label", "am", "--view-acl", "bob ops", "--modify-acl", "carol",
+                    "--log-include-pattern", "stdout$", "--rolled-log-exclude-pattern", "gc.*",
+                    "--job", "job.json"]
+
+
 def test_files_archives_and_the_failure_window_go_with_a_job_too():
     args = submit_args("job.json", files=["data.csv#d.csv"], archives=["hdfs:///apps/env.zip#env"],
                        executor_failures_validity_interval=3600000)

@@ -11,6 +11,7 @@
 //! is waited for without holding the journal.
 
 use std::future::Future;
+use std::os::unix::process::ExitStatusExt;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -18,12 +19,13 @@ use tracing::warn;
 use yarn_client::request_table::AllocateBatch;
 use yarn_client::rest::NodeInfo;
 
+use super::driver_process::{self, DriverProcess};
 use super::journal_store::DURABLE_WAIT;
 use super::rm::RmSession;
 use super::start::Am;
 use super::IDLE_HEARTBEAT;
 use crate::core::am::am_core::{AmCore, Ending, Outcome};
-use crate::core::am::events::RmReply;
+use crate::core::am::events::{DriverCommand, RmReply};
 use crate::core::am::waiting::ClusterLook;
 use crate::core::driver::journal::Entry;
 
@@ -41,7 +43,12 @@ pub(super) struct RmState {
 type NodeList = yarn_client::rest::Result<Vec<NodeInfo>>;
 
 /// Runs the loop until the core has ended and drained, or SIGTERM; returns why it stopped.
-pub(super) async fn run(am: &mut Am, session: RmSession) -> (Ending, RmState) {
+/// A driver run by the AM (`driver`) ends the app when it exits.
+pub(super) async fn run(
+    am: &mut Am,
+    session: RmSession,
+    mut driver: Option<&mut DriverProcess>,
+) -> (Ending, RmState) {
     let mut rm = RmState {
         session: Some(session),
         inflight: None,
@@ -95,6 +102,18 @@ pub(super) async fn run(am: &mut Am, session: RmSession) -> (Ending, RmState) {
                 nodes_listed(core, clock.now_ms(), nodes);
             }
             Some(look) = looked.recv() => core.handle_cluster_look(clock.now_ms(), look.as_ref()),
+            status = async { driver.as_mut().expect("guarded").exited().await }, if driver.is_some() => {
+                let d = driver.take().expect("guarded");
+                let finish = match status {
+                    Ok(s) => driver_process::finish_request(s, d.message().as_deref()),
+                    Err(e) => driver_process::finish_request(
+                        std::process::ExitStatus::from_raw(1 << 8),
+                        Some(&format!("waiting for the driver failed: {e}")),
+                    ),
+                };
+                tracing::info!(?finish.status, %finish.diagnostics, "the driver ended");
+                core.handle_command(clock.now_ms(), DriverCommand::Finish(finish));
+            }
             // The NodeManager's SIGKILL follows SIGTERM within 250 ms: no drain, no waiting
             // for a call in flight.
             _ = am.sigterm.recv() => {

@@ -26,6 +26,10 @@ use crate::protocol::spec::ExecutorSpec;
 
 use super::token_refresh::SharedTokens;
 
+/// The variable that tells an executor the countable resources beyond memory and vcores its
+/// container holds (`yarn.io/gpu=2,example.com/x=1`), as YARN granted them; unset when none.
+pub const RESOURCES_VAR: &str = "YARN_AM_EXECUTOR_RESOURCES";
+
 /// The variable that tells an executor its container's log directory (what `<LOG_DIR>`
 /// was in a command the launch script expanded), for scripts that write logs YARN keeps.
 pub const LOG_DIR_VAR: &str = "YARN_AM_LOG_DIR";
@@ -108,7 +112,12 @@ impl Launcher {
     /// the environment that lets it find the AM (nothing secret: the NodeManager writes the
     /// environment into `launch_container.sh` in the log dir), and its credentials with its
     /// own key to authenticate to the AM (see [`crate::protocol::poll`]).
-    pub fn launch_spec(&self, executor_id: ExecutorId, container_id: &str) -> LaunchSpec {
+    pub fn launch_spec(
+        &self,
+        executor_id: ExecutorId,
+        container: &AllocatedContainer,
+    ) -> LaunchSpec {
+        let container_id = container.id.as_str();
         let mut environment = self.spec.env.clone();
         environment.extend([
             ("YARN_AM_EXECUTOR_ID".to_string(), executor_id.to_string()),
@@ -120,6 +129,15 @@ impl Launcher {
                 self.spec.vcores.to_string(),
             ),
         ]);
+        if !container.resources.is_empty() {
+            // What YARN granted, not what was asked: the RM may round a resource up.
+            let got: Vec<String> = container
+                .resources
+                .iter()
+                .map(|(name, n)| format!("{name}={n}"))
+                .collect();
+            environment.insert(RESOURCES_VAR.to_string(), got.join(","));
+        }
         match &self.contact.staging_dir {
             Some(crate::staging::StagingDir::Local { path }) => {
                 environment.insert("YARN_AM_STAGING_DIR".to_string(), path.clone());
@@ -156,6 +174,7 @@ impl Launcher {
             environment,
             local_resources,
             tokens: Some(self.executor_credentials(executor_id, container_id)),
+            acls: self.spec.acls.clone(),
         }
     }
 
@@ -202,7 +221,7 @@ impl Launcher {
         nm_token: Option<Token>,
     ) {
         let container_id = container.id.clone();
-        let spec = self.launch_spec(executor_id, &container_id);
+        let spec = self.launch_spec(executor_id, &container);
         let permits = self.permits.clone();
         let reports = self.reports.clone();
         let rpc = self.rpc.clone();
@@ -275,6 +294,9 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             files: Default::default(),
+            acls: Default::default(),
+            node_label: None,
+            resources: Default::default(),
         };
         Launcher::new(spec, contact, 1).0
     }
@@ -310,7 +332,10 @@ mod tests {
         };
         let launcher = launcher("./yarn-am executor", &[], &master, tokens);
         let container = "container_1_0001_01_000002";
-        let l = launcher.launch_spec(ExecutorId::new(1), container);
+        let l = launcher.launch_spec(
+            ExecutorId::new(1),
+            &crate::core::am::fixtures::container(container, "h1"),
+        );
         let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
         let key = poll::executor_key(&master, "1", container);
         assert_eq!(
@@ -338,7 +363,10 @@ mod tests {
         );
         let other = Credentials::decode(
             &launcher
-                .launch_spec(ExecutorId::new(2), "container_1_0001_01_000003")
+                .launch_spec(
+                    ExecutorId::new(2),
+                    &crate::core::am::fixtures::container("container_1_0001_01_000003", "h1"),
+                )
                 .tokens
                 .unwrap(),
         )
@@ -394,7 +422,10 @@ mod tests {
             b"m",
             Credentials::default(),
         );
-        let l = launcher.launch_spec(ExecutorId::new(1), "container_1_0001_01_000002");
+        let l = launcher.launch_spec(
+            ExecutorId::new(1),
+            &crate::core::am::fixtures::container("container_1_0001_01_000002", "h1"),
+        );
         let script = nm_launch_script(&l, logs.to_str().unwrap());
         let status = std::process::Command::new("bash")
             .arg("-c")
@@ -424,13 +455,34 @@ mod tests {
             b"m",
             Credentials::default(),
         );
-        let l = launcher.launch_spec(ExecutorId::new(1), "container_1_0001_01_000002");
+        let l = launcher.launch_spec(
+            ExecutorId::new(1),
+            &crate::core::am::fixtures::container("container_1_0001_01_000002", "h1"),
+        );
         assert_eq!(l.environment["V"], r#"\$(x) {""{y}""}"#);
         assert_eq!(l.environment[LOG_DIR_VAR], "<LOG_DIR>");
         assert_eq!(l.environment["YARN_AM_DRIVER_URL"], "https://nm1:4000");
         assert_eq!(
             l.command,
             ["/bin/bash yarn-am-command.sh 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
+        );
+    }
+
+    /// An executor learns the resources its container holds as YARN granted them.
+    #[test]
+    fn granted_resources_reach_the_executor() {
+        let launcher = launcher("./x", &[], b"m", Credentials::default());
+        let mut c = crate::core::am::fixtures::container("container_1_0001_01_000002", "h1");
+        let none = launcher.launch_spec(ExecutorId::new(1), &c);
+        assert!(!none.environment.contains_key(RESOURCES_VAR));
+        c.resources = vec![
+            ("example.com/accelerator".into(), 2),
+            ("yarn.io/gpu".into(), 1),
+        ];
+        let l = launcher.launch_spec(ExecutorId::new(1), &c);
+        assert_eq!(
+            l.environment[RESOURCES_VAR],
+            "example.com/accelerator=2,yarn.io/gpu=1"
         );
     }
 }

@@ -23,10 +23,13 @@
 //! - `token_refresh.rs`: the AM's credentials, refreshed while it runs, and the part of them
 //!   every executor gets.
 //! - `container_env.rs`: the environment YARN gives the AM container.
+//! - `driver_process.rs`: a driver the AM runs beside itself (`submit --driver-command`),
+//!   whose exit ends the app.
 //!
 //! The HTTP server and the launches run as tasks that only talk to the loop through channels.
 
 mod container_env;
+pub mod driver_process;
 mod event_loop;
 mod finish;
 mod journal_store;
@@ -41,7 +44,6 @@ use std::time::Duration;
 use tracing::error;
 
 use crate::core::am::am_core::Outcome;
-use crate::protocol::spec::{AppSpec, SPEC_FILE};
 use container_env::ContainerEnv;
 
 /// File in the AM's log dir naming the driver API's URL (the secret is not written there).
@@ -79,8 +81,34 @@ pub fn run() -> ExitCode {
 /// Start-up, the loop, the finish.
 async fn run_am() -> anyhow::Result<Outcome> {
     let (mut am, session) = start::start().await?;
-    let (ending, rm) = event_loop::run(&mut am, session).await;
+    let mut driver = match &am.spec.driver {
+        Some(d) => Some(start_driver(&am, &d.command_file)?),
+        None => None,
+    };
+    let (ending, rm) = event_loop::run(&mut am, session, driver.as_mut()).await;
+    if let Some(d) = driver {
+        // Still running only when the app ended otherwise (a finish, a kill, failures).
+        d.stop(driver_process::STOP_GRACE).await;
+    }
     finish::finish(am, ending, rm).await
+}
+
+/// The driver of `submit --driver-command`, with the secret re-read from the container's
+/// credentials (the start-up keeps none of it) and the API's URL and certificate pin.
+fn start_driver(
+    am: &start::Am,
+    command_file: &str,
+) -> anyhow::Result<driver_process::DriverProcess> {
+    let creds = yarn_client::credentials::Credentials::read_file(&am.env.token_file)
+        .map_err(|e| anyhow::anyhow!("reading the token file for the driver: {e}"))?;
+    let secret = start::master_secret(&creds)?;
+    driver_process::DriverProcess::spawn(
+        command_file,
+        &am.env,
+        &am.api.url,
+        &secret,
+        am.api.tls_pin,
+    )
 }
 
 /// The AM's clock: `now_ms` for the core is the time since start-up.
@@ -113,9 +141,9 @@ async fn remove_staging_after_error() {
     if !env.is_last_attempt() {
         return;
     }
-    let Some(spec) = std::fs::read_to_string(SPEC_FILE)
+    let Some(spec) = yarn_client::credentials::Credentials::read_file(&env.token_file)
         .ok()
-        .and_then(|t| AppSpec::from_json(&t).ok())
+        .and_then(|creds| start::read_spec(&creds).ok())
     else {
         return;
     };
@@ -171,6 +199,26 @@ mod tests {
         assert_eq!(master_secret(&creds).unwrap(), "m");
         let err = master_secret(&e).unwrap_err().to_string();
         assert!(err.contains("yarn-am.master-secret"), "{err}");
+    }
+
+    /// A small spec comes from the credentials `submit` wrote (issue 27: no localizer for
+    /// the AM container), and stays out of what executors get.
+    #[test]
+    fn the_spec_is_read_from_the_credentials() {
+        use crate::protocol::spec::SPEC_ALIAS;
+        let spec = crate::protocol::spec::tests::spec();
+        let creds = Credentials {
+            tokens: vec![],
+            secrets: vec![(SPEC_ALIAS.into(), spec.to_json().into_bytes())],
+        };
+        assert_eq!(super::start::read_spec(&creds).unwrap(), spec);
+        assert!(token_refresh::executor_base(&creds).secrets.is_empty());
+        let bad = Credentials {
+            tokens: vec![],
+            secrets: vec![(SPEC_ALIAS.into(), b"{".to_vec())],
+        };
+        let e = format!("{:#}", super::start::read_spec(&bad).unwrap_err());
+        assert!(e.contains(SPEC_ALIAS), "{e}");
     }
 
     #[test]

@@ -43,7 +43,7 @@ use crate::core::kv::{KvLimits, KvStore};
 use crate::core::topology::SharedTopology;
 use crate::http::{self, ApiHandle};
 use crate::protocol::credentials::MASTER_SECRET_ALIAS;
-use crate::protocol::spec::{AppSpec, SPEC_FILE};
+use crate::protocol::spec::{AppSpec, SPEC_ALIAS, SPEC_FILE};
 use crate::protocol::tls::{AppCert, Fingerprint};
 
 /// Everything the loop and the finish work with, wired by [`start`].
@@ -127,8 +127,7 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
     let (rest, nodes) = list_nodes(&spec, &creds).await?;
     // The one topology: the allocator, the request table, the pool and the driver hold
     // handles to the same map.
-    let (topo, cluster) =
-        cluster_view::from_nodes(&nodes, spec.executor.memory_mb, spec.executor.vcores);
+    let (topo, cluster) = cluster_view::from_nodes(&nodes, &spec.executor);
     let mut job = match &spec.job {
         Some(j) => {
             let driver = crate::core::driver::Driver::new(j.clone(), topo.clone())
@@ -173,7 +172,10 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
     } else {
         Completion::ExecutorsSucceed
     })
-    .with_kv(resumed.kv.clone());
+    .with_kv(resumed.kv.clone())
+    .with_grant_window(Duration::from_millis(
+        spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
+    ));
     let clock = Clock::start();
     adopt(&mut core, clock.now_ms(), &registered, &resumed);
     // Executors of an earlier attempt find this one here (see `journal_store::publish_url`).
@@ -204,11 +206,9 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
 
 fn read_inputs() -> anyhow::Result<Inputs> {
     let env = ContainerEnv::from_process()?;
-    let spec_text = std::fs::read_to_string(SPEC_FILE)
-        .with_context(|| format!("reading {SPEC_FILE} from the container's working directory"))?;
-    let spec = AppSpec::from_json(&spec_text).with_context(|| format!("parsing {SPEC_FILE}"))?;
     let creds = Credentials::read_file(&env.token_file)
         .with_context(|| format!("reading the token file {}", env.token_file.display()))?;
+    let spec = read_spec(&creds)?;
     let amrm_token = creds
         .require_kind("YARN_AM_RM_TOKEN")
         .context("the token file has no AMRM token")?
@@ -223,6 +223,24 @@ fn read_inputs() -> anyhow::Result<Inputs> {
         secret,
         cert,
     })
+}
+
+/// The spec `submit` wrote: from the credentials (a small one), else the file in the
+/// working directory (see [`crate::protocol::spec`]).
+pub(super) fn read_spec(creds: &Credentials) -> anyhow::Result<AppSpec> {
+    if let Some(bytes) = creds.secret(SPEC_ALIAS) {
+        let text = std::str::from_utf8(bytes)
+            .with_context(|| format!("the credentials' {SPEC_ALIAS:?} is not text"))?;
+        return AppSpec::from_json(text)
+            .with_context(|| format!("parsing the credentials' {SPEC_ALIAS:?}"));
+    }
+    let text = std::fs::read_to_string(SPEC_FILE).with_context(|| {
+        format!(
+            "reading {SPEC_FILE} from the container's working directory (the credentials \
+             have no {SPEC_ALIAS:?})"
+        )
+    })?;
+    AppSpec::from_json(&text).with_context(|| format!("parsing {SPEC_FILE}"))
 }
 
 /// The application's master secret, from the AM container's credentials (where `submit` put

@@ -38,15 +38,27 @@ pub const STRICT_REQUEST_ID: i64 = -1;
 #[derive(Debug)]
 pub struct RequestBook {
     capability: Capability,
+    /// The executors' node label expression (one label: their partition), on every request.
+    node_label: Option<String>,
+    /// Countable resources beyond memory and vcores, on every request.
+    resources: Vec<(String, i64)>,
     ids: HashMap<u64, RequestId>,
 }
 
 impl RequestBook {
-    pub fn new(capability: Capability) -> Self {
+    pub fn new(capability: Capability, node_label: Option<String>) -> Self {
         Self {
             capability,
+            node_label,
+            resources: Vec::new(),
             ids: HashMap::new(),
         }
+    }
+
+    /// Asks every request with these countable resources too (the executors' own).
+    pub fn with_resources(mut self, resources: Vec<(String, i64)>) -> Self {
+        self.resources = resources;
+        self
     }
 
     /// Applies `action` to `table` if it is a request action; any other action is handed
@@ -123,6 +135,8 @@ impl RequestBook {
         let mut req = ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
             .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>());
         req.allocation_request_id = key;
+        req.node_label = self.node_label.clone();
+        req.resources = self.resources.clone();
         if strict {
             req.relax_locality(false)
         } else {

@@ -79,6 +79,11 @@ impl Topology {
         &self.names[id as usize]
     }
 
+    /// Hosts known (each with its rack).
+    pub fn host_count(&self) -> usize {
+        self.racks.len()
+    }
+
     /// Distinct racks known, the default rack included: rack ids are below it.
     pub fn rack_count(&self) -> usize {
         self.names.len()

@@ -140,6 +140,30 @@ pub fn html(s: &StateView) -> String {
         s.running,
         s.executor_failures
     );
+    for h in s.held_back_hosts.iter().take(PAGE_HOSTS) {
+        let detail = match (h.decommission_timeout_s, h.excluded_until_ms) {
+            (Some(t), _) => format!("decommissioning, timeout {t} s"),
+            (None, Some(_)) => format!(
+                "excluded after {} executor failures, for a while",
+                h.failures
+            ),
+            _ => h.why.clone(),
+        };
+        let _ = write!(
+            out,
+            "<p class=\"held-back\">no new executors on {}: {}</p>",
+            esc(&h.host),
+            esc(&detail)
+        );
+    }
+    if s.preemption.asks > 0 {
+        let _ = write!(
+            out,
+            "<p id=\"preemption\">preemption: the RM asked {} time(s) for resources back; \
+             {} executor(s) given back (tasks re-queued, no failure counted)</p>",
+            s.preemption.asks, s.preemption.given_back
+        );
+    }
     // Per host and rack: how many live executors, at which matched level.
     let mut per_host: BTreeMap<(&str, &str), [u32; 3]> = BTreeMap::new();
     for e in s
@@ -441,6 +465,41 @@ pub(super) mod tests {
         );
         assert!(html.contains("&quot;executors&quot;:4999}"));
         assert!(!html.contains("&quot;executors&quot;:4899}"));
+    }
+
+    #[test]
+    fn hosts_held_back_and_preemption_are_shown() {
+        use crate::core::am::held_back::HeldBackHost;
+        let mut s = big_state(1, 1);
+        s.held_back_hosts = vec![
+            HeldBackHost {
+                host: "nm2".into(),
+                why: "decommissioning".into(),
+                decommission_timeout_s: Some(60),
+                excluded_until_ms: None,
+                failures: 0,
+            },
+            HeldBackHost {
+                host: "nm<1>".into(),
+                why: "failures".into(),
+                decommission_timeout_s: None,
+                excluded_until_ms: Some(1),
+                failures: 2,
+            },
+        ];
+        s.preemption = crate::protocol::driver_api::PreemptionView {
+            asks: 3,
+            given_back: 2,
+        };
+        let page = html(&s);
+        assert!(page.contains("no new executors on nm2: decommissioning, timeout 60 s"));
+        assert!(
+            page.contains("no new executors on nm&lt;1&gt;: excluded after 2 executor failures")
+        );
+        assert!(
+            page.contains("the RM asked 3 time(s) for resources back; 2 executor(s) given back")
+        );
+        assert!(!html(&big_state(1, 1)).contains("id=\"preemption\""));
     }
 
     #[test]

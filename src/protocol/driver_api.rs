@@ -255,11 +255,28 @@ pub struct StateView {
     /// `core::am::waiting`); absent when nothing waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting: Option<crate::core::am::waiting::WaitingView>,
+    /// What the RM asked back by preemption and what the AM gave back (all zero when it
+    /// never asked).
+    #[serde(default)]
+    pub preemption: PreemptionView,
+    /// Hosts the AM keeps new executors off by itself: decommissioning nodes, hosts where
+    /// executors kept failing (until their exclusion ends).
+    #[serde(default)]
+    pub held_back_hosts: Vec<crate::core::am::held_back::HeldBackHost>,
     /// The embedded driver's job report, when the AM runs a job. It shares the task
     /// records with the driver instead of copying them, and is turned into JSON by the
     /// reader (`GET /v1/job`, `/v1/state`), never by the AM loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<crate::core::driver::report::ReportView>,
+}
+
+/// The RM's preemption requests as the AM answered them (`core::am::preemption`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreemptionView {
+    /// Preemption messages the RM sent.
+    pub asks: u64,
+    /// Executors the AM gave back in answer (their tasks re-queued, no failure counted).
+    pub given_back: u64,
 }
 
 impl StateView {

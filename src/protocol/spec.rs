@@ -1,11 +1,16 @@
 //! What the submitter tells the ApplicationMaster: the executor spec and where things are.
 //!
-//! The submitter writes an [`AppSpec`] as JSON into the staging folder and ships it as a
-//! local resource named [`SPEC_FILE`]; the AM reads it from its working directory. A file,
-//! not an environment variable: the NodeManager writes environment values into
-//! `launch_container.sh` without escaping quotes, so JSON there breaks the launch (seen on
-//! Hadoop 3.4.1). Unknown fields are rejected so a mismatched submitter/AM pair fails
-//! loudly rather than silently.
+//! The submitter puts an [`AppSpec`] as JSON into the AM container's credentials under
+//! [`SPEC_ALIAS`] when it is at most [`INLINE_SPEC_LIMIT`] bytes, else into the staging folder
+//! as a local resource named [`SPEC_FILE`]; the AM reads it from its token file, else from
+//! its working directory. In the credentials because a local resource of the application's
+//! own makes the NodeManager start a localizer for the AM container, about 0.1 s of every
+//! start-up on the test cluster (issue 27), while the token file is written anyway. Bounded
+//! because the RM keeps the launch context in its state store (ZooKeeper's takes about 1 MB
+//! a node), and a job of many tasks makes a large spec. Not an environment variable: the
+//! NodeManager writes environment values into `launch_container.sh` without escaping
+//! quotes, so JSON there breaks the launch (seen on Hadoop 3.4.1). Unknown fields are
+//! rejected so a mismatched submitter/AM pair fails loudly rather than silently.
 //!
 //! Data flows one way: staging produces [`StagedFile`]s and a [`StagingDir`], the spec
 //! carries them; `staging` knows nothing of the spec.
@@ -16,8 +21,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::staging::{StagedFile, StagingDir};
 
-/// Name of the spec file in the AM container's working directory.
+/// Name of the spec file in the AM container's working directory (a spec too large for the
+/// credentials).
 pub const SPEC_FILE: &str = "yarn-am-spec.json";
+/// Alias of the spec in the AM container's credentials (a `yarn-am.` alias: executors and
+/// their tasks never get it).
+pub const SPEC_ALIAS: &str = "yarn-am.spec";
+/// The largest spec (JSON bytes) carried in the credentials; a larger one is a file.
+pub const INLINE_SPEC_LIMIT: usize = 64 * 1024;
+
+/// Whether a spec of this JSON travels in the AM container's credentials.
+pub fn travels_inline(json: &str) -> bool {
+    json.len() <= INLINE_SPEC_LIMIT
+}
 
 /// How the AM starts executors and how many it keeps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +55,18 @@ pub struct ExecutorSpec {
     /// `hdfs://` URLs, see [`crate::staging`]).
     #[serde(default)]
     pub files: BTreeMap<String, StagedFile>,
+    /// The app's ACLs, in every executor's launch context (a NodeManager takes them from the
+    /// first container of the app it starts).
+    #[serde(default, skip_serializing_if = "yarn_client::acl::AppAcls::is_empty")]
+    pub acls: yarn_client::acl::AppAcls,
+    /// The node label the executors are asked with (`submit --node-label`): YARN grants them
+    /// only on nodes of that partition, and the AM names no other node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_label: Option<String>,
+    /// Countable resources beyond memory and vcores each executor asks for, by name
+    /// (`submit --executor-resource yarn.io/gpu=1`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, i64>,
 }
 
 /// With `submit --principal/--keytab` on a secure cluster staging on HDFS: how the AM logs
@@ -107,6 +135,19 @@ pub struct AppSpec {
     /// (`core::am::am_core::Completion`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_running: bool,
+    /// `submit --driver-command`: a driver the AM runs in its own container, whose exit ends
+    /// the app (`crate::am::driver_process`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<DriverSpec>,
+}
+
+/// A driver run by the AM beside itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverSpec {
+    /// The driver's shell command, a file in the AM container's working directory (it
+    /// travels byte for byte, like an executor command).
+    pub command_file: String,
 }
 
 impl AppSpec {
@@ -129,10 +170,10 @@ impl AppSpec {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn spec() -> AppSpec {
+    pub(crate) fn spec() -> AppSpec {
         AppSpec {
             rm_scheduler: vec!["rm:8030".into()],
             rm_web: "rm:8088".into(),
@@ -154,6 +195,12 @@ mod tests {
                         visibility: crate::staging::Visibility::Private,
                     },
                 )]),
+                acls: yarn_client::acl::AppAcls {
+                    view: Some("bob ops".into()),
+                    modify: None,
+                },
+                node_label: Some("gpu".into()),
+                resources: BTreeMap::from([("yarn.io/gpu".into(), 1)]),
             },
             staging: Some(StagingDir::Webhdfs {
                 url: "http://rm:9870".into(),
@@ -170,7 +217,20 @@ mod tests {
             executor_silence_timeout_ms: Some(4000),
             strategy: Some(crate::core::allocator::Strategy::Spark),
             keep_running: true,
+            driver: Some(DriverSpec {
+                command_file: "yarn-am-driver.sh".into(),
+            }),
         }
+    }
+
+    #[test]
+    fn a_small_spec_travels_in_the_credentials_and_a_large_one_as_a_file() {
+        assert!(travels_inline(&spec().to_json()));
+        let mut large = spec();
+        large.executor.command = "x".repeat(INLINE_SPEC_LIMIT);
+        assert!(!travels_inline(&large.to_json()));
+        // Under a yarn-am alias: the AM never hands it on to executors or their tasks.
+        assert!(SPEC_ALIAS.starts_with(crate::protocol::credentials::ALIAS_PREFIX));
     }
 
     #[test]

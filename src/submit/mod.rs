@@ -40,6 +40,8 @@ pub const BINARY_NAME: &str = "yarn-am";
 /// container's bash sees them (`yarn_client::launch_script`). The file's bytes are exactly
 /// what the user typed (Skein ships its scripts the same way).
 pub const COMMAND_FILE: &str = "yarn-am-command.sh";
+/// The AM container's copy of `--driver-command` (see `crate::am::driver_process`).
+pub const DRIVER_COMMAND_FILE: &str = "yarn-am-driver.sh";
 /// Name of the cluster's CA file (`YARN_AM_CA_FILE` at submit) in the AM's and the job's
 /// executors' working directories.
 pub const CA_FILE: &str = "yarn-am-ca.pem";
@@ -360,8 +362,24 @@ async fn stage_and_submit(
                 stager.reference_hdfs(url, path, r.kind).await?
             }
         };
+        if args.driver_command.is_some() {
+            // The driver beside the AM gets the executors' files too (its runtime, its app).
+            local_resources.insert(r.name.clone(), staged.local_resource());
+        }
         files.insert(r.name, staged);
     }
+    let driver = match &args.driver_command {
+        Some(cmd) => {
+            let script = stager
+                .put_bytes(DRIVER_COMMAND_FILE, cmd.clone().into_bytes())
+                .await?;
+            local_resources.insert(DRIVER_COMMAND_FILE.to_string(), script.local_resource());
+            Some(crate::protocol::spec::DriverSpec {
+                command_file: DRIVER_COMMAND_FILE.to_string(),
+            })
+        }
+        None => None,
+    };
     eprintln!("{}", uploads.describe());
     if job.is_none() {
         // The command travels as a file, byte for byte (see `COMMAND_FILE`).
@@ -371,6 +389,7 @@ async fn stage_and_submit(
         files.insert(COMMAND_FILE.to_string(), script);
     }
 
+    let acls = args.acls();
     let mut executor = ExecutorSpec {
         command: command_file_launch(),
         memory_mb: args.executor_memory,
@@ -380,6 +399,9 @@ async fn stage_and_submit(
         max: args.max_executors.unwrap_or(args.executors),
         env: executor_env,
         files,
+        acls: acls.clone(),
+        node_label: args.node_label.clone(),
+        resources: args.executor_resource.iter().cloned().collect(),
     };
     if job.is_none() {
         // The executor command can reach the app's key-value store with `./yarn-am kv`.
@@ -440,12 +462,19 @@ async fn stage_and_submit(
         executor_silence_timeout_ms: Some(args.executor_silence_timeout.saturating_mul(1000)),
         strategy: (args.strategy != crate::core::allocator::Strategy::Default)
             .then_some(args.strategy),
-        keep_running: args.keep_running,
+        // The driver's exit ends the app, not the executors'.
+        keep_running: args.keep_running || driver.is_some(),
+        driver,
     };
-    let staged_spec = stager
-        .put_bytes(SPEC_FILE, spec.to_json().into_bytes())
-        .await?;
-    local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
+    // In the credentials when small: no localizer for the AM container (`protocol::spec`).
+    let spec_json = spec.to_json();
+    let inline_spec = if crate::protocol::spec::travels_inline(&spec_json) {
+        Some(spec_json.into_bytes())
+    } else {
+        let staged_spec = stager.put_bytes(SPEC_FILE, spec_json.into_bytes()).await?;
+        local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
+        None
+    };
     let secret = crate::http::new_secret();
     // The AM's TLS certificate, made here beside the secret so that the secret file can
     // carry its fingerprint and every AM attempt serves the same one (`protocol::tls`).
@@ -489,10 +518,13 @@ async fn stage_and_submit(
             local_resources,
             environment,
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
-            credentials: am_credentials(&secret, &cert, tokens),
+            credentials: am_credentials(&secret, &cert, tokens, inline_spec),
+            acls: args.acls(),
         },
         priority: args.priority,
         attempt_failures_validity_interval_ms: args.attempt_failures_validity_interval,
+        log_aggregation: args.log_aggregation(),
+        am_node_label: args.am_node_label.clone(),
     };
     let submitted_at = std::time::SystemTime::now();
     rest.submit(&submission)
@@ -569,17 +601,22 @@ fn print_job_summary(diagnostics: &str) {
 /// `launch_container.sh` in the container's log dir, which its web UI serves). Today that is
 /// the application's master secret (see [`crate::protocol::poll`]) and the driver API's
 /// certificate with its private key (see [`crate::protocol::tls`]); delegation tokens for a
-/// secure cluster go beside them.
+/// secure cluster go beside them. A small spec travels here too (not a secret: to spare the
+/// AM container a localizer, see [`crate::protocol::spec`]).
 fn am_credentials(
     master_secret: &str,
     cert: &crate::protocol::tls::AppCert,
     tokens: Vec<(String, yarn_client::token::Token)>,
+    spec: Option<Vec<u8>>,
 ) -> yarn_client::credentials::Credentials {
     let mut secrets = vec![(
         crate::protocol::credentials::MASTER_SECRET_ALIAS.to_string(),
         master_secret.as_bytes().to_vec(),
     )];
     secrets.extend(cert.credential_secrets());
+    if let Some(spec) = spec {
+        secrets.push((crate::protocol::spec::SPEC_ALIAS.to_string(), spec));
+    }
     yarn_client::credentials::Credentials { tokens, secrets }
 }
 

@@ -67,9 +67,21 @@ pub struct ShippedResource {
 }
 
 /// Names `submit` gives files of its own in the containers.
-const RESERVED: [(&str, &str); 4] = [
+const RESERVED: [(&str, &str); 7] = [
     (crate::submit::BINARY_NAME, "binary"),
     (crate::submit::COMMAND_FILE, "executor command's script"),
+    (
+        crate::submit::DRIVER_COMMAND_FILE,
+        "driver command's script",
+    ),
+    (
+        crate::am::driver_process::SECRET_FILE,
+        "driver's secret file",
+    ),
+    (
+        crate::am::driver_process::DIAGNOSTICS_FILE,
+        "driver's diagnostics file",
+    ),
     (crate::submit::CA_FILE, "copy of the cluster's CA file"),
     (crate::protocol::spec::SPEC_FILE, "application spec"),
 ];

@@ -42,6 +42,9 @@
 #                       MapReduce jars once (<runtime>/mr-lib), write mapred-site.xml and
 #                       restart the NMs with the shuffle service the MR AM needs. Later `up`s
 #                       keep it while mr-lib exists; a cluster that never ran it has none.
+#   cluster.sh rmadmin ARGS   Hadoop's RMAdminCLI on the RM (graceful decommission: write
+#                       the host into <runtime>/conf/nodes.exclude, then
+#                       `rmadmin -refreshNodes -g SECONDS -server`)
 #   cluster.sh backend  print the running (or last started) backend: native or docker
 #   cluster.sh from-node NODE PATH   copy PATH (under <runtime>) off that node's own disk to
 #                       the same path on this machine (a no-op natively: one disk)
@@ -289,6 +292,9 @@ write_conf() {
   [[ "$WITH_HDFS" != 0 ]] || add_property yarn-site.xml yarn.log-aggregation-enable false
   ((HTTPS)) && https_conf
   layout_topology
+  # Hosts to decommission (yarn.resourcemanager.nodes.exclude-path): empty, the RM needs the
+  # file; it_decommission writes a host and runs `cluster.sh rmadmin -refreshNodes -g ...`.
+  : >"$R/conf/nodes.exclude"
   # The NameNode and DataNode web servers look for webapps/<name> on the classpath. The Maven
   # Central hadoop-hdfs jar leaves the web UI out (the tarball ships it beside the jars);
   # WebHDFS needs none of it, only the folders to exist.
@@ -927,6 +933,23 @@ cmd_restart_nn() {
 # NM restart with NM recovery (supervised): the stopped NM neither kills its containers nor
 # unregisters, and the new one takes them back from its recovery state. Must be back within
 # the RM's NM liveness expiry (20 s) or the RM declares the node lost.
+# Hadoop's RMAdminCLI against the running RM's admin port, e.g. `rmadmin -refreshNodes -g 60
+# -server` after writing conf/nodes.exclude. Its jar (hadoop-yarn-client, Maven Central) is
+# fetched once into <runtime>/admin-lib; the rest of its classpath is lib/.
+cmd_rmadmin() {
+  pick_java
+  local jar="$R/admin-lib/hadoop-yarn-client-$HADOOP_VERSION.jar"
+  if [[ ! -f "$jar" ]]; then
+    mkdir -p "$R/admin-lib"
+    timeout 300 mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
+      -Dartifact="org.apache.hadoop:hadoop-yarn-client:$HADOOP_VERSION" \
+      -DoutputDirectory="$R/admin-lib" >"$R/mvn-admin.log" 2>&1 ||
+      { tail -20 "$R/mvn-admin.log" >&2; die "fetching hadoop-yarn-client failed: see $R/mvn-admin.log"; }
+  fi
+  timeout 120 "$JAVA_HOME/bin/java" -cp "$R/conf:$R/lib/*:$R/admin-lib/*" \
+    org.apache.hadoop.yarn.client.cli.RMAdminCLI "$@"
+}
+
 cmd_restart_nm() {
   local n=${1:-}
   [[ " ${NMS[*]} " == *" $n "* ]] || die "restart-nm wants one of: ${NMS[*]}"
@@ -1087,5 +1110,6 @@ case "${1:-}" in
   restart-nn) cmd_restart_nn ;;
   restart-nm) cmd_restart_nm "${2:-}" ;;
   env) cmd_env ;;
+  rmadmin) shift; cmd_rmadmin "$@" ;;
   *) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

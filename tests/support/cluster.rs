@@ -358,6 +358,35 @@ impl Cluster {
         curl
     }
 
+    /// A POST to the RM's web services (`path` with its query) as the cluster's admin
+    /// (`user.name`, a simple-auth cluster's identity), with a JSON body or none; whether the
+    /// RM answered 2xx, with its answer or curl's error for the message.
+    pub fn rm_post(&self, path: &str, json: Option<&str>) -> Result<String, String> {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let url = format!("{}{path}{sep}user.name=root", self.rm_url());
+        let mut curl = self.curl();
+        curl.args(["-X", "POST", "-H", "Content-Type: application/json"]);
+        curl.args(["-d", json.unwrap_or("")]);
+        let out = curl.arg(&url).output().map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() {
+            Ok(text)
+        } else {
+            Err(format!("POST {url}: {:?} {text}", out.status.code()))
+        }
+    }
+
+    /// A GET of the RM's web services as XML, for the maps its JSON shows only the last
+    /// entry of (Hadoop 3.4.1's `resourceSecondsMap`, ...).
+    pub fn rm_get_xml(&self, path: &str) -> Option<String> {
+        let mut curl = self.curl();
+        curl.args(["-H", "Accept: application/xml"]);
+        let out = curl.arg(format!("{}{path}", self.rm_url())).output().ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     fn curl_get(&self, url: &str, accept_json: bool) -> Option<Vec<u8>> {
         let mut curl = self.curl();
         if accept_json {

@@ -52,6 +52,9 @@ pub struct Ask {
     pub relax_locality: bool,
     pub node_label: Option<String>,
     pub allocation_request_id: i64,
+    /// Countable resources beyond memory and vcores (`yarn.io/gpu`, a cluster's own types),
+    /// by name: sent in the capability of every line of the request.
+    pub resources: Vec<(String, i64)>,
 }
 
 impl Ask {
@@ -66,6 +69,7 @@ impl Ask {
             relax_locality: true,
             node_label: None,
             allocation_request_id: -1,
+            resources: Vec::new(),
         }
     }
 }

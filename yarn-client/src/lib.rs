@@ -52,6 +52,7 @@
 //! speak a protocol the typed clients do not cover (the `test_am` example and the
 //! client-port test call `ApplicationClientProtocol.getClusterNodes` with them).
 
+pub mod acl;
 pub mod amrm;
 pub mod ask;
 pub mod conf;

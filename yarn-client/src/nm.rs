@@ -27,6 +27,9 @@ pub struct LaunchSpec {
     pub local_resources: BTreeMap<String, LocalResource>,
     /// A Writable token-storage blob (`Credentials::encode`); omit rather than send empty.
     pub tokens: Option<Vec<u8>>,
+    /// The app's ACLs: a NodeManager takes them from the first launch context of the app it
+    /// sees, so every container carries them (see [`crate::acl`]).
+    pub acls: crate::acl::AppAcls,
 }
 
 impl LaunchSpec {
@@ -51,6 +54,7 @@ impl LaunchSpec {
                 })
                 .collect(),
             command: self.command.clone(),
+            application_ac_ls: self.acls.to_proto(),
         }
     }
 }

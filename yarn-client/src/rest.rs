@@ -125,6 +125,10 @@ pub struct NodeInfo {
     pub available_virtual_cores: i64,
     #[serde(default)]
     pub health_report: String,
+    /// The node's labels (its partition); the RM leaves the field out, or lists `""`, for
+    /// the default partition.
+    #[serde(default)]
+    pub node_labels: Vec<String>,
 }
 
 impl NodeInfo {
@@ -241,6 +245,42 @@ pub struct AmContainerSpec {
     /// NodeManager writes them all to the container's token file (`HADOOP_TOKEN_FILE_LOCATION`,
     /// mode 0600), never to its environment, command line or logs: the place for secrets.
     pub credentials: Credentials,
+    /// The application's ACLs: the RM keeps those of the AM's launch context as the app's.
+    pub acls: crate::acl::AppAcls,
+}
+
+/// Which of a container's log files the NodeManagers upload when aggregating (Java regular
+/// expressions on file names; YARN's `LogAggregationContext`). The plain patterns apply to
+/// the upload at the app's end, the rolled ones to uploads while it runs (where the cluster
+/// rolls logs, `yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogAggregation {
+    pub include: Option<String>,
+    pub exclude: Option<String>,
+    pub rolled_include: Option<String>,
+    pub rolled_exclude: Option<String>,
+}
+
+impl LogAggregation {
+    pub fn is_empty(&self) -> bool {
+        *self == LogAggregation::default()
+    }
+
+    /// The RM REST submission's `log-aggregation-context`.
+    pub fn rest_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({});
+        for (key, pattern) in [
+            ("log-include-pattern", &self.include),
+            ("log-exclude-pattern", &self.exclude),
+            ("rolled-log-include-pattern", &self.rolled_include),
+            ("rolled-log-exclude-pattern", &self.rolled_exclude),
+        ] {
+            if let Some(p) = pattern {
+                v[key] = p.clone().into();
+            }
+        }
+        v
+    }
 }
 
 /// An application submission, turned into the RM's JSON by [`Submission::to_json`].
@@ -263,6 +303,10 @@ pub struct Submission {
     /// Failed AM attempts older than this (ms) no longer count towards `max_app_attempts`;
     /// `None` (or <= 0): every failure counts.
     pub attempt_failures_validity_interval_ms: Option<i64>,
+    /// Which log files the NodeManagers aggregate; empty: all of them.
+    pub log_aggregation: LogAggregation,
+    /// The node label (partition) of the AM's container; `None`: the queue's default.
+    pub am_node_label: Option<String>,
 }
 
 fn entries<V: Serialize>(map: &BTreeMap<String, V>) -> serde_json::Value {
@@ -319,6 +363,15 @@ impl Submission {
         }
         if let Some(ms) = self.attempt_failures_validity_interval_ms {
             v["attempt-failures-validity-interval"] = ms.into();
+        }
+        if !self.am.acls.is_empty() {
+            v["am-container-spec"]["application-acls"] = self.am.acls.rest_json();
+        }
+        if !self.log_aggregation.is_empty() {
+            v["log-aggregation-context"] = self.log_aggregation.rest_json();
+        }
+        if let Some(label) = &self.am_node_label {
+            v["am-container-node-label-expression"] = label.clone().into();
         }
         v
     }
@@ -962,10 +1015,34 @@ mod tests {
             am,
             priority: None,
             attempt_failures_validity_interval_ms: None,
+            log_aggregation: LogAggregation::default(),
+            am_node_label: None,
         };
         let v = sub.to_json();
         assert!(
-            v.get("priority").is_none() && v.get("attempt-failures-validity-interval").is_none()
+            v.get("priority").is_none()
+                && v.get("attempt-failures-validity-interval").is_none()
+                && v.get("log-aggregation-context").is_none()
+                && v["am-container-spec"].get("application-acls").is_none()
+                && v.get("am-container-node-label-expression").is_none()
+        );
+        let mut with = sub.clone();
+        with.am_node_label = Some("gpu".into());
+        with.am.acls.view = Some("bob ops".into());
+        with.log_aggregation = LogAggregation {
+            include: Some("^stdout$".into()),
+            rolled_exclude: Some("gc.*".into()),
+            ..LogAggregation::default()
+        };
+        let w = with.to_json();
+        assert_eq!(
+            w["am-container-spec"]["application-acls"],
+            serde_json::json!({"entry": [{"key": "VIEW_APP", "value": "bob ops"}]})
+        );
+        assert_eq!(w["am-container-node-label-expression"], "gpu");
+        assert_eq!(
+            w["log-aggregation-context"],
+            serde_json::json!({"log-include-pattern": "^stdout$", "rolled-log-exclude-pattern": "gc.*"})
         );
         let v2 = Submission {
             priority: Some(5),

@@ -107,6 +107,8 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
         am,
         priority: None,
         attempt_failures_validity_interval_ms: None,
+        log_aggregation: Default::default(),
+        am_node_label: None,
     };
     rest.submit(&sub).await.expect("submit");
     eprintln!("submitted {}", app.application_id);

@@ -64,6 +64,15 @@ def submit_args(
     lifetime: Optional[int] = None,
     application_type: Optional[str] = None,
     attempt_failures_validity_interval: Optional[int] = None,
+    executor_resources: Optional[Mapping[str, int]] = None,
+    node_label: Optional[str] = None,
+    am_node_label: Optional[str] = None,
+    view_acl: Optional[str] = None,
+    modify_acl: Optional[str] = None,
+    log_include_pattern: Optional[str] = None,
+    log_exclude_pattern: Optional[str] = None,
+    rolled_log_include_pattern: Optional[str] = None,
+    rolled_log_exclude_pattern: Optional[str] = None,
     am_memory: Optional[int] = None,
     am_vcores: Optional[int] = None,
     env: Optional[Mapping[str, str]] = None,
@@ -110,6 +119,16 @@ def submit_args(
     opt("--lifetime", lifetime)
     opt("--application-type", application_type)
     opt("--attempt-failures-validity-interval", attempt_failures_validity_interval)
+    for rname, count in (executor_resources or {}).items():
+        opt("--executor-resource", f"{rname}={count}")
+    opt("--node-label", node_label)
+    opt("--am-node-label", am_node_label)
+    opt("--view-acl", view_acl)
+    opt("--modify-acl", modify_acl)
+    opt("--log-include-pattern", log_include_pattern)
+    opt("--log-exclude-pattern", log_exclude_pattern)
+    opt("--rolled-log-include-pattern", rolled_log_include_pattern)
+    opt("--rolled-log-exclude-pattern", rolled_log_exclude_pattern)
     opt("--am-memory", am_memory)
     opt("--am-vcores", am_vcores)
     args += _env_args("--env", env)
@@ -179,7 +198,12 @@ def submit(
     local path or an ``hdfs://`` URL; archives are unpacked into the folder ``name``),
     ``executor_failures_validity_interval`` (ms; older executor failures stop counting), ``name``, ``queue``, ``tags``, ``max_attempts``,
     ``priority``, ``lifetime`` (seconds; the RM kills the app then), ``application_type``,
-    ``attempt_failures_validity_interval`` (ms), ``am_memory``, ``am_vcores``, ``env``, ``webhdfs`` (stage on HDFS; default
+    ``attempt_failures_validity_interval`` (ms), ``executor_resources`` (``{"yarn.io/gpu": 1}``:
+    countable resources each executor asks for), ``node_label`` and ``am_node_label`` (the
+    node-label partition of the executors and of the AM), ``view_acl`` and ``modify_acl`` (YARN's ACL
+    syntax: ``"alice,bob ops"``), ``log_include_pattern``, ``log_exclude_pattern``,
+    ``rolled_log_include_pattern``, ``rolled_log_exclude_pattern`` (which log files are
+    aggregated; Java regular expressions on file names), ``am_memory``, ``am_vcores``, ``env``, ``webhdfs`` (stage on HDFS; default
     ``$YARN_AM_WEBHDFS``), ``staging_dir``, ``hdfs_uri``, ``secret_dir``, ``strategy``,
     ``executor_silence_timeout``, ``rm_web``, ``user``, ``extra_args`` (more CLI flags).
 

@@ -70,12 +70,14 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use tracing::{info, warn};
+use yarn_client::amrm::Preemption;
 use yarn_client::request_table::AllocateBatch;
 
 use super::events::{job_diagnostics_line, DriverCommand, LaunchReport, RmReply};
 use super::interval::Interval;
 use super::job_run::JobRun;
 use super::pool::{Launch, Pool};
+use super::preemption::Preempting;
 use super::waiting::{ClusterLook, Waiting};
 use crate::core::kv::{KvAnswer, KvDesk, KvStore};
 use crate::protocol::driver_api::{self, ExecutorId, FinalOutcome, KillOutcome, StateView};
@@ -95,6 +97,11 @@ const RETRY_GAP_MS: u64 = 1_000;
 /// How long an ending AM waits for its executors to hear "shut down" (they poll every
 /// 300 ms when idle).
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(3);
+/// The allocate interval right after a new demand (Spark's first is 200 ms; why shorter:
+/// `interval`'s module doc).
+const FAST_POLL: Duration = Duration::from_millis(100);
+/// At most this many [`FAST_POLL`] calls per demand, whatever the NM heartbeat interval.
+const MAX_FAST_POLLS: u128 = 30;
 /// How long an executor of the embedded job may go without polling before the AM declares
 /// it lost, by default: Spark's `spark.network.timeout` (120 s), which bounds its executor
 /// heartbeats the same way. `submit --executor-silence-timeout` changes it.
@@ -260,6 +267,8 @@ pub struct AmCore {
     waiting: Waiting,
     /// The key-value store, with the writes waiting for their journal entries.
     kv: KvDesk,
+    /// What the AM gave back on the RM's preemption requests (see [`super::preemption`]).
+    preempting: Preempting,
 }
 
 impl AmCore {
@@ -279,7 +288,9 @@ impl AmCore {
         let mut core = Self {
             pool,
             job,
-            interval: Interval::new(Duration::from_millis(200), idle_heartbeat),
+            // 100 ms steps for a while after a demand ([`Self::with_grant_window`]), then
+            // Spark's doubling (why: `interval`'s module doc).
+            interval: Interval::new(FAST_POLL, idle_heartbeat).with_steady(3),
             timers,
             in_flight: false,
             urgent: false,
@@ -295,6 +306,7 @@ impl AmCore {
             reported_progress: None,
             waiting: Waiting::default(),
             kv: KvDesk::default(),
+            preempting: Preempting::default(),
         };
         core.arm_driver_tick();
         core
@@ -304,6 +316,18 @@ impl AmCore {
     /// from their launch until the first one).
     pub fn with_executor_silence(mut self, limit: Duration) -> Self {
         self.silence_limit_ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX).max(1);
+        self
+    }
+
+    /// Polls every [`FAST_POLL`] for `window` after a new demand before the doubling starts:
+    /// one NodeManager heartbeat interval, within which an idle cluster grants (the grant then
+    /// waits at the RM for our next call). The default window is 0.3 s.
+    pub fn with_grant_window(mut self, window: Duration) -> Self {
+        let steps = window.as_millis().div_ceil(FAST_POLL.as_millis()) + 1;
+        self.interval = self
+            .interval
+            .clone()
+            .with_steady(steps.min(MAX_FAST_POLLS) as u32);
         self
     }
 
@@ -511,12 +535,16 @@ impl AmCore {
     pub fn handle_allocated(&mut self, now_ms: u64, batch: AllocateBatch, reply: RmReply) {
         self.in_flight = false;
         match reply {
-            RmReply::Allocated(resp) => {
+            RmReply::Allocated(mut resp) => {
                 self.outage.answered();
                 if !resp.allocated.is_empty() {
                     self.waiting.granted(now_ms);
                 }
+                let preemption = resp.preemption.take();
                 self.pool.allocated(now_ms, *resp);
+                if let Some(ask) = preemption {
+                    self.answer_preemption(now_ms, &ask);
+                }
             }
             RmReply::Failed { error, answered } => {
                 warn!(%error, "allocate failed; retrying on the next heartbeat");
@@ -550,6 +578,53 @@ impl AmCore {
         self.settle(now_ms);
     }
 
+    /// The RM asks for resources back: gives back the executors that cost least (see
+    /// [`super::preemption`]) before it kills what it marked.
+    fn answer_preemption(&mut self, now_ms: u64, ask: &Preemption) {
+        let job = self.job.as_ref();
+        let candidates = self
+            .pool
+            .give_back_candidates(|id| job.and_then(|j| j.work_at_stake(id, now_ms)));
+        let (memory_mb, vcores) = self.pool.executor_size();
+        let answer = self
+            .preempting
+            .answer(now_ms, ask, &candidates, memory_mb, vcores);
+        info!(
+            strict = ask.strict.len(),
+            named = ask.containers.len(),
+            asked = ?ask.resources,
+            giving_back = answer.executors.len(),
+            "the RM asks for resources back (preemption)"
+        );
+        if let Some(j) = self.job.as_mut() {
+            for (id, _) in &answer.executors {
+                j.giving_back(*id);
+            }
+        }
+        self.pool.give_back(now_ms, answer.executors);
+    }
+
+    /// Executors of the job on decommissioning nodes get no new task; once one runs none it
+    /// is given back (its replacement was asked for when the node started draining).
+    fn drain_idle(&mut self, now_ms: u64) {
+        let Some(j) = self.job.as_mut() else {
+            return;
+        };
+        let idle: Vec<_> = self
+            .pool
+            .draining_executors()
+            .into_iter()
+            .filter(|&id| j.draining(id, now_ms))
+            .map(|id| {
+                let why = "its node is decommissioning: given back once idle; not counted";
+                (id, why.to_string())
+            })
+            .collect();
+        if !idle.is_empty() {
+            self.pool.give_back(now_ms, idle);
+        }
+    }
+
     /// After every input: silent executors are declared lost, the job learns of lost
     /// executors, the AM's end is noticed and the driver's timer follows the job.
     fn settle(&mut self, now_ms: u64) {
@@ -565,6 +640,7 @@ impl AmCore {
                 j.executors_gone(now_ms, gone, &mut self.pool);
             }
         }
+        self.drain_idle(now_ms);
         if self.pool.take_urgent() || std::mem::take(&mut self.urgent) {
             self.interval.reset();
             self.arm_heartbeat(now_ms);
@@ -592,6 +668,21 @@ impl AmCore {
         }
         let failures = self.pool.failures(now_ms);
         if failures < self.max_executor_failures {
+            if let Some(hosts) = self.pool.all_hosts_failing() {
+                let diagnostics = format!(
+                    "executors failed on every host: all {hosts} excluded after repeated failures; \
+                     last: {}",
+                    self.pool.last_failure()
+                );
+                self.end(
+                    now_ms,
+                    Ending::Finish {
+                        outcome: Outcome::Failed,
+                        diagnostics,
+                    },
+                );
+                return;
+            }
             self.check_completion(now_ms);
             return;
         }
@@ -805,6 +896,11 @@ impl AmCore {
         let mut v = self.pool.view();
         v.progress = self.progress();
         v.waiting = self.waiting.view();
+        v.held_back_hosts = self.pool.held_view();
+        v.preemption = driver_api::PreemptionView {
+            asks: self.preempting.asks,
+            given_back: self.preempting.given_back,
+        };
         v.job = self.job.as_mut().map(JobRun::report);
         self.arm_driver_tick();
         v
@@ -838,3 +934,7 @@ impl AmCore {
 #[cfg(test)]
 #[path = "am_core_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "am_core_hosts_tests.rs"]
+mod hosts_tests;

@@ -26,7 +26,7 @@ fn pool() -> Pool {
     fixtures::pool(&nodes, 10)
 }
 
-fn job(tasks: usize, backlog_timeout_ms: u64, initial: u32) -> JobRun {
+pub(super) fn job(tasks: usize, backlog_timeout_ms: u64, initial: u32) -> JobRun {
     let tasks: Vec<_> = (0..tasks)
         .map(|i| serde_json::json!({"id": format!("t{i}"), "command": "true"}))
         .collect();
@@ -43,7 +43,7 @@ fn job(tasks: usize, backlog_timeout_ms: u64, initial: u32) -> JobRun {
     JobRun::new(Driver::new(job, HashMap::new()).unwrap())
 }
 
-fn core(job: Option<JobRun>) -> AmCore {
+pub(super) fn core(job: Option<JobRun>) -> AmCore {
     AmCore::new(pool(), job, Duration::from_secs(3), 10)
 }
 
@@ -74,7 +74,7 @@ fn asked(batch: &AllocateBatch) -> i32 {
         .sum()
 }
 
-fn poll(c: &mut AmCore, now: u64, id: &str, host: &str, finished: &[&str]) -> PollReply {
+pub(super) fn poll(c: &mut AmCore, now: u64, id: &str, host: &str, finished: &[&str]) -> PollReply {
     let finished: Vec<(&str, u32)> = finished.iter().map(|t| (*t, 0)).collect();
     poll_results(c, now, id, host, &finished)
 }
@@ -143,6 +143,35 @@ fn a_failed_call_is_sent_again_and_newer_changes_win() {
     let again = c.poll_allocate(21_000).unwrap();
     assert_eq!(asked(&again), 4);
     assert!(c.ending().is_none(), "one failure is ridden out");
+}
+
+/// Issue 27: a grant waits at the RM until our next call, and on an idle cluster it comes on
+/// an NM heartbeat within one NM interval of the ask: calls every 100 ms for that long, then
+/// Spark's doubling; a new demand starts the fast calls again.
+#[test]
+fn a_demand_gets_fast_calls_for_one_nm_heartbeat_then_the_doubling() {
+    let mut c = core(None).with_grant_window(Duration::from_millis(500));
+    c.handle_start(0, 2);
+    let mut now = 0;
+    let mut waits = Vec::new();
+    for _ in 0..8 {
+        let b = c.poll_allocate(now).expect("a call is due");
+        c.handle_allocated(now, b, answered());
+        let next = c.poll_timeout().expect("asks pending: a next call");
+        waits.push(next - now);
+        now = next;
+    }
+    assert_eq!(waits, [100, 100, 100, 100, 100, 100, 200, 400]);
+    c.handle_command(
+        now,
+        DriverCommand::SetDemand(Demand {
+            target_executors: 3,
+            ..Default::default()
+        }),
+    );
+    let b = c.poll_allocate(now).expect("a new demand goes out at once");
+    c.handle_allocated(now, b, answered());
+    assert_eq!(c.poll_timeout(), Some(now + 100));
 }
 
 #[test]
@@ -402,7 +431,7 @@ fn two_executors(c: &mut AmCore) -> Vec<String> {
 }
 
 /// [`two_executors`], each polled once at 2 s and given a task: (executor, task) each.
-fn two_busy_executors(c: &mut AmCore) -> [(String, String); 2] {
+pub(super) fn two_busy_executors(c: &mut AmCore) -> [(String, String); 2] {
     let ids = two_executors(c);
     [(&ids[0], "nm1"), (&ids[1], "nm2")].map(|(e, host)| {
         let task = poll(c, 2_000, e, host, &[]).tasks[0].task_id.clone();
@@ -538,7 +567,7 @@ fn an_adopted_executor_keeps_its_journaled_attempt_and_an_unadopted_one_is_refus
 }
 
 /// One poll naming `finished` results (task, attempt), exit 0.
-fn poll_results(
+pub(super) fn poll_results(
     c: &mut AmCore,
     now: u64,
     id: &str,

@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 use crate::core::allocator::tracker::NodeUpdate;
 use crate::core::allocator::{Cluster, Topology};
 use crate::core::topology::SharedTopology;
+use crate::protocol::spec::ExecutorSpec;
 use yarn_client::amrm::NodeReport;
 use yarn_client::request_table::RackResolver;
 use yarn_client::rest::NodeInfo;
@@ -28,14 +29,21 @@ pub fn rack_resolver(topology: &SharedTopology) -> impl RackResolver {
     move |host: &str| topology.rack_of(host).to_string()
 }
 
+/// Whether executors asked with `label` can land on a node labelled `labels`: YARN grants a
+/// labelled request only in its partition. Without a label, as before: every node (an
+/// exclusive partition's nodes simply never grant).
+fn in_partition(label: Option<&str>, labels: &[String]) -> bool {
+    label.is_none_or(|l| labels.iter().any(|n| n == l))
+}
+
 /// Builds the allocator's view from the RM REST node list.
-pub fn from_nodes(nodes: &[NodeInfo], memory_mb: i64, vcores: i32) -> (SharedTopology, Cluster) {
+pub fn from_nodes(nodes: &[NodeInfo], executor: &ExecutorSpec) -> (SharedTopology, Cluster) {
     let mut racks = HashMap::new();
     let mut usable = HashSet::new();
     let mut capacity = HashMap::new();
     let none_excluded = HashSet::new();
     for n in nodes {
-        let u = listed_node_update(n, &none_excluded, memory_mb, vcores);
+        let u = listed_node_update(n, &none_excluded, executor);
         racks.insert(u.host.clone(), u.rack);
         if u.usable {
             usable.insert(u.host.clone());
@@ -51,15 +59,17 @@ pub fn from_nodes(nodes: &[NodeInfo], memory_mb: i64, vcores: i32) -> (SharedTop
 }
 
 /// A node of the RM REST node list (fetched again during the run) as an allocator update.
-/// Hosts the driver excluded stay unusable.
+/// Hosts the driver excluded, and those outside the executors' node label, stay unusable.
 pub fn listed_node_update(
     n: &NodeInfo,
     excluded: &HashSet<String>,
-    memory_mb: i64,
-    vcores: i32,
+    executor: &ExecutorSpec,
 ) -> NodeUpdate {
+    let (memory_mb, vcores) = (executor.memory_mb, executor.vcores);
     NodeUpdate {
-        usable: n.state == "RUNNING" && !excluded.contains(&n.node_host_name),
+        usable: n.state == "RUNNING"
+            && !excluded.contains(&n.node_host_name)
+            && in_partition(executor.node_label.as_deref(), &n.node_labels),
         rack: n.rack.as_str().into(),
         host: n.node_host_name.as_str().into(),
         capacity: Some(executors_per_node(
@@ -72,20 +82,23 @@ pub fn listed_node_update(
 }
 
 /// A node report from an allocate response as an allocator update. Hosts the driver
-/// excluded are reported unusable whatever YARN says about them.
+/// excluded, and those outside the executors' node label, are reported unusable whatever
+/// YARN says about them.
 pub fn node_update(
     r: &NodeReport,
     excluded: &HashSet<String>,
-    memory_mb: i64,
-    vcores: i32,
+    executor: &ExecutorSpec,
 ) -> Option<NodeUpdate> {
+    let (memory_mb, vcores) = (executor.memory_mb, executor.vcores);
     let host = Some(r.host.clone()).filter(|h| !h.is_empty())?;
     let capacity = r
         .memory_mb
         .zip(r.vcores)
         .map(|(mb, cores)| executors_per_node(mb, i64::from(cores), memory_mb, vcores));
     Some(NodeUpdate {
-        usable: r.running && !excluded.contains(&host),
+        usable: r.running
+            && !excluded.contains(&host)
+            && in_partition(executor.node_label.as_deref(), &r.labels),
         rack: r
             .rack
             .as_deref()
@@ -105,5 +118,44 @@ mod tests {
         assert_eq!(executors_per_node(4096, 4, 256, 1), 4);
         assert_eq!(executors_per_node(4096, 16, 1024, 1), 4);
         assert_eq!(executors_per_node(1000, 4, 2048, 1), 0);
+    }
+
+    #[test]
+    fn with_a_node_label_only_that_partitions_nodes_are_usable() {
+        let node = |host: &str, labels: &[&str]| NodeInfo {
+            node_labels: labels.iter().map(|l| l.to_string()).collect(),
+            ..crate::core::am::fixtures::node(host, "/r1", 4096, 4)
+        };
+        let nodes = [node("a", &[]), node("b", &["gpu"]), node("c", &[""])];
+        let mut spec = crate::core::am::fixtures::spec(4);
+        let usable = |spec: &ExecutorSpec| {
+            let mut u: Vec<String> = from_nodes(&nodes, spec)
+                .1
+                .nodes
+                .unwrap()
+                .into_iter()
+                .map(|h| h.to_string())
+                .collect();
+            u.sort();
+            u
+        };
+        assert_eq!(usable(&spec), ["a", "b", "c"]);
+        spec.node_label = Some("gpu".into());
+        assert_eq!(usable(&spec), ["b"]);
+        let report = NodeReport {
+            host: "a".into(),
+            running: true,
+            ..Default::default()
+        };
+        assert!(!node_update(&report, &HashSet::new(), &spec).unwrap().usable);
+        let labelled = NodeReport {
+            labels: vec!["gpu".into()],
+            ..report
+        };
+        assert!(
+            node_update(&labelled, &HashSet::new(), &spec)
+                .unwrap()
+                .usable
+        );
     }
 }

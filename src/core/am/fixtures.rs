@@ -23,6 +23,9 @@ pub fn spec(max: u32) -> ExecutorSpec {
         max,
         env: Default::default(),
         files: Default::default(),
+        acls: Default::default(),
+        node_label: None,
+        resources: Default::default(),
     }
 }
 
@@ -42,7 +45,7 @@ pub fn pool(nodes: &[NodeInfo], max: u32) -> Pool {
 
 /// [`pool`] with an allocator configured otherwise.
 pub fn pool_with(nodes: &[NodeInfo], max: u32, config: AllocatorConfig) -> Pool {
-    let (topo, cluster) = super::cluster_view::from_nodes(nodes, 256, 1);
+    let (topo, cluster) = super::cluster_view::from_nodes(nodes, &spec(max));
     let (events, _) = broadcast::channel(64);
     let table = AmrmState::new(super::cluster_view::rack_resolver(&topo), None);
     Pool::new(
@@ -63,6 +66,7 @@ pub fn container(id: &str, host: &str) -> AllocatedContainer {
         node_http_address: format!("{host}:8042"),
         memory_mb: 256,
         vcores: 1,
+        resources: Vec::new(),
         token: None,
         allocation_request_id: -1,
     }

@@ -32,6 +32,9 @@ pub struct JobRun {
     deliveries: Deliveries,
     /// Attempts each executor must kill on its next poll (timed out).
     kills: HashMap<ExecutorId, Vec<TaskAttempt>>,
+    /// Executors on decommissioning nodes: offered nothing new, not told to stop while
+    /// they run tasks (see [`Self::draining`]).
+    draining: HashSet<ExecutorId>,
     finished: Option<JobSummary>,
     /// The report last published; `None` once the driver has seen something since (see
     /// [`Self::report`]).
@@ -55,6 +58,7 @@ impl JobRun {
             awaiting_first_poll: HashSet::new(),
             deliveries: Deliveries::default(),
             kills: HashMap::new(),
+            draining: HashSet::new(),
             finished: None,
             report: None,
         }
@@ -244,7 +248,8 @@ impl JobRun {
             );
         }
         // Told to go: the driver asked for its kill (idle), or the job is over.
-        let shutdown = self.finished.is_some() || self.driver.scheduler().is_killing(id);
+        let shutdown = self.finished.is_some()
+            || (self.driver.scheduler().is_killing(id) && !self.draining.contains(&id));
         let tasks = if shutdown {
             Vec::new()
         } else {
@@ -297,6 +302,7 @@ impl JobRun {
                 continue;
             }
             self.awaiting_first_poll.remove(&id);
+            self.draining.remove(&id);
             self.outbox.remove(&id);
             self.kills.remove(&id);
             self.deliveries.forget(id);
@@ -361,6 +367,27 @@ impl JobRun {
                 }
             }
         }
+    }
+
+    /// What losing executor `id` would cost at `now_ms` (running attempts, their work so
+    /// far), for the choice of what to give back on preemption.
+    pub fn work_at_stake(&self, id: ExecutorId, now_ms: u64) -> Option<(usize, u64)> {
+        self.driver.scheduler().work_at_stake(id, now_ms)
+    }
+
+    /// The AM gives executor `id` back: it gets no new task, and is told to stop on its
+    /// next poll.
+    pub fn giving_back(&mut self, id: ExecutorId) {
+        self.driver.stop_offering(id);
+    }
+
+    /// Executor `id`'s node is decommissioning: it gets no new task but finishes those it
+    /// runs (the AM gives it back once it is idle). Returns whether it runs none now.
+    pub fn draining(&mut self, id: ExecutorId, now_ms: u64) -> bool {
+        if self.draining.insert(id) {
+            self.driver.stop_offering(id);
+        }
+        self.work_at_stake(id, now_ms).is_none_or(|(n, _)| n == 0)
     }
 
     /// The driver, read-only (for the loop-pass bench's reference computation).

@@ -9,8 +9,10 @@ pub mod deliveries;
 pub mod events;
 #[cfg(any(test, feature = "bench"))]
 pub mod fixtures;
+pub mod held_back;
 pub mod interval;
 pub mod job_run;
 pub mod pool;
+pub mod preemption;
 pub mod registry;
 pub mod waiting;

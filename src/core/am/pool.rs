@@ -12,6 +12,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::core::allocator::exit_status::classify;
 use crate::core::allocator::matching::{Container, Locality};
 use crate::core::allocator::tracker::{
     Action, Allocator, ContainerExit, DriverNotice, Event, Phase,
@@ -28,6 +29,7 @@ use yarn_client::token::Token;
 
 use super::cluster_view::{listed_node_update, node_update};
 use super::events::LaunchReport;
+use super::held_back::HeldBack;
 use super::registry::{Held, Registry};
 use crate::protocol::driver_api::{PendingView, StateView};
 use crate::protocol::spec::ExecutorSpec;
@@ -55,7 +57,12 @@ pub struct Pool {
     /// Granted containers not yet launched or released, by id string.
     granted: HashMap<String, AllocatedContainer>,
     demand: Demand,
+    /// Every host excluded now: the driver's and the AM's own ([`Pool::held`]).
     excluded: HashSet<String>,
+    /// Hosts the AM keeps executors off by itself: draining nodes, failing hosts.
+    held: HeldBack,
+    /// The replacements for draining executors the allocator's target last included.
+    leaving_sent: u32,
     app_id: String,
     /// Executors to start, taken by the loop.
     launches: Vec<Launch>,
@@ -88,15 +95,19 @@ impl Pool {
         app_id: String,
     ) -> Self {
         let capability = Capability::new(spec.memory_mb, spec.vcores);
+        let requests = RequestBook::new(capability, spec.node_label.clone())
+            .with_resources(spec.resources.clone().into_iter().collect());
         Self {
             allocator,
             table,
             registry,
             spec,
-            requests: RequestBook::new(capability),
+            requests,
             granted: HashMap::new(),
             demand: Demand::default(),
             excluded: HashSet::new(),
+            held: HeldBack::default(),
+            leaving_sent: 0,
             app_id,
             launches: Vec::new(),
             urgent: false,
@@ -159,7 +170,7 @@ impl Pool {
         };
         let updates = nodes
             .iter()
-            .map(|n| listed_node_update(n, &self.excluded, self.spec.memory_mb, self.spec.vcores))
+            .map(|n| listed_node_update(n, &self.excluded, &self.spec))
             .collect();
         self.event(now_ms, Event::NodesUpdated(updates));
     }
@@ -181,23 +192,39 @@ impl Pool {
 
     /// The driver's whole demand. Executors run one task per vcore.
     pub fn set_demand(&mut self, now_ms: u64, d: Demand) {
-        let newly_excluded: HashSet<String> = d.excluded_hosts.iter().cloned().collect();
-        let added: Vec<String> = newly_excluded.difference(&self.excluded).cloned().collect();
-        let removed: Vec<String> = self.excluded.difference(&newly_excluded).cloned().collect();
-        if !added.is_empty() || !removed.is_empty() {
-            self.table.exclusions.update(added, removed);
-            self.excluded = newly_excluded;
-        }
         if self.demand != d {
             self.urgent = true;
         }
-        // The allocator gets the same demand, its target within the executor bounds.
-        let target = d.target_executors.min(self.spec.max).max(self.spec.min);
-        self.demand = d.clone();
+        self.demand = d;
+        self.push_demand(now_ms);
+    }
+
+    /// Gives the allocator the driver's demand with the AM's own additions: the hosts it
+    /// holds back excluded too, and a replacement for every executor on a draining node
+    /// (see `held_back`). Called when either side changes.
+    fn push_demand(&mut self, now_ms: u64) {
+        let d = self.demand.clone();
+        let mut excluded: HashSet<String> = d.excluded_hosts.iter().cloned().collect();
+        excluded.extend(self.held.hosts().map(str::to_string));
+        let added: Vec<String> = excluded.difference(&self.excluded).cloned().collect();
+        let removed: Vec<String> = self.excluded.difference(&excluded).cloned().collect();
+        if !added.is_empty() || !removed.is_empty() {
+            self.table.exclusions.update(added, removed);
+            self.excluded = excluded.clone();
+            self.urgent = true;
+        }
+        // The allocator gets the same demand, its target within the executor bounds, plus
+        // the leaving executors' replacements.
+        let leaving = self.draining_executors().len() as u32;
+        self.leaving_sent = leaving;
+        let target = d.target_executors.min(self.spec.max).max(self.spec.min) + leaving;
+        let mut excluded_hosts: Vec<String> = excluded.into_iter().collect();
+        excluded_hosts.sort();
         self.event(
             now_ms,
             Event::DemandChanged(Demand {
                 target_executors: target,
+                excluded_hosts,
                 ..d
             }),
         );
@@ -216,6 +243,55 @@ impl Pool {
             self.urgent = true;
         }
         (killed, unknown)
+    }
+
+    /// Live executors the AM could give back, each with its container (not those already
+    /// being released): what a preemption request is answered from. `work`: the running
+    /// tasks and their work so far for an executor, when a job knows them.
+    pub fn give_back_candidates(
+        &self,
+        work: impl Fn(ExecutorId) -> Option<(usize, u64)>,
+    ) -> Vec<super::preemption::Candidate> {
+        self.registry
+            .live_ids()
+            .filter_map(|id| {
+                let (c, _) = self.allocator.container_of(id)?;
+                if self.allocator.is_releasing(c) {
+                    return None;
+                }
+                let (running_tasks, work_ms) = work(id).unwrap_or((0, 0));
+                Some(super::preemption::Candidate {
+                    executor: id,
+                    container: c.to_string(),
+                    running_tasks,
+                    work_ms,
+                })
+            })
+            .collect()
+    }
+
+    /// The size of one executor's container (memory MB, vcores).
+    pub fn executor_size(&self) -> (i64, i32) {
+        (self.spec.memory_mb, self.spec.vcores)
+    }
+
+    /// Gives live executors back to YARN for a reason the driver and the page should see
+    /// (the RM's preemption request): released like a kill, never counted against the app,
+    /// their exit reason the given one. The allocator replaces them if the demand still
+    /// wants them (YARN grants them when it has room again).
+    pub fn give_back(&mut self, now_ms: u64, executors: Vec<(ExecutorId, String)>) {
+        for (id, reason) in executors {
+            if !self.registry.is_live(id) {
+                continue;
+            }
+            info!(executor = %id, %reason, "giving an executor back");
+            self.registry.giving_back(id, reason);
+            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.urgent = true;
+        }
+        if self.draining_executors().len() as u32 != self.leaving_sent {
+            self.push_demand(now_ms);
+        }
     }
 
     /// Declares the executors not heard from for `limit_ms` lost: each container goes back
@@ -311,8 +387,12 @@ impl Pool {
             LaunchReport::Failed { container, error } => {
                 if let Some(id) = self.allocator.executor_of(&container) {
                     let released = self.allocator.is_releasing(&container);
+                    let host = self.registry.live_host(id).map(str::to_string);
                     self.registry
                         .launch_failed(id, &container, &error, released);
+                    if let (false, Some(host)) = (released, host) {
+                        self.host_failed(now_ms, &host);
+                    }
                 }
                 // The container may still hold resources: give it back.
                 if let Some(id) = to_table_id(&container) {
@@ -396,6 +476,7 @@ impl Pool {
     /// A heartbeat is due: lets the allocator update its requests (time-based rules too) and
     /// takes everything the next allocate call must carry.
     pub fn heartbeat(&mut self, now_ms: u64) -> AllocateBatch {
+        self.refresh_held(now_ms);
         self.event(now_ms, Event::Heartbeat);
         self.table.take_batch()
     }
@@ -408,12 +489,15 @@ impl Pool {
 
     fn digest(&mut self, now_ms: u64, resp: Allocation) {
         if !resp.updated_nodes.is_empty() {
+            for r in &resp.updated_nodes {
+                info!(host = %r.host, running = r.running, decommissioning = r.decommissioning,
+                      timeout_s = ?r.decommissioning_timeout_s, "node report");
+            }
+            self.nodes_reported(now_ms, &resp.updated_nodes);
             let updates: Vec<_> = resp
                 .updated_nodes
                 .iter()
-                .filter_map(|r| {
-                    node_update(r, &self.excluded, self.spec.memory_mb, self.spec.vcores)
-                })
+                .filter_map(|r| node_update(r, &self.excluded, &self.spec))
                 .collect();
             self.event(now_ms, Event::NodesUpdated(updates));
         }
@@ -444,9 +528,16 @@ impl Pool {
                 info!(container = %id, exit_status = status, "container completed");
                 // Asked before the allocator hears of it: it forgets the container then.
                 if let Some(executor) = self.allocator.executor_of(&id) {
-                    let released = self.allocator.is_releasing(&id);
+                    // Given back (preemption) or on a node decommissioned: not counted.
+                    let released =
+                        self.allocator.is_releasing(&id) || self.registry.is_given_back(executor);
+                    let host = self.registry.live_host(executor).map(str::to_string);
+                    let counts = !released && classify(status, &diagnostics).counts_against_app;
                     self.registry
                         .completed(executor, &id, status, &diagnostics, released);
+                    if let (true, Some(host)) = (counts, host) {
+                        self.host_failed(now_ms, &host);
+                    }
                 }
                 done.push(ContainerExit {
                     id: Arc::from(id.as_str()),
@@ -550,10 +641,15 @@ impl Pool {
             recent_events: self.registry.recent(),
             progress: 0.0,
             waiting: None,
+            preemption: Default::default(),
+            held_back_hosts: Vec::new(),
             job: None,
         }
     }
 }
+
+#[path = "pool_hosts.rs"]
+mod hosts;
 
 #[cfg(test)]
 #[path = "pool_tests.rs"]

@@ -112,6 +112,9 @@ pub struct Registry {
     /// Executors that exited since [`Self::take_exits`] last ran: the driver hears of each
     /// once, as an event, instead of diffing the live list.
     exits: Vec<ExecutorId>,
+    /// Live executors the AM gave back for a reason worth showing (the RM's preemption
+    /// request): their exit says so instead of the plain "released".
+    given_back: HashMap<ExecutorId, String>,
 }
 
 fn level(l: MatchLevel) -> Locality {
@@ -164,6 +167,7 @@ impl Registry {
             listed_recent: None,
             last_heard: HashMap::new(),
             exits: Vec::new(),
+            given_back: HashMap::new(),
         }
     }
 
@@ -289,6 +293,20 @@ impl Registry {
         self.exited(id, container, None, reason.to_string(), false);
     }
 
+    /// The AM is giving live executor `id` back for `reason` (shown as its exit reason once
+    /// YARN reports the container completed; it never counts against the app).
+    pub fn giving_back(&mut self, id: ExecutorId, reason: String) {
+        if self.is_live(id) {
+            self.given_back.insert(id, reason);
+        }
+    }
+
+    /// Whether the AM gave live executor `id` back (or its node is going): its end does not
+    /// count against the app.
+    pub fn is_given_back(&self, id: ExecutorId) -> bool {
+        self.given_back.contains_key(&id)
+    }
+
     /// Launch failed before the container ran anything.
     /// `released`: the AM had already given the container back (a kill while it was
     /// starting); its launch failing then is our doing, so it does not count against the app.
@@ -313,7 +331,8 @@ impl Registry {
         released: bool,
     ) {
         let (reason, counts) = if released {
-            (RELEASED_REASON.to_string(), false)
+            let why = self.given_back.remove(&id);
+            (why.unwrap_or_else(|| RELEASED_REASON.to_string()), false)
         } else {
             let v = classify(exit_status, diagnostics);
             (v.reason, v.counts_against_app)
@@ -332,6 +351,7 @@ impl Registry {
         reason: String,
         counts: bool,
     ) {
+        self.given_back.remove(&id);
         let Some(Record::Live(p)) = self.executors.get(&id) else {
             return;
         };

@@ -239,6 +239,7 @@ mod tests {
             used_virtual_cores: 4 - free_vcores,
             available_virtual_cores: free_vcores,
             health_report: String::new(),
+            node_labels: vec![],
         }
     }
 

@@ -379,6 +379,12 @@ impl Driver {
     }
 
     /// The scheduler, for status pages and tests.
+    /// Offers executor `id` no more tasks: the AM is giving it back (its running tasks are
+    /// re-queued, uncounted, when it goes).
+    pub fn stop_offering(&mut self, id: ExecutorId) {
+        self.scheduler.mark_killing(id);
+    }
+
     pub fn scheduler(&self) -> &Scheduler {
         &self.scheduler
     }

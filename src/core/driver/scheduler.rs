@@ -129,6 +129,9 @@ struct Task {
     excluded: BTreeSet<ExecutorId>,
     /// Why the latest failed attempt failed.
     last_failure: Option<String>,
+    /// When the running attempt was started (0 for one adopted from an earlier AM attempt,
+    /// whose start this attempt does not know): what losing it would cost.
+    started_ms: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -199,6 +202,7 @@ impl Scheduler {
                     failures: 0,
                     excluded: BTreeSet::new(),
                     last_failure: None,
+                    started_ms: 0,
                 })
                 .collect(),
             index,
@@ -341,6 +345,18 @@ impl Scheduler {
             self.enqueue(i);
         }
         requeued
+    }
+
+    /// What losing executor `id` would cost at `now`: its running attempts and how long
+    /// they have run, summed (preemption gives back the cheapest first). `None`: unknown.
+    pub fn work_at_stake(&self, id: ExecutorId, now: u64) -> Option<(usize, u64)> {
+        let e = self.executors.get(&id)?;
+        let ms = e
+            .running
+            .iter()
+            .map(|&i| now.saturating_sub(self.tasks[i].started_ms))
+            .fold(0u64, u64::saturating_add);
+        Some((e.running.len(), ms))
     }
 
     /// Offer this executor nothing more (its kill has been asked for).
@@ -586,7 +602,7 @@ impl Scheduler {
                         break;
                     }
                     if let Some(i) = self.pick(id, level) {
-                        launches.push((i, self.launch(i, id)));
+                        launches.push((i, self.launch(now, i, id)));
                         launched = true;
                     }
                 }
@@ -688,7 +704,7 @@ impl Scheduler {
         }
     }
 
-    fn launch(&mut self, i: usize, exec_id: ExecutorId) -> TaskLaunch {
+    fn launch(&mut self, now: u64, i: usize, exec_id: ExecutorId) -> TaskLaunch {
         let locality = self.locality_of(&self.tasks[i].spec, exec_id);
         let exec = self.executors.get_mut(&exec_id).expect("offered executor");
         let task = &mut self.tasks[i];
@@ -698,6 +714,7 @@ impl Scheduler {
         }
         let attempt = task.launches;
         task.launches += 1;
+        task.started_ms = now;
         task.state = State::Running {
             attempt,
             executor: exec_id,

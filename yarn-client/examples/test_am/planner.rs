@@ -82,6 +82,7 @@ impl Planner {
                 relax_locality: !strict,
                 node_label: None,
                 allocation_request_id: 0,
+                resources: Vec::new(),
             })?;
         }
         Ok(p)

@@ -6,8 +6,8 @@ use super::AllocateInput;
 use crate::ask::Ask;
 use crate::proto::yarn::{
     AllocateResponseProto, ApplicationAttemptIdProto, ApplicationIdProto, ContainerIdProto,
-    ExecutionTypeProto, ExecutionTypeRequestProto, PriorityProto, ResourceProto,
-    ResourceRequestProto,
+    ExecutionTypeProto, ExecutionTypeRequestProto, PriorityProto, ResourceInformationProto,
+    ResourceProto, ResourceRequestProto,
 };
 use crate::request_table as table;
 
@@ -21,7 +21,15 @@ impl From<&Ask> for ResourceRequestProto {
             capability: Some(ResourceProto {
                 memory: Some(a.capability.memory_mb),
                 virtual_cores: Some(a.capability.vcores),
-                resource_value_map: vec![],
+                resource_value_map: a
+                    .resources
+                    .iter()
+                    .map(|(name, value)| ResourceInformationProto {
+                        key: name.clone(),
+                        value: Some(*value),
+                        ..Default::default()
+                    })
+                    .collect(),
             }),
             num_containers: Some(a.num_containers),
             relax_locality: Some(a.relax_locality),
@@ -113,8 +121,19 @@ mod tests {
             relax_locality: false,
             node_label: None,
             allocation_request_id: 0,
+            resources: vec![("example.com/accelerator".into(), 2)],
         };
         let p = ResourceRequestProto::from(&a);
+        let extra = &p.capability.as_ref().unwrap().resource_value_map;
+        assert_eq!(
+            (
+                extra.len(),
+                extra[0].key.as_str(),
+                extra[0].value,
+                extra[0].units.as_deref()
+            ),
+            (1, "example.com/accelerator", Some(2), None)
+        );
         assert_eq!(p.priority.unwrap().priority, Some(3));
         assert_eq!(p.resource_name.as_deref(), Some("/rack1"));
         assert_eq!(p.capability.unwrap().memory, Some(512));

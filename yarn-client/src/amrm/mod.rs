@@ -25,7 +25,10 @@ use crate::token::Token;
 mod convert;
 mod records;
 
-pub use records::{AllocatedContainer, Allocation, CompletedContainer, NodeReport, Registration};
+pub use records::{
+    AllocatedContainer, Allocation, CompletedContainer, NodeReport, Preemption, PreemptionAsk,
+    Registration,
+};
 
 pub const PROTOCOL: &str = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB";
 

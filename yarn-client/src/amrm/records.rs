@@ -4,7 +4,8 @@
 use crate::ids::{container_id_string, node_id_string};
 use crate::proto::yarn::{
     AllocateResponseProto, ContainerProto, ContainerStatusProto, NmTokenProto, NodeReportProto,
-    NodeStateProto, RegisterApplicationMasterResponseProto,
+    NodeStateProto, PreemptionContainerProto, PreemptionMessageProto,
+    RegisterApplicationMasterResponseProto,
 };
 use crate::request_table as table;
 use crate::token::Token;
@@ -22,6 +23,9 @@ pub struct AllocatedContainer {
     pub node_http_address: String,
     pub memory_mb: i64,
     pub vcores: i32,
+    /// Countable resources beyond memory and vcores the container holds, by name (a GPU
+    /// count, a cluster's own types); empty on clusters that declare none.
+    pub resources: Vec<(String, i64)>,
     /// The container token the NodeManager wants at start (opaque to the AM).
     pub token: Option<Token>,
     /// YARN's allocation request id (`ContainerProto` field 8): the id of the request key
@@ -49,6 +53,43 @@ pub struct NodeReport {
     /// Total size of the node, if reported.
     pub memory_mb: Option<i64>,
     pub vcores: Option<i32>,
+    /// The node's labels (its partition); empty for the default partition.
+    pub labels: Vec<String>,
+    /// `DECOMMISSIONING`: an admin asked for a graceful decommission; the node runs what
+    /// it runs until its timeout but should get nothing new.
+    pub decommissioning: bool,
+    /// The graceful decommission's timeout in seconds, when the RM reports one.
+    pub decommissioning_timeout_s: Option<u32>,
+}
+
+/// The RM asking resources back before it takes them (YARN's `PreemptionMessage`).
+///
+/// `strict`: containers it will take whatever the AM does. `containers` and `resources`
+/// (the negotiable contract): the containers it will take unless the AM gives back as much
+/// on its own, and that amount (the CapacityScheduler sends one `*` ask of the minimum
+/// allocation times a count, derived from those containers).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Preemption {
+    pub strict: Vec<String>,
+    pub containers: Vec<String>,
+    pub resources: Vec<PreemptionAsk>,
+}
+
+/// One resource ask of a negotiable preemption contract.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PreemptionAsk {
+    pub memory_mb: i64,
+    pub vcores: i32,
+    pub count: i32,
+}
+
+impl Preemption {
+    /// True when the message asks for nothing (the RM may send an empty one).
+    pub fn is_empty(&self) -> bool {
+        self.strict.is_empty()
+            && self.containers.is_empty()
+            && self.resources.iter().all(|r| r.count <= 0)
+    }
 }
 
 /// One allocate answer.
@@ -58,6 +99,8 @@ pub struct Allocation {
     pub allocated: Vec<AllocatedContainer>,
     pub completed: Vec<CompletedContainer>,
     pub updated_nodes: Vec<NodeReport>,
+    /// What the RM asks back (`preempt`, field 8), when it does.
+    pub preemption: Option<Preemption>,
     /// NM tokens by NodeId (`host:port`); the RM sends each only once.
     pub nm_tokens: Vec<(String, Token)>,
     /// A rolled-over AMRM token.
@@ -87,6 +130,12 @@ impl From<&ContainerProto> for AllocatedContainer {
             node_http_address: c.node_http_address.clone().unwrap_or_default(),
             memory_mb: r.memory(),
             vcores: r.virtual_cores(),
+            resources: r
+                .resource_value_map
+                .iter()
+                .filter(|i| i.key != "memory-mb" && i.key != "vcores" && i.value() != 0)
+                .map(|i| (i.key.clone(), i.value()))
+                .collect(),
             token: c.container_token.clone().map(Token::from),
             allocation_request_id: c.allocation_request_id(),
         }
@@ -119,6 +168,53 @@ impl From<&NodeReportProto> for NodeReport {
             running: r.node_state() == NodeStateProto::NsRunning,
             memory_mb: r.capability.as_ref().map(|c| c.memory.unwrap_or(0)),
             vcores: r.capability.as_ref().map(|c| c.virtual_cores.unwrap_or(0)),
+            labels: r
+                .node_labels
+                .iter()
+                .filter(|l| !l.is_empty())
+                .cloned()
+                .collect(),
+            decommissioning: r.node_state() == NodeStateProto::NsDecommissioning,
+            decommissioning_timeout_s: r.decommissioning_timeout,
+        }
+    }
+}
+
+fn preempted_ids(cs: &[PreemptionContainerProto]) -> Vec<String> {
+    cs.iter()
+        .filter_map(|c| c.id.as_ref().map(container_id_string))
+        .collect()
+}
+
+impl From<&PreemptionMessageProto> for Preemption {
+    fn from(m: &PreemptionMessageProto) -> Self {
+        let strict = m
+            .strict_contract
+            .as_ref()
+            .map(|s| preempted_ids(&s.container))
+            .unwrap_or_default();
+        let (containers, resources) = match &m.contract {
+            Some(c) => (
+                preempted_ids(&c.container),
+                c.resource
+                    .iter()
+                    .filter_map(|r| r.resource.as_ref())
+                    .map(|r| {
+                        let cap = r.capability.clone().unwrap_or_default();
+                        PreemptionAsk {
+                            memory_mb: cap.memory(),
+                            vcores: cap.virtual_cores(),
+                            count: r.num_containers(),
+                        }
+                    })
+                    .collect(),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        Preemption {
+            strict,
+            containers,
+            resources,
         }
     }
 }
@@ -146,6 +242,11 @@ impl From<&AllocateResponseProto> for Allocation {
                 .map(Into::into)
                 .collect(),
             updated_nodes: r.updated_nodes.iter().map(Into::into).collect(),
+            preemption: r
+                .preempt
+                .as_ref()
+                .map(Preemption::from)
+                .filter(|p| !p.is_empty()),
             nm_tokens: nm_tokens(&r.nm_tokens),
             amrm_token: r.am_rm_token.clone().map(Token::from),
         }
@@ -304,5 +405,103 @@ mod decode_tests {
             .map(|c| c.allocation_request_id)
             .collect();
         assert_eq!(ids, vec![0, -1, -1]);
+    }
+}
+
+#[cfg(test)]
+mod preemption_tests {
+    use prost::Message;
+
+    use super::*;
+    use crate::ids::parse_container_id;
+    use crate::proto::yarn::{
+        PreemptionContractProto, PreemptionResourceRequestProto, ResourceProto,
+        ResourceRequestProto, StrictPreemptionContractProto,
+    };
+
+    fn container(id: &str) -> PreemptionContainerProto {
+        PreemptionContainerProto {
+            id: parse_container_id(id),
+        }
+    }
+
+    /// The shape the CapacityScheduler sends (no strict contract; the containers it marked
+    /// and one `*` ask of the minimum allocation times a count), read back from the wire.
+    #[test]
+    fn a_negotiable_contract_is_read_from_field_8() {
+        let a = "container_1700000000000_0042_01_000003";
+        let b = "container_1700000000000_0042_01_000004";
+        let msg = PreemptionMessageProto {
+            strict_contract: None,
+            contract: Some(PreemptionContractProto {
+                resource: vec![PreemptionResourceRequestProto {
+                    resource: Some(ResourceRequestProto {
+                        resource_name: Some("*".into()),
+                        capability: Some(ResourceProto {
+                            memory: Some(128),
+                            virtual_cores: Some(1),
+                            ..Default::default()
+                        }),
+                        num_containers: Some(8),
+                        ..Default::default()
+                    }),
+                }],
+                container: vec![container(a), container(b)],
+            }),
+        };
+        let bytes = AllocateResponseProto {
+            preempt: Some(msg.clone()),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        // Field 8, length-delimited: tag 0x42.
+        assert_eq!(bytes[0], 0x42);
+        let r = AllocateResponseProto::decode(&bytes[..]).unwrap();
+        let p = Allocation::from(&r)
+            .preemption
+            .expect("a preemption message");
+        assert!(p.strict.is_empty());
+        assert_eq!(p.containers, [a, b]);
+        assert_eq!(
+            p.resources,
+            [PreemptionAsk {
+                memory_mb: 128,
+                vcores: 1,
+                count: 8
+            }]
+        );
+    }
+
+    #[test]
+    fn a_strict_contract_and_an_empty_message() {
+        let a = "container_e02_1700000000000_0042_01_000007";
+        let msg = PreemptionMessageProto {
+            strict_contract: Some(StrictPreemptionContractProto {
+                container: vec![container(a)],
+            }),
+            contract: None,
+        };
+        assert_eq!(Preemption::from(&msg).strict, [a]);
+        let empty = AllocateResponseProto {
+            preempt: Some(PreemptionMessageProto::default()),
+            ..Default::default()
+        };
+        assert_eq!(Allocation::from(&empty).preemption, None);
+        assert_eq!(
+            Allocation::from(&AllocateResponseProto::default()).preemption,
+            None
+        );
+    }
+
+    #[test]
+    fn a_decommissioning_node_and_its_timeout() {
+        let r = NodeReportProto {
+            node_state: Some(NodeStateProto::NsDecommissioning as i32),
+            decommissioning_timeout: Some(30),
+            ..Default::default()
+        };
+        let n = NodeReport::from(&r);
+        assert!(n.decommissioning && !n.running);
+        assert_eq!(n.decommissioning_timeout_s, Some(30));
     }
 }

@@ -52,6 +52,7 @@ struct Entry {
     num_containers: i32,
     relax_locality: bool,
     node_label: Option<String>,
+    resources: Vec<(String, i64)>,
     /// Requests that may be satisfied by a container at this location, oldest first.
     linked: BTreeSet<RequestId>,
 }
@@ -381,9 +382,11 @@ impl RequestTable {
             num_containers: 0,
             relax_locality: relax,
             node_label: None,
+            resources: Vec::new(),
             linked: BTreeSet::new(),
         });
         entry.num_containers += 1;
+        entry.resources = req.resources.clone();
         if relax {
             entry.linked.insert(id);
         }
@@ -508,6 +511,7 @@ fn to_ask(key: &AskKey, entry: &Entry) -> Ask {
         relax_locality: entry.relax_locality,
         node_label: entry.node_label.clone(),
         allocation_request_id: key.allocation_request_id,
+        resources: entry.resources.clone(),
     }
 }
 

@@ -351,6 +351,22 @@ fn strict_requests_match_only_where_they_accept() {
 }
 
 #[test]
+fn countable_resources_go_on_every_line_of_a_request() {
+    let mut t = table();
+    let mut r = req(1024).with_nodes(["h1"]);
+    r.resources = vec![("yarn.io/gpu".into(), 2)];
+    t.add(r).unwrap();
+    let asks = t.take_asks();
+    for at in [ANY, "h1", "/r1"] {
+        assert_eq!(
+            find(&asks, at).resources,
+            [("yarn.io/gpu".to_string(), 2)],
+            "{at}"
+        );
+    }
+}
+
+#[test]
 fn node_label_is_sent_on_any_only() {
     let mut t = table();
     let mut r = req(1024).with_nodes(["h1"]);

@@ -31,6 +31,9 @@ pub struct ContainerRequest {
     pub node_label: Option<String>,
     /// Hadoop's `ContainerRequest` defaults this to 0 (the proto default is -1).
     pub allocation_request_id: i64,
+    /// Countable resources beyond memory and vcores, by name (see [`crate::ask::Ask`]).
+    /// Matching grants ignores them: the RM grants a request's resources as asked.
+    pub resources: Vec<(String, i64)>,
 }
 
 impl ContainerRequest {
@@ -44,6 +47,7 @@ impl ContainerRequest {
             relax_locality: true,
             node_label: None,
             allocation_request_id: 0,
+            resources: Vec::new(),
         }
     }
 

@@ -244,6 +244,15 @@ public final class AmClient {
     return check("GET loss-reason of " + executorId, r);
   }
 
+  /** {@code PUT /v1/kv/{key}}: stores {@code value} in the app's key-value store. */
+  public void kvPut(String key, String value) throws IOException {
+    HttpRequest req = request("/v1/kv/" + key)
+        .header("Content-Type", "text/plain; charset=utf-8")
+        .PUT(HttpRequest.BodyPublishers.ofString(value, StandardCharsets.UTF_8))
+        .build();
+    check("PUT /v1/kv/" + key, send(req));
+  }
+
   /** {@code GET /v1/state}. */
   public JsonNode state() throws IOException {
     return check("GET /v1/state", send(request("/v1/state").GET().build()));

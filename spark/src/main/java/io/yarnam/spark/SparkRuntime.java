@@ -62,10 +62,14 @@ final class SparkRuntime {
           + "executors' Spark jars are shipped from <SPARK_HOME>/jars unless spark.yarn.archive "
           + "or spark.yarnam.executor.jars names them");
     }
-    String cache = conf.getOrDefault("spark.yarnam.cacheDir",
-        Paths.get(System.getProperty("user.home"), ".cache", "yarn-am").toString());
-    Path zip = libsZip(Paths.get(sparkHome, "jars"), Paths.get(cache));
+    Path zip = libsZip(Paths.get(sparkHome, "jars"), cacheDir(conf));
     return new SparkRuntime(LINK, zip + "#" + LINK);
+  }
+
+  /** Where the plugin keeps the zips it ships ({@code spark.yarnam.cacheDir}). */
+  static Path cacheDir(Map<String, String> conf) {
+    return Paths.get(conf.getOrDefault("spark.yarnam.cacheDir",
+        Paths.get(System.getProperty("user.home"), ".cache", "yarn-am").toString()));
   }
 
   /**
@@ -81,6 +85,41 @@ final class SparkRuntime {
     if (files.isEmpty()) {
       throw new IllegalStateException(jars + " holds no jars to ship to the executors");
     }
+    return storedZip(files, "", cacheDir, "spark-libs-");
+  }
+
+  /** The folder PySpark's Python side is unpacked to (its {@code SPARK_HOME} on the nodes). */
+  static final String PYTHON_LINK = "__pyspark__";
+
+  /**
+   * The {@code --archive} argument of PySpark's Python side for the nodes (Spark's YARN mode
+   * ships the same two files when {@code spark.yarn.isPython}): a zip of
+   * {@code <SPARK_HOME>/python/lib/pyspark.zip} and {@code py4j-*-src.zip} under
+   * {@code python/lib/}, so that with {@code SPARK_HOME=$PWD/__pyspark__} Spark's own
+   * {@code PythonUtils.sparkPythonPath} finds them, on the executors and for a driver run by
+   * the AM. Made once per version of the two files in {@code cacheDir}.
+   */
+  static String pythonArchive(String sparkHome, Path cacheDir) throws IOException {
+    Path lib = Paths.get(sparkHome, "python", "lib");
+    List<Path> files = new ArrayList<>();
+    if (Files.isDirectory(lib)) {
+      try (Stream<Path> s = Files.list(lib)) {
+        s.filter(p -> {
+          String n = p.getFileName().toString();
+          return n.equals("pyspark.zip") || (n.startsWith("py4j-") && n.endsWith(".zip"));
+        }).sorted().forEach(files::add);
+      }
+    }
+    if (files.size() != 2) {
+      throw new IllegalStateException("PySpark needs " + lib + "/pyspark.zip and py4j-*-src.zip on "
+          + "the executors; found " + files);
+    }
+    return storedZip(files, "python/lib/", cacheDir, "spark-python-") + "#" + PYTHON_LINK;
+  }
+
+  /** A zip of {@code files} (entries {@code prefix + name}), named by their digest, made once. */
+  private static Path storedZip(List<Path> files, String prefix, Path cacheDir, String namePrefix)
+      throws IOException {
     MessageDigest md;
     try {
       md = MessageDigest.getInstance("SHA-256");
@@ -88,24 +127,24 @@ final class SparkRuntime {
       throw new IllegalStateException(e);
     }
     for (Path f : files) {
-      String line = f.getFileName() + "\0" + Files.size(f) + "\0"
+      String line = prefix + f.getFileName() + "\0" + Files.size(f) + "\0"
           + Files.getLastModifiedTime(f).toMillis() + "\n";
       md.update(line.getBytes(StandardCharsets.UTF_8));
     }
     String key = HexFormat.of().formatHex(md.digest()).substring(0, 16);
-    Path zip = cacheDir.resolve("spark-libs-" + key + ".zip");
+    Path zip = cacheDir.resolve(namePrefix + key + ".zip");
     if (Files.isRegularFile(zip)) {
       return zip;
     }
     Files.createDirectories(cacheDir);
-    Path tmp = Files.createTempFile(cacheDir, "spark-libs-", ".zip.part");
+    Path tmp = Files.createTempFile(cacheDir, namePrefix, ".zip.part");
     try {
       try (OutputStream os = new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 20);
           ZipOutputStream out = new ZipOutputStream(os)) {
         // Jars are compressed already: store them, which is also fast to unpack.
         out.setLevel(Deflater.NO_COMPRESSION);
         for (Path f : files) {
-          ZipEntry e = new ZipEntry(f.getFileName().toString());
+          ZipEntry e = new ZipEntry(prefix + f.getFileName());
           e.setTime(Files.getLastModifiedTime(f).toMillis());
           out.putNextEntry(e);
           Files.copy(f, out);

@@ -94,10 +94,23 @@ public final class SubmitPlan {
   public String executorCommand(
       String driverUrl, String sparkJars, String javaHome, String moduleOptions, String extraJavaOptions,
       String extraClassPath) {
+    return executorCommand(driverUrl, sparkJars, javaHome, moduleOptions, extraJavaOptions, extraClassPath, null);
+  }
+
+  /**
+   * As above, with {@code setup} (a shell statement such as an {@code export}, or null) run
+   * before the executor: PySpark's {@code SPARK_HOME} on the node.
+   */
+  public String executorCommand(
+      String driverUrl, String sparkJars, String javaHome, String moduleOptions, String extraJavaOptions,
+      String extraClassPath, String setup) {
     String java = (javaHome == null || javaHome.isEmpty() ? "${JAVA_HOME}" : javaHome) + "/bin/java";
     String cp = (extraClassPath == null || extraClassPath.isEmpty() ? "" : extraClassPath + ":")
         + sparkJars + "/*";
     List<String> parts = new ArrayList<>();
+    if (setup != null && !setup.isBlank()) {
+      parts.add(setup.trim() + ";");
+    }
     parts.add("exec");
     parts.add(java);
     parts.add("-server");
@@ -158,6 +171,91 @@ public final class SubmitPlan {
     a.add("--max-executors");
     a.add(Integer.toString(max));
     return a;
+  }
+
+  /**
+   * The application settings of Spark's YARN mode that yarn-am takes as submit flags:
+   * {@code spark.yarn.priority}, {@code spark.yarn.tags} (comma-separated),
+   * {@code spark.yarn.am.attemptFailuresValidityInterval}, the executors' and the AM's node
+   * label expressions, the rolled-log patterns
+   * ({@code spark.yarn.rolledLog.includePattern} / {@code excludePattern}) and, with
+   * {@code spark.acls.enable}, the app's view and modify ACLs as Spark's YARN client makes them
+   * (the admins, the listed users and {@code user}, then a space and the groups).
+   */
+  public static List<String> appSettings(Map<String, String> conf, String user) {
+    List<String> a = new ArrayList<>();
+    if (conf.containsKey("spark.yarn.priority")) {
+      a.add("--priority");
+      a.add(Integer.toString(Integer.parseInt(conf.get("spark.yarn.priority").trim())));
+    }
+    for (String tag : conf.getOrDefault("spark.yarn.tags", "").split(",")) {
+      if (!tag.isBlank()) {
+        a.add("--tag");
+        a.add(tag.trim());
+      }
+    }
+    if (conf.containsKey("spark.yarn.am.attemptFailuresValidityInterval")) {
+      a.add("--attempt-failures-validity-interval");
+      a.add(Long.toString(JavaUtils.timeStringAsMs(conf.get("spark.yarn.am.attemptFailuresValidityInterval"))));
+    }
+    String[][] patterns = {
+      {"spark.yarn.rolledLog.includePattern", "--rolled-log-include-pattern"},
+      {"spark.yarn.rolledLog.excludePattern", "--rolled-log-exclude-pattern"},
+      {"spark.yarn.executor.nodeLabelExpression", "--node-label"},
+      {"spark.yarn.am.nodeLabelExpression", "--am-node-label"},
+    };
+    for (String[] p : patterns) {
+      if (conf.containsKey(p[0])) {
+        a.add(p[1]);
+        a.add(conf.get(p[0]));
+      }
+    }
+    // Spark's resource scheduling: gpu and fpga are YARN's own types, other resources are
+    // named to YARN with spark.yarn.executor.resource.<yarn name>.amount.
+    java.util.TreeMap<String, String> resources = new java.util.TreeMap<>();
+    for (String kind : new String[] {"gpu", "fpga"}) {
+      String amount = conf.get("spark.executor.resource." + kind + ".amount");
+      if (amount != null) {
+        resources.put("yarn.io/" + kind, amount.trim());
+      }
+    }
+    String prefix = "spark.yarn.executor.resource.";
+    for (Map.Entry<String, String> e : conf.entrySet()) {
+      String k = e.getKey();
+      if (k.startsWith(prefix) && k.endsWith(".amount")) {
+        resources.put(k.substring(prefix.length(), k.length() - ".amount".length()), e.getValue().trim());
+      }
+    }
+    for (Map.Entry<String, String> r : resources.entrySet()) {
+      a.add("--executor-resource");
+      a.add(r.getKey() + "=" + r.getValue());
+    }
+    if (Boolean.parseBoolean(conf.getOrDefault("spark.acls.enable", "false"))) {
+      a.add("--view-acl");
+      a.add(acl(conf, user, "spark.ui.view.acls"));
+      a.add("--modify-acl");
+      a.add(acl(conf, user, "spark.modify.acls"));
+    }
+    return a;
+  }
+
+  /** One YARN ACL from Spark's admin and per-kind user and group lists. */
+  private static String acl(Map<String, String> conf, String user, String key) {
+    java.util.LinkedHashSet<String> users = new java.util.LinkedHashSet<>();
+    java.util.LinkedHashSet<String> groups = new java.util.LinkedHashSet<>();
+    users.add(user);
+    for (String k : new String[] {"spark.admin.acls", key}) {
+      for (String u : conf.getOrDefault(k, "").split(",")) {
+        if (!u.isBlank()) users.add(u.trim());
+      }
+      for (String g : conf.getOrDefault(k + ".groups", "").split(",")) {
+        if (!g.isBlank()) groups.add(g.trim());
+      }
+    }
+    if (users.contains("*") || groups.contains("*")) {
+      return "*";
+    }
+    return String.join(",", users) + " " + String.join(",", groups);
   }
 
   /** A Spark size ("512m", "2g"; a bare number is MiB, as Spark reads these keys) in MiB. */

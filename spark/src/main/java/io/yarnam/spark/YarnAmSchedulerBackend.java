@@ -17,7 +17,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
-import org.apache.spark.launcher.JavaModuleOptions;
 import org.apache.spark.resource.ResourceProfile;
 import org.apache.spark.rpc.RpcAddress;
 import org.apache.spark.rpc.RpcEndpointAddress;
@@ -28,7 +27,6 @@ import org.apache.spark.scheduler.cluster.SchedulerBackendUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Option;
-import scala.Tuple2;
 import scala.concurrent.Future;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -70,79 +68,56 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
   private final Object finishLock = new Object();
   private boolean finished;
 
+  /** Cluster deploy mode: the driver runs in yarn-am's AM container (see {@link #startInAm}). */
+  private final boolean clusterMode;
+  /** Cluster mode: the application's id, from the AM. */
+  private final String amAppId;
+
   public YarnAmSchedulerBackend(TaskSchedulerImpl scheduler, SparkContext sc) {
     super(scheduler, sc.env().rpcEnv());
     this.sc = sc;
     this.scheduler = scheduler;
+    this.clusterMode = YarnAmClusterManager.inAmContainer(sc.conf());
+    this.amAppId = clusterMode ? System.getenv("YARN_AM_APP_ID") : null;
   }
 
   @Override
   public void start() {
     super.start();
     SparkConf conf = sc.conf();
-    Map<String, String> settings = new HashMap<>();
-    for (Tuple2<String, String> kv : conf.getAll()) {
-      settings.put(kv._1(), kv._2());
-    }
     initialExecutors = SchedulerBackendUtils.getInitialTargetExecutorNumber(conf, 2);
-    SubmitPlan plan = SubmitPlan.of(settings, initialExecutors);
     String driverUrl = RpcEndpointAddress.apply(
         conf.get("spark.driver.host"), conf.getInt("spark.driver.port", 0),
         CoarseGrainedSchedulerBackend.ENDPOINT_NAME()).toString();
-    String sparkHome = conf.get("spark.yarnam.sparkHome", System.getenv().getOrDefault("SPARK_HOME", ""));
-    SparkRuntime runtime;
+    if (clusterMode) {
+      startInAm(driverUrl);
+    } else {
+      submit(conf, driverUrl);
+    }
+    Thread events = new Thread(this::followEvents, "yarn-am-events");
+    events.setDaemon(true);
+    events.start();
+  }
+
+  /** Client mode: {@code yarn-am submit}, then wait for the AM and its driver API. */
+  private void submit(SparkConf conf, String driverUrl) {
+    SubmitPlan plan = YarnAmSubmit.plan(conf);
+    List<String> args;
     try {
-      runtime = SparkRuntime.choose(settings, sparkHome);
+      args = YarnAmSubmit.args(conf, plan, driverUrl, sc.appName());
     } catch (IOException e) {
-      throw new IllegalStateException("making the zip of Spark's jars for the executors: " + e, e);
-    }
-    if (runtime.archive != null) {
-      LOG.info("executors get Spark's jars from {}", runtime.archive);
-    }
-    String command = plan.executorCommand(
-        driverUrl,
-        runtime.jarsDir,
-        conf.get("spark.yarnam.executor.javaHome", ""),
-        JavaModuleOptions.defaultModuleOptions(),
-        conf.get("spark.executor.extraJavaOptions", ""),
-        conf.get("spark.executor.extraClassPath", ""));
-    List<String> args = plan.submitArgs(
-        sc.appName(),
-        conf.get("spark.yarn.queue", "default"),
-        conf.getInt("spark.yarn.maxAppAttempts", 1),
-        command);
-    if (runtime.archive != null) {
-      args.add("--archive");
-      args.add(runtime.archive);
-    }
-    // Spark's YARN mode's executor failure limit and its validity window, as yarn-am's.
-    if (conf.contains("spark.executor.maxNumFailures")) {
-      args.add("--max-executor-failures");
-      args.add(Integer.toString(conf.getInt("spark.executor.maxNumFailures", 3)));
-    }
-    if (conf.contains("spark.executor.failuresValidityInterval")) {
-      args.add("--executor-failures-validity-interval");
-      args.add(Long.toString(conf.getTimeAsMs("spark.executor.failuresValidityInterval")));
-    }
-    for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.executorEnv.")) {
-      args.add("--executor-env");
-      args.add(kv._1() + "=" + kv._2());
-    }
-    for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.yarnam.am.env.")) {
-      args.add("--env");
-      args.add(kv._1() + "=" + kv._2());
+      throw new IllegalStateException("making the zips of Spark's runtime for the executors: " + e, e);
     }
     if (conf.contains("spark.yarnam.am.memory")) {
       args.add("--am-memory");
-      args.add(Long.toString(SubmitPlan.sizeMb(settings, "spark.yarnam.am.memory", "256m")));
+      args.add(Long.toString(YarnAmSubmit.amMemoryMb(conf)));
     }
-    String binary = conf.get("spark.yarnam.binary", System.getenv().getOrDefault("YARN_AM_BIN", "yarn-am"));
     String rmWeb = rmWebAddress(conf, sc.hadoopConfiguration());
     Duration timeout = Duration.ofSeconds(conf.getTimeAsSeconds("spark.yarnam.am.waitTimeout", "120s"));
     try {
       LOG.info("submitting to yarn-am: {} executors ({} to {}), {} MB / {} vcores each, RM web {}",
           plan.initial, plan.min, plan.max, plan.containerMb, plan.cores, rmWeb);
-      app = YarnAmApp.submit(binary, args, rmWeb, timeout);
+      app = YarnAmApp.submit(YarnAmSubmit.binary(conf), args, rmWeb, timeout);
       if (app.stagingLine != null) {
         LOG.info("yarn-am {}", app.stagingLine);
       }
@@ -152,9 +127,23 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
     } catch (IOException e) {
       throw new IllegalStateException("starting Spark on yarn-am failed: " + e.getMessage(), e);
     }
-    Thread events = new Thread(this::followEvents, "yarn-am-events");
-    events.setDaemon(true);
-    events.start();
+  }
+
+  /**
+   * Cluster mode: this driver runs in the AM's container ({@code yarn-am submit
+   * --driver-command}), which tells it the driver API's URL and secret file; the executors,
+   * started with the AM, wait for this driver's URL in the key-value store.
+   */
+  private void startInAm(String driverUrl) {
+    String url = System.getenv("YARN_AM_DRIVER_URL");
+    String secret = System.getenv("YARN_AM_SECRET_FILE");
+    try {
+      am = new AmClient(url, Paths.get(secret));
+      am.kvPut(YarnAmSubmit.DRIVER_URL_KEY, driverUrl);
+      LOG.info("driver in the AM container of {}: executors reach it at {}", amAppId, driverUrl);
+    } catch (IOException e) {
+      throw new IllegalStateException("reaching yarn-am's driver API from the AM container: " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -193,6 +182,9 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
 
   @Override
   public String applicationId() {
+    if (amAppId != null) {
+      return amAppId;
+    }
     YarnAmApp a = app;
     return a != null ? a.appId : super.applicationId();
   }
@@ -360,7 +352,7 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
         failures++;
         LOG.warn("yarn-am event stream: {}", e.getMessage());
         if (failures >= 30 && appEnded()) {
-          LOG.error("yarn-am application {} has ended; stopping the SparkContext", app.appId);
+          LOG.error("yarn-am application {} has ended; stopping the SparkContext", applicationId());
           new Thread(sc::stop, "yarn-am-app-ended").start();
           return;
         }
@@ -374,6 +366,9 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
   }
 
   private boolean appEnded() {
+    if (app == null) {
+      return false; // cluster mode: the AM outlives this driver
+    }
     try {
       return YarnAmApp.ended(app.report());
     } catch (IOException e) {
@@ -418,14 +413,24 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
     if (a == null) {
       return;
     }
+    if (clusterMode) {
+      // The driver's process exit ends the app (yarn-am's --driver-command): no more
+      // executors meanwhile.
+      try {
+        a.demand(0, 0, Map.of(), List.of());
+      } catch (IOException e) {
+        LOG.warn("asking yarn-am for no more executors failed: {}", e.getMessage());
+      }
+      return;
+    }
     String status = exitCode == 0 ? "succeeded" : "failed";
     String diagnostics = "Spark application '" + sc.appName() + "' (" + applicationId()
         + ") stopped with exit code " + exitCode;
     try {
       a.finish(status, diagnostics);
-      LOG.info("yarn-am application {} finished: {}", app.appId, status);
+      LOG.info("yarn-am application {} finished: {}", applicationId(), status);
     } catch (IOException e) {
-      LOG.warn("telling yarn-am to finish {} failed: {}", app.appId, e.getMessage());
+      LOG.warn("telling yarn-am to finish {} failed: {}", applicationId(), e.getMessage());
     }
   }
 }

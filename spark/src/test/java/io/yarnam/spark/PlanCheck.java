@@ -62,6 +62,26 @@ public final class PlanCheck {
         && a.get(a.indexOf("--executor-command") + 1).equals(cmd) && a.get(a.indexOf("--queue") + 1).equals("q"),
         "submit args: " + a);
 
+    String setup = p.executorCommand("$(./yarn-am kv wait k)", "__spark_libs__", "", "", "", "",
+        "export SPARK_HOME=$PWD/__pyspark__");
+    check(setup.startsWith("export SPARK_HOME=$PWD/__pyspark__; exec "), "PySpark's setup first: " + setup);
+
+    // Cluster mode: the AM's driver command.
+    check(ClusterClient.quote("it's").equals("'it'\\''s'"), "single quotes for bash");
+    org.apache.spark.SparkConf dc = new org.apache.spark.SparkConf(false)
+        .set("spark.driver.extraJavaOptions", "-Dx=1");
+    String drv = ClusterClient.driverCommand(dc, 512, "com.x.Main", "app.jar", List.of("dep.jar"),
+        List.of(), new String[] {"a b"});
+    check(drv.startsWith("exec ${JAVA_HOME}/bin/java -Xmx512m ") && drv.contains(" -Dx=1 ")
+        && drv.contains("-cp '__spark_libs__/*' org.apache.spark.deploy.SparkSubmit --master local")
+        && drv.contains("--jars 'yarn-am-spark.jar,dep.jar' --class io.yarnam.spark.Launcher 'app.jar' 'com.x.Main' 'a b'")
+        && drv.contains("spark.yarnam.deployMode=cluster"), "JVM driver command: " + drv);
+    String pyDrv = ClusterClient.driverCommand(dc, 512, null, "job.py", List.of(), List.of("lib.py"), new String[0]);
+    check(pyDrv.startsWith("export SPARK_HOME=\"$PWD/__pyspark__\"; exec ")
+        && pyDrv.contains("'spark.yarnam.pyFiles=lib.py'")
+        && pyDrv.contains("yarn-am-spark.jar --python 'job.py'") && !pyDrv.contains("--jars"),
+        "PySpark driver command: " + pyDrv);
+
     ExecutorLossReason killed = LossReasons.of(-106, "released by the AM (killed by the driver)", false, true);
     check(killed == ExecutorKilled$.MODULE$, "a kill the driver asked for is ExecutorKilled");
     ExecutorExited pre = (ExecutorExited) LossReasons.of(-102, "preempted", false, false);
@@ -71,6 +91,21 @@ public final class PlanCheck {
     check(crash.exitCausedByApp() && crash.reason().contains("exit status 137"), "a crash is the app's fault");
     ExecutorExited unknown = (ExecutorExited) LossReasons.of(null, null, null, false);
     check(unknown.exitCausedByApp() && unknown.exitCode() == -1, "no verdict counts against the app");
+    List<String> app = SubmitPlan.appSettings(Map.of("spark.yarn.priority", "5", "spark.yarn.tags", "etl, nightly",
+        "spark.yarn.am.attemptFailuresValidityInterval", "1h", "spark.yarn.rolledLog.includePattern", "stdout",
+        "spark.acls.enable", "true", "spark.admin.acls", "root", "spark.ui.view.acls", "bob",
+        "spark.ui.view.acls.groups", "ops", "spark.yarn.executor.nodeLabelExpression", "gpu"), "alice");
+    check(app.equals(List.of("--priority", "5", "--tag", "etl", "--tag", "nightly",
+        "--attempt-failures-validity-interval", "3600000", "--rolled-log-include-pattern", "stdout",
+        "--node-label", "gpu",
+        "--view-acl", "alice,root,bob ops", "--modify-acl", "alice,root ")), "application settings: " + app);
+    check(SubmitPlan.appSettings(Map.of(), "alice").isEmpty(), "no settings, no flags");
+    check(SubmitPlan.appSettings(Map.of("spark.executor.resource.gpu.amount", "2",
+        "spark.yarn.executor.resource.example.com/accelerator.amount", "1"), "a")
+        .equals(List.of("--executor-resource", "example.com/accelerator=1", "--executor-resource", "yarn.io/gpu=2")),
+        "executor resources");
+    check(SubmitPlan.appSettings(Map.of("spark.acls.enable", "true", "spark.modify.acls", "*"), "a")
+        .contains("*"), "a * ACL stays *");
     System.out.println(passed + " passed, 0 failed");
   }
 }

@@ -1,0 +1,87 @@
+//! Exclusion on failure on the real cluster (issue 26; Spark's `excludeOnFailure` for
+//! launches): every executor started on nm1 exits 3 at once. After two such failures the AM
+//! excludes nm1 from its requests (and YARN's blacklist), shows it in `/v1/state` and on the
+//! page, and the app reaches its target on nm2 and nm3. The release after the exclusion's
+//! timeout is a unit test (`am_core_hosts_tests`): the default timeout is 5 minutes.
+
+#[path = "support/am.rs"]
+mod am;
+#[path = "support/cluster.rs"]
+mod cluster;
+
+use std::time::{Duration, Instant};
+
+use am::{executors_of, rest, submit, Driver};
+
+#[tokio::test]
+async fn a_host_whose_executors_keep_failing_is_excluded_and_the_target_is_met_elsewhere() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    am::wait_until_no_node_runs_containers(c).await;
+    let t0 = Instant::now();
+    let app = submit(
+        c,
+        "it-exclusion",
+        &[
+            "--executors",
+            "6",
+            "--executor-memory",
+            "512",
+            "--max-executor-failures",
+            "20",
+            "--keep-running",
+            "--executor-command",
+            "if [ \"$NM_HOST\" = nm1 ]; then echo failing on nm1 >&2; exit 3; fi; sleep 600",
+        ],
+    );
+    let d = Driver::find(c, &app).await;
+    let s = am::wait_for("six executors off nm1", Duration::from_secs(90), || async {
+        let s = d.state().await;
+        let live: Vec<_> = executors_of(&s)
+            .into_iter()
+            .filter(|e| e["state"] == "running")
+            .collect();
+        let excluded = s["held_back_hosts"].as_array().is_some_and(|h| {
+            h.iter()
+                .any(|h| h["host"] == "nm1" && h["why"] == "failures")
+        });
+        (excluded && live.len() == 6 && live.iter().all(|e| e["host"] != "nm1")).then_some(s)
+    })
+    .await;
+    eprintln!(
+        "6 running off nm1 {:?} after submit: {}",
+        t0.elapsed(),
+        s["held_back_hosts"]
+    );
+    let failed: Vec<_> = executors_of(&s)
+        .into_iter()
+        .filter(|e| e["counts_against_app"] == true)
+        .collect();
+    assert!(failed.len() >= 2, "{failed:?}");
+    assert!(failed.iter().all(|e| e["host"] == "nm1"), "{failed:?}");
+    let page = d.get_text("/").await;
+    assert!(
+        page.contains("no new executors on nm1: excluded after 2 executor failures"),
+        "page: {page}"
+    );
+    // Held: a few heartbeats later nothing new was tried on nm1.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let later = d.state().await;
+    let on_nm1 = |s: &serde_json::Value| {
+        executors_of(s)
+            .iter()
+            .filter(|e| e["host"] == "nm1")
+            .count()
+    };
+    assert_eq!(on_nm1(&later), on_nm1(&s), "executors tried on nm1 again");
+    d.post(
+        "/v1/finish",
+        serde_json::json!({"status": "succeeded", "diagnostics": "exclusion checked"}),
+    )
+    .await;
+    let r = rest(c)
+        .wait_final(&app, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(r.final_status, "SUCCEEDED", "{}", r.diagnostics);
+}
