@@ -20,6 +20,18 @@ use yarn_am::core::allocator::{
 
 const HOSTS: usize = 8;
 
+/// Whether the default strategy places this step fresh (`update_requests`: no pending request
+/// placed on a host some task wants).
+fn fresh(s: &Snapshot) -> bool {
+    !s.pending.iter().any(|r| {
+        let placed = r.placed_hosts();
+        !placed.is_empty()
+            && placed
+                .iter()
+                .any(|h| s.demand.host_to_local_task_count.contains_key(h))
+    })
+}
+
 fn host(i: usize) -> HostName {
     HostName::from(format!("h{i}"))
 }
@@ -185,6 +197,11 @@ proptest! {
         prop_assume!(!(s.missing() == 0 && ours != UpdatePlan::default()));
         prop_assert_eq!(&ours.cancel, &spark.cancel);
         prop_assert_eq!(ours.any_host, spark.any_host);
+        if fresh(&s) {
+            // The fresh placement parts from Spark's hosts (`fresh_placement_...` below).
+            prop_assert_eq!(ours.local.local_count(), spark.local.local_count());
+            return Ok(());
+        }
         let theirs: Vec<(u64, Vec<HostName>)> = spark.local.groups().map(|g| (g.count, g.nodes.to_vec())).collect();
         // Ours may split one of Spark's groups where a capped host drops out; expand to compare.
         let expand = |v: Vec<(u64, Vec<HostName>)>| -> Vec<Vec<HostName>> {
@@ -261,6 +278,98 @@ proptest! {
             let left = work(h).saturating_sub(u64::from(running));
             let cap = if some_below { left.min(top.saturating_sub(level(h))) } else { left.max(1) };
             prop_assert_eq!(named, placed.min(cap), "{}: placed {}, capped at {} (level {}, filled to {})", h, placed, cap, level(h), top);
+        }
+    }
+
+    /// The default strategy's fresh placement (no local request pending, issue 27): as many
+    /// requests with locality as Spark's, each placed on the hosts it names and asking for
+    /// their racks only; names dealt evenly over the requests; a host named no more often
+    /// than its work cap, its room and the requests allow; and hosts filled by the work they
+    /// have left: a host named `k` times had, before its last name, more work left than any
+    /// host below its caps before its next one (work in 64ths of an executor, as the step
+    /// counts it).
+    #[test]
+    fn fresh_placement_fills_the_hosts_with_most_work_left_first(s in arb_snapshot(), cluster in arb_cluster()) {
+        // Fresh: only pending requests placed on no wanted host (stale, any-host) are kept.
+        let mut s = s;
+        let wanted_host = |r: &PendingRequest, d: &Demand| r.placed_hosts().iter().any(|h| d.host_to_local_task_count.contains_key(h));
+        let demand = s.demand.clone();
+        s.pending.retain(|r| r.placed_hosts().is_empty() || !wanted_host(r, &demand));
+        prop_assert!(fresh(&s));
+        prop_assume!(s.missing() > 0);
+        let ours = update_requests(&s, Strategy::Default, &topology(), &cluster);
+        let spark = update_requests(&s, Strategy::Spark, &topology(), &Cluster::default());
+        prop_assert_eq!(ours.local.local_count(), spark.local.local_count());
+        let topo = topology();
+        let d = &s.demand;
+        let running = |h: &HostName| s.running.get(h).copied().unwrap_or(0);
+        let level = |h: &HostName| u64::from(running(h)) + u64::from(s.starting_per_host.get(h).copied().unwrap_or(0));
+        let cannot = |h: &HostName| !cluster.is_usable(h) || cluster.capacity.get(h).is_some_and(|&c| running(h) >= c);
+        let work = |h: &HostName| (u64::from(d.host_to_local_task_count[h]) * u64::from(d.target_executors)).div_ceil(u64::from(d.locality_aware_tasks.max(1)));
+        let some_below = d.host_to_local_task_count.keys().any(|h| !cannot(h) && work(h) > u64::from(running(h)));
+        let mut named: HashMap<HostName, u64> = HashMap::new();
+        let mut per_request: Vec<usize> = Vec::new();
+        for g in ours.local.groups() {
+            if g.nodes.is_empty() {
+                // Naming none: Spark's placement and its racks (`no_stale_request_survives`).
+                continue;
+            }
+            prop_assert!(g.placed.is_empty(), "placed on the hosts it names");
+            let distinct: HashSet<&HostName> = g.nodes.iter().collect();
+            prop_assert_eq!(distinct.len(), g.nodes.len());
+            let want: HashSet<&RackName> = g.nodes.iter().map(|h| topo.rack_of(h)).collect();
+            let got: HashSet<&RackName> = g.racks.iter().collect();
+            prop_assert_eq!(got, want, "the racks of the hosts it names");
+            for h in g.nodes {
+                prop_assert!(d.host_to_local_task_count.contains_key(h) && !cannot(h), "{} named", h);
+                *named.entry(h.clone()).or_default() += g.count;
+            }
+            for _ in 0..g.count {
+                per_request.push(g.nodes.len());
+            }
+        }
+        if let (Some(lo), Some(hi)) = (per_request.iter().min(), per_request.iter().max()) {
+            prop_assert!(hi - lo <= 1, "names dealt evenly: {:?}", per_request);
+        }
+        let aware = ours.local.local_count();
+        // Spark's need(h) > 0: the hosts the placement places at all.
+        let executors = f64::from(d.locality_aware_tasks.div_ceil(s.tasks_per_executor.max(1)));
+        let total = d.host_to_local_task_count.values().map(|&c| u64::from(c)).sum::<u64>() as f64;
+        let needed = |h: &HostName| f64::from(d.host_to_local_task_count[h]) * executors / total - f64::from(running(h)) > 0.0;
+        let cap = |h: &HostName| -> u64 {
+            let left = work(h).saturating_sub(u64::from(running(h)));
+            let left = if some_below { left } else { left.max(1) };
+            let room = if some_below {
+                cluster.capacity.get(h).map_or(u64::MAX, |&c| u64::from(c).saturating_sub(level(h)))
+            } else {
+                u64::MAX
+            };
+            left.min(room).min(aware)
+        };
+        for (h, &k) in &named {
+            prop_assert!(k <= cap(h), "{} named {} times, cap {}", h, k, cap(h));
+        }
+        if some_below {
+            // A host's share of the target's work: its tasks over all the hosts' task counts
+            // (a replicated task counts on each of its hosts), so the shares add up to the target.
+            let counted = d.host_to_local_task_count.values().map(|&c| u128::from(c)).sum::<u128>().max(1);
+            let left = |h: &HostName| -> i64 {
+                let busy = (u128::from(d.host_to_local_task_count[h]) * u128::from(d.target_executors) * 64
+                    / counted) as i64;
+                busy - 64 * level(h) as i64
+            };
+            for (b, &kb) in &named {
+                for a in d.host_to_local_task_count.keys() {
+                    let ka = named.get(a).copied().unwrap_or(0);
+                    if cannot(a) || !needed(a) || ka >= cap(a) {
+                        continue;
+                    }
+                    prop_assert!(
+                        left(b) - 64 * (kb as i64 - 1) > left(a) - 64 * ka as i64,
+                        "{} named {} times (work left {}) while {} named {} (work left {})", b, kb, left(b), a, ka, left(a)
+                    );
+                }
+            }
         }
     }
 

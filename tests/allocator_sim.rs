@@ -172,10 +172,23 @@ fn delay_scheduling_and_ramp_up_are_modelled() {
             "{strategy}: ramped {r:?} against {b:?}"
         );
         let w = simulate(&Trace::generate(waiting.clone()), strategy);
-        assert!(
-            w.node_local > r.node_local,
-            "{strategy}: waiting {w:?} against {r:?}"
-        );
+        match strategy {
+            Strategy::Spark => assert!(
+                w.node_local > r.node_local,
+                "{strategy}: waiting {w:?} against {r:?}"
+            ),
+            // The default's fresh placement (a stage's first ask names each host by the work its
+            // tasks leave) already runs all but one of the 96 tasks node-local when ramped, so
+            // waiting has nothing left to win here (Spark's strategy shows the knob acting);
+            // it must not lose any.
+            Strategy::Default => {
+                assert!(r.node_local >= 95.0 / 96.0, "{strategy}: ramped {r:?}");
+                assert!(
+                    w.node_local >= r.node_local,
+                    "{strategy}: waiting {w:?} against {r:?}"
+                );
+            }
+        }
         let twice = TraceConfig {
             offers_per_round: 2,
             ..base.clone()
@@ -234,15 +247,18 @@ fn heartbeat_phases_pack_and_strict_requests_stay_local() {
 }
 
 /// The per-key model (`strict_requests` with `strict_first`: YARN's two request keys, the
-/// strict one first) reproduces what the real CapacityScheduler did at 1,000 nodes, grant by
+/// strict one first) reproduced what the real CapacityScheduler did at 1,000 nodes, grant by
 /// grant (BENCHMARKS.md, "The real scheduler at 1,000 nodes"): the default strategy's
-/// requests past every work cap name no location, so their key (the relaxed one, which the
-/// strict requests no longer lengthen) has no off-switch wait and they go off-switch on the
-/// first nodes that heartbeat. Pooled in one key, as the base model has them, they wait for
-/// the strict requests' many locations. Spark's strategy asks nothing strict: the same
-/// either way.
+/// requests past every work cap named no location, so their key had no off-switch wait and
+/// they went off-switch on the first nodes that heartbeat. Issue 27's fresh placement (a
+/// stage's first ask names hosts by the work their tasks leave, the names adding up to the
+/// requests) leaves no request without a location on this trace: per key, no container goes
+/// off-switch, and the proposal's what-ifs (naming the hosts with work, a key of their own
+/// for the requests without one) have nothing left to change. The base model, every request
+/// relaxed in one key, still sends some off-switch once the locality delay runs out. Spark's
+/// strategy asks nothing strict: the same either way.
 #[test]
-fn per_key_model_sends_requests_without_a_location_off_switch() {
+fn per_key_model_sends_no_request_off_switch_after_the_fresh_placement() {
     let base = TraceConfig::standard("standard", 200, 0.8, 1);
     let keyed = TraceConfig {
         strict_requests: true,
@@ -255,33 +271,24 @@ fn per_key_model_sends_requests_without_a_location_off_switch() {
         simulate(&keys, Strategy::Default),
     );
     assert_eq!(p.off_switch_no_location, 0, "pooled: {p:?}");
-    assert!(k.off_switch_no_location > 0, "per key: {k:?}");
-    assert!(
-        k.off_switch > p.off_switch + k.off_switch_no_location / 2,
-        "per key {k:?}, pooled {p:?}"
-    );
-    assert!(k.node_local < p.node_local, "per key {k:?}, pooled {p:?}");
+    assert!(p.off_switch > 0, "pooled: {p:?}");
+    assert_eq!(k.off_switch_no_location, 0, "per key: {k:?}");
+    assert_eq!(k.off_switch, 0, "per key: {k:?}");
+    assert!(k.node_local > p.node_local, "per key {k:?}, pooled {p:?}");
     assert_eq!(
         simulate(&pooled, Strategy::Spark),
         simulate(&keys, Strategy::Spark)
     );
 
-    // The proposal's what-ifs (BENCHMARKS.md): naming the hosts with work leaves no request
-    // without a location; a key of their own, tried first, keeps them off the strict
-    // containers' nodes, and more tasks run node-local.
+    // The proposal's what-ifs (BENCHMARKS.md): with every request named, neither changes a
+    // grant.
     let what_if = |f: fn(&mut TraceConfig)| {
         let mut c = keys.config.clone();
         f(&mut c);
         simulate(&Trace::generate(c), Strategy::Default)
     };
-    let named = what_if(|c| c.what_if_unplaced_name_work = true);
-    assert_eq!(named.off_switch_no_location, 0, "named: {named:?}");
-    let own = what_if(|c| c.what_if_no_location_key_first = true);
-    assert!(own.off_switch_no_location > 0, "own key: {own:?}");
-    assert!(
-        own.node_local > k.node_local,
-        "own key {own:?}, per key {k:?}"
-    );
+    assert_eq!(what_if(|c| c.what_if_unplaced_name_work = true), k);
+    assert_eq!(what_if(|c| c.what_if_no_location_key_first = true), k);
 }
 
 /// Issue 27: with a slow RM (every grant handed over at the next allocate call, not in the

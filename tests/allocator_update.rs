@@ -125,8 +125,14 @@ fn worked_example_of_the_design_doc() {
     );
     assert!(theirs.cancel.is_empty());
     assert_eq!(nodes(&theirs), expected);
-    // The default places the requests as Spark does, and names the hosts level by level
-    // (each runs one executor): 3 new requests each, one host a request.
+    // The default's fresh placement (a stage's first ask: no local request pending): each host
+    // is named in proportion to the work its tasks leave. A host's share of the target is its
+    // tasks over all the hosts' task counts (90: every task counts on each of its 3 hosts):
+    // h1 and h2 30/90 x 16 = 5.33 executors, h3 3.56, h4 1.78; less the one each runs, 4.33,
+    // 4.33, 2.56 and 0.78 left. The 12 requests name one host each, filled by the work left:
+    // h1 and h2 4 each, h3 3, h4 1 (the names add up to the requests, so YARN's per-host
+    // counts are the placement itself), each request placed on the host it names. (Dividing by
+    // the 30 tasks instead of the 90 counts made every share 3x: h1 and h2 took 6 each.)
     let ours = update_requests(
         &s,
         Strategy::Default,
@@ -134,9 +140,24 @@ fn worked_example_of_the_design_doc() {
         &Cluster::default(),
     );
     assert!(ours.cancel.is_empty());
-    assert_eq!(placed(&ours), expected);
+    assert_eq!(
+        placed(&ours),
+        vec![
+            (1, v(&["h4"])),
+            (3, v(&["h3"])),
+            (4, v(&["h1"])),
+            (4, v(&["h2"])),
+        ]
+    );
     let (hosts, _) = ours.local.location_counts();
-    assert!(hosts.iter().all(|(_, n)| *n == 3), "{hosts:?}");
+    let hosts: HashMap<String, u64> = hosts.into_iter().map(|(h, c)| (h.to_string(), c)).collect();
+    assert_eq!(
+        hosts,
+        [("h1", 4), ("h2", 4), ("h3", 3), ("h4", 1)]
+            .iter()
+            .map(|&(h, c)| (h.to_string(), c))
+            .collect()
+    );
     assert!(ours.add_groups().all(|g| g.nodes.len() == 1));
     spark(&s, &Topology::default());
 }
@@ -370,17 +391,20 @@ fn default_asks_for_the_rack_of_hosts_without_a_nodemanager() {
     );
     // With a usable host in the mix, that host is named and dn1 only contributes its rack.
     // nm3's 4 tasks keep ceil(4 x 4 / 8) = 2 of the 4 executors busy (the work cap), so it is
-    // named by 2 requests, and so is its rack; dn1's rack is asked for by all 4, as Spark asks.
+    // named by 2 requests. The fresh placement (a stage's first ask) places those 2 on nm3,
+    // the host they name, so they ask for its rack only; the 2 naming no host keep Spark's
+    // placement (dn1 and nm3) and ask for dn1's rack, where its blocks are rack-local.
     let s = snapshot(4, 1, 8, &[("dn1", 4), ("nm3", 4)], &[], vec![]);
     let ours = update_requests(&s, Strategy::Default, &topo, &cluster);
     assert_eq!(
         groups(&ours),
-        vec![
-            (2, v(&["nm3"]), v(&["/r1", "/r2"])),
-            (2, vec![], v(&["/r1"]))
-        ]
+        vec![(2, v(&["nm3"]), v(&["/r2"])), (2, vec![], v(&["/r1"]))]
     );
-    assert_eq!(placed(&ours), nodes(&spark(&s, &topo)));
+    assert_eq!(nodes(&spark(&s, &topo)), vec![(4, v(&["dn1", "nm3"]))]);
+    assert_eq!(
+        placed(&ours),
+        vec![(2, v(&["nm3"])), (2, v(&["dn1", "nm3"]))]
+    );
 }
 
 #[test]
@@ -436,17 +460,27 @@ fn default_never_names_a_full_node() {
         .map(|(h, c)| (h.to_string(), c))
         .collect();
     assert!(!per_host.contains_key("h1"), "{per_host:?}");
-    // Only the full node is dropped; the others are filled to one level (rule 2's spread):
-    // h4 to its ratio (3, as Spark names it), h2 and h3 alike, every request naming one.
-    assert_eq!(per_host["h4"], 3, "{per_host:?}");
-    assert_eq!(per_host["h2"], per_host["h3"], "{per_host:?}");
-    assert_eq!(per_host.values().sum::<u64>(), 13, "{per_host:?}");
-    assert!(ours.add_groups().all(|g| !g.nodes.is_empty()));
-    assert_eq!(ours.added(), 12, "the total asked does not change");
+    // Only the full node is dropped. The fresh placement (a stage's first ask) names a node no
+    // more often than it has room: h2 once. The other 11 names go to h3 and h4 by the work
+    // their tasks leave (h3 20/90 x 16 - 1 = 2.56 executors, h4 10/90 x 16 - 1 = 0.78: h3 is
+    // 1.78 executors ahead), within their work caps (10 and 5): h3 6, h4 5. The names add up
+    // to the 12 requests, every request naming one host.
     assert_eq!(
-        placed(&ours),
-        nodes(&spark(&s, &Topology::default())),
-        "h1 keeps its place in Spark's bookkeeping"
+        per_host,
+        [("h2", 1), ("h3", 6), ("h4", 5)]
+            .iter()
+            .map(|&(h, c)| (h.to_string(), c))
+            .collect(),
+    );
+    assert!(ours.add_groups().all(|g| g.nodes.len() == 1));
+    assert_eq!(ours.added(), 12, "the total asked does not change");
+    // Each request is placed on the host it names, so none on the full node.
+    assert!(
+        placed(&ours)
+            .iter()
+            .all(|(_, hosts)| hosts.len() == 1 && hosts[0] != "h1"),
+        "{:?}",
+        placed(&ours)
     );
     // Its rack is still asked for by every request.
     assert_eq!(
@@ -505,7 +539,8 @@ fn default_names_a_host_only_as_often_as_its_tasks_keep_executors_busy() {
     // 8 tasks for 4 executors: h1's 2 tasks keep ceil(2 x 4 / 8) = 1 busy, h2's 6 keep 3.
     // Spark names h1 in 2 requests and h2 in all 4 (YARN may put all 4 on h2 if it heartbeats
     // first); the default names h1 once and h2 three times, dealt so that each request names
-    // one host, while all 4 stay placed where Spark places them.
+    // one host. The fresh placement (a stage's first ask) places each request on the host it
+    // names, so the three naming h2 are alike (one group).
     let s = snapshot(4, 1, 8, &[("h1", 2), ("h2", 6)], &[], vec![]);
     let topo = Topology::default();
     let theirs = nodes(&spark(&s, &topo));
@@ -514,15 +549,11 @@ fn default_names_a_host_only_as_often_as_its_tasks_keep_executors_busy() {
     assert_eq!(
         groups(&ours),
         vec![
-            // h1 first (placed on the two widest requests only) ...
             (1, v(&["h1"]), v(&["/default-rack"])),
-            // ... then h2 on the requests naming nothing yet: one placed on h1 and h2 ...
-            (1, v(&["h2"]), v(&["/default-rack"])),
-            // ... and two placed on h2 only.
-            (2, v(&["h2"]), v(&["/default-rack"])),
+            (3, v(&["h2"]), v(&["/default-rack"])),
         ]
     );
-    assert_eq!(placed(&ours), theirs);
+    assert_eq!(placed(&ours), vec![(1, v(&["h1"])), (3, v(&["h2"]))]);
     assert_eq!(
         ours.any_host, 0,
         "still locality requests in the bookkeeping"
@@ -544,7 +575,8 @@ fn default_deals_one_host_to_each_request_when_each_host_keeps_one_busy() {
     // 3 executors asked at once for 8 tasks on each of nm1..nm3 (the real cluster's
     // `it_spread_all`): Spark names all three hosts in all three requests (YARN's table holds
     // 3 per host, and the first node to heartbeat takes all three); the default names each
-    // host once, one host per request, so that strict requests land one per node.
+    // host once, one host per request, so that strict requests land one per node. The fresh
+    // placement (a stage's first ask) places each request on the host it names.
     let topo = test_cluster_topology();
     let s = snapshot(3, 1, 24, &[("nm1", 8), ("nm2", 8), ("nm3", 8)], &[], vec![]);
     let theirs = nodes(&spark(&s, &topo));
@@ -558,7 +590,11 @@ fn default_deals_one_host_to_each_request_when_each_host_keeps_one_busy() {
             (1, v(&["nm3"]), v(&["/rack2"])),
         ]
     );
-    assert_eq!(placed(&ours), theirs, "placed where Spark places them");
+    assert_eq!(
+        placed(&ours),
+        vec![(1, v(&["nm1"])), (1, v(&["nm2"])), (1, v(&["nm3"]))],
+        "placed on the host each names"
+    );
     let (hosts, racks) = ours.local.location_counts();
     assert!(hosts.iter().all(|(_, n)| *n == 1), "{hosts:?}");
     assert_eq!(

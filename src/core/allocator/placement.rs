@@ -159,7 +159,21 @@ impl Scaling {
 impl Placement {
     /// Places `potential` containers given each preferred host's need (steps 4-6 of the
     /// strategy in docs/allocator.md).
-    pub fn round_up(potential: u64, needs: &[HostNeed<'_>], topology: &Topology) -> Placement {
+    ///
+    /// `anywhere` (the default strategy's fresh placement, `strategy::level_caps`): a host's
+    /// names are not limited to its ratio nor dealt to the requests placed on it only, but to
+    /// any request, one per request where there are names enough; each request is then placed
+    /// on the hosts it names (its `placed` list empty) and asks for their racks only. Why:
+    /// Spark's ratios place the narrow requests on the few most popular hosts only, which hold
+    /// four executors each, so most requests could name no host and went to YARN with no
+    /// location; YARN gives such a request to the first node that heartbeats, beside a strict
+    /// container (BENCHMARKS.md, "Closing the gap").
+    pub fn round_up(
+        potential: u64,
+        needs: &[HostNeed<'_>],
+        topology: &Topology,
+        anywhere: bool,
+    ) -> Placement {
         let Some(scaling) = Scaling::of(potential, needs) else {
             return Placement {
                 any_host: potential,
@@ -189,8 +203,12 @@ impl Placement {
         let mut capped = false;
         for n in needs.iter().filter(|n| n.need > 0) {
             let r = ratio(n);
-            let named = n.cap.map_or(r, |c| r.min(c));
-            capped |= named < r;
+            let named = match n.cap {
+                Some(c) if anywhere => c.min(aware),
+                Some(c) => r.min(c),
+                None => r,
+            };
+            capped |= named < r || (anywhere && named != r);
             let global = topology.rack_id(n.host) as usize;
             if rack_id[global] == u32::MAX {
                 rack_id[global] = rack_list.len() as u32;
@@ -291,7 +309,7 @@ impl Placement {
         }
         placement.groups.reverse();
         if capped {
-            deal(aware, &mut placed, &rack_list, &mut placement);
+            deal(aware, &mut placed, &rack_list, &mut placement, anywhere);
         }
         placement
     }
@@ -428,7 +446,13 @@ impl Placement {
 /// Cost: O(hosts + names + requests) besides sorting the racks by name. No host name is hashed
 /// or compared: the narrowest-first order is `placed` read backwards run by run, and the
 /// requests by load are kept as one sorted queue per load (see `Loads`).
-fn deal(aware: u64, placed: &mut [Placed], racks: &[&RackName], into: &mut Placement) {
+fn deal(
+    aware: u64,
+    placed: &mut [Placed],
+    racks: &[&RackName],
+    into: &mut Placement,
+    anywhere: bool,
+) {
     let requests = usize::try_from(aware).expect("requests fit in memory");
     // Narrowest first, ties by name: `placed` has ratios going down and names going up within
     // a ratio, so its runs of equal ratio, last run first, each read forwards.
@@ -453,9 +477,13 @@ fn deal(aware: u64, placed: &mut [Placed], racks: &[&RackName], into: &mut Place
     let mut taken: Vec<(u32, u32)> = Vec::new();
     for at in order {
         let p = placed[at as usize];
-        let reach = usize::try_from(p.ratio).unwrap_or(usize::MAX).min(requests);
         // The open requests are exactly those placed on this host (index below its ratio):
-        // hosts come narrowest first, so they only grow.
+        // hosts come narrowest first, so they only grow. Dealt anywhere: every request.
+        let reach = if anywhere {
+            requests
+        } else {
+            usize::try_from(p.ratio).unwrap_or(usize::MAX).min(requests)
+        };
         loads.open_to(reach as u32);
         for _ in 0..p.named {
             let Some((load, i)) = loads.pop() else {
@@ -535,6 +563,16 @@ fn deal(aware: u64, placed: &mut [Placed], racks: &[&RackName], into: &mut Place
             unusable_len -= 1;
         }
         let hosts = &flat[w[0]..w[1]];
+        // Dealt anywhere: a request naming hosts is placed on them (`RequestGroup::placed`
+        // empty) and asks for their racks only. One naming none keeps Spark's placement (hosts
+        // YARN cannot give a container: a DataNode without a NodeManager, a full node) and asks
+        // for their racks, as the nested lists do: the blocks are rack-local there, and without
+        // them it would go to YARN with no location at all.
+        let (placed_len, unusable_len) = if anywhere && !hosts.is_empty() {
+            (0, 0)
+        } else {
+            (placed_len, unusable_len)
+        };
         if let (Some((h, p, u)), Some(d)) = (last, out.last_mut()) {
             if h == hosts && p == placed_len && u == unusable_len {
                 d.count += 1;

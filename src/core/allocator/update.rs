@@ -113,7 +113,10 @@ pub fn update_requests(
             &local_pending,
             potential,
         );
-        plan.local = Placement::round_up(potential, &needs, topology);
+        // The default strategy's fresh placement (no local request pending) deals names to
+        // any request (`Placement::round_up`, `strategy::level_caps`).
+        let fresh = strategy == Strategy::Default && local_pending.is_empty();
+        plan.local = Placement::round_up(potential, &needs, topology, fresh);
         plan.cancel = split.stale;
         if replace_stale {
             // Only swap a stale request for a request with locality: an old request still names
