@@ -70,13 +70,14 @@ fn worked_example_from_a_file_with_both_strategies() {
         {"count": 3, "nodes": ["h1","h2","h3","h4"], "racks": ["/default-rack"]},
         {"count": 6, "nodes": ["h1","h2","h3"], "racks": ["/default-rack"]},
         {"count": 3, "nodes": ["h1","h2"], "racks": ["/default-rack"]}]});
-    // The default places the same 12 requests but names the hosts level by level (each runs
-    // one executor): 3 new requests each, one host a request.
+    // The default's fresh placement (nothing local pending) names each host as often as its
+    // share of the stage's work (task count over all hosts' counts, of 12 executors), one host a
+    // request: docs/allocator.md's worked example, 4 x h1, 4 x h2, 3 x h3, 1 x h4.
     let default = json!({"cancel": [], "add": [
-        {"count": 3, "nodes": ["h4"], "racks": ["/default-rack"]},
+        {"count": 1, "nodes": ["h4"], "racks": ["/default-rack"]},
         {"count": 3, "nodes": ["h3"], "racks": ["/default-rack"]},
-        {"count": 3, "nodes": ["h1"], "racks": ["/default-rack"]},
-        {"count": 3, "nodes": ["h2"], "racks": ["/default-rack"]}]});
+        {"count": 4, "nodes": ["h1"], "racks": ["/default-rack"]},
+        {"count": 4, "nodes": ["h2"], "racks": ["/default-rack"]}]});
     for (strategy, expected) in [("spark", spark), ("default", default)] {
         let out = plan(&["--strategy", strategy, path.to_str().unwrap()], "");
         assert_eq!(ok_json(&out), expected, "{strategy}");
@@ -97,8 +98,9 @@ fn any_host_group_has_empty_lists() {
 #[test]
 fn default_accepts_cluster_fields() {
     // dn1 runs no NodeManager; nm1 is full (3 of 3); nm2 has room, and its 4 tasks keep
-    // ceil(4 x 8 / 12) = 3 executors busy, so 3 of the 5 requests name it (and its rack); all
-    // 5 ask for /r1, the rack of dn1 and nm1, as Spark's would.
+    // ceil(4 x 8 / 12) = 3 executors busy, so 3 of the 5 requests name it (and its rack only:
+    // the fresh placement puts each named request on its host); the 2 that can name no host
+    // ask for /r1, the rack of dn1 and nm1, as Spark's would.
     let input = json!({"target_executors": 8, "tasks_per_executor": 1, "locality_aware_tasks": 12,
         "host_to_local_task_count": {"dn1": 4, "nm1": 4, "nm2": 4}, "running": {"nm1": 3}, "starting": 0,
         "pending": [], "racks": {"dn1": "/r1", "nm1": "/r1"}, "nodes": ["nm1", "nm2"], "capacity": {"nm1": 3},
@@ -106,7 +108,7 @@ fn default_accepts_cluster_fields() {
     assert_eq!(
         ok_json(&plan(&[], &input.to_string())),
         json!({"cancel": [], "add": [
-            {"count": 3, "nodes": ["nm2"], "racks": ["/default-rack", "/r1"]},
+            {"count": 3, "nodes": ["nm2"], "racks": ["/default-rack"]},
             {"count": 2, "nodes": [], "racks": ["/r1"]}]})
     );
     bad(
