@@ -667,30 +667,22 @@ impl AmCore {
             return;
         }
         let failures = self.pool.failures(now_ms);
-        if failures < self.max_executor_failures {
-            if let Some(hosts) = self.pool.all_hosts_failing() {
-                let diagnostics = format!(
-                    "executors failed on every host: all {hosts} excluded after repeated failures; \
-                     last: {}",
-                    self.pool.last_failure()
-                );
-                self.end(
-                    now_ms,
-                    Ending::Finish {
-                        outcome: Outcome::Failed,
-                        diagnostics,
-                    },
-                );
-                return;
-            }
+        let diagnostics = if failures >= self.max_executor_failures {
+            format!(
+                "{failures} executor failures (limit {}); last: {}",
+                self.max_executor_failures,
+                self.pool.last_failure()
+            )
+        } else if let Some(hosts) = self.pool.all_hosts_failing() {
+            format!(
+                "executors failed on every host: all {hosts} excluded after repeated failures; \
+                 last: {}",
+                self.pool.last_failure()
+            )
+        } else {
             self.check_completion(now_ms);
             return;
-        }
-        let diagnostics = format!(
-            "{failures} executor failures (limit {}); last: {}",
-            self.max_executor_failures,
-            self.pool.last_failure()
-        );
+        };
         self.end(
             now_ms,
             Ending::Finish {
