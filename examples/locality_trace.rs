@@ -13,7 +13,9 @@
 //! a fresh random NodeManager order at every heartbeat, one draw), `calibrated`
 //! ([`calibrated`]: the NodeManagers keep their heartbeat phases; the mean of [`DRAWS`] draws,
 //! as a real figure is the mean of several runs) and `fresh_order` (`calibrated` with a fresh
-//! random order at every heartbeat instead, to show what the phases change).
+//! random order at every heartbeat instead, to show what the phases change), and `bound`:
+//! the offline optimum's brackets for the same executors (`sim::offline_bound`, a proven upper
+//! bound, and `sim::placed_share`, what the bound's own placement reaches without YARN).
 //!
 //! FAMILY: `uniform`, `skewed`, `very-skewed`, `datanode-only`, `busy`. The trace is the
 //! simulator's own (`Trace::generate`, same seed, same tasks), with the hosts renamed to the
@@ -240,6 +242,17 @@ fn main() -> anyhow::Result<()> {
         "job" => println!("{}", serde_json::to_string_pretty(&job(&a, &t))?),
         "sim" => {
             let mut models = serde_json::Map::new();
+            // The offline optimum brackets, on the calibrated trace (its busy family has the
+            // room for one executor a node that the real competing application leaves):
+            // `upper` no placement of the same executors can beat, `reached` one achieves.
+            let cal = calibrated(t.clone());
+            models.insert(
+                "bound".into(),
+                json!({
+                    "upper": sim::offline_bound(&cal),
+                    "reached": sim::placed_share(&cal),
+                }),
+            );
             let mut fresh = calibrated(t.clone());
             fresh.config.heartbeat_phase_jitter = None;
             for (model, trace, draws) in [

@@ -12,10 +12,10 @@ Run under the shared cluster lock (each call should fit in ~12 minutes):
         --families datanode-only,busy --runs 3 --out target/locality-bench.jsonl
     python3 scripts/locality_bench.py report target/locality-bench.jsonl
 
-`run` starts `cluster.sh up --nodes 12 --racks 4` (another layout or profile is restarted),
-runs every family `--runs` times per strategy, alternating which strategy goes first, and
-appends one JSON line per application to --out; at the end it brings the default 3-node
-cluster back (`cluster.sh up`) unless --keep. `report` prints the Markdown tables: the A/B
+`run` starts `cluster.sh up --native --nodes 12 --racks 4` (another layout, profile or
+backend is restarted), runs every family `--runs` times per strategy, alternating which
+strategy goes first, and appends one JSON line per application to --out; at the end it stops
+that cluster (`cluster.sh down`) unless --keep. `report` prints the Markdown tables: the A/B
 with the calibrated simulator beside it, and the gap per trace for each model
 (`examples/locality_trace.rs`: base, previous, fresh order, calibrated).
 
@@ -194,7 +194,8 @@ def start_hog(env):
 
 
 def run(args):
-    env_up = ["bash", CLUSTER, "up", "--nodes", str(args.nodes), "--racks", str(args.racks)]
+    # The bigger layouts are the native backend's (docker-compose.yml has three NodeManagers).
+    env_up = ["bash", CLUSTER, "up", "--native", "--nodes", str(args.nodes), "--racks", str(args.racks)]
     log(" ".join(env_up[1:]))
     t0 = time.time()
     subprocess.run(env_up, check=True)
@@ -250,8 +251,10 @@ def run(args):
     finally:
         out.close()
         if not args.keep:
-            log("bringing the default cluster back (cluster.sh up)")
-            subprocess.run(["bash", CLUSTER, "up"], check=False)
+            # Down, not back up: the next user's `up` picks its own backend (docker where it
+            # can run), which an `up` here would pin to native.
+            log("stopping the bench's cluster (cluster.sh down)")
+            subprocess.run(["bash", CLUSTER, "down"], check=False)
 
 
 def mean(xs):
@@ -274,6 +277,7 @@ def report(args):
                                       "--racks", str(r["racks"]), "--seed", str(r["seed"])))
         for model in ("base", "previous", "fresh_order", "calibrated"):
             r[model] = sims[key][model][r["strategy"]]
+        r["bound"] = sims[key].get("bound")
 
     def share(r, rack):
         b = r["by_locality"]
@@ -316,8 +320,9 @@ def report(args):
     print()
     print("| trace | seeds | node-local: default | spark | paired diff | sim: default (gap) | "
           "sim: spark (gap) | rack-or-better: default | spark | paired diff | executor hosts: "
-          "default / spark | RM off-switch executors: default / spark | strict grants (default) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "default / spark | RM off-switch executors: default / spark | strict grants (default) | "
+          "offline optimum: reached / bound |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for family in FAMILIES:
         runs = {}
         for r in recs:
@@ -339,12 +344,18 @@ def report(args):
             return f"{100 * m:.0f}% ({100 * (m - real):+.0f})"
         hosts = lambda s: mean(col(s, lambda r: len(set(r["executor_hosts"])) if r.get("executor_hosts") else None))
         off = lambda s: mean(col(s, lambda r: sum(r["rm_locality"]["off_switch"]) - 1 if r.get("rm_locality") else None))
+        def optimum(pairs):
+            b = [p["default"].get("bound") for p in pairs]
+            if not all(b):
+                return "n/a"
+            return f"{pct([x['reached'] for x in b])} / {pct([x['upper'] for x in b])}"
         strict = [sum(1 for g in p["default"].get("am_grants", []) if g[2] == -1) for p in pairs]
         allg = [len(p["default"].get("am_grants", [])) for p in pairs]
         print(f"| {family} | {len(pairs)} | {pct(col('default', node))} | {pct(col('spark', node))} | "
               f"{diff(node)} | {sim('default')} | {sim('spark')} | {pct(col('default', rack))} | "
               f"{pct(col('spark', rack))} | {diff(rack)} | {hosts('default'):.1f} / {hosts('spark'):.1f} | "
-              f"{off('default'):.1f} / {off('spark'):.1f} | {sum(strict)} of {sum(allg)} |")
+              f"{off('default'):.1f} / {off('spark'):.1f} | {sum(strict)} of {sum(allg)} | "
+              f"{optimum(pairs)} |")
     print()
     print("Simulator vs reality, node-local share (gap = model - real, points):")
     print()
