@@ -293,7 +293,8 @@ impl<'a> Preferences<'a> {
 /// 1,000-node trace) and the first nodes to heartbeat took the containers whoever they were.
 /// Measured (simulator, 1,000 nodes, BENCHMARKS.md "Closing the gap"): node-local 36% -> 60%
 /// on the skewed traces (64.5% after the share fix; its per-key figures are in "After the
-/// share fix"). With requests pending (a busy cluster, a ramp) the equal levels and
+/// share fix"). Where the room is known the order counts each host's work twice
+/// (`FRESH_STEEPNESS`). With requests pending (a busy cluster, a ramp) the equal levels and
 /// the coverage test stay: there the weighted fill took 3x the rounds on the busy trace (the
 /// popular hosts rarely have room, and a request named on one host waits for it).
 #[allow(clippy::too_many_arguments)]
