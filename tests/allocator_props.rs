@@ -287,7 +287,7 @@ proptest! {
     /// than its work cap, its room and the requests allow; and hosts filled by the work they
     /// have left: a host named `k` times had, before its last name, more work left than any
     /// host below its caps before its next one (work in 64ths of an executor, as the step
-    /// counts it).
+    /// counts it: twice its share where the node's room is known).
     #[test]
     fn fresh_placement_fills_the_hosts_with_most_work_left_first(s in arb_snapshot(), cluster in arb_cluster()) {
         // Fresh: only pending requests placed on no wanted host (stale, any-host) are kept.
@@ -351,10 +351,12 @@ proptest! {
         }
         if some_below {
             // A host's share of the target's work: its tasks over all the hosts' task counts
-            // (a replicated task counts on each of its hosts), so the shares add up to the target.
+            // (a replicated task counts on each of its hosts), so the shares add up to the target;
+            // counted twice in the fill order where the node's room is known (the steeper order).
             let counted = d.host_to_local_task_count.values().map(|&c| u128::from(c)).sum::<u128>().max(1);
             let left = |h: &HostName| -> i64 {
-                let busy = (u128::from(d.host_to_local_task_count[h]) * u128::from(d.target_executors) * 64
+                let steep = if cluster.capacity.contains_key(h) { 2 } else { 1 };
+                let busy = (u128::from(d.host_to_local_task_count[h]) * u128::from(d.target_executors) * 64 * steep
                     / counted) as i64;
                 busy - 64 * level(h) as i64
             };

@@ -293,7 +293,8 @@ impl<'a> Preferences<'a> {
 /// 1,000-node trace) and the first nodes to heartbeat took the containers whoever they were.
 /// Measured (simulator, 1,000 nodes, BENCHMARKS.md "Closing the gap"): node-local 36% -> 60%
 /// on the skewed traces (64.5% after the share fix; its per-key figures are in "After the
-/// share fix"). With requests pending (a busy cluster, a ramp) the equal levels and
+/// share fix"). Where the room is known the order counts each host's work twice
+/// (`FRESH_STEEPNESS`). With requests pending (a busy cluster, a ramp) the equal levels and
 /// the coverage test stay: there the weighted fill took 3x the rounds on the busy trace (the
 /// popular hosts rarely have room, and a request named on one host waits for it).
 #[allow(clippy::too_many_arguments)]
@@ -361,7 +362,16 @@ fn level_caps(
         }
         // Not fresh: every host's work counts as none, which leaves the equal levels.
         let count = if fresh { count } else { 0 };
-        let busy = (u128::from(count) * target * UNIT as u128 / counted).min(1 << 60) as i64;
+        // Where the node's room is known, the fill order counts each host's work twice
+        // (`FRESH_STEEPNESS`): the gaps between hosts double, so the hosts most tasks prefer
+        // are named more times before the quiet ones are reached. The room caps them.
+        let steep = if capacity.is_some() {
+            FRESH_STEEPNESS
+        } else {
+            1
+        };
+        let busy =
+            (u128::from(count) * target * UNIT as u128 * steep / counted).min(1 << 60) as i64;
         let left = busy.saturating_sub((level.min(1 << 40) as i64).saturating_mul(UNIT));
         open.push((i, left, r, cap));
     }
@@ -453,6 +463,20 @@ fn level_caps(
 
 /// The resolution of the levels in `level_caps`: a 64th of an executor's work.
 const UNIT: i64 = 64;
+
+/// How many times its share of the target a host's work counts in a fresh placement's fill
+/// order when the node's room is known (`level_caps`). The share itself (tasks over all the
+/// hosts' task counts) spreads the names too thin: with replicated blocks a task counts on
+/// three hosts, and the bound's placement (`sim::bound`) stacks executors on the hosts most
+/// tasks prefer (up to the node's room), each of which then runs the tasks its quieter
+/// replicas would have. Measured (simulator, per-key model, 10 seeds; BENCHMARKS.md "A
+/// steeper fill order"): 1,000 nodes very skewed 70.9% node-local at 1x, 80.7% at 2x, 80.0%
+/// at 3x (the old divisor), 78.4% at 4x; skewed 81.7 / 85.0 / 82.5 / 80.0%; 30% DataNode-only
+/// 73.3 / 78.3 / 76.6 / 74.5%; the 12-node skewed trace 91.3 / 90.5 / 88.5 / 86.8%. With the
+/// room unknown nothing stops a steeper order from naming one host more times than it can
+/// hold (at 3x the design doc's example named two hosts 6 and 6 times instead of 4, 4, 3, 1),
+/// so it stays 1x there; the simulator knows every node's room and cannot measure that case.
+const FRESH_STEEPNESS: u128 = 2;
 
 /// Item `j` for `j < aware`: how many names hosts of `(ratio, names)` can give the requests
 /// from `j` on (a host's names go to distinct requests among the first `ratio`): the sum of
