@@ -182,8 +182,9 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
   }
 
   /**
-   * Spark's own delegation tokens, as its YARN backend has them, on a Kerberos cluster (Spark calls this only when Hadoop security is on): the driver fetches tokens
-   * for the file systems it is told of ({@code fs.defaultFS},
+   * Spark's own delegation tokens, as its YARN backend has them, on a Kerberos cluster (Spark
+   * calls this only when Hadoop security is on): the driver fetches tokens for the file
+   * systems it is told of ({@code fs.defaultFS},
    * {@code spark.kerberos.access.hadoopFileSystems}; {@code spark.security.credentials.*.enabled}
    * switch providers off) and hands them to every executor as it registers; with
    * {@code spark.kerberos.principal}/{@code keytab} it logs in again and sends new ones to the

@@ -15,7 +15,8 @@ import scala.Tuple2;
 /**
  * The Kerberos integration test's job (tests/it_spark.rs, secure profile): a word count that
  * reads an HDFS file and writes its counts to HDFS with {@code saveAsTextFile}, one
- * {@code word<TAB>count} line each. Arguments: the input and output URLs. Prints
+ * {@code word<TAB>count} line each. Arguments: the input and output URLs (and, by hand, seconds
+ * to wait before reading the input again, past the first tokens' lifetime). Prints
  * {@code APP_ID <id>} and {@code RESULT <json>}: the number of distinct words, how the
  * driver's Hadoop login looks, and what each task saw of its delegation tokens (whether
  * {@code HADOOP_TOKEN_FILE_LOCATION} names a file, the token kinds of its Hadoop user), so the
@@ -25,8 +26,8 @@ public final class HdfsWordCount {
   private HdfsWordCount() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 2) {
-      throw new IllegalArgumentException("usage: HdfsWordCount <input url> <output url>");
+    if (args.length != 2 && args.length != 3) {
+      throw new IllegalArgumentException("usage: HdfsWordCount <input url> <output url> [<seconds>]");
     }
     SparkSession spark = SparkSession.builder().appName("yarn-am hdfs word count").getOrCreate();
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
@@ -40,8 +41,14 @@ public final class HdfsWordCount {
     long words = counts.count();
     // What the tasks saw: one line per partition of a small RDD, run on the executors.
     List<String> seen = jsc.parallelize(Arrays.asList(0, 1, 2, 3), 4).map(i -> taskView()).collect();
+    // By hand, renewal: wait past the first tokens' maximum lifetime, then read again in tasks.
+    long again = -1;
+    if (args.length == 3) {
+      Thread.sleep(Long.parseLong(args[2]) * 1000);
+      again = jsc.textFile(args[0], 3).count();
+    }
     UserGroupInformation driver = UserGroupInformation.getCurrentUser();
-    System.out.println("RESULT {\"words\":" + words
+    System.out.println("RESULT {\"words\":" + words + ",\"lines_read_again\":" + again
         + ",\"driver_security\":" + UserGroupInformation.isSecurityEnabled()
         + ",\"driver_kerberos\":" + driver.hasKerberosCredentials()
         + ",\"driver_token_kinds\":" + kinds(driver)
