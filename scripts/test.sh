@@ -40,7 +40,7 @@ finish() {
 }
 trap finish EXIT
 eval "$(bash tests/cluster/cluster.sh env)"
-# The secure_cluster tests (it_secure, it_split: Kerberos), it_qop (hadoop.rpc.protection
+# The secure_cluster tests (it_secure, it_split, it_spark: Kerberos), it_qop (hadoop.rpc.protection
 # privacy, then integrity) and it_https (every web server TLS only) restart the shared cluster
 # in their own profile: they run last, one profile after the other, so no other binary has to
 # switch the cluster back to plain.
@@ -57,7 +57,7 @@ py_env="$HOME/.cache/yarn-am/pyenv"
     "$py_env/bin/python" -m pytest -q -rs python/tests; } || rc=$?
 echo "[test] python client took $((SECONDS - t_py))s" >&2
 t_secure=$SECONDS
-cargo test --locked --no-fail-fast --test it_secure --test it_split -- secure_cluster || rc=$?
+cargo test --locked --no-fail-fast --test it_secure --test it_split --test it_spark -- secure_cluster || rc=$?
 echo "[test] it_secure (Kerberos cluster) took $((SECONDS - t_secure))s" >&2
 t_qop=$SECONDS
 cargo test --locked --test it_qop -- qop_cluster || rc=$?

@@ -788,6 +788,192 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
     );
 }
 
+/// Issue 24, Kerberos: on the secure profile (`cluster.sh up --secure`), as alice, a word
+/// count reads an HDFS file the test wrote and writes its counts to HDFS with
+/// `saveAsTextFile`, in client mode (alice's `kinit` ticket cache) and in cluster mode
+/// (`--principal`/`--keytab`, which the plugin passes to `yarn-am submit`: its AM gets the
+/// keytab to refresh its tokens, and the driver in the AM container logs in from it); in both
+/// Spark's own token manager also fetches an HDFS token for the executors
+/// (`spark.kerberos.access.hadoopFileSystems`). Every task
+/// holds an HDFS delegation token from its container's token file and none of the AM's own
+/// (AMRM, RM delegation); the files on HDFS are alice's and hold the right counts; no log holds
+/// a token. Runs in `make test`'s secure pass (`secure_cluster`).
+#[tokio::test(flavor = "multi_thread")]
+async fn secure_cluster_word_count_reads_and_writes_hdfs_as_alice() {
+    use std::sync::Arc;
+    use yarn_client::gssapi::{Credential, CredentialSource};
+    use yarn_client::http_auth::HttpAuth;
+    use yarn_client::rest::RmRest;
+    use yarn_client::webhdfs::WebHdfs;
+
+    let Some(home) = spark_home() else { return };
+    let _turn = CLUSTER_TURN.lock().await;
+    let (_plugin, tests) = build(&home);
+    let c: &'static cluster::Cluster = Box::leak(Box::new(cluster::start_profile(&["--secure"])));
+    let _logs = cluster::LogsOnFailure(c);
+    let started = Instant::now();
+    let kdc = c.dir.join("kdc");
+    let krb5 = kdc.join("krb5.conf");
+    let keytab = kdc.join("keytabs/alice.keytab");
+    // This process's own Kerberos calls (alice's WebHDFS and RM clients) use the test realm.
+    std::env::set_var("KRB5_CONFIG", &krb5);
+    let cred = Arc::new(
+        Credential::acquire(&CredentialSource::Keytab {
+            principal: "alice@YARN.TEST".into(),
+            keytab: keytab.clone(),
+        })
+        .expect("alice's keytab login"),
+    );
+    let hdfs = WebHdfs::new(&c.webhdfs, "alice", Duration::from_secs(30))
+        .unwrap()
+        .with_auth(HttpAuth::kerberos(cred.clone()));
+    let rest = RmRest::new(&c.rm_web, "alice", Duration::from_secs(20))
+        .unwrap()
+        .with_auth(HttpAuth::kerberos(cred));
+
+    // alice's input: 2,000 lines of 10 words over 23 distinct ones.
+    let dir = format!("/user/alice/it-spark-secure-{}", std::process::id());
+    let _ = hdfs.delete(&dir, true).await;
+    let mut text = String::new();
+    let mut expected: BTreeMap<String, u64> = BTreeMap::new();
+    for line in 0..2000u64 {
+        let words: Vec<String> = (0..10u64)
+            .map(|i| format!("w{}", (line * 10 + i) * 7 % 23))
+            .collect();
+        for w in &words {
+            *expected.entry(w.clone()).or_default() += 1;
+        }
+        text.push_str(&words.join(" "));
+        text.push('\n');
+    }
+    hdfs.create(&format!("{dir}/in.txt"), text.into_bytes(), true, None)
+        .await
+        .expect("alice writes the input");
+    let url = |p: &str| format!("hdfs://rm:8020{dir}/{p}");
+
+    let job = |mode: &str, out: &str| {
+        let mut cmd = wrapper(c, &home);
+        // The test cluster's fs.defaultFS is file:///: Spark's token manager is told of HDFS.
+        cmd.env("KRB5_CONFIG", &krb5).args([
+            "--deploy-mode",
+            mode,
+            "--conf",
+            "spark.kerberos.access.hadoopFileSystems=hdfs://rm:8020",
+        ]);
+        if mode == "client" {
+            cmd.env(
+                "KRB5CCNAME",
+                format!("FILE:{}", kdc.join("alice.cc").display()),
+            );
+        } else {
+            // No ticket cache: the keytab is the only login.
+            cmd.env("KRB5CCNAME", "FILE:/nonexistent/it-spark-secure.cc")
+                .args(["--principal", "alice@YARN.TEST", "--keytab"])
+                .arg(&keytab)
+                // The AM finds the test KDC through the same krb5.conf (a real cluster's
+                // nodes have it in /etc).
+                .arg("--conf")
+                .arg(format!(
+                    "spark.yarnam.am.env.KRB5_CONFIG={}",
+                    krb5.display()
+                ));
+        }
+        cmd.args(["--class", "io.yarnam.spark.HdfsWordCount"])
+            .arg(&tests)
+            .arg(url("in.txt"))
+            .arg(url(out));
+        cmd
+    };
+    let runs = [
+        ("word count, client mode", job("client", "out-client")),
+        ("word count, cluster mode", job("cluster", "out-cluster")),
+    ]
+    .map(|(what, cmd)| tokio::spawn(run_wrapper(c, cmd, what)));
+    let mut done = Vec::new();
+    for r in runs {
+        let r = r.await.unwrap();
+        cluster::track_app(&r.app);
+        done.push(r);
+    }
+    eprintln!(
+        "the two Kerberos Spark runs took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    for (r, mode, out) in [
+        (&done[0], "client", "out-client"),
+        (&done[1], "cluster", "out-cluster"),
+    ] {
+        assert!(r.ok, "word count in {mode} mode failed:\n{}", r.log);
+        let res = r
+            .result
+            .clone()
+            .unwrap_or_else(|| panic!("no RESULT ({mode}):\n{}", r.log));
+        assert_eq!(res["words"], expected.len(), "{res}");
+        // Every task's Hadoop user has an HDFS delegation token and none of the AM's own.
+        let tasks = res["tasks"].as_array().unwrap();
+        assert_eq!(tasks.len(), 4, "{res}");
+        for t in tasks {
+            assert_eq!(t["token_file"], true, "{mode}: {t}");
+            let kinds: Vec<&str> = t["kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|k| k.as_str())
+                .collect();
+            assert!(kinds.contains(&"HDFS_DELEGATION_TOKEN"), "{mode}: {t}");
+            for own in ["YARN_AM_RM_TOKEN", "RM_DELEGATION_TOKEN"] {
+                assert!(!kinds.contains(&own), "{mode}: {own} in a task: {t}");
+            }
+        }
+        // The driver logged in with Kerberos: on this host from the ticket cache (client
+        // mode), in the AM container from the keytab yarn-am staged for the AM (cluster mode,
+        // with the client's Hadoop configuration shipped).
+        eprintln!("{mode} mode: {res}");
+        assert_eq!(res["driver_security"], true, "{res}");
+        assert_eq!(res["driver_kerberos"], true, "{res}");
+        // Spark's own token manager fetched one (spark.kerberos.access.hadoopFileSystems)
+        // and gave it to the driver's user, as it gives it to every executor.
+        let driver_kinds = res["driver_token_kinds"].as_array().unwrap();
+        assert!(
+            driver_kinds.iter().any(|k| k == "HDFS_DELEGATION_TOKEN"),
+            "{res}"
+        );
+        if mode == "cluster" {
+            let am_log = am::am_log_dir(c, &r.app)
+                .map(|d| std::fs::read_to_string(d.join("stderr")).unwrap_or_default())
+                .unwrap_or_default();
+            assert!(
+                am_log.contains("next HDFS delegation token refresh"),
+                "the AM has the keytab to refresh the tokens with:\n{am_log}"
+            );
+        }
+        let report = am::wait_succeeded_via(&rest, &r.app, Duration::from_secs(60)).await;
+        assert_eq!(report.user, "alice");
+
+        // The result on HDFS, written as alice: the counts of the input.
+        let listing = hdfs.list_page(&format!("{dir}/{out}"), None).await.unwrap();
+        let names: BTreeSet<&str> = listing
+            .entries
+            .iter()
+            .map(|e| e.path_suffix.as_str())
+            .collect();
+        assert!(names.contains("_SUCCESS"), "{mode}: {names:?}");
+        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        for name in names.iter().filter(|n| n.starts_with("part-")) {
+            let path = format!("{dir}/{out}/{name}");
+            assert_eq!(hdfs.status(&path).await.unwrap().owner, "alice", "{path}");
+            for line in hdfs.read_to_string(&path).await.unwrap().lines() {
+                let (w, n) = line.split_once('\t').unwrap();
+                counts.insert(w.to_string(), n.parse().unwrap());
+            }
+        }
+        assert_eq!(counts, expected, "{mode}: the counts on HDFS");
+        am::assert_no_delegation_token_in_logs(c, &r.app);
+    }
+    hdfs.delete(&dir, true).await.unwrap();
+}
+
 /// The wrapper refuses a master (it is master yarn-am) and a deploy mode it does not know,
 /// before starting anything.
 #[test]

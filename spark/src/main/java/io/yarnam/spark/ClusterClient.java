@@ -45,11 +45,21 @@ public final class ClusterClient {
   /** The driver's Spark settings, a file beside it in the AM container. */
   static final String DRIVER_PROPERTIES = "__spark_driver__.properties";
   static final String PLUGIN_JAR = "yarn-am-spark.jar";
-  /** Settings the driver gets in another form (file names in its directory) or not at all. */
+  /** The folder of the client's Hadoop configuration in the AM container (Spark's name for it). */
+  static final String HADOOP_CONF = "__hadoop_conf__";
+  /** Where {@code yarn-am submit --keytab} puts the keytab in the AM container (not in executors'). */
+  static final String AM_KEYTAB = "yarn-am.keytab";
+  /**
+   * Settings the driver gets in another form (file names in its directory) or not at all. The
+   * Kerberos login stays with the client: a driver in the AM container has the application's
+   * delegation tokens, not the keytab (its path is this host's; yarn-am's AM refreshes the
+   * tokens with it).
+   */
   private static final Set<String> NOT_PASSED = Set.of(
       "spark.master", "spark.submit.deployMode", "spark.jars", "spark.files", "spark.archives",
       "spark.submit.pyFiles", "spark.yarnam.pyFiles", "spark.driver.host", "spark.driver.bindAddress",
-      "spark.app.submitTime", "spark.yarn.isPython", "spark.yarnam.deployMode");
+      "spark.app.submitTime", "spark.yarn.isPython", "spark.yarnam.deployMode",
+      "spark.kerberos.principal", "spark.kerberos.keytab");
 
   private ClusterClient() {}
 
@@ -99,6 +109,10 @@ public final class ClusterClient {
     for (String a : list(conf, "spark.archives")) {
       archives.add(location(a));
     }
+    Path hadoopConf = hadoopConfZip();
+    if (hadoopConf != null) {
+      archives.add(hadoopConf + "#" + HADOOP_CONF);
+    }
     files.put(DRIVER_PROPERTIES, driverProperties(conf).toString());
 
     SubmitPlan plan = YarnAmSubmit.plan(conf);
@@ -138,6 +152,9 @@ public final class ClusterClient {
     Process p = new ProcessBuilder(cmd).inheritIO().start();
     int code = p.waitFor();
     Files.deleteIfExists(Paths.get(files.get(DRIVER_PROPERTIES)));
+    if (hadoopConf != null) {
+      Files.deleteIfExists(hadoopConf);
+    }
     if (code != 0) {
       System.err.println("spark-submit-yarn-am: yarn-am submit" + (wait ? " --wait" : "") + " exited " + code
           + (wait ? " (1: the application FAILED, 3: KILLED, 2: it was not submitted)" : ""));
@@ -162,18 +179,34 @@ public final class ClusterClient {
     if (python) {
       c.add("export SPARK_HOME=\"$PWD/" + SparkRuntime.PYTHON_LINK + "\";");
     }
+    // Kerberos (spark-submit's --principal/--keytab): the driver logs in from the keytab
+    // yarn-am staged for its AM, when it did (WebHDFS staging), and Spark's token manager
+    // then renews the tokens of the driver and its executors, as in Spark's YARN cluster mode.
+    String principal = conf.get("spark.kerberos.principal", "").trim();
+    boolean kerberos = !principal.isEmpty() && !conf.get("spark.kerberos.keytab", "").trim().isEmpty();
+    if (kerberos) {
+      c.add("if [ -f " + AM_KEYTAB + " ]; then set -- --principal " + quote(principal) + " --keytab "
+          + AM_KEYTAB + "; fi;");
+    }
     c.add("exec " + java);
     c.add("-Xmx" + heapMb + "m");
     c.add(JavaModuleOptions.defaultModuleOptions());
+    if (kerberos) {
+      // The JVM finds the KDC through java.security.krb5.conf (else /etc/krb5.conf), not KRB5_CONFIG.
+      c.add("${KRB5_CONFIG:+\"-Djava.security.krb5.conf=$KRB5_CONFIG\"}");
+    }
     String opts = (conf.get("spark.driver.defaultJavaOptions", "") + " "
         + conf.get("spark.driver.extraJavaOptions", "")).trim();
     if (!opts.isEmpty()) {
       c.add(opts); // options as the user wrote them, for the shell to split (as spark-submit does)
     }
     c.add("-cp");
-    c.add("'" + (extraCp.isEmpty() ? "" : extraCp + ":") + SparkRuntime.LINK + "/*'");
+    c.add("'" + HADOOP_CONF + ":" + (extraCp.isEmpty() ? "" : extraCp + ":") + SparkRuntime.LINK + "/*'");
     c.add("org.apache.spark.deploy.SparkSubmit --master local --deploy-mode client");
     c.add("--properties-file " + DRIVER_PROPERTIES);
+    if (kerberos) {
+      c.add("\"$@\"");
+    }
     c.add("--conf \"spark.driver.host=$NM_HOST\"");
     c.add("--conf spark.yarnam.deployMode=cluster");
     if (!pyFiles.isEmpty()) {
@@ -198,6 +231,45 @@ public final class ClusterClient {
       c.add(quote(a));
     }
     return String.join(" ", c);
+  }
+
+  /**
+   * The client's Hadoop configuration for the driver (a zip, unpacked in the AM container as
+   * {@link #HADOOP_CONF}, first on its classpath), as Spark's YARN mode ships
+   * {@code __hadoop_conf__}: the driver then reaches HDFS as the client does (its NameNode,
+   * {@code dfs.client.use.datanode.hostname}, {@code hadoop.security.authentication}) and, as
+   * with Spark's HadoopRDD, its executors get that configuration from it. The {@code *.xml} of
+   * {@code HADOOP_CONF_DIR}, then {@code YARN_CONF_DIR} (a name already taken is skipped), but
+   * {@code ssl-server.xml} (a server's keystore passwords). Null when neither is set.
+   */
+  static Path hadoopConfZip() throws IOException {
+    java.util.TreeMap<String, Path> found = new java.util.TreeMap<>();
+    for (String env : new String[] {"HADOOP_CONF_DIR", "YARN_CONF_DIR"}) {
+      String dir = System.getenv(env);
+      if (dir == null || dir.isEmpty() || !Files.isDirectory(Paths.get(dir))) {
+        continue;
+      }
+      try (java.util.stream.Stream<Path> s = Files.list(Paths.get(dir))) {
+        s.filter(f -> Files.isRegularFile(f) && f.getFileName().toString().endsWith(".xml")
+                && !f.getFileName().toString().equals("ssl-server.xml"))
+            .forEach(f -> found.putIfAbsent(f.getFileName().toString(), f));
+      }
+    }
+    if (found.isEmpty()) {
+      return null;
+    }
+    Path zip = Files.createTempFile("yarn-am-spark-hadoop-conf-", ".zip");
+    try (java.util.zip.ZipOutputStream out = new java.util.zip.ZipOutputStream(Files.newOutputStream(zip))) {
+      for (Map.Entry<String, Path> f : found.entrySet()) {
+        java.util.zip.ZipEntry e = new java.util.zip.ZipEntry(f.getKey());
+        // The files' own times, so an unchanged configuration makes the same bytes (staged once).
+        e.setTime(Files.getLastModifiedTime(f.getValue()).toMillis());
+        out.putNextEntry(e);
+        Files.copy(f.getValue(), out);
+        out.closeEntry();
+      }
+    }
+    return zip;
   }
 
   /** A word for bash, single-quoted. */

@@ -29,6 +29,8 @@ import javax.net.ssl.TrustManagerFactory;
  * One yarn-am application as the submitting side sees it: started with the {@code yarn-am}
  * binary ({@code submit} prints the application id), followed through the RM's REST app report
  * until the AM is RUNNING and has published its driver-API address ({@code amRPCAddress}).
+ * A Kerberized RM (401 with {@code Negotiate}) is asked as the driver's Kerberos user
+ * ({@link RmSpnego}).
  */
 public final class YarnAmApp {
   private static final Pattern STAGED = Pattern.compile("(?m)^staged \\d+ file\\(s\\): .*$");
@@ -40,6 +42,10 @@ public final class YarnAmApp {
   /** The RM web app's base URL ({@code http://} or {@code https://}). */
   private final String rmWeb;
   private final HttpClient http;
+  /** The RM's trust under https (YARN_AM_CA_FILE), or null. */
+  private final SSLContext tls;
+  /** Set once the RM has asked for Kerberos: every later call negotiates (SPNEGO). */
+  private volatile RmSpnego spnego;
 
   private YarnAmApp(String appId, String rmWeb, String stagingLine) throws IOException {
     this.appId = appId;
@@ -48,7 +54,10 @@ public final class YarnAmApp {
     HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
     String ca = System.getenv("YARN_AM_CA_FILE");
     if (this.rmWeb.startsWith("https://") && ca != null && !ca.isEmpty()) {
-      b.sslContext(caContext(Paths.get(ca)));
+      this.tls = caContext(Paths.get(ca));
+      b.sslContext(tls);
+    } else {
+      this.tls = null;
     }
     this.http = b.build();
   }
@@ -146,22 +155,39 @@ public final class YarnAmApp {
 
   /** The RM's report of the app ({@code /ws/v1/cluster/apps/{id}}, its "app" object). */
   public JsonNode report() throws IOException {
-    HttpRequest req = HttpRequest.newBuilder(URI.create(rmWeb + "/ws/v1/cluster/apps/" + appId))
-        .timeout(Duration.ofSeconds(15))
-        .header("Accept", "application/json")
-        .GET()
-        .build();
-    HttpResponse<String> r;
-    try {
-      r = http.send(req, HttpResponse.BodyHandlers.ofString());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted asking the RM about " + appId);
+    String address = rmWeb + "/ws/v1/cluster/apps/" + appId;
+    int status;
+    String body;
+    if (spnego != null) {
+      RmSpnego.Reply r = spnego.get(address);
+      status = r.status();
+      body = r.body();
+    } else {
+      HttpRequest req = HttpRequest.newBuilder(URI.create(address))
+          .timeout(Duration.ofSeconds(15))
+          .header("Accept", "application/json")
+          .GET()
+          .build();
+      HttpResponse<String> r;
+      try {
+        r = http.send(req, HttpResponse.BodyHandlers.ofString());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted asking the RM about " + appId);
+      }
+      if (r.statusCode() == 401 && r.headers().allValues("WWW-Authenticate").stream()
+          .anyMatch(v -> v.regionMatches(true, 0, "Negotiate", 0, 9))) {
+        // A Kerberized RM: from now on as the driver's Kerberos user.
+        spnego = new RmSpnego(tls, 15_000);
+        return report();
+      }
+      status = r.statusCode();
+      body = r.body();
     }
-    if (r.statusCode() != 200) {
-      throw new IOException("RM " + rmWeb + " about " + appId + ": HTTP " + r.statusCode() + " " + r.body());
+    if (status != 200) {
+      throw new IOException("RM " + rmWeb + " about " + appId + ": HTTP " + status + " " + body);
     }
-    return AmClient.JSON.readTree(r.body()).path("app");
+    return AmClient.JSON.readTree(body).path("app");
   }
 
   /** Whether the RM says the app has ended (FINISHED, FAILED or KILLED). */

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
+import org.apache.spark.deploy.security.HadoopDelegationTokenManager;
 import org.apache.spark.resource.ResourceProfile;
 import org.apache.spark.rpc.RpcAddress;
 import org.apache.spark.rpc.RpcEndpointAddress;
@@ -178,6 +179,28 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
     String dir = conf.get("spark.yarnam.secretDir", System.getenv().getOrDefault("YARN_AM_SECRET_DIR", ""));
     Path d = dir.isEmpty() ? Paths.get(System.getProperty("user.home"), ".yarn-am") : Paths.get(dir);
     return d.resolve(appId + ".secret");
+  }
+
+  /**
+   * Spark's own delegation tokens, as its YARN backend has them, on a Kerberos cluster (Spark
+   * calls this only when Hadoop security is on): the driver fetches tokens for the file
+   * systems it is told of ({@code fs.defaultFS},
+   * {@code spark.kerberos.access.hadoopFileSystems}; {@code spark.security.credentials.*.enabled}
+   * switch providers off) and hands them to every executor as it registers; with
+   * {@code spark.kerberos.principal}/{@code keytab} it logs in again and sends new ones to the
+   * running executors before the old ones expire. This adds to yarn-am's tokens, which every
+   * executor container already has in its token file (the HDFS delegation token of
+   * {@code yarn-am submit}): a token of Spark's for the same NameNode replaces yarn-am's in the
+   * executor's Hadoop user (same alias, the NameNode's address), both valid. In cluster mode
+   * only with a keytab ({@link ClusterClient#driverCommand}: the one yarn-am staged for its AM);
+   * without one the driver has the application's tokens and no login to fetch more with.
+   */
+  @Override
+  public Option<HadoopDelegationTokenManager> createTokenManager() {
+    if (clusterMode && sc.conf().get("spark.kerberos.keytab", "").isEmpty()) {
+      return Option.empty();
+    }
+    return Option.apply(new HadoopDelegationTokenManager(sc.conf(), sc.hadoopConfiguration(), driverEndpoint()));
   }
 
   @Override

@@ -103,7 +103,27 @@ final class YarnAmSubmit {
       args.add("--env");
       args.add(kv._1() + "=" + kv._2());
     }
+    args.addAll(kerberosLogin(settings));
     return args;
+  }
+
+  /**
+   * spark-submit's {@code --principal}/{@code --keytab} ({@code spark.kerberos.principal} and
+   * {@code spark.kerberos.keytab}) as yarn-am's: submit logs in with them (not with the ticket
+   * cache) and ships the keytab to the AM, which fetches new HDFS delegation tokens before the
+   * first ones reach their maximum lifetime, as Spark's YARN mode does for its AM. Only the
+   * keytab's path is passed, never its bytes. Nothing when either is missing.
+   */
+  static List<String> kerberosLogin(Map<String, String> settings) {
+    String principal = settings.getOrDefault("spark.kerberos.principal", "").trim();
+    String keytab = settings.getOrDefault("spark.kerberos.keytab", "").trim();
+    if (principal.isEmpty() || keytab.isEmpty()) {
+      return List.of();
+    }
+    if (keytab.startsWith("file:")) {
+      keytab = java.nio.file.Paths.get(java.net.URI.create(keytab)).toString();
+    }
+    return List.of("--principal", principal, "--keytab", keytab);
   }
 
   /** yarn-am's own AM memory ({@code spark.yarnam.am.memory}, 256 MB by default). */

@@ -73,9 +73,23 @@ public final class PlanCheck {
     String drv = ClusterClient.driverCommand(dc, 512, "com.x.Main", "app.jar", List.of("dep.jar"),
         List.of(), new String[] {"a b"});
     check(drv.startsWith("exec ${JAVA_HOME}/bin/java -Xmx512m ") && drv.contains(" -Dx=1 ")
-        && drv.contains("-cp '__spark_libs__/*' org.apache.spark.deploy.SparkSubmit --master local")
+        && drv.contains("-cp '__hadoop_conf__:__spark_libs__/*' org.apache.spark.deploy.SparkSubmit --master local")
+        && !drv.contains("--principal") && !drv.contains("\"$@\"")
         && drv.contains("--jars 'yarn-am-spark.jar,dep.jar' --class io.yarnam.spark.Launcher 'app.jar' 'com.x.Main' 'a b'")
         && drv.contains("spark.yarnam.deployMode=cluster"), "JVM driver command: " + drv);
+    // With spark-submit's --principal/--keytab: the keytab yarn-am staged for the AM, if it is there.
+    org.apache.spark.SparkConf kc = new org.apache.spark.SparkConf(false)
+        .set("spark.kerberos.principal", "alice@R").set("spark.kerberos.keytab", "/home/alice/a.keytab");
+    String kDrv = ClusterClient.driverCommand(kc, 512, "com.x.Main", "app.jar", List.of(), List.of(), new String[0]);
+    check(kDrv.startsWith("if [ -f yarn-am.keytab ]; then set -- --principal 'alice@R' --keytab yarn-am.keytab; fi; exec ")
+        && kDrv.contains("${KRB5_CONFIG:+\"-Djava.security.krb5.conf=$KRB5_CONFIG\"}")
+        && kDrv.contains("--properties-file __spark_driver__.properties \"$@\" ")
+        && !kDrv.contains("a.keytab"), "Kerberos driver command: " + kDrv);
+    check(YarnAmSubmit.kerberosLogin(Map.of("spark.kerberos.principal", "alice@R",
+            "spark.kerberos.keytab", "file:/k/a.keytab"))
+        .equals(List.of("--principal", "alice@R", "--keytab", "/k/a.keytab"))
+        && YarnAmSubmit.kerberosLogin(Map.of("spark.kerberos.principal", "alice@R")).isEmpty(),
+        "spark-submit's --principal/--keytab go to yarn-am submit");
     String pyDrv = ClusterClient.driverCommand(dc, 512, null, "job.py", List.of(), List.of("lib.py"), new String[0]);
     check(pyDrv.startsWith("export SPARK_HOME=\"$PWD/__pyspark__\"; exec ")
         && pyDrv.contains("'spark.yarnam.pyFiles=lib.py'")
