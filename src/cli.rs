@@ -298,7 +298,7 @@ pub struct SubmitArgs {
     /// NAME=@FILE for the file's bytes (at most 64 KiB; never on the command line, as it is
     /// often a secret). Every NodeManager must run NAME (yarn.nodemanager.aux-services), or
     /// it refuses the executors.
-    #[arg(long, value_name = "NAME[=@FILE]", value_parser = crate::submit::service_data::parse)]
+    #[arg(long, value_name = "NAME[=@FILE]", value_parser = crate::submit::service_data::Parser)]
     pub service_data: Vec<crate::submit::service_data::ServiceData>,
     /// Run the AM in this node-label partition.
     #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
