@@ -293,6 +293,13 @@ pub struct SubmitArgs {
     /// (`name=count,...`).
     #[arg(long, value_name = "NAME=COUNT", value_parser = parse_resource)]
     pub executor_resource: Vec<(String, i64)>,
+    /// Data for the NodeManagers' auxiliary service NAME in every executor's launch context
+    /// (repeatable): NAME alone for none (Spark's shuffle service without authentication),
+    /// NAME=@FILE for the file's bytes (at most 64 KiB; never on the command line, as it is
+    /// often a secret). Every NodeManager must run NAME (yarn.nodemanager.aux-services), or
+    /// it refuses the executors.
+    #[arg(long, value_name = "NAME[=@FILE]", value_parser = crate::submit::service_data::Parser)]
+    pub service_data: Vec<crate::submit::service_data::ServiceData>,
     /// Run the AM in this node-label partition.
     #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
     pub am_node_label: Option<String>,

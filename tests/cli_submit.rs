@@ -212,3 +212,34 @@ fn a_node_label_expression_is_refused_before_asking_the_rm() {
         );
     }
 }
+
+#[test]
+fn service_data_on_the_command_line_or_twice_is_refused_before_the_rm_is_asked() {
+    let rm = dead_rm();
+    let out = yarn_am(&[
+        "submit",
+        "--rm-web",
+        &rm,
+        "--service-data",
+        "spark_shuffle=hunter2",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("NAME=@FILE"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("hunter2"), "{}", stderr(&out));
+    let out = yarn_am(&[
+        "submit",
+        "--rm-web",
+        &rm,
+        "--service-data",
+        "svc",
+        "--service-data",
+        "svc",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("given twice"), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains(&rm),
+        "the RM was not asked: {}",
+        stderr(&out)
+    );
+}

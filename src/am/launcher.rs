@@ -51,6 +51,9 @@ pub struct DriverContact {
     /// The AM's credentials (refreshed while it runs): every executor gets their tokens
     /// minus the AMRM and RM tokens, besides its own key (see [`SharedTokens::executor_tokens`]).
     pub tokens: SharedTokens,
+    /// `submit --service-data`: the NodeManagers' auxiliary services' data, by service
+    /// name, in every executor's launch context (never in its credentials; may be secret).
+    pub service_data: BTreeMap<String, Vec<u8>>,
 }
 
 impl std::fmt::Debug for DriverContact {
@@ -61,6 +64,10 @@ impl std::fmt::Debug for DriverContact {
             .field("url", &self.url)
             .field("tls_pin", &self.tls_pin)
             .field("tokens", &self.tokens)
+            .field(
+                "service_data",
+                &self.service_data.keys().collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -175,6 +182,7 @@ impl Launcher {
             local_resources,
             tokens: Some(self.executor_credentials(executor_id, container_id)),
             acls: self.spec.acls.clone(),
+            service_data: self.contact.service_data.clone(),
         }
     }
 
@@ -259,7 +267,21 @@ async fn start(
     nm.start_allocated(container, spec)
         .await
         .map_err(|e| format!("startContainers on {node}: {e}"))?
-        .map_err(|msg| format!("{node} refused the container: {msg}"))
+        .map_err(|msg| format!("{node} refused the container: {}", explain_refusal(&msg)))
+}
+
+/// The NodeManager's refusal, with a hint where its message is terse: a launch context whose
+/// service data names an auxiliary service the NM does not run fails with Hadoop's
+/// `InvalidAuxServiceException` ("The auxService:NAME does not exist").
+fn explain_refusal(msg: &str) -> String {
+    if msg.contains("auxService:") && msg.contains("does not exist") {
+        format!(
+            "{msg} (submit --service-data names an auxiliary service this NodeManager does not \
+             run: see its yarn.nodemanager.aux-services)"
+        )
+    } else {
+        msg.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -281,6 +303,7 @@ mod tests {
             staging_dir: None,
             master_secret: master.to_vec().into(),
             tokens: SharedTokens::new(tokens),
+            service_data: Default::default(),
         };
         let spec = ExecutorSpec {
             command: command.into(),
@@ -380,6 +403,50 @@ mod tests {
             assert!(!shown.contains(&needle), "{shown}");
         }
         assert!(!format!("{:?}", launcher.contact).contains("master-secret"));
+    }
+
+    #[test]
+    fn service_data_goes_into_every_launch_context_and_never_into_credentials() {
+        let alias = credentials::service_data_alias("spark_shuffle");
+        let am_creds = Credentials {
+            tokens: vec![],
+            secrets: vec![(alias.clone(), b"shuffle-s3cret".to_vec())],
+        };
+        let mut launcher = launcher("true", &[], b"m", am_creds.clone());
+        // As `am::start` fills it: from the AM's credentials.
+        launcher.contact.service_data = credentials::service_data(&am_creds);
+        for n in [2, 3] {
+            let l = launcher.launch_spec(
+                ExecutorId::new(n),
+                &crate::core::am::fixtures::container(
+                    &format!("container_1_0001_01_00000{n}"),
+                    "h1",
+                ),
+            );
+            assert_eq!(
+                l.service_data,
+                BTreeMap::from([("spark_shuffle".to_string(), b"shuffle-s3cret".to_vec())])
+            );
+            let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
+            assert_eq!(creds.secret(&alias), None);
+            assert!(!format!("{:?}", l.environment).contains("s3cret"));
+        }
+        let shown = format!("{:?}", launcher.contact);
+        assert!(
+            shown.contains("spark_shuffle") && !shown.contains("s3cret"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_refusal_for_an_unknown_auxiliary_service_says_what_to_check() {
+        let m = explain_refusal("The auxService:no_such does not exist");
+        assert!(
+            m.starts_with("The auxService:no_such does not exist ("),
+            "{m}"
+        );
+        assert!(m.contains("yarn.nodemanager.aux-services"), "{m}");
+        assert_eq!(explain_refusal("other"), "other");
     }
 
     /// The NodeManager's `launch_container.sh` for `l`, as Hadoop 3.x writes it (see

@@ -156,7 +156,16 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
     if let Some(r) = spec.token_refresh.clone() {
         token_refresh::spawn(r, tokens.clone());
     }
-    let (launcher, launches) = launcher(&spec, &env, &api, &secret, &rm, tokens.clone());
+    let service_data = crate::protocol::credentials::service_data(&creds);
+    let (launcher, launches) = launcher(
+        &spec,
+        &env,
+        &api,
+        &secret,
+        &rm,
+        tokens.clone(),
+        service_data,
+    );
     let mut core = AmCore::new(
         pool,
         job,
@@ -456,6 +465,7 @@ fn launcher(
     secret: &str,
     rm: &RmContact,
     tokens: SharedTokens,
+    service_data: std::collections::BTreeMap<String, Vec<u8>>,
 ) -> (Launcher, mpsc::UnboundedReceiver<LaunchReport>) {
     let contact = DriverContact {
         app_id: env.app_id.clone(),
@@ -466,6 +476,7 @@ fn launcher(
         // Where an executor finds the next attempt's address if this one dies; the last
         // attempt has no next, and its executors go as soon as it is gone.
         staging_dir: spec.staging.clone().filter(|_| !env.is_last_attempt()),
+        service_data,
     };
     let (mut launcher, launches) =
         Launcher::new(spec.executor.clone(), contact, LAUNCH_PARALLELISM);

@@ -24,6 +24,29 @@ pub const MASTER_SECRET_ALIAS: &str = "yarn-am.master-secret";
 pub const EXECUTOR_KEY_ALIAS: &str = "yarn-am.executor-key";
 /// Every yarn-am credential's alias starts so: none of them is for tasks.
 pub const ALIAS_PREFIX: &str = "yarn-am.";
+/// Alias prefix of the auxiliary-service data (`submit --service-data`) in the AM
+/// container's credentials: the AM puts each into every executor's launch context, never
+/// into a container's credentials (the `yarn-am.` prefix keeps it from them).
+pub const SERVICE_DATA_ALIAS_PREFIX: &str = "yarn-am.service-data.";
+
+/// The alias of auxiliary service `name`'s data.
+pub fn service_data_alias(name: &str) -> String {
+    format!("{SERVICE_DATA_ALIAS_PREFIX}{name}")
+}
+
+/// Every auxiliary service's data in `creds`, by service name.
+pub fn service_data(creds: &Credentials) -> std::collections::BTreeMap<String, Vec<u8>> {
+    creds
+        .secrets
+        .iter()
+        .filter_map(|(alias, bytes)| {
+            alias
+                .strip_prefix(SERVICE_DATA_ALIAS_PREFIX)
+                .map(|name| (name.to_string(), bytes.clone()))
+        })
+        .collect()
+}
+
 /// Name of the keytab in the AM container (never shipped to executors).
 pub const KEYTAB_NAME: &str = "yarn-am.keytab";
 

@@ -447,6 +447,19 @@ impl Stager {
             ..
         } = self
         else {
+            let Stager::Local { dir } = self else {
+                unreachable!("not WebHDFS")
+            };
+            // A link name with folders (`__spark_libs__/a.jar`): its copy goes into the same
+            // folders of the app's.
+            if let Some((parent, _)) = name.rsplit_once('/') {
+                let parent = match kind {
+                    ResourceKind::File => dir.join(parent),
+                    ResourceKind::Archive => dir.join(format!("archive-{parent}")),
+                };
+                private_fs::ensure_private_dir(&parent)
+                    .with_context(|| format!("staging {}", src.display()))?;
+            }
             let mut staged = match kind {
                 ResourceKind::File => self.put_file(src, name).await?,
                 ResourceKind::Archive => {

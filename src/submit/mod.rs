@@ -11,6 +11,7 @@
 pub mod input_listing;
 pub mod limits;
 pub mod resources;
+pub mod service_data;
 pub mod tokens;
 
 use std::collections::BTreeMap;
@@ -165,6 +166,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     };
     let executor_env = parse_env(&args.executor_env, "--executor-env")?;
     let shipped = resources::parse_all(&args.file, &args.archive)?;
+    service_data::check_unique(&args.service_data).map_err(anyhow::Error::msg)?;
     // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
     let auth = rest.auth().clone();
@@ -518,7 +520,7 @@ async fn stage_and_submit(
             local_resources,
             environment,
             command: format!("./{BINARY_NAME} am 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"),
-            credentials: am_credentials(&secret, &cert, tokens, inline_spec),
+            credentials: am_credentials(&secret, &cert, tokens, inline_spec, &args.service_data),
             acls: args.acls(),
         },
         priority: args.priority,
@@ -600,7 +602,8 @@ fn print_job_summary(diagnostics: &str) {
 /// environment, command line or spec file (the NodeManager writes those into
 /// `launch_container.sh` in the container's log dir, which its web UI serves). Today that is
 /// the application's master secret (see [`crate::protocol::poll`]) and the driver API's
-/// certificate with its private key (see [`crate::protocol::tls`]); delegation tokens for a
+/// certificate with its private key (see [`crate::protocol::tls`]) and the auxiliary-service
+/// data of `--service-data` (see [`service_data`]); delegation tokens for a
 /// secure cluster go beside them. A small spec travels here too (not a secret: to spare the
 /// AM container a localizer, see [`crate::protocol::spec`]).
 fn am_credentials(
@@ -608,6 +611,7 @@ fn am_credentials(
     cert: &crate::protocol::tls::AppCert,
     tokens: Vec<(String, yarn_client::token::Token)>,
     spec: Option<Vec<u8>>,
+    service_data: &[service_data::ServiceData],
 ) -> yarn_client::credentials::Credentials {
     let mut secrets = vec![(
         crate::protocol::credentials::MASTER_SECRET_ALIAS.to_string(),
@@ -617,6 +621,14 @@ fn am_credentials(
     if let Some(spec) = spec {
         secrets.push((crate::protocol::spec::SPEC_ALIAS.to_string(), spec));
     }
+    // Auxiliary-service data (often a secret) for the AM to put in every executor's launch
+    // context; under yarn-am aliases, so no container the AM starts gets them as credentials.
+    secrets.extend(service_data.iter().map(|d| {
+        (
+            crate::protocol::credentials::service_data_alias(&d.name),
+            d.bytes.clone(),
+        )
+    }));
     yarn_client::credentials::Credentials { tokens, secrets }
 }
 

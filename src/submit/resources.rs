@@ -15,7 +15,7 @@ pub enum ResourceArgError {
     NoPath { flag: &'static str, arg: String },
     #[error(
         "{flag} {arg:?}: {name:?} cannot name a file in the container's working directory \
-         (no '/', not empty, '.' or '..')"
+         (a relative path: not empty, no empty, '.' or '..' part)"
     )]
     BadName {
         flag: &'static str,
@@ -42,6 +42,13 @@ pub enum ResourceArgError {
         name: String,
         first: String,
         second: String,
+    },
+    #[error("{file:?} ({file_arg:?}) is also a folder of {inner:?} ({inner_arg:?}): rename one")]
+    FileAndFolder {
+        file: String,
+        file_arg: String,
+        inner: String,
+        inner_arg: String,
     },
 }
 
@@ -85,6 +92,17 @@ const RESERVED: [(&str, &str); 7] = [
     (crate::submit::CA_FILE, "copy of the cluster's CA file"),
     (crate::protocol::spec::SPEC_FILE, "application spec"),
 ];
+
+/// Whether `name` can be a link in the container's working directory: a relative path
+/// without empty, `.` or `..` parts. A name with folders (`__spark_libs__/a.jar`, as Spark's
+/// YARN client names each jar of `spark.yarn.jars`) is fine: the NodeManager's launch script
+/// makes the folders (`mkdir -p`) before it links the file.
+fn valid_link_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+}
 
 /// Parses `PATH[#NAME]` of `flag` (`--file` or `--archive`).
 pub fn parse(flag: &'static str, arg: &str) -> Result<ShippedResource, ResourceArgError> {
@@ -133,7 +151,7 @@ pub fn parse(flag: &'static str, arg: &str) -> Result<ShippedResource, ResourceA
         .next()
         .unwrap_or("");
     let name = alias.unwrap_or(default_name).to_string();
-    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+    if !valid_link_name(&name) {
         return Err(ResourceArgError::BadName {
             flag,
             arg: arg.into(),
@@ -173,6 +191,26 @@ pub fn parse_all(
                 name: r.name,
                 first: first.arg.clone(),
                 second: r.arg,
+            });
+        }
+        let inside = |dir: &ShippedResource, f: &ShippedResource| {
+            f.name
+                .strip_prefix(dir.name.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+        };
+        for o in &out {
+            let (file, inner) = if inside(o, &r) {
+                (o, &r)
+            } else if inside(&r, o) {
+                (&r, o)
+            } else {
+                continue;
+            };
+            return Err(ResourceArgError::FileAndFolder {
+                file: file.name.clone(),
+                file_arg: file.arg.clone(),
+                inner: inner.name.clone(),
+                inner_arg: inner.arg.clone(),
             });
         }
         out.push(r);
@@ -225,6 +263,10 @@ mod tests {
             ("--file", "a.txt#", "cannot name a file"),
             ("--file", "a.txt#../x", "cannot name a file"),
             ("--file", "a.txt#..", "cannot name a file"),
+            ("--file", "a.txt#/abs/x", "cannot name a file"),
+            ("--file", "a.txt#lib//x", "cannot name a file"),
+            ("--file", "a.txt#lib/./x", "cannot name a file"),
+            ("--file", "a.txt#lib/", "cannot name a file"),
             ("--file", "a.txt#yarn-am", "its own binary"),
             (
                 "--archive",
@@ -238,6 +280,34 @@ mod tests {
             assert!(e.contains(want), "{flag} {arg:?}: {e}");
             assert!(e.contains(flag), "{e}");
         }
+    }
+
+    #[test]
+    fn a_name_may_hold_folders_as_spark_names_its_jars() {
+        let r = parse("--file", "/opt/jars/a.jar#__spark_libs__/a.jar").unwrap();
+        assert_eq!(r.name, "__spark_libs__/a.jar");
+        let all = parse_all(
+            &[
+                "/opt/jars/a.jar#__spark_libs__/a.jar".into(),
+                "hdfs:///jars/b.jar#__spark_libs__/b.jar".into(),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(all.len(), 2);
+        // A link cannot be a file and a folder at once.
+        let e = parse_all(
+            &[
+                "x.zip#__spark_libs__".into(),
+                "a.jar#__spark_libs__/a.jar".into(),
+            ],
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("also a folder"), "{e}");
+        let e = parse_all(&["a.jar#lib/a.jar".into()], &["x.zip#lib".into()]).unwrap_err();
+        assert!(e.to_string().contains("also a folder"), "{e}");
+        assert!(parse_all(&["a.jar#lib/a.jar".into(), "b#libx".into()], &[]).is_ok());
     }
 
     #[test]

@@ -11,7 +11,8 @@ use crate::proto::yarn::{
     GetContainerStatusesRequestProto, GetContainerStatusesResponseProto, LocalResourceProto,
     LocalResourceTypeProto, LocalResourceVisibilityProto, StartContainerRequestProto,
     StartContainersRequestProto, StartContainersResponseProto, StopContainersRequestProto,
-    StopContainersResponseProto, StringLocalResourceMapProto, StringStringMapProto, UrlProto,
+    StopContainersResponseProto, StringBytesMapProto, StringLocalResourceMapProto,
+    StringStringMapProto, UrlProto,
 };
 use crate::rest::LocalResource;
 use crate::rpc::{Auth, RpcClient, RpcConfig, RpcError};
@@ -30,6 +31,12 @@ pub struct LaunchSpec {
     /// The app's ACLs: a NodeManager takes them from the first launch context of the app it
     /// sees, so every container carries them (see [`crate::acl`]).
     pub acls: crate::acl::AppAcls,
+    /// Data for the NodeManager's auxiliary services, by service name (the launch context's
+    /// `service_data`, field 3): the NM hands each named service its bytes when the
+    /// container starts (`AuxiliaryService.initializeApplication`), e.g. Spark's external
+    /// shuffle service (`spark_shuffle`) the app's shuffle secret. A NodeManager refuses a
+    /// container naming a service it does not run. The bytes may be secret: never logged.
+    pub service_data: BTreeMap<String, Vec<u8>>,
 }
 
 impl LaunchSpec {
@@ -44,7 +51,14 @@ impl LaunchSpec {
                 })
                 .collect(),
             tokens: self.tokens.clone(),
-            service_data: vec![],
+            service_data: self
+                .service_data
+                .iter()
+                .map(|(k, v)| StringBytesMapProto {
+                    key: Some(k.clone()),
+                    value: Some(v.clone()),
+                })
+                .collect(),
             environment: self
                 .environment
                 .iter()
@@ -211,6 +225,31 @@ mod tests {
         assert_eq!(ha.host.as_deref(), Some("mycluster"));
         assert_eq!(ha.port, Some(-1));
         assert_eq!(ha.file.as_deref(), Some("/user/x/f"));
+    }
+
+    #[test]
+    fn service_data_is_field_3_of_the_launch_context_as_name_and_bytes_entries() {
+        use prost::Message as _;
+        let spec = LaunchSpec {
+            service_data: BTreeMap::from([
+                ("spark_shuffle".to_string(), vec![]),
+                ("mapreduce_shuffle".to_string(), vec![0, 1, 0xff]),
+            ]),
+            ..Default::default()
+        };
+        let bytes = spec.to_proto().encode_to_vec();
+        // Entries in name order; each is field 3, length-delimited (tag 0x1a), holding the
+        // key (field 1, tag 0x0a) and the value (field 2, tag 0x12; sent even when empty, as
+        // Java's ByteBuffer of 0 bytes is).
+        let mut want = vec![0x1a, 24, 0x0a, 17];
+        want.extend_from_slice(b"mapreduce_shuffle");
+        want.extend_from_slice(&[0x12, 3, 0, 1, 0xff]);
+        want.extend_from_slice(&[0x1a, 17, 0x0a, 13]);
+        want.extend_from_slice(b"spark_shuffle");
+        want.extend_from_slice(&[0x12, 0]);
+        assert_eq!(bytes, want);
+        // Nothing at all without service data.
+        assert!(LaunchSpec::default().to_proto().encode_to_vec().is_empty());
     }
 
     #[test]

@@ -146,11 +146,22 @@ public final class ClusterClient {
     if (wait) {
       submit.add("--wait");
     }
+    // The shuffle service's data: the secret the driver will use (with master yarn-am, Spark's
+    // SecurityManager takes it from spark.authenticate.secret, as here).
+    List<Path> secretFiles = new ArrayList<>();
+    submit.addAll(ShuffleService.args(settings, () -> new org.apache.spark.SecurityManager(conf,
+        org.apache.spark.SecurityManager.$lessinit$greater$default$2(),
+        org.apache.spark.SecurityManager.$lessinit$greater$default$3()).getSecretKey(), secretFiles));
     List<String> cmd = new ArrayList<>();
     cmd.add(YarnAmSubmit.binary(conf));
     cmd.addAll(submit);
     Process p = new ProcessBuilder(cmd).inheritIO().start();
-    int code = p.waitFor();
+    int code;
+    try {
+      code = p.waitFor();
+    } finally {
+      ShuffleService.delete(secretFiles);
+    }
     Files.deleteIfExists(Paths.get(files.get(DRIVER_PROPERTIES)));
     if (hadoopConf != null) {
       Files.deleteIfExists(hadoopConf);
@@ -201,7 +212,9 @@ public final class ClusterClient {
       c.add(opts); // options as the user wrote them, for the shell to split (as spark-submit does)
     }
     c.add("-cp");
-    c.add("'" + HADOOP_CONF + ":" + (extraCp.isEmpty() ? "" : extraCp + ":") + SparkRuntime.LINK + "/*'");
+    String nodeCp = SparkRuntime.nodeClasspath(YarnAmSubmit.settings(conf));
+    c.add("'" + HADOOP_CONF + ":" + (extraCp.isEmpty() ? "" : extraCp + ":") + SparkRuntime.LINK + "/*"
+        + (nodeCp.isEmpty() ? "" : ":" + nodeCp) + "'");
     c.add("org.apache.spark.deploy.SparkSubmit --master local --deploy-mode client");
     c.add("--properties-file " + DRIVER_PROPERTIES);
     if (kerberos) {

@@ -3,6 +3,7 @@ package io.yarnam.spark;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +25,10 @@ import java.util.zip.ZipOutputStream;
  * <ol>
  *   <li>{@code spark.yarn.archive} (a local path or an {@code hdfs://} URL of a zip of the
  *       jars): shipped as an archive the NodeManager unpacks into {@code __spark_libs__};</li>
+ *   <li>{@code spark.yarn.jars} (comma-separated local paths or globs, {@code hdfs://} URLs, or
+ *       {@code local:} paths already on every node): each jar shipped as
+ *       {@code __spark_libs__/NAME} (yarn-am's {@code --file}), the {@code local:} ones put on
+ *       the classpath as they are, as Spark's YARN client does (see {@link #yarnJars});</li>
  *   <li>{@code spark.yarnam.executor.jars}: a folder every NodeManager host already has
  *       (Spark installed on the nodes), nothing shipped;</li>
  *   <li>otherwise a zip of {@code SPARK_HOME/jars}, made once per set of jars in
@@ -41,10 +46,20 @@ final class SparkRuntime {
   final String jarsDir;
   /** The {@code --archive} argument, or null when nothing is shipped. */
   final String archive;
+  /** The {@code --file} arguments ({@code spark.yarn.jars}' jars), maybe none. */
+  final List<String> files;
+  /** Classpath entries on every node, after {@code jarsDir/*} ("" for none). */
+  final String nodeClasspath;
 
   private SparkRuntime(String jarsDir, String archive) {
+    this(jarsDir, archive, List.of(), "");
+  }
+
+  private SparkRuntime(String jarsDir, String archive, List<String> files, String nodeClasspath) {
     this.jarsDir = jarsDir;
     this.archive = archive;
+    this.files = files;
+    this.nodeClasspath = nodeClasspath;
   }
 
   /** The runtime for these settings; may build the zip of {@code sparkHome/jars}. */
@@ -52,6 +67,10 @@ final class SparkRuntime {
     String archive = conf.get("spark.yarn.archive");
     if (archive != null && !archive.isBlank()) {
       return new SparkRuntime(LINK, archive.trim() + "#" + LINK);
+    }
+    String jars = conf.get("spark.yarn.jars");
+    if (jars != null && !jars.isBlank()) {
+      return yarnJars(jars);
     }
     String installed = conf.get("spark.yarnam.executor.jars");
     if (installed != null && !installed.isBlank()) {
@@ -64,6 +83,105 @@ final class SparkRuntime {
     }
     Path zip = libsZip(Paths.get(sparkHome, "jars"), cacheDir(conf));
     return new SparkRuntime(LINK, zip + "#" + LINK);
+  }
+
+  /**
+   * {@code spark.yarn.jars} as Spark's YARN client reads it ({@code Client.prepareLocalResources}
+   * and {@code populateClasspath}): an entry with the {@code local:} scheme is a path on every
+   * node, put on the classpath as it is ({@code local:/opt/spark/jars/*} too); an {@code hdfs://}
+   * URL is shipped from where it is; anything else ({@code file:} or no scheme) is a local path
+   * whose last part may be a glob, each regular file it matches shipped (yarn-am uploads it
+   * through its content-addressed staging cache, so a second submit sends nothing). Each shipped
+   * jar is linked as {@code __spark_libs__/NAME} in the containers, the layout of Spark's own
+   * client (the NodeManager makes the folder), so the classpath stays {@code __spark_libs__/*}.
+   * Not done: globs in folder names and in {@code hdfs://} URLs (list the jars), other schemes.
+   */
+  static SparkRuntime yarnJars(String setting) throws IOException {
+    List<String> files = new ArrayList<>();
+    List<String> node = new ArrayList<>();
+    for (String raw : setting.split(",")) {
+      String entry = raw.trim();
+      if (entry.isEmpty()) {
+        continue;
+      }
+      if (entry.startsWith("local:")) {
+        node.add(URI.create(entry).getPath());
+        continue;
+      }
+      int colon = entry.indexOf(':');
+      String scheme = colon > 0 && entry.substring(0, colon).matches("[A-Za-z][A-Za-z0-9+.-]*")
+          ? entry.substring(0, colon) : null;
+      if ("hdfs".equals(scheme)) {
+        if (hasGlob(entry)) {
+          throw new IllegalArgumentException("spark.yarn.jars: " + entry + " is a glob on HDFS, which "
+              + "the yarn-am plugin does not expand: list the jars, or zip them as spark.yarn.archive");
+        }
+        files.add(entry + "#" + LINK + "/" + entry.substring(entry.lastIndexOf('/') + 1));
+        continue;
+      }
+      if (scheme != null && !scheme.equals("file")) {
+        throw new IllegalArgumentException("spark.yarn.jars: " + entry + ": yarn-am ships local files, "
+            + "hdfs:// URLs and local: paths on the nodes, not " + scheme + ":");
+      }
+      Path path = Paths.get(scheme == null ? entry : URI.create(entry).getPath());
+      for (Path jar : expand(path)) {
+        files.add(jar + "#" + LINK + "/" + jar.getFileName());
+      }
+    }
+    if (files.isEmpty() && node.isEmpty()) {
+      throw new IllegalArgumentException("spark.yarn.jars names no jar: " + setting);
+    }
+    return new SparkRuntime(LINK, null, List.copyOf(files), String.join(":", node));
+  }
+
+  /**
+   * The {@code local:} entries of {@code spark.yarn.jars} as classpath ("" when none, or when
+   * {@code spark.yarn.archive} takes precedence): for the cluster-mode driver's command.
+   */
+  static String nodeClasspath(Map<String, String> conf) {
+    String archive = conf.get("spark.yarn.archive");
+    String jars = conf.get("spark.yarn.jars");
+    if ((archive != null && !archive.isBlank()) || jars == null) {
+      return "";
+    }
+    List<String> node = new ArrayList<>();
+    for (String raw : jars.split(",")) {
+      if (raw.trim().startsWith("local:")) {
+        node.add(URI.create(raw.trim()).getPath());
+      }
+    }
+    return String.join(":", node);
+  }
+
+  private static boolean hasGlob(String s) {
+    return s.chars().anyMatch(c -> c == '*' || c == '?' || c == '[' || c == '{');
+  }
+
+  /** The regular files a local path names: itself, or what a glob in its last part matches. */
+  private static List<Path> expand(Path path) throws IOException {
+    Path parent = path.toAbsolutePath().getParent();
+    String last = path.getFileName() == null ? "" : path.getFileName().toString();
+    if (parent != null && hasGlob(parent.toString())) {
+      throw new IllegalArgumentException("spark.yarn.jars: " + path + ": only the file name may be a glob");
+    }
+    List<Path> out = new ArrayList<>();
+    if (!hasGlob(last)) {
+      if (!Files.isRegularFile(path)) {
+        throw new java.io.FileNotFoundException("spark.yarn.jars: " + path + " is not a file");
+      }
+      out.add(path.toAbsolutePath());
+      return out;
+    }
+    java.nio.file.PathMatcher m = parent.getFileSystem().getPathMatcher("glob:" + last);
+    if (Files.isDirectory(parent)) {
+      try (Stream<Path> s = Files.list(parent)) {
+        s.filter(p -> Files.isRegularFile(p) && m.matches(p.getFileName())).sorted().forEach(out::add);
+      }
+    }
+    if (out.isEmpty()) {
+      throw new java.io.FileNotFoundException("spark.yarn.jars: " + path + " matches no file");
+    }
+    return out;
   }
 
   /** Where the plugin keeps the zips it ships ({@code spark.yarnam.cacheDir}). */

@@ -104,9 +104,21 @@ public final class SubmitPlan {
   public String executorCommand(
       String driverUrl, String sparkJars, String javaHome, String moduleOptions, String extraJavaOptions,
       String extraClassPath, String setup) {
+    return executorCommand(driverUrl, sparkJars, javaHome, moduleOptions, extraJavaOptions, extraClassPath,
+        setup, null);
+  }
+
+  /**
+   * As above, with {@code nodeClasspath} (entries on every node, from {@code spark.yarn.jars}'
+   * {@code local:} paths, or null) after {@code sparkJars/*}, where Spark's YARN mode puts them.
+   */
+  public String executorCommand(
+      String driverUrl, String sparkJars, String javaHome, String moduleOptions, String extraJavaOptions,
+      String extraClassPath, String setup, String nodeClasspath) {
     String java = (javaHome == null || javaHome.isEmpty() ? "${JAVA_HOME}" : javaHome) + "/bin/java";
     String cp = (extraClassPath == null || extraClassPath.isEmpty() ? "" : extraClassPath + ":")
-        + sparkJars + "/*";
+        + sparkJars + "/*"
+        + (nodeClasspath == null || nodeClasspath.isEmpty() ? "" : ":" + nodeClasspath);
     List<String> parts = new ArrayList<>();
     if (setup != null && !setup.isBlank()) {
       parts.add(setup.trim() + ";");

@@ -115,10 +115,18 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
     }
     String rmWeb = rmWebAddress(conf, sc.hadoopConfiguration());
     Duration timeout = Duration.ofSeconds(conf.getTimeAsSeconds("spark.yarnam.am.waitTimeout", "120s"));
+    List<Path> secretFiles = new ArrayList<>();
     try {
+      // The shuffle service's data: this driver's authentication secret, as Spark's YARN mode.
+      args.addAll(ShuffleService.args(YarnAmSubmit.settings(conf),
+          () -> sc.env().securityManager().getSecretKey(), secretFiles));
       LOG.info("submitting to yarn-am: {} executors ({} to {}), {} MB / {} vcores each, RM web {}",
           plan.initial, plan.min, plan.max, plan.containerMb, plan.cores, rmWeb);
-      app = YarnAmApp.submit(YarnAmSubmit.binary(conf), args, rmWeb, timeout);
+      try {
+        app = YarnAmApp.submit(YarnAmSubmit.binary(conf), args, rmWeb, timeout);
+      } finally {
+        ShuffleService.delete(secretFiles);
+      }
       if (app.stagingLine != null) {
         LOG.info("yarn-am {}", app.stagingLine);
       }

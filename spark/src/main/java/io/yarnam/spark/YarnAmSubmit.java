@@ -58,6 +58,9 @@ final class YarnAmSubmit {
     SparkRuntime runtime = SparkRuntime.choose(settings, sparkHome);
     if (runtime.archive != null) {
       LOG.info("executors get Spark's jars from {}", runtime.archive);
+    } else if (!runtime.files.isEmpty() || !runtime.nodeClasspath.isEmpty()) {
+      LOG.info("executors get Spark's jars from spark.yarn.jars: {} shipped, on the nodes: {}",
+          runtime.files.size(), runtime.nodeClasspath);
     }
     String pythonArchive = null;
     if (isPython(conf)) {
@@ -71,7 +74,8 @@ final class YarnAmSubmit {
         JavaModuleOptions.defaultModuleOptions(),
         conf.get("spark.executor.extraJavaOptions", ""),
         conf.get("spark.executor.extraClassPath", ""),
-        pythonArchive == null ? null : "export SPARK_HOME=$PWD/" + SparkRuntime.PYTHON_LINK);
+        pythonArchive == null ? null : "export SPARK_HOME=$PWD/" + SparkRuntime.PYTHON_LINK,
+        runtime.nodeClasspath);
     List<String> args = plan.submitArgs(
         name,
         conf.get("spark.yarn.queue", "default"),
@@ -80,6 +84,10 @@ final class YarnAmSubmit {
     if (runtime.archive != null) {
       args.add("--archive");
       args.add(runtime.archive);
+    }
+    for (String f : runtime.files) {
+      args.add("--file");
+      args.add(f);
     }
     if (pythonArchive != null) {
       args.add("--archive");

@@ -14,6 +14,63 @@ import org.apache.spark.scheduler.ExecutorLossReason;
 public final class PlanCheck {
   private static int passed;
 
+  /** spark.shuffle.service.enabled: the --service-data arguments (issue 24). */
+  private static void shuffleService() throws Exception {
+    java.util.function.Supplier<String> noSecret = () -> {
+      throw new AssertionError("the secret is asked only with spark.authenticate");
+    };
+    List<java.nio.file.Path> written = new java.util.ArrayList<>();
+    check(ShuffleService.args(Map.of(), noSecret, written).isEmpty(), "no shuffle service, no service data");
+    check(ShuffleService.args(Map.of("spark.shuffle.service.enabled", "true"), noSecret, written)
+        .equals(List.of("--service-data", "spark_shuffle")), "no authentication: empty data for spark_shuffle");
+    List<String> a = ShuffleService.args(Map.of("spark.shuffle.service.enabled", "true",
+        "spark.shuffle.service.name", "spark_shuffle_4", "spark.authenticate", "true"), () -> "s3cret", written);
+    check(a.size() == 2 && a.get(0).equals("--service-data") && a.get(1).startsWith("spark_shuffle_4=@")
+        && !a.get(1).contains("s3cret"), "the secret from a file, not the command line: " + a);
+    java.nio.file.Path f = java.nio.file.Paths.get(a.get(1).substring("spark_shuffle_4=@".length()));
+    check(written.equals(List.of(f)) && java.nio.file.Files.readString(f).equals("s3cret"),
+        "the file holds the secret's UTF-8 bytes");
+    check(java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(f))
+        .equals("rw-------"), "the secret file is the user's alone");
+    ShuffleService.delete(written);
+    check(!java.nio.file.Files.exists(f), "the secret file is removed after submit");
+  }
+
+  /** spark.yarn.jars: each jar shipped under __spark_libs__/, local: ones on the classpath. */
+  private static void yarnJars() throws Exception {
+    java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("plancheck-jars");
+    for (String n : List.of("a.jar", "b.jar", "notes.txt")) {
+      java.nio.file.Files.writeString(dir.resolve(n), n);
+    }
+    java.nio.file.Files.createDirectory(dir.resolve("sub.jar"));
+    SparkRuntime r = SparkRuntime.choose(Map.of("spark.yarn.jars", dir + "/*.jar, local:/opt/spark/jars/*,"
+        + "hdfs://nn:8020/jars/c.jar,file://" + dir + "/notes.txt"), null);
+    check(r.archive == null && r.jarsDir.equals("__spark_libs__"), "nothing zipped: " + r.archive);
+    check(r.files.equals(List.of(dir + "/a.jar#__spark_libs__/a.jar", dir + "/b.jar#__spark_libs__/b.jar",
+        "hdfs://nn:8020/jars/c.jar#__spark_libs__/c.jar", dir + "/notes.txt#__spark_libs__/notes.txt")),
+        "globs expanded (files only), hdfs in place, each under __spark_libs__/: " + r.files);
+    check(r.nodeClasspath.equals("/opt/spark/jars/*"), "local: on the node: " + r.nodeClasspath);
+    SubmitPlan p = SubmitPlan.of(Map.of(), 1);
+    String cmd = p.executorCommand("spark://x@h:1", r.jarsDir, "", "", "", "/x.jar", null, r.nodeClasspath);
+    check(cmd.contains("-cp '/x.jar:__spark_libs__/*:/opt/spark/jars/*' "), "classpath order as Spark's: " + cmd);
+    check(SparkRuntime.choose(Map.of("spark.yarn.archive", "hdfs:///z.zip", "spark.yarn.jars", dir + "/a.jar"), null)
+        .archive.equals("hdfs:///z.zip#__spark_libs__"), "spark.yarn.archive wins over spark.yarn.jars");
+    SparkRuntime onlyLocal = SparkRuntime.choose(Map.of("spark.yarn.jars", "local:/opt/s/jars/*"), null);
+    check(onlyLocal.files.isEmpty() && onlyLocal.nodeClasspath.equals("/opt/s/jars/*"), "only local: ships nothing");
+    for (String bad : List.of("hdfs:///jars/*.jar", "s3a://b/x.jar", dir + "/missing.jar", dir + "/*.war", " , ")) {
+      try {
+        SparkRuntime.choose(Map.of("spark.yarn.jars", bad), null);
+        check(false, "spark.yarn.jars " + bad + " is refused");
+      } catch (IllegalArgumentException | java.io.IOException e) {
+        check(e.getMessage().contains("spark.yarn.jars"), "the error names the key: " + e.getMessage());
+      }
+    }
+    org.apache.spark.SparkConf dc = new org.apache.spark.SparkConf(false)
+        .set("spark.yarn.jars", dir + "/a.jar,local:/opt/s/jars/*");
+    String drv = ClusterClient.driverCommand(dc, 512, "com.x.Main", "app.jar", List.of(), List.of(), new String[0]);
+    check(drv.contains("-cp '__spark_libs__/*:/opt/s/jars/*' "), "the cluster-mode driver's classpath: " + drv);
+  }
+
   private static void check(boolean ok, String what) {
     if (!ok) {
       System.err.println("FAILED: " + what);
@@ -22,7 +79,7 @@ public final class PlanCheck {
     passed++;
   }
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Exception {
     // Spark's YARN sizing: heap + max(384, 10% of heap).
     SubmitPlan p = SubmitPlan.of(Map.of("spark.executor.memory", "512m", "spark.executor.cores", "2"), 2);
     check(p.heapMb == 512 && p.containerMb == 896 && p.cores == 2, "512m heap -> 896 MB container, 2 cores");
@@ -120,6 +177,8 @@ public final class PlanCheck {
         "executor resources");
     check(SubmitPlan.appSettings(Map.of("spark.acls.enable", "true", "spark.modify.acls", "*"), "a")
         .contains("*"), "a * ACL stays *");
+    shuffleService();
+    yarnJars();
     System.out.println(passed + " passed, 0 failed");
   }
 }
