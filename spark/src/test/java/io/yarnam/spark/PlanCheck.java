@@ -68,7 +68,7 @@ public final class PlanCheck {
     org.apache.spark.SparkConf dc = new org.apache.spark.SparkConf(false)
         .set("spark.yarn.jars", dir + "/a.jar,local:/opt/s/jars/*");
     String drv = ClusterClient.driverCommand(dc, 512, "com.x.Main", "app.jar", List.of(), List.of(), new String[0]);
-    check(drv.contains("-cp '__spark_libs__/*:/opt/s/jars/*' "), "the cluster-mode driver's classpath: " + drv);
+    check(drv.contains("-cp '__hadoop_conf__:__spark_libs__/*:/opt/s/jars/*' "), "the cluster-mode driver's classpath: " + drv);
   }
 
   private static void check(boolean ok, String what) {
