@@ -530,6 +530,19 @@ pub async fn wait_succeeded_via(rest: &RmRest, app: &str, limit: Duration) -> Ap
     r
 }
 
+/// Waits (at most `limit`) for `app` to end and asserts the AM unregistered FAILED (the RM
+/// reports FINISHED / FAILED, not an attempt killed or lost).
+pub async fn wait_failed_via(rest: &RmRest, app: &str, limit: Duration) -> AppReport {
+    let r = rest.wait_final(app, limit).await.unwrap();
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "FAILED"),
+        "{app}: {}",
+        r.diagnostics
+    );
+    r
+}
+
 /// A job of one task on one one-core executor.
 pub fn one_task_job(name: &str, command: &str) -> serde_json::Value {
     serde_json::json!({
