@@ -520,23 +520,20 @@ pub async fn wait_succeeded(c: &Cluster, app: &str, limit: Duration) -> AppRepor
 /// [`wait_succeeded`] through a given REST client (e.g. one with Kerberos); the
 /// diagnostics say why not.
 pub async fn wait_succeeded_via(rest: &RmRest, app: &str, limit: Duration) -> AppReport {
-    let r = rest.wait_final(app, limit).await.unwrap();
-    assert_eq!(
-        (r.state.as_str(), r.final_status.as_str()),
-        ("FINISHED", "SUCCEEDED"),
-        "{app}: {}",
-        r.diagnostics
-    );
-    r
+    wait_finished_as(rest, app, limit, "SUCCEEDED").await
 }
 
 /// Waits (at most `limit`) for `app` to end and asserts the AM unregistered FAILED (the RM
 /// reports FINISHED / FAILED, not an attempt killed or lost).
 pub async fn wait_failed_via(rest: &RmRest, app: &str, limit: Duration) -> AppReport {
+    wait_finished_as(rest, app, limit, "FAILED").await
+}
+
+async fn wait_finished_as(rest: &RmRest, app: &str, limit: Duration, status: &str) -> AppReport {
     let r = rest.wait_final(app, limit).await.unwrap();
     assert_eq!(
         (r.state.as_str(), r.final_status.as_str()),
-        ("FINISHED", "FAILED"),
+        ("FINISHED", status),
         "{app}: {}",
         r.diagnostics
     );
