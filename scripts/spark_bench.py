@@ -12,7 +12,9 @@ and 2 cores, spark.locality.wait 3 s) once with master yarn-am (spark/bin/spark-
 and once with master yarn (Spark's own YARN mode), in --deploy-mode (client: the driver on
 this machine; cluster: the driver in the AM's container, spark-submit waiting for the app's
 end as spark.yarn.submit.waitAppCompletion does by default). Each run holds the shared
-cluster lock (/tmp/yarn-am-it.lock) from its submit to the collection of its figures.
+cluster lock (/tmp/yarn-am-it.lock) from its submit to the collection of its figures, and in
+that hold first brings the cluster up (`cluster.sh up`, plain profile) if another user left it
+down or in another profile.
 
 Spark's jars: with --archive (default on the docker backend, whose nodes have no Spark) a zip
 of $SPARK_HOME/jars (jars at its root) is put on HDFS once, before the rounds (again only if it
@@ -309,8 +311,11 @@ def main():
         """Under the lock: the cluster up (another user may have taken it down at the end of
         their hold) and the zip on HDFS (again if the cluster was restarted since)."""
         cluster_sh = os.path.join(REPO, "tests/cluster/cluster.sh")
-        if subprocess.run(["bash", cluster_sh, "status"], capture_output=True).returncode != 0:
-            print(f"# the cluster is not up: cluster.sh up --{backend}", flush=True)
+        profile = subprocess.run(["bash", cluster_sh, "profile"], capture_output=True, text=True).stdout.strip()
+        if profile != "plain" or subprocess.run(["bash", cluster_sh, "status"],
+                                                capture_output=True).returncode != 0:
+            print(f"# the cluster is not up in the plain profile ({profile}): cluster.sh up --{backend}",
+                  flush=True)
             sh("bash", cluster_sh, "up", f"--{backend}")
         if archive:
             took = webhdfs_put_once(env["YARN_AM_WEBHDFS"], urllib.parse.urlparse(archive).path,
