@@ -7,8 +7,11 @@
 # the shared cluster lock; prints per-run rows, the medians and their ratios.
 #
 #   bash scripts/compare-spark.sh [--rounds N] [--task-ms MS] [--out FILE]
+#                                 [--deploy-mode client|cluster] [--archive hdfs://NN/PATH.zip]
 #
-# Needs the running test cluster (bash tests/cluster/cluster.sh up, plain profile).
+# Needs the running test cluster (bash tests/cluster/cluster.sh up, plain profile). On the
+# docker backend (no Spark on the nodes) both masters use a zip of SPARK_HOME/jars put on HDFS
+# once as spark.yarn.archive (see spark_bench.py).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do [[ -d "$d" ]] && PATH="$d:$PATH"; done
