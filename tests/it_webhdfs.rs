@@ -637,29 +637,3 @@ async fn public_files_are_localised_into_the_nodes_shared_cache_once() {
         assert!(yarn_am(c).args(["kill", app]).status().unwrap().success());
     }
 }
-
-#[test]
-fn public_refuses_a_private_file_before_anything_is_submitted() {
-    let c = cluster::cluster();
-    let dir = c.dir.join("jobs/it-webhdfs-public-secret");
-    std::fs::create_dir_all(&dir).unwrap();
-    let secret = dir.join("creds.json");
-    std::fs::write(&secret, b"{}").unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
-    let out = submit_webhdfs(
-        c,
-        &[
-            "--public",
-            "--file",
-            &secret.display().to_string(),
-            "--executor-command",
-            "true",
-        ],
-    );
-    assert!(!out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("others cannot read"), "{}", text(&out));
-    assert!(!text(&out).contains("submitted "), "{}", text(&out));
-}
