@@ -376,6 +376,14 @@ pub struct SubmitArgs {
     /// executor's working directory (repeatable; local or hdfs:// as for --file).
     #[arg(long, value_name = "PATH[#NAME]")]
     pub archive: Vec<String>,
+    /// Ship every --file and --archive of this submit as a PUBLIC resource: each node's
+    /// NodeManager localises it once, into its cache shared by all users' apps (as
+    /// spark.yarn.archive often is). Needs --webhdfs: a local file goes to
+    /// <ROOT>/.public/<sha256>/ (readable by all), an hdfs:// one must be readable by others
+    /// with every folder above it o+x. A local file others cannot read is refused as a
+    /// likely secret; yarn-am's own files (spec, keytab, tokens) are never public.
+    #[arg(long)]
+    pub public: bool,
     /// Staging root; the app's files go to <ROOT>/<app-id>. Without --webhdfs: a local
     /// folder every NodeManager sees (default /tmp/yarn-am-staging). With --webhdfs: an
     /// absolute HDFS path (default /user/<user>/.yarn-am-staging).

@@ -243,3 +243,50 @@ fn service_data_on_the_command_line_or_twice_is_refused_before_the_rm_is_asked()
         stderr(&out)
     );
 }
+
+#[test]
+fn public_is_refused_for_private_files_without_files_and_on_local_staging_before_the_rm() {
+    use std::os::unix::fs::PermissionsExt;
+    let rm = dead_rm();
+    let dir = std::env::temp_dir().join(format!("yarn-am-cli-public-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = dir.join("creds.json");
+    let open = dir.join("lookup.csv");
+    for (f, mode) in [(&secret, 0o600), (&open, 0o644)] {
+        std::fs::write(f, b"{}").unwrap();
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let (secret, open) = (secret.display().to_string(), open.display().to_string());
+    let base = ["submit", "--rm-web", &rm, "--timeout", "3", "--public"];
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--file", &secret, "--webhdfs", "127.0.0.1:1"],
+            "others cannot read",
+        ),
+        (
+            &["--archive", &secret, "--webhdfs", "127.0.0.1:1"],
+            "chmod o+r",
+        ),
+        (
+            &["--webhdfs", "127.0.0.1:1"],
+            "without a --file or --archive",
+        ),
+        (
+            &["--file", &open],
+            "--public needs staging on HDFS (--webhdfs)",
+        ),
+    ];
+    for (extra, want) in cases {
+        let out = yarn_am(&[&base[..], extra].concat());
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{extra:?}: {}", stderr(&out));
+        // Refused before the (dead) RM or WebHDFS address is tried.
+        assert!(!stderr(&out).contains(&rm), "{extra:?}: {}", stderr(&out));
+        assert!(
+            !stderr(&out).contains("127.0.0.1:1"),
+            "{extra:?}: {}",
+            stderr(&out)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -540,3 +540,100 @@ fn bad_file_and_archive_arguments_fail_before_anything_is_submitted() {
     assert!(text(&out).contains("its own binary"), "{}", text(&out));
     assert!(!text(&out).contains("submitted "), "{}", text(&out));
 }
+
+/// `--public`: two apps of one user name the same local file; it is staged once, readable
+/// by all, under `<root>/.public/<sha256>/`, declared PUBLIC, and each executor finds it as
+/// a link into its NodeManager's public cache (`<local-dir>/filecache/...`, not
+/// `usercache/<user>/filecache/...`), which each node fills at most once.
+#[tokio::test]
+async fn public_files_are_localised_into_the_nodes_shared_cache_once() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let nonce = format!(
+        "{:?}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+    );
+    let work = c.dir.join("jobs/it-webhdfs-public");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let shared = work.join("shared.txt");
+    std::fs::write(&shared, format!("public {nonce}\n")).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let digest = {
+        use sha2::{Digest, Sha256};
+        hex::encode(Sha256::digest(std::fs::read(&shared).unwrap()))
+    };
+    let on_hdfs = format!("{STAGING_ROOT}/.public/{digest}/shared.txt");
+    let url = format!("hdfs://rm:8020{on_hdfs}");
+    let file_arg = format!("{}#alias.txt", shared.display());
+    let run = |name: &'static str| {
+        submit_webhdfs(
+            c,
+            &[
+                "--name",
+                name,
+                "--max-attempts",
+                "1",
+                "--executors",
+                "1",
+                "--public",
+                "--file",
+                &file_arg,
+                "--executor-command",
+                "{ cat alias.txt; readlink -f alias.txt; } > \"$YARN_AM_LOG_DIR/extra.out\"; sleep 600",
+            ],
+        )
+    };
+    let mut apps = Vec::new();
+    for name in ["it-webhdfs-public-1", "it-webhdfs-public-2"] {
+        let out = run(name);
+        assert!(out.status.success(), "submit failed: {}", text(&out));
+        let app = am::submitted_app(&out);
+        let got = executor_output(c, &app, &format!("public {nonce}")).await;
+        let mut lines = got.lines();
+        assert_eq!(
+            lines.next(),
+            Some(format!("public {nonce}").as_str()),
+            "{got}"
+        );
+        let target = lines.next().unwrap_or_default();
+        // The public cache: <nm-local-dir>/filecache/<n>/shared.txt, no user's folder.
+        assert!(
+            target.contains("/filecache/")
+                && !target.contains("/usercache/")
+                && target.ends_with("/shared.txt"),
+            "{app}: alias.txt links to {target:?}, not into the public cache"
+        );
+        apps.push(app);
+    }
+    // Staged once, readable by all, and only the first submit sent it.
+    let st = hdfs(c).status(&on_hdfs).await.unwrap();
+    assert_eq!(st.permission, "644");
+    let dir_mode = hdfs(c)
+        .status(&format!("{STAGING_ROOT}/.public/{digest}"))
+        .await
+        .unwrap()
+        .permission;
+    assert_eq!(dir_mode, "755");
+    // Each node downloads a PUBLIC resource through its public localizer, at most once
+    // however many apps name it.
+    let mut downloads = 0;
+    for nm in ["nm1", "nm2", "nm3"] {
+        let log = std::fs::read_to_string(c.path(format!("logs/{nm}.log"))).unwrap_or_default();
+        let n = log
+            .lines()
+            .filter(|l| l.contains("Downloading public resource") && l.contains(&url))
+            .count();
+        assert!(n <= 1, "{nm} downloaded {url} {n} times");
+        downloads += n;
+    }
+    assert!(downloads >= 1, "no NodeManager logged downloading {url}");
+    for app in &apps {
+        assert!(yarn_am(c).args(["kill", app]).status().unwrap().success());
+    }
+}

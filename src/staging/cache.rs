@@ -19,6 +19,10 @@ use yarn_client::webhdfs::{FileType, WebHdfs};
 
 /// The cache folder's name below the staging root.
 pub const CACHE_DIR_NAME: &str = ".cache";
+/// The PUBLIC files' folder below the staging root (`--public`): laid out as the cache but
+/// readable by all (folders 755, files 644), since the NodeManagers localise a PUBLIC
+/// resource once per node for every user. Only its owner can add to it.
+pub const PUBLIC_DIR_NAME: &str = ".public";
 
 /// Where a file with this digest and name lives in the cache below `cache`.
 pub fn cached_path(cache: &str, digest_hex: &str, name: &str) -> String {

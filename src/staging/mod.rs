@@ -61,6 +61,15 @@ pub const HDFS_FILE_MODE: &str = "600";
 /// execute bit when it localises a file, so the binary needs it.
 pub const HDFS_EXEC_MODE: &str = "700";
 
+/// Mode of a folder of the PUBLIC area (`<root>/.public` and its digest folders): the
+/// NodeManager localises a PUBLIC resource as itself, into one cache for every user, and
+/// only if every folder above the file lets others in (`FSDownload.isPublic`).
+pub const HDFS_PUBLIC_DIR_MODE: &str = "755";
+/// Mode of a PUBLIC file: others must read it (`FSDownload.isPublic`).
+pub const HDFS_PUBLIC_FILE_MODE: &str = "644";
+/// Mode of a PUBLIC executable (the owner's execute bit survives localisation).
+pub const HDFS_PUBLIC_EXEC_MODE: &str = "755";
+
 /// Why an HDFS staging folder is not used (audit L3). HDFS's MKDIRS answers `true` for a
 /// folder that already exists and leaves its owner and mode alone, so with a shared
 /// `--staging-dir` another user could create `<root>/<app-id>` first (app ids are
@@ -69,12 +78,14 @@ pub const HDFS_EXEC_MODE: &str = "700";
 pub enum StagingError {
     #[error(
         "refusing staging folder {path} on HDFS: it is {what}, expected a folder owned by \
-         {user} with mode {HDFS_DIR_MODE} (did another user create it first? remove it or \
+         {user} with mode {mode} (did another user create it first? remove it or \
          choose another --staging-dir)"
     )]
     NotOurs {
         path: String,
         user: String,
+        /// The mode it should have ([`HDFS_DIR_MODE`], or [`HDFS_PUBLIC_DIR_MODE`]).
+        mode: &'static str,
         /// What the NameNode reported, e.g. `a folder owned by mallory with mode 777`.
         what: String,
     },
@@ -217,6 +228,10 @@ pub enum Stager {
         cache: String,
         /// Whether the cache folder was made and checked to be ours in this submit.
         cache_ready: bool,
+        /// `<root>/.public`, the content-addressed PUBLIC files ([`cache::PUBLIC_DIR_NAME`]).
+        public: String,
+        /// Whether the public folder was made and checked (ours, 755, reachable by all).
+        public_ready: bool,
     },
 }
 
@@ -345,7 +360,7 @@ impl StagingRoot {
                             client.base_url()
                         )
                     })?;
-                check_ours(&client, &dir).await?;
+                check_ours(&client, &dir, HDFS_DIR_MODE).await?;
                 info!(%dir, webhdfs = %client.base_url(), "staging on HDFS");
                 Ok(Stager::Webhdfs {
                     client,
@@ -353,17 +368,19 @@ impl StagingRoot {
                     hdfs_uri,
                     cache: hdfs_join(&root, cache::CACHE_DIR_NAME),
                     cache_ready: false,
+                    public: hdfs_join(&root, cache::PUBLIC_DIR_NAME),
+                    public_ready: false,
                 })
             }
         }
     }
 }
 
-/// Checks that the HDFS folder `dir` is a folder we own with mode [`HDFS_DIR_MODE`] (see
+/// Checks that the HDFS folder `dir` is a folder we own with mode `mode` (see
 /// [`StagingError`]). Who "we" are is the NameNode's view (GETHOMEDIRECTORY ends in the
 /// short name it knows us by), so it holds for `user.name`, SPNEGO and delegation tokens
 /// alike.
-async fn check_ours(client: &WebHdfs, dir: &str) -> anyhow::Result<()> {
+async fn check_ours(client: &WebHdfs, dir: &str, mode: &'static str) -> anyhow::Result<()> {
     let ask = || {
         format!(
             "checking staging folder {dir} through WebHDFS at {}",
@@ -385,11 +402,12 @@ async fn check_ours(client: &WebHdfs, dir: &str) -> anyhow::Result<()> {
     if status.kind != FileType::Directory
         || user.is_empty()
         || status.owner != user
-        || status.permission != HDFS_DIR_MODE
+        || status.permission != mode
     {
         return Err(StagingError::NotOurs {
             path: dir.to_string(),
             user: user.to_string(),
+            mode,
             what: format!(
                 "{kind} owned by {} with mode {}",
                 status.owner, status.permission
@@ -398,6 +416,60 @@ async fn check_ours(client: &WebHdfs, dir: &str) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// What keeps the NodeManager from localising the HDFS file `path` as PUBLIC, as its
+/// `FSDownload.isPublic` decides: the file must be readable by others and every folder
+/// above it, `/` included, searchable (`x`) by others. `modes` are the octal permissions
+/// WebHDFS reports, the file's first, then its folders from the nearest up to `/`.
+/// `None` when all is well.
+fn public_refusal(path: &str, modes: &[(String, String)]) -> Option<String> {
+    let others = |m: &str| u32::from_str_radix(m, 8).map(|v| v & 0o7).unwrap_or(0);
+    let (file, file_mode) = modes.first()?;
+    if others(file_mode) & 0o4 == 0 {
+        return Some(format!(
+            "{file} has mode {file_mode}: others cannot read it, so a NodeManager refuses it \
+             as a PUBLIC resource (fix: hdfs dfs -chmod o+r {file})"
+        ));
+    }
+    for (dir, mode) in &modes[1..] {
+        if others(mode) & 0o1 == 0 {
+            return Some(format!(
+                "{dir} has mode {mode}: others cannot enter it, so a NodeManager refuses \
+                 {path} below it as a PUBLIC resource (fix: hdfs dfs -chmod o+x {dir}, or \
+                 a --staging-dir whose folders all allow o+x)"
+            ));
+        }
+    }
+    None
+}
+
+/// The folders above the absolute HDFS path `path`, nearest first, `/` last.
+fn ancestors(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut p = path.trim_end_matches('/');
+    while let Some((parent, _)) = p.rsplit_once('/') {
+        out.push(if parent.is_empty() { "/" } else { parent }.to_string());
+        p = parent;
+    }
+    out
+}
+
+/// Fails with what to fix when the NodeManager would refuse `path` as a PUBLIC resource
+/// ([`public_refusal`]): one GETFILESTATUS per folder above it.
+async fn check_public(client: &WebHdfs, path: &str) -> anyhow::Result<()> {
+    let mut modes = Vec::new();
+    for p in std::iter::once(path.to_string()).chain(ancestors(path)) {
+        let st = client
+            .status(&p)
+            .await
+            .with_context(|| format!("reading the permissions of {p} through WebHDFS"))?;
+        modes.push((p, st.permission));
+    }
+    match public_refusal(path, &modes) {
+        Some(why) => bail!(why),
+        None => Ok(()),
+    }
 }
 
 impl Stager {
@@ -441,7 +513,6 @@ impl Stager {
             .to_string();
         let Stager::Webhdfs {
             client,
-            dir,
             cache,
             cache_ready,
             ..
@@ -482,9 +553,82 @@ impl Stager {
                 .mkdirs(cache, Some(HDFS_DIR_MODE))
                 .await
                 .with_context(|| format!("creating the staging cache {cache} through WebHDFS"))?;
-            check_ours(client, cache).await?;
+            check_ours(client, cache, HDFS_DIR_MODE).await?;
             *cache_ready = true;
         }
+        let area = cache.clone();
+        let (path, len, uploaded) = self.put_addressed(src, &stored, &area, false).await?;
+        let mut staged = self.describe(&path, len).await?;
+        staged.kind = kind;
+        staged.visibility = Visibility::Private;
+        info!(file = %src.display(), %path, uploaded, "staged through the cache");
+        Ok((staged, uploaded))
+    }
+
+    /// Ships the local file `src` as a PUBLIC resource (`--public`): through the
+    /// content-addressed area `<root>/.public/<sha256>/<file name>` (folders 755, the file 644
+    /// or 755), which the NodeManagers localise once per node for every app and user naming
+    /// it. Only on HDFS: a local staging folder is private to its user. Fails, naming the
+    /// folder and the fix, when a folder above the file does not let others in, since the
+    /// NodeManager would then refuse the resource at localisation.
+    pub async fn put_public(
+        &mut self,
+        src: &Path,
+        kind: ResourceKind,
+    ) -> anyhow::Result<(StagedFile, bool)> {
+        let stored = src
+            .file_name()
+            .and_then(|n| n.to_str())
+            .with_context(|| format!("{} has no file name", src.display()))?
+            .to_string();
+        let Stager::Webhdfs {
+            client,
+            public,
+            public_ready,
+            ..
+        } = self
+        else {
+            bail!(
+                "--public needs staging on HDFS (--webhdfs): a local staging folder is \
+                 private to its user, and a NodeManager's public cache serves every user"
+            );
+        };
+        if !*public_ready {
+            client
+                .mkdirs(public, Some(HDFS_PUBLIC_DIR_MODE))
+                .await
+                .with_context(|| {
+                    format!("creating the public staging area {public} through WebHDFS")
+                })?;
+            check_ours(client, public, HDFS_PUBLIC_DIR_MODE).await?;
+            *public_ready = true;
+        }
+        let area = public.clone();
+        let (path, len, uploaded) = self.put_addressed(src, &stored, &area, true).await?;
+        let Stager::Webhdfs { client, .. } = self else {
+            unreachable!("matched above")
+        };
+        check_public(client, &path).await?;
+        let mut staged = self.describe(&path, len).await?;
+        staged.kind = kind;
+        staged.visibility = Visibility::Public;
+        info!(file = %src.display(), %path, uploaded, "staged as a public resource");
+        Ok((staged, uploaded))
+    }
+
+    /// Puts `src` at `<area>/<sha256>/<stored>` unless a file is there already; returns the
+    /// path, the length and whether bytes were sent. `public` gives the digest folder 755 and
+    /// the file 644 (755 if executable) instead of the owner's alone.
+    async fn put_addressed(
+        &mut self,
+        src: &Path,
+        stored: &str,
+        area: &str,
+        public: bool,
+    ) -> anyhow::Result<(String, u64, bool)> {
+        let Stager::Webhdfs { client, dir, .. } = self else {
+            unreachable!("only WebHDFS stagers have content-addressed areas")
+        };
         let owned = src.to_path_buf();
         let digest = tokio::task::spawn_blocking(move || cache::file_digest(&owned))
             .await
@@ -492,21 +636,30 @@ impl Stager {
         let len = std::fs::metadata(src)
             .with_context(|| format!("reading {} to stage it", src.display()))?
             .len();
-        let path = cache::cached_path(cache, &digest, &stored);
+        let path = cache::cached_path(area, &digest, stored);
         let uploaded = match cache::cached_length(client, &path).await? {
             Some(have) if have == len => false,
             Some(have) => bail!(
                 "{path} in the staging cache has {have} bytes where {} has {len}: the cache \
-                 holds a damaged copy; remove it (or {cache}) and submit again",
+                 holds a damaged copy; remove it (or {area}) and submit again",
                 src.display()
             ),
             None => {
+                if public {
+                    // Made here with its mode: MKDIRS of the file's parent would give it
+                    // the server's default.
+                    let folder = hdfs_join(area, &digest);
+                    client
+                        .mkdirs(&folder, Some(HDFS_PUBLIC_DIR_MODE))
+                        .await
+                        .with_context(|| format!("creating {folder} through WebHDFS"))?;
+                }
                 // Written under a name no reader trusts, then renamed into place. Never over
                 // a file already there: another submit of the same bytes may have won the
                 // race, and its app's NodeManagers check the mtime it declared.
                 let app = dir.rsplit('/').next().unwrap_or("upload").to_string();
                 let tmp = format!("{path}.{app}.part");
-                self.put_at(src, &tmp).await?;
+                self.put_at_mode(src, &tmp, public).await?;
                 let Stager::Webhdfs { client, .. } = self else {
                     unreachable!("matched above")
                 };
@@ -520,21 +673,19 @@ impl Stager {
                 moved
             }
         };
-        let mut staged = self.describe(&path, len).await?;
-        staged.kind = kind;
-        staged.visibility = Visibility::Private;
-        info!(file = %src.display(), %path, uploaded, "staged through the cache");
-        Ok((staged, uploaded))
+        Ok((path, len, uploaded))
     }
 
     /// A file already on HDFS, shipped by reference: its size and mtime read through
     /// WebHDFS (YARN compares them with the file at localisation). PRIVATE, so the
-    /// NodeManagers reuse their copy across this user's apps.
+    /// NodeManagers reuse their copy across this user's apps, or PUBLIC (`--public`), checked
+    /// first to be readable by all as the NodeManager will require.
     pub async fn reference_hdfs(
         &mut self,
         url: &str,
         path: &str,
         kind: ResourceKind,
+        visibility: Visibility,
     ) -> anyhow::Result<StagedFile> {
         let Stager::Webhdfs { client, .. } = self else {
             bail!(
@@ -549,18 +700,33 @@ impl Stager {
         if status.kind != FileType::File {
             bail!("{url} is not a file on HDFS");
         }
+        if visibility == Visibility::Public {
+            check_public(client, path)
+                .await
+                .with_context(|| format!("--public {url}"))?;
+        }
         Ok(StagedFile {
             url: url.to_string(),
             size: status.length,
             timestamp_ms: status.modification_time,
             kind,
-            visibility: Visibility::Private,
+            visibility,
         })
     }
 
     /// Uploads the local file `src` to the HDFS path `path` (its mode from `src`'s execute
     /// bit).
     async fn put_at(&mut self, src: &Path, path: &str) -> anyhow::Result<Created> {
+        self.put_at_mode(src, path, false).await
+    }
+
+    /// [`Stager::put_at`], readable by all (644, or 755 if executable) when `public`.
+    async fn put_at_mode(
+        &mut self,
+        src: &Path,
+        path: &str,
+        public: bool,
+    ) -> anyhow::Result<Created> {
         let Stager::Webhdfs { client, .. } = self else {
             unreachable!("only WebHDFS stagers upload to a path")
         };
@@ -570,10 +736,11 @@ impl Stager {
             .mode()
             & 0o100
             != 0;
-        let mode = if executable {
-            HDFS_EXEC_MODE
-        } else {
-            HDFS_FILE_MODE
+        let mode = match (public, executable) {
+            (false, true) => HDFS_EXEC_MODE,
+            (false, false) => HDFS_FILE_MODE,
+            (true, true) => HDFS_PUBLIC_EXEC_MODE,
+            (true, false) => HDFS_PUBLIC_FILE_MODE,
         };
         client
             .create_from_file(path, src, true, Some(mode))
@@ -770,6 +937,57 @@ impl StagedFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ancestors_run_from_the_parent_up_to_the_root() {
+        assert_eq!(
+            ancestors("/user/a/.yarn-am-staging/.public/ab/x.zip"),
+            [
+                "/user/a/.yarn-am-staging/.public/ab",
+                "/user/a/.yarn-am-staging/.public",
+                "/user/a/.yarn-am-staging",
+                "/user/a",
+                "/user",
+                "/"
+            ]
+        );
+        assert_eq!(ancestors("/x"), ["/"]);
+    }
+
+    #[test]
+    fn a_public_file_needs_others_read_and_every_folder_above_others_x() {
+        let modes = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(p, m)| (p.to_string(), m.to_string()))
+                .collect()
+        };
+        let ok = modes(&[
+            ("/s/.public/d/f", "644"),
+            ("/s/.public/d", "755"),
+            ("/", "1777"),
+        ]);
+        assert_eq!(public_refusal("/s/.public/d/f", &ok), None);
+        // Others' execute bit alone (711) is enough for a folder, as for the NodeManager.
+        let ok = modes(&[("/s/f", "604"), ("/s", "711"), ("/", "755")]);
+        assert_eq!(public_refusal("/s/f", &ok), None);
+        let unreadable = modes(&[("/s/f", "640"), ("/s", "755"), ("/", "755")]);
+        let why = public_refusal("/s/f", &unreadable).unwrap();
+        assert!(
+            why.contains("/s/f has mode 640") && why.contains("chmod o+r /s/f"),
+            "{why}"
+        );
+        let closed = modes(&[
+            ("/u/a/s/f", "644"),
+            ("/u/a/s", "755"),
+            ("/u/a", "750"),
+            ("/u", "755"),
+        ]);
+        let why = public_refusal("/u/a/s/f", &closed).unwrap();
+        assert!(
+            why.contains("/u/a has mode 750") && why.contains("chmod o+x /u/a"),
+            "{why}"
+        );
+    }
 
     #[test]
     fn staging_dirs_round_trip_with_a_kind_tag() {

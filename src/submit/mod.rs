@@ -26,7 +26,7 @@ use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest,
 
 use crate::cli::SubmitArgs;
 use crate::protocol::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
-use crate::staging::{ResourceKind, StagedFile, Stager, StagingOptions, StagingRoot};
+use crate::staging::{ResourceKind, StagedFile, Stager, StagingOptions, StagingRoot, Visibility};
 use crate::tools::rm::hadoop_conf;
 use crate::tools::rm::rm_rest;
 use crate::tools::status::{exit_code_for, print_report};
@@ -166,6 +166,15 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     };
     let executor_env = parse_env(&args.executor_env, "--executor-env")?;
     let shipped = resources::parse_all(&args.file, &args.archive)?;
+    if args.public {
+        resources::check_public(&shipped, args.rm.keytab.as_deref())?;
+        if args.webhdfs.is_none() {
+            bail!(
+                "--public needs staging on HDFS (--webhdfs): a local staging folder is \
+                 private to its user, and a NodeManager's public cache serves every user"
+            );
+        }
+    }
     service_data::check_unique(&args.service_data).map_err(anyhow::Error::msg)?;
     // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
@@ -356,12 +365,21 @@ async fn stage_and_submit(
     for r in shipped {
         let staged = match &r.source {
             resources::Source::Local(path) => {
-                let (staged, sent) = stager.put_shared(path, &r.name, r.kind).await?;
+                let (staged, sent) = if args.public {
+                    stager.put_public(path, r.kind).await?
+                } else {
+                    stager.put_shared(path, &r.name, r.kind).await?
+                };
                 uploads.count(&staged, sent);
                 staged
             }
             resources::Source::Hdfs { url, path } => {
-                stager.reference_hdfs(url, path, r.kind).await?
+                let visibility = if args.public {
+                    Visibility::Public
+                } else {
+                    Visibility::Private
+                };
+                stager.reference_hdfs(url, path, r.kind, visibility).await?
             }
         };
         if args.driver_command.is_some() {

@@ -43,6 +43,23 @@ pub enum ResourceArgError {
         first: String,
         second: String,
     },
+    #[error("--public without a --file or --archive to make public")]
+    PublicOfNothing,
+    #[error(
+        "--public {arg:?}: {path} has mode {mode:o}, which others cannot read: a PUBLIC \
+         resource is served to every user of each node, so a private file is refused (make it \
+         world-readable, chmod o+r, if it is meant for everyone; else drop --public)"
+    )]
+    PublicButPrivate {
+        arg: String,
+        path: String,
+        mode: u32,
+    },
+    #[error(
+        "--public {arg:?}: {path} is the --keytab; a keytab is never shipped as a PUBLIC \
+         resource (yarn-am stages it for the AM alone)"
+    )]
+    PublicKeytab { arg: String, path: String },
     #[error("{file:?} ({file_arg:?}) is also a folder of {inner:?} ({inner_arg:?}): rename one")]
     FileAndFolder {
         file: String,
@@ -218,6 +235,48 @@ pub fn parse_all(
     Ok(out)
 }
 
+/// Checks what `--public` would serve to every user of the cluster's nodes. A local file must
+/// already be readable by others here (mode o+r): a file only its owner reads (a key, a
+/// credentials file) is taken for a secret and refused rather than published; the `--keytab`
+/// itself is refused whatever its mode. `hdfs://` files are checked at staging, against
+/// their HDFS permissions ([`crate::staging::Stager::reference_hdfs`]). yarn-am's own files
+/// (spec, keytab, tokens, scripts) never become PUBLIC: `--public` applies to `--file` and
+/// `--archive` only.
+pub fn check_public(
+    shipped: &[ShippedResource],
+    keytab: Option<&std::path::Path>,
+) -> Result<(), ResourceArgError> {
+    use std::os::unix::fs::PermissionsExt;
+    if shipped.is_empty() {
+        return Err(ResourceArgError::PublicOfNothing);
+    }
+    let keytab = keytab.and_then(|k| std::fs::canonicalize(k).ok());
+    for r in shipped {
+        let Source::Local(path) = &r.source else {
+            continue;
+        };
+        // A file that cannot be read fails later with its own message, at staging.
+        let Ok(meta) = std::fs::metadata(path) else {
+            continue;
+        };
+        if keytab.is_some() && std::fs::canonicalize(path).ok() == keytab {
+            return Err(ResourceArgError::PublicKeytab {
+                arg: r.arg.clone(),
+                path: path.display().to_string(),
+            });
+        }
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o004 == 0 {
+            return Err(ResourceArgError::PublicButPrivate {
+                arg: r.arg.clone(),
+                path: path.display().to_string(),
+                mode,
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,5 +375,41 @@ mod tests {
         assert!(e.to_string().contains("shipped twice"), "{e}");
         let ok = parse_all(&["a/x.txt".into()], &["b/x.txt.zip".into()]).unwrap();
         assert_eq!(ok.len(), 2);
+    }
+
+    #[test]
+    fn public_refuses_private_files_and_the_keytab() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("yarn-am-public-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let open = dir.join("lookup.csv");
+        let secret = dir.join("creds.json");
+        let keytab = dir.join("alice.keytab");
+        for (f, mode) in [(&open, 0o644), (&secret, 0o600), (&keytab, 0o644)] {
+            std::fs::write(f, b"x").unwrap();
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let arg = |p: &std::path::Path| p.display().to_string();
+        let ok = parse_all(
+            &[arg(&open), "hdfs:///shared/x.csv".into()],
+            &[format!("{}#k", arg(&keytab))],
+        )
+        .unwrap();
+        // The keytab's mode is 644 here: refused for being the keytab, not for its mode.
+        assert!(check_public(&ok, None).is_ok());
+        let e = check_public(&ok, Some(&keytab)).unwrap_err();
+        assert!(matches!(e, ResourceArgError::PublicKeytab { .. }), "{e}");
+        assert!(e.to_string().contains("never shipped"), "{e}");
+        let e = check_public(&parse_all(&[arg(&secret)], &[]).unwrap(), None).unwrap_err();
+        assert!(
+            matches!(e, ResourceArgError::PublicButPrivate { mode: 0o600, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("chmod o+r"), "{e}");
+        assert_eq!(
+            check_public(&[], None).unwrap_err(),
+            ResourceArgError::PublicOfNothing
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
