@@ -56,35 +56,38 @@ def rm_app_final(rm_web, app, limit_s=60):
 
 def am_rss_sampler(app_holder, stop, peak):
     """Peak summed RSS (KiB) of the processes running in the app's first-attempt containers:
-    those whose working directory is the container's. The AM container's goes to
-    `peak["kib"]`, each other container's to `peak["exec"][container]`. Run in a thread;
-    `app_holder["app"]` names the app once known, `stop` ends it."""
+    those whose working directory is the container's (the host's /proc sees the docker
+    nodes' processes too). The AM container's goes to `peak["kib"]`, the `yarn-am` processes
+    in it to `peak["yarn_am"]`, each other container's to `peak["exec"][container]`. Run in a
+    thread; `app_holder["app"]` names the app once known, `stop` ends it."""
     peak.setdefault("exec", {})
     while not stop.is_set():
         app = app_holder.get("app")
         if app:
             _, ts, seq = app.split("_")
             prefix = f"_{ts}_{seq}_01_"
-            totals = {}
+            totals, ours = {}, 0
             for p in glob.glob("/proc/[0-9]*"):
                 try:
                     container = os.path.basename(os.readlink(p + "/cwd"))
-                except OSError:
-                    continue
-                if not (container.startswith("container_") and prefix in container):
-                    continue
-                try:
+                    if not (container.startswith("container_") and prefix in container):
+                        continue
+                    with open(p + "/comm") as f:
+                        comm = f.read().strip()
                     with open(p + "/status") as f:
-                        for line in f:
-                            if line.startswith("VmRSS:"):
-                                totals[container] = totals.get(container, 0) + int(line.split()[1])
-                except OSError:
-                    pass
+                        kib = next((int(l.split()[1]) for l in f if l.startswith("VmRSS:")), 0)
+                except (OSError, ValueError):
+                    continue
+                totals[container] = totals.get(container, 0) + kib
+                if container.endswith("_000001") and comm == "yarn-am":
+                    ours += kib
             for container, kib in totals.items():
                 if container.endswith("_000001"):
                     peak["kib"] = max(peak.get("kib", 0), kib)
                 else:
                     peak["exec"][container] = max(peak["exec"].get(container, 0), kib)
+            if ours:
+                peak["yarn_am"] = max(peak.get("yarn_am", 0), ours)
         stop.wait(0.5)
 
 

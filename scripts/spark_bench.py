@@ -55,7 +55,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 
-from benchlib import REPO, cluster_env, cluster_lock, median_table, rm_app_final, sh
+from benchlib import REPO, am_rss_sampler, cluster_env, cluster_lock, median_table, rm_app_final, sh
 
 CONFS = {
     "spark.yarn.maxAppAttempts": "1",
@@ -73,42 +73,6 @@ CONFS = {
 MAX_EXECUTORS = int(CONFS["spark.dynamicAllocation.maxExecutors"])
 RUN_LIMIT_S = 420
 APP_RE = re.compile(r"application_\d+_\d+")
-
-
-def rss_sampler(app_holder, stop, peak):
-    """Peak RSS (KiB) of the app's first-attempt containers, from /proc: the processes whose
-    working directory is a container's folder. `peak["am"]`: the AM container's summed RSS;
-    `peak["yarn_am"]`: the `yarn-am` processes in it; `peak["exec"][container]`: each other
-    container's sum. Run in a thread; `app_holder["app"]` names the app once known."""
-    peak.setdefault("exec", {})
-    while not stop.is_set():
-        app = app_holder.get("app")
-        if app:
-            _, ts, seq = app.split("_")
-            prefix = f"_{ts}_{seq}_01_"
-            totals, ours = {}, 0
-            for p in glob.glob("/proc/[0-9]*"):
-                try:
-                    container = os.path.basename(os.readlink(p + "/cwd"))
-                    if not (container.startswith("container_") and prefix in container):
-                        continue
-                    with open(p + "/comm") as f:
-                        comm = f.read().strip()
-                    with open(p + "/status") as f:
-                        kib = next((int(l.split()[1]) for l in f if l.startswith("VmRSS:")), 0)
-                except (OSError, ValueError):
-                    continue
-                totals[container] = totals.get(container, 0) + kib
-                if container.endswith("_000001") and comm == "yarn-am":
-                    ours += kib
-            for container, kib in totals.items():
-                if container.endswith("_000001"):
-                    peak["am"] = max(peak.get("am", 0), kib)
-                else:
-                    peak["exec"][container] = max(peak["exec"].get(container, 0), kib)
-            if ours:
-                peak["yarn_am"] = max(peak.get("yarn_am", 0), ours)
-        stop.wait(0.5)
 
 
 def libs_zip(spark_home):
@@ -201,7 +165,7 @@ def run(mode, deploy, env, spark_home, tests_jar, rm_web, task_ms, archive, stag
         cmd += ["--conf", f"{k}={v}"]
     cmd += ["--driver-memory", "512m", "--class", "io.yarnam.spark.LocalityJob", tests_jar, "60", str(task_ms), "0"]
     holder, stop, peak, result = {}, threading.Event(), {}, None
-    sampler = threading.Thread(target=rss_sampler, args=(holder, stop, peak), daemon=True)
+    sampler = threading.Thread(target=am_rss_sampler, args=(holder, stop, peak), daemon=True)
     sampler.start()
     log_path = f"/tmp/spark-bench-{mode}-{deploy}.log"
     with open(log_path, "w") as log:
@@ -245,7 +209,7 @@ def run(mode, deploy, env, spark_home, tests_jar, rm_web, task_ms, archive, stag
         "job_s": round(result["job_ms"] / 1000, 1),
         "node_local": result["by_locality"].get("NODE_LOCAL", 0),
         "exec_hosts": sorted(e.get("host", "?") for e in result["executor_events"] if e["event"] == "added"),
-        "am_rss_mib": round(peak["am"] / 1024, 1) if "am" in peak else None,
+        "am_rss_mib": round(peak["kib"] / 1024, 1) if "kib" in peak else None,
         "yarn_am_rss_mib": round(peak["yarn_am"] / 1024, 1) if "yarn_am" in peak else None,
         "exec_rss_mib": round(max(peak["exec"].values()) / 1024, 1) if peak["exec"] else None,
         "mem_mb_s": rep.get("memorySeconds"),

@@ -506,11 +506,7 @@ impl Stager {
         name: &str,
         kind: ResourceKind,
     ) -> anyhow::Result<(StagedFile, bool)> {
-        let stored = src
-            .file_name()
-            .and_then(|n| n.to_str())
-            .with_context(|| format!("{} has no file name", src.display()))?
-            .to_string();
+        let stored = stored_name(src)?;
         let Stager::Webhdfs {
             client,
             cache,
@@ -576,11 +572,7 @@ impl Stager {
         src: &Path,
         kind: ResourceKind,
     ) -> anyhow::Result<(StagedFile, bool)> {
-        let stored = src
-            .file_name()
-            .and_then(|n| n.to_str())
-            .with_context(|| format!("{} has no file name", src.display()))?
-            .to_string();
+        let stored = stored_name(src)?;
         let Stager::Webhdfs {
             client,
             public,
@@ -884,6 +876,16 @@ fn copy_private(src: &Path, dst: &Path) -> std::io::Result<()> {
     let mut to = create_private(dst, if executable { 0o700 } else { 0o600 })?;
     std::io::copy(&mut from, &mut to)?;
     Ok(())
+}
+
+/// The name a staged copy keeps: `src`'s own file name, since the NodeManager picks how to
+/// unpack an archive by its extension (the link name the container sees may differ).
+fn stored_name(src: &Path) -> anyhow::Result<String> {
+    Ok(src
+        .file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("{} has no file name", src.display()))?
+        .to_string())
 }
 
 /// Copies `src` to the new private file `dst` (see [`copy_private`]) and describes it.
