@@ -402,9 +402,30 @@ async fn an_am_that_fails_on_its_last_attempt_removes_the_folder() {
 
 /// The cached copy of `local` (whose file name is `name`): `<root>/.cache/<sha256>/<name>`.
 fn cache_path(local: &std::path::Path, name: &str) -> String {
+    addressed_path(local, ".cache", name)
+}
+
+/// `local`'s copy in the content-addressed `area` of the staging root:
+/// `<root>/<area>/<sha256>/<name>`.
+fn addressed_path(local: &std::path::Path, area: &str, name: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = hex::encode(Sha256::digest(std::fs::read(local).unwrap()));
-    format!("{STAGING_ROOT}/.cache/{digest}/{name}")
+    format!("{STAGING_ROOT}/{area}/{digest}/{name}")
+}
+
+/// An empty work folder `jobs/NAME` of the test cluster's and a nonce for file contents no
+/// earlier run staged (so the content-addressed cache must take them as new).
+fn fresh_work(c: &cluster::Cluster, name: &str) -> (std::path::PathBuf, String) {
+    let nonce = format!(
+        "{:?}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+    );
+    let work = c.dir.join("jobs").join(name);
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    (work, nonce)
 }
 
 /// What the executor of `app` wrote to `extra.out`, once it holds `want`.
@@ -427,14 +448,7 @@ async fn a_second_submit_uploads_nothing_and_executors_get_aliases_and_unpacked_
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // Bytes no earlier run staged, so the first submit must send them.
-    let nonce = format!(
-        "{:?}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-    );
-    let work = c.dir.join("jobs/it-webhdfs-cache");
-    let _ = std::fs::remove_dir_all(&work);
+    let (work, nonce) = fresh_work(c, "it-webhdfs-cache");
     std::fs::create_dir_all(work.join("bundle-src")).unwrap();
     let extra = work.join("extra.txt");
     std::fs::write(&extra, format!("file {nonce}\n")).unwrap();
@@ -549,26 +563,14 @@ fn bad_file_and_archive_arguments_fail_before_anything_is_submitted() {
 async fn public_files_are_localised_into_the_nodes_shared_cache_once() {
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    let nonce = format!(
-        "{:?}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-    );
-    let work = c.dir.join("jobs/it-webhdfs-public");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let (work, nonce) = fresh_work(c, "it-webhdfs-public");
     let shared = work.join("shared.txt");
     std::fs::write(&shared, format!("public {nonce}\n")).unwrap();
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o644)).unwrap();
     }
-    let digest = {
-        use sha2::{Digest, Sha256};
-        hex::encode(Sha256::digest(std::fs::read(&shared).unwrap()))
-    };
-    let on_hdfs = format!("{STAGING_ROOT}/.public/{digest}/shared.txt");
+    let on_hdfs = addressed_path(&shared, ".public", "shared.txt");
     let url = format!("hdfs://rm:8020{on_hdfs}");
     let file_arg = format!("{}#alias.txt", shared.display());
     let run = |name: &'static str| {
@@ -615,7 +617,7 @@ async fn public_files_are_localised_into_the_nodes_shared_cache_once() {
     let st = hdfs(c).status(&on_hdfs).await.unwrap();
     assert_eq!(st.permission, "644");
     let dir_mode = hdfs(c)
-        .status(&format!("{STAGING_ROOT}/.public/{digest}"))
+        .status(on_hdfs.trim_end_matches("/shared.txt"))
         .await
         .unwrap()
         .permission;
