@@ -5,9 +5,13 @@
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+/// `yarn-am` without the environment `cluster.sh env` exports in `make test` (the RM's address
+/// and WebHDFS staging), so each test's flags alone decide.
 fn yarn_am(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_yarn-am"))
         .env_remove("YARN_AM_RM_WEB")
+        .env_remove("YARN_AM_WEBHDFS")
+        .env_remove("YARN_AM_STAGING_DIR")
         .env_remove("HADOOP_CONF_DIR")
         .env_remove("YARN_CONF_DIR")
         .args(args)
