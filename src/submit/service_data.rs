@@ -73,16 +73,30 @@ pub fn parse(arg: &str) -> Result<ServiceData, String> {
     })
 }
 
+/// Reads at most one byte past [`MAX_BYTES`], so a file that grows (or a pipe) after the
+/// size check is still bounded.
 fn read(path: &Path) -> Result<Vec<u8>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if meta.len() > MAX_BYTES as u64 {
-        return Err(format!(
-            "{} holds {} bytes; service data is at most {MAX_BYTES}",
-            path.display(),
-            meta.len()
-        ));
+    use std::io::Read;
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    let too_large = |size: u64| {
+        format!(
+            "{} holds {size} bytes; service data is at most {MAX_BYTES}",
+            path.display()
+        )
+    };
+    let f = std::fs::File::open(path).map_err(err)?;
+    let size = f.metadata().map_err(err)?.len();
+    if size > MAX_BYTES as u64 {
+        return Err(too_large(size));
     }
-    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+    let mut bytes = Vec::new();
+    f.take(MAX_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(err)?;
+    if bytes.len() > MAX_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
 /// `--service-data`'s parser for clap: [`parse`], whose error clap prints as it is. (A
