@@ -648,6 +648,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         acls: Default::default(),
         node_label: None,
         resources: Default::default(),
+        kinds: Vec::new(),
     };
     let (events, _) = broadcast::channel(64);
     let pool = Pool::new(

@@ -293,6 +293,13 @@ pub struct SubmitArgs {
     /// (`name=count,...`).
     #[arg(long, value_name = "NAME=COUNT", value_parser = parse_resource)]
     pub executor_resource: Vec<(String, i64)>,
+    /// A further kind of executor, each with its own size, count, resources, label and
+    /// command (repeatable): NAME:memory=MB,vcores=N[,executors=N][,max=N][,min=N]
+    /// [,label=LABEL][,resource.TYPE=COUNT...][,command=CMD]. `command=` comes last and
+    /// takes the rest, commas included (default: --executor-command). Each executor finds
+    /// its kind in $YARN_AM_EXECUTOR_KIND. A job declares its kinds in the job file.
+    #[arg(long, value_name = "NAME:KEY=VALUE,...", value_parser = parse_executor_kind)]
+    pub executor_kind: Vec<crate::protocol::spec::ExecutorKind>,
     /// Data for the NodeManagers' auxiliary service NAME in every executor's launch context
     /// (repeatable): NAME alone for none (Spark's shuffle service without authentication),
     /// NAME=@FILE for the file's bytes (at most 64 KiB; never on the command line, as it is
@@ -447,6 +454,82 @@ fn parse_node_label(s: &str) -> Result<String, String> {
 
 /// NAME=COUNT of a countable resource: YARN's resource names (`yarn.io/gpu`, `example.com/x`)
 /// and a count of at least 1; memory and vcores have their own flags.
+fn parse_executor_kind(s: &str) -> Result<crate::protocol::spec::ExecutorKind, String> {
+    let (name, rest) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?} is not NAME:memory=MB,vcores=N,..."))?;
+    if !crate::core::driver::job::valid_kind_name(name) {
+        return Err(format!(
+            "{name:?} is not a kind name: 1-32 letters, digits, `-` or `_`, and not `default`"
+        ));
+    }
+    // `command=` takes the rest of the value as it is.
+    let (keys, command) = match rest.find("command=") {
+        Some(0) => ("", Some(&rest["command=".len()..])),
+        Some(at) if rest[..at].ends_with(',') => {
+            (&rest[..at - 1], Some(&rest[at + "command=".len()..]))
+        }
+        _ => (rest, None),
+    };
+    let number = |key: &str, v: &str| -> Result<u32, String> {
+        v.parse::<u32>()
+            .map_err(|_| format!("{name}: {key}={v:?} is not a whole number"))
+    };
+    let (mut memory, mut vcores, mut executors, mut max, mut min) = (None, None, 1, None, 0);
+    let mut label = None;
+    let mut resources = std::collections::BTreeMap::new();
+    for kv in keys.split(',').filter(|kv| !kv.is_empty()) {
+        let (key, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("{name}: {kv:?} is not KEY=VALUE"))?;
+        match key {
+            "memory" => memory = Some(number(key, v)?),
+            "vcores" => vcores = Some(number(key, v)?),
+            "executors" => executors = number(key, v)?,
+            "max" => max = Some(number(key, v)?),
+            "min" => min = number(key, v)?,
+            "label" => label = Some(parse_node_label(v)?),
+            _ => match key.strip_prefix("resource.") {
+                Some(r) => {
+                    let (r, n) = parse_resource(&format!("{r}={v}"))?;
+                    resources.insert(r, n);
+                }
+                None => {
+                    return Err(format!(
+                        "{name}: unknown key {key:?} (memory, vcores, executors, max, min, label,                          resource.TYPE, command)"
+                    ))
+                }
+            },
+        }
+    }
+    let memory = memory
+        .filter(|&m| m > 0)
+        .ok_or_else(|| format!("{name}: memory=MB (at least 1) is required"))?;
+    let vcores = vcores
+        .filter(|&v| v > 0 && i32::try_from(v).is_ok())
+        .ok_or_else(|| format!("{name}: vcores=N (at least 1) is required"))?;
+    let max = max.unwrap_or(executors.max(min)).max(1);
+    if min > max || executors > max {
+        return Err(format!(
+            "{name}: executors ({executors}) and min ({min}) must not exceed max ({max})"
+        ));
+    }
+    if command.is_some_and(|c| c.trim().is_empty()) {
+        return Err(format!("{name}: command= is empty"));
+    }
+    Ok(crate::protocol::spec::ExecutorKind {
+        name: name.to_string(),
+        memory_mb: i64::from(memory),
+        vcores: vcores as i32,
+        initial: executors,
+        min,
+        max,
+        node_label: label,
+        resources,
+        command: command.map(str::to_string),
+    })
+}
+
 fn parse_resource(s: &str) -> Result<(String, i64), String> {
     let (name, count) = s
         .split_once('=')
@@ -496,5 +579,49 @@ impl SubmitArgs {
             rolled_include: self.rolled_log_include_pattern.clone(),
             rolled_exclude: self.rolled_log_exclude_pattern.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_executor_kind;
+
+    #[test]
+    fn an_executor_kind_takes_its_keys_and_the_rest_after_command() {
+        let k = parse_executor_kind(
+            "accel:memory=512,vcores=2,executors=2,max=3,label=gpu,\
+             resource.example.com/accelerator=1,command=echo a,b; env",
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                k.name.as_str(),
+                k.memory_mb,
+                k.vcores,
+                k.initial,
+                k.min,
+                k.max
+            ),
+            ("accel", 512, 2, 2, 0, 3)
+        );
+        assert_eq!(k.node_label.as_deref(), Some("gpu"));
+        assert_eq!(k.resources.get("example.com/accelerator"), Some(&1));
+        assert_eq!(k.command.as_deref(), Some("echo a,b; env"));
+        let k = parse_executor_kind("small:memory=128,vcores=1").unwrap();
+        assert_eq!((k.initial, k.max, k.command), (1, 1, None));
+    }
+
+    #[test]
+    fn a_bad_executor_kind_says_what_is_wrong() {
+        let err = |s: &str| parse_executor_kind(s).unwrap_err();
+        assert!(err("accel").contains("NAME:memory=MB"));
+        assert!(err("default:memory=1,vcores=1").contains("not a kind name"));
+        assert!(err("accel:vcores=1").contains("memory=MB"));
+        assert!(err("accel:memory=1").contains("vcores=N"));
+        assert!(err("accel:memory=1,vcores=1,colour=red").contains("unknown key \"colour\""));
+        assert!(err("accel:memory=1,vcores=1,executors=3,max=2").contains("must not exceed"));
+        assert!(err("accel:memory=x,vcores=1").contains("not a whole number"));
+        assert!(err("accel:memory=1,vcores=1,resource.vcores=1").contains("own flags"));
+        assert!(err("accel:memory=1,vcores=1,command= ").contains("command= is empty"));
     }
 }

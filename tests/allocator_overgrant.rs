@@ -278,6 +278,7 @@ fn demand(target: u32, counts: &[(usize, u32)]) -> Demand {
             .map(|&(h, c)| (HostName::from(format!("h{h}").as_str()), c))
             .collect(),
         excluded_hosts: Vec::new(),
+        kind: None,
     }
 }
 

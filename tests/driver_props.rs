@@ -55,6 +55,7 @@ fn arb_tasks() -> impl Strategy<Value = Vec<TaskSpec>> {
                 },
                 cpus,
                 timeout_ms: None,
+                kind: None,
             })
             .collect()
     })

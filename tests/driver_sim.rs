@@ -437,6 +437,7 @@ fn arb_job() -> impl Strategy<Value = Job> {
                         },
                         cpus: cpus.min(cores),
                         timeout_ms: None,
+                        kind: None,
                     })
                     .collect();
                 let text = serde_json::json!({

@@ -166,7 +166,8 @@ async fn carry_out(am: &mut Am, rm: &mut RmState) {
             .send_if_modified(|v| std::mem::replace(v, rev) != rev);
     }
     for l in launches {
-        am.launcher.launch(l.executor, l.container, l.nm_token);
+        am.launcher
+            .launch(l.executor, l.kind, l.container, l.nm_token);
     }
     if rm.inflight.is_none() {
         if let Some(batch) = am.core.poll_allocate(am.clock.now_ms()) {

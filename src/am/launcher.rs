@@ -29,6 +29,8 @@ use super::token_refresh::SharedTokens;
 /// The variable that tells an executor the countable resources beyond memory and vcores its
 /// container holds (`yarn.io/gpu=2,example.com/x=1`), as YARN granted them; unset when none.
 pub const RESOURCES_VAR: &str = "YARN_AM_EXECUTOR_RESOURCES";
+/// The executor's kind, in an app with several (`submit --executor-kind`).
+pub const KIND_VAR: &str = "YARN_AM_EXECUTOR_KIND";
 
 /// The variable that tells an executor its container's log directory (what `<LOG_DIR>`
 /// was in a command the launch script expanded), for scripts that write logs YARN keeps.
@@ -119,22 +121,29 @@ impl Launcher {
     /// the environment that lets it find the AM (nothing secret: the NodeManager writes the
     /// environment into `launch_container.sh` in the log dir), and its credentials with its
     /// own key to authenticate to the AM (see [`crate::protocol::poll`]).
+    /// `kind` indexes [`ExecutorSpec::all_kinds`]: its vcores and command, and its name in
+    /// [`KIND_VAR`] when the app has several.
     pub fn launch_spec(
         &self,
         executor_id: ExecutorId,
+        kind: usize,
         container: &AllocatedContainer,
     ) -> LaunchSpec {
         let container_id = container.id.as_str();
+        let (vcores, command) = match kind.checked_sub(1).and_then(|i| self.spec.kinds.get(i)) {
+            Some(k) => (k.vcores, k.command.as_deref().unwrap_or(&self.spec.command)),
+            None => (self.spec.vcores, self.spec.command.as_str()),
+        };
         let mut environment = self.spec.env.clone();
+        if !self.spec.kinds.is_empty() {
+            environment.insert(KIND_VAR.to_string(), self.spec.kind_name(kind).to_string());
+        }
         environment.extend([
             ("YARN_AM_EXECUTOR_ID".to_string(), executor_id.to_string()),
             ("YARN_AM_CONTAINER_ID".to_string(), container_id.to_string()),
             ("YARN_AM_APP_ID".to_string(), self.contact.app_id.clone()),
             ("YARN_AM_DRIVER_URL".to_string(), self.contact.url.clone()),
-            (
-                "YARN_AM_EXECUTOR_CORES".to_string(),
-                self.spec.vcores.to_string(),
-            ),
+            ("YARN_AM_EXECUTOR_CORES".to_string(), vcores.to_string()),
         ]);
         if !container.resources.is_empty() {
             // What YARN granted, not what was asked: the RM may round a resource up.
@@ -174,10 +183,7 @@ impl Launcher {
             .map(|(name, f)| (name.clone(), f.local_resource()))
             .collect();
         LaunchSpec {
-            command: vec![format!(
-                "{} 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr",
-                self.spec.command
-            )],
+            command: vec![format!("{command} 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")],
             environment,
             local_resources,
             tokens: Some(self.executor_credentials(executor_id, container_id)),
@@ -225,11 +231,12 @@ impl Launcher {
     pub fn launch(
         &self,
         executor_id: ExecutorId,
+        kind: usize,
         container: AllocatedContainer,
         nm_token: Option<Token>,
     ) {
         let container_id = container.id.clone();
-        let spec = self.launch_spec(executor_id, &container);
+        let spec = self.launch_spec(executor_id, kind, &container);
         let permits = self.permits.clone();
         let reports = self.reports.clone();
         let rpc = self.rpc.clone();
@@ -320,6 +327,7 @@ mod tests {
             acls: Default::default(),
             node_label: None,
             resources: Default::default(),
+            kinds: Vec::new(),
         };
         Launcher::new(spec, contact, 1).0
     }
@@ -357,6 +365,7 @@ mod tests {
         let container = "container_1_0001_01_000002";
         let l = launcher.launch_spec(
             ExecutorId::new(1),
+            0,
             &crate::core::am::fixtures::container(container, "h1"),
         );
         let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
@@ -388,6 +397,7 @@ mod tests {
             &launcher
                 .launch_spec(
                     ExecutorId::new(2),
+                    0,
                     &crate::core::am::fixtures::container("container_1_0001_01_000003", "h1"),
                 )
                 .tokens
@@ -418,6 +428,7 @@ mod tests {
         for n in [2, 3] {
             let l = launcher.launch_spec(
                 ExecutorId::new(n),
+                0,
                 &crate::core::am::fixtures::container(
                     &format!("container_1_0001_01_00000{n}"),
                     "h1",
@@ -491,6 +502,7 @@ mod tests {
         );
         let l = launcher.launch_spec(
             ExecutorId::new(1),
+            0,
             &crate::core::am::fixtures::container("container_1_0001_01_000002", "h1"),
         );
         let script = nm_launch_script(&l, logs.to_str().unwrap());
@@ -524,6 +536,7 @@ mod tests {
         );
         let l = launcher.launch_spec(
             ExecutorId::new(1),
+            0,
             &crate::core::am::fixtures::container("container_1_0001_01_000002", "h1"),
         );
         assert_eq!(l.environment["V"], r#"\$(x) {""{y}""}"#);
@@ -540,16 +553,51 @@ mod tests {
     fn granted_resources_reach_the_executor() {
         let launcher = launcher("./x", &[], b"m", Credentials::default());
         let mut c = crate::core::am::fixtures::container("container_1_0001_01_000002", "h1");
-        let none = launcher.launch_spec(ExecutorId::new(1), &c);
+        let none = launcher.launch_spec(ExecutorId::new(1), 0, &c);
         assert!(!none.environment.contains_key(RESOURCES_VAR));
         c.resources = vec![
             ("example.com/accelerator".into(), 2),
             ("yarn.io/gpu".into(), 1),
         ];
-        let l = launcher.launch_spec(ExecutorId::new(1), &c);
+        let l = launcher.launch_spec(ExecutorId::new(1), 0, &c);
         assert_eq!(
             l.environment[RESOURCES_VAR],
             "example.com/accelerator=2,yarn.io/gpu=1"
         );
+    }
+
+    /// A kind's executor runs the kind's command with its cores, and is told its kind; the
+    /// default kind's keeps its own command.
+    #[test]
+    fn each_kind_launches_its_own_command_and_knows_its_kind() {
+        let mut launcher = launcher("./default", &[], b"m", Credentials::default());
+        launcher.spec.kinds = vec![crate::protocol::spec::ExecutorKind {
+            name: "accel".into(),
+            memory_mb: 512,
+            vcores: 3,
+            initial: 1,
+            min: 0,
+            max: 1,
+            node_label: None,
+            resources: Default::default(),
+            command: Some("./accel".into()),
+        }];
+        let c = crate::core::am::fixtures::container("container_1_0001_01_000002", "h1");
+        let accel = launcher.launch_spec(ExecutorId::new(2), 1, &c);
+        assert_eq!(
+            accel.command,
+            ["./accel 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
+        );
+        assert_eq!(accel.environment[KIND_VAR], "accel");
+        assert_eq!(accel.environment["YARN_AM_EXECUTOR_CORES"], "3");
+        let plain = launcher.launch_spec(ExecutorId::new(1), 0, &c);
+        assert_eq!(
+            plain.command,
+            ["./default 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
+        );
+        assert_eq!(plain.environment[KIND_VAR], "default");
+        launcher.spec.kinds.clear();
+        let alone = launcher.launch_spec(ExecutorId::new(1), 0, &c);
+        assert!(!alone.environment.contains_key(KIND_VAR));
     }
 }

@@ -38,7 +38,7 @@ use crate::core::am::job_run::JobRun;
 use crate::core::am::pool::Pool;
 use crate::core::am::registry::Registry;
 use crate::core::driver::journal::{self as journal_entries, Entry};
-use crate::core::ids::{ExecutorId, TaskAttempt};
+use crate::core::ids::{ExecutorId, IdStripe, TaskAttempt};
 use crate::core::kv::{KvLimits, KvStore};
 use crate::core::topology::SharedTopology;
 use crate::http::{self, ApiHandle};
@@ -127,13 +127,23 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
     let (rest, nodes) = list_nodes(&spec, &creds).await?;
     // The one topology: the allocator, the request table, the pool and the driver hold
     // handles to the same map.
-    let (topo, cluster) = cluster_view::from_nodes(&nodes, &spec.executor);
+    let kinds = spec.executor.all_kinds();
+    let (topo, cluster) = cluster_view::from_nodes(&nodes, &kinds[0]);
+    // Each further kind sees the same nodes with its own capacity per node.
+    let clusters: Vec<Cluster> = std::iter::once(cluster)
+        .chain(
+            kinds[1..]
+                .iter()
+                .map(|k| cluster_view::from_nodes(&nodes, k).1),
+        )
+        .collect();
     let mut job = match &spec.job {
         Some(j) => {
-            let driver = crate::core::driver::Driver::new(j.clone(), topo.clone())
-                .context("the job in the spec is not valid")?;
-            info!(job = %j.name, tasks = j.tasks.len(), "running a job with the embedded driver");
-            Some(JobRun::new(driver))
+            let names: Vec<String> = kinds.iter().map(|k| k.name.clone()).collect();
+            let run =
+                JobRun::for_job(j, &topo, &names).context("the job in the spec is not valid")?;
+            info!(job = %j.name, tasks = j.tasks.len(), kinds = names.len(), "running a job with the embedded driver");
+            Some(run)
         }
         None => None,
     };
@@ -147,7 +157,7 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
         &spec,
         &env,
         &api,
-        (topo, cluster),
+        (topo, clusters),
         &registered,
         &resumed,
         amrm_token,
@@ -429,30 +439,42 @@ fn pool(
     spec: &AppSpec,
     env: &ContainerEnv,
     api: &Api,
-    (topo, cluster): (SharedTopology, Cluster),
+    (topo, clusters): (SharedTopology, Vec<Cluster>),
     registered: &Registered,
     resumed: &Resumed,
     amrm_token: Token,
 ) -> Pool {
     let strategy = spec.strategy.unwrap_or_default();
     info!(%strategy, "allocation strategy");
-    let allocator = Allocator::new(AllocatorConfig {
-        strategy,
-        failure_validity_ms: spec.executor_failures_validity_ms,
-        spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
-        // Executors run one task per vcore.
-        tasks_per_executor: spec.executor.vcores.max(1) as u32,
-    })
-    .with_first_executor_id(resumed.first_executor_id)
-    .with_cluster(topo.clone(), cluster);
+    let kinds = spec.executor.all_kinds();
+    let allocators = kinds
+        .iter()
+        .zip(clusters)
+        .enumerate()
+        .map(|(k, (kind, cluster))| {
+            Allocator::new(AllocatorConfig {
+                strategy,
+                failure_validity_ms: spec.executor_failures_validity_ms,
+                spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
+                // Executors run one task per vcore.
+                tasks_per_executor: kind.vcores.max(1) as u32,
+                ids: IdStripe {
+                    kind: k as u64,
+                    kinds: kinds.len() as u64,
+                },
+            })
+            .with_first_executor_id(resumed.first_executor_id)
+            .with_cluster(topo.clone(), cluster)
+        })
+        .collect();
     let mut table = AmrmState::new(cluster_view::rack_resolver(&topo), Some(amrm_token));
     table.on_registered(registered.nm_tokens_from_previous_attempts.clone());
     let registry = Registry::new(api.handle.events.clone());
-    Pool::new(
-        allocator,
+    Pool::with_kinds(
+        allocators,
         table,
         registry,
-        spec.executor.clone(),
+        &spec.executor,
         env.app_id.clone(),
     )
 }

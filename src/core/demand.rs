@@ -33,6 +33,11 @@ pub struct Demand {
     /// Hosts YARN must not place executors on (the embedded driver names none).
     #[serde(default)]
     pub excluded_hosts: Vec<String>,
+    /// The executor kind this demand is for (`submit --executor-kind`, a job's `kinds`);
+    /// `None`: the default kind. Each kind has its own demand; one for a kind the app does
+    /// not have is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }
 
 fn sorted<S: Serializer>(map: &HashMap<HostName, u32>, s: S) -> Result<S::Ok, S::Error> {
@@ -54,6 +59,7 @@ impl Demand {
                 .map(|(h, n)| (HostName::from(h), n as u32))
                 .collect(),
             excluded_hosts: Vec::new(),
+            kind: None,
         }
     }
 }

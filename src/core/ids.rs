@@ -36,6 +36,46 @@ impl ExecutorId {
     }
 }
 
+/// How the executor kinds of one app share the id space: kind `k` of `kinds` numbers its
+/// executors `k + 1`, `k + 1 + kinds`, ... So the kind of any executor follows from its id
+/// alone, also for one an earlier AM attempt started (adopted from the journal, which does
+/// not record kinds), and each kind's allocator numbers its own without asking the others.
+/// One kind (every app without kinds) numbers 1, 2, 3, ... as before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdStripe {
+    pub kind: u64,
+    pub kinds: u64,
+}
+
+impl Default for IdStripe {
+    fn default() -> Self {
+        IdStripe { kind: 0, kinds: 1 }
+    }
+}
+
+impl IdStripe {
+    /// The kind executor `id` belongs to.
+    pub fn kind_of(id: ExecutorId, kinds: usize) -> usize {
+        let kinds = kinds.max(1) as u64;
+        (id.0.saturating_sub(1) % kinds) as usize
+    }
+
+    /// The first id of this stripe at or after `from` (at least 1).
+    pub fn at_or_after(self, from: ExecutorId) -> ExecutorId {
+        let kinds = self.kinds.max(1);
+        let from = from.0.max(1);
+        let base = from - 1;
+        let rem = base % kinds;
+        let step = (self.kind + kinds - rem) % kinds;
+        ExecutorId(base.saturating_add(step).saturating_add(1))
+    }
+
+    /// The id after `id` in this stripe.
+    pub fn after(self, id: ExecutorId) -> ExecutorId {
+        self.at_or_after(id.next())
+    }
+}
+
 impl From<u64> for ExecutorId {
     fn from(n: u64) -> Self {
         ExecutorId(n)
@@ -154,6 +194,31 @@ impl fmt::Display for TaskAttempt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_kind_numbers_its_own_stripe_and_an_id_names_its_kind() {
+        let e = ExecutorId::new;
+        let one = IdStripe::default();
+        assert_eq!(one.at_or_after(e(0)), e(1));
+        assert_eq!(one.after(e(7)), e(8));
+        let second = IdStripe { kind: 1, kinds: 3 };
+        assert_eq!(second.at_or_after(e(1)), e(2));
+        assert_eq!(second.after(e(2)), e(5));
+        assert_eq!(second.at_or_after(e(6)), e(8));
+        assert_eq!(second.at_or_after(e(8)), e(8));
+        for n in 1..40 {
+            let k = IdStripe::kind_of(e(n), 3);
+            assert_eq!(
+                IdStripe {
+                    kind: k as u64,
+                    kinds: 3
+                }
+                .at_or_after(e(n)),
+                e(n)
+            );
+        }
+        assert_eq!(IdStripe::kind_of(e(9), 1), 0);
+    }
 
     #[test]
     fn parses_only_the_canonical_decimal_form() {

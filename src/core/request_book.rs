@@ -15,8 +15,9 @@ use yarn_client::request_table::{ContainerRequest, RequestId, RequestTable};
 use crate::core::allocator::tracker::Action;
 use crate::core::allocator::{HostName, RackName};
 
-/// Executors all use one priority and one size: YARN keys requests by priority, so one
-/// size per priority is what keeps its table and ours in step.
+/// Executors of one kind use one priority and one size: YARN keys requests by priority, so
+/// one size per priority is what keeps its table and ours in step. Kind `k` of an app with
+/// several asks at this + `k`.
 pub const EXECUTOR_PRIORITY: Priority = Priority(1);
 /// The allocation request id of strict requests (rule 5 of the default strategy); relaxed
 /// ones use 0, so YARN keeps the two kinds apart. Below 0 so that the CapacityScheduler tries
@@ -42,6 +43,9 @@ pub struct RequestBook {
     node_label: Option<String>,
     /// Countable resources beyond memory and vcores, on every request.
     resources: Vec<(String, i64)>,
+    /// The priority every request is asked at ([`EXECUTOR_PRIORITY`] unless the app has
+    /// several executor kinds, each at its own).
+    priority: Priority,
     ids: HashMap<u64, RequestId>,
 }
 
@@ -51,6 +55,7 @@ impl RequestBook {
             capability,
             node_label,
             resources: Vec::new(),
+            priority: EXECUTOR_PRIORITY,
             ids: HashMap::new(),
         }
     }
@@ -58,6 +63,12 @@ impl RequestBook {
     /// Asks every request with these countable resources too (the executors' own).
     pub fn with_resources(mut self, resources: Vec<(String, i64)>) -> Self {
         self.resources = resources;
+        self
+    }
+
+    /// Asks every request at `priority` (an executor kind's own).
+    pub fn with_priority(mut self, priority: Priority) -> Self {
+        self.priority = priority;
         self
     }
 
@@ -132,7 +143,7 @@ impl RequestBook {
         strict: bool,
         key: i64,
     ) -> ContainerRequest {
-        let mut req = ContainerRequest::anywhere(self.capability, EXECUTOR_PRIORITY)
+        let mut req = ContainerRequest::anywhere(self.capability, self.priority)
             .with_nodes(nodes.iter().map(|h| h.to_string()).collect::<Vec<_>>());
         req.allocation_request_id = key;
         req.node_label = self.node_label.clone();

@@ -286,6 +286,20 @@ async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> R
         )
         .into_response();
     }
+    if let Some(kind) = &demand.kind {
+        let known = {
+            let state = shared.state.borrow();
+            kind == crate::protocol::spec::DEFAULT_KIND
+                || state.kinds.iter().any(|k| &k.name == kind)
+        };
+        if !known {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("this application has no executor kind {kind:?}"),
+            )
+            .into_response();
+        }
+    }
     match send(&shared, DriverCommand::SetDemand(demand.clone())).await {
         Ok(()) => (StatusCode::ACCEPTED, Json(demand)).into_response(),
         Err(e) => e.into_response(),

@@ -363,6 +363,8 @@ pub(super) mod tests {
                     reason: exited.then(|| "released: idle".into()),
                     counts_against_app: exited.then_some(false),
                     node_http_address: Some(format!("host{:04}:8042", i % 1000)),
+                    kind: None,
+                    resources: Default::default(),
                 }
             })
             .collect();

@@ -66,6 +66,8 @@ fn executor(id: u64, state: ExecutorState) -> ExecutorView {
         reason: (state == ExecutorState::Exited).then(|| "exited with 1".into()),
         counts_against_app: (state == ExecutorState::Exited).then_some(true),
         node_http_address: Some("nm1:8042".into()),
+        kind: None,
+        resources: Default::default(),
     }
 }
 

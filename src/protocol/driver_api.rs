@@ -80,6 +80,13 @@ pub struct ExecutorView {
     /// an earlier attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_http_address: Option<String>,
+    /// The executor's kind, when the app has several (`submit --executor-kind`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Countable resources beyond memory and vcores its container got from YARN (a GPU
+    /// count, a cluster's own types), by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub resources: std::collections::BTreeMap<String, i64>,
 }
 
 /// Outstanding container requests by how they were placed.
@@ -237,7 +244,12 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Listed<T> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StateView {
     pub app_id: String,
+    /// The default kind's demand (the only one of an app without kinds).
     pub demand: Demand,
+    /// Every executor kind, with its own demand and counts, when the app has several
+    /// (`submit --executor-kind`, a job's `kinds`); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<KindView>,
     pub pending: PendingView,
     pub starting: u32,
     pub running: u32,
@@ -268,6 +280,22 @@ pub struct StateView {
     /// reader (`GET /v1/job`, `/v1/state`), never by the AM loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<crate::core::driver::report::ReportView>,
+}
+
+/// One executor kind of an app with several, as `GET /v1/state` shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindView {
+    pub name: String,
+    pub memory_mb: i64,
+    pub vcores: i32,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub resources: std::collections::BTreeMap<String, i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_label: Option<String>,
+    pub demand: Demand,
+    pub starting: u32,
+    pub running: u32,
+    pub pending: u32,
 }
 
 /// The RM's preemption requests as the AM answered them (`core::am::preemption`).

@@ -67,6 +67,80 @@ pub struct ExecutorSpec {
     /// (`submit --executor-resource yarn.io/gpu=1`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub resources: BTreeMap<String, i64>,
+    /// Further executor kinds of the app (`submit --executor-kind`, a job's `kinds`), each
+    /// with its own size, resources, label, bounds and command; the fields above are the
+    /// first kind, [`DEFAULT_KIND`]. Each kind is asked at its own priority and numbers its
+    /// executors in its own stripe (`core::ids::IdStripe`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<ExecutorKind>,
+}
+
+/// The name of the kind the executor spec's own fields describe.
+pub const DEFAULT_KIND: &str = "default";
+
+/// One executor kind: what YARN is asked for, and how many.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutorKind {
+    pub name: String,
+    pub memory_mb: i64,
+    pub vcores: i32,
+    #[serde(default)]
+    pub initial: u32,
+    #[serde(default)]
+    pub min: u32,
+    pub max: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_label: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, i64>,
+    /// The kind's own launch command (as [`ExecutorSpec::command`]); `None`: the default
+    /// kind's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+impl ExecutorSpec {
+    /// Every kind, the default first: index `k` is kind `k` everywhere in the AM.
+    pub fn all_kinds(&self) -> Vec<ExecutorKind> {
+        let mut all = vec![ExecutorKind {
+            name: DEFAULT_KIND.into(),
+            memory_mb: self.memory_mb,
+            vcores: self.vcores,
+            initial: self.initial,
+            min: self.min,
+            max: self.max,
+            node_label: self.node_label.clone(),
+            resources: self.resources.clone(),
+            command: None,
+        }];
+        all.extend(self.kinds.iter().cloned());
+        all
+    }
+
+    /// How many kinds the app has (1 without `kinds`).
+    pub fn kind_count(&self) -> usize {
+        1 + self.kinds.len()
+    }
+
+    /// The index of the kind called `name`.
+    pub fn kind_index(&self, name: &str) -> Option<usize> {
+        if name == DEFAULT_KIND {
+            return Some(0);
+        }
+        self.kinds
+            .iter()
+            .position(|k| k.name == name)
+            .map(|i| i + 1)
+    }
+
+    /// The name of kind `k` (the default's for an index out of range).
+    pub fn kind_name(&self, k: usize) -> &str {
+        match k {
+            0 => DEFAULT_KIND,
+            k => self.kinds.get(k - 1).map_or(DEFAULT_KIND, |x| &x.name),
+        }
+    }
 }
 
 /// With `submit --principal/--keytab` on a secure cluster staging on HDFS: how the AM logs
@@ -201,6 +275,17 @@ pub(crate) mod tests {
                 },
                 node_label: Some("gpu".into()),
                 resources: BTreeMap::from([("yarn.io/gpu".into(), 1)]),
+                kinds: vec![ExecutorKind {
+                    name: "accel".into(),
+                    memory_mb: 512,
+                    vcores: 2,
+                    initial: 0,
+                    min: 0,
+                    max: 3,
+                    node_label: None,
+                    resources: BTreeMap::from([("example.com/accelerator".into(), 1)]),
+                    command: Some("run-accel".into()),
+                }],
             },
             staging: Some(StagingDir::Webhdfs {
                 url: "http://rm:9870".into(),

@@ -19,10 +19,10 @@ pub enum SizeError {
     TooLarge(#[from] TooLarge),
     #[error("the {who} container asks for {asked} {unit}: {flag} must not be negative")]
     Negative {
-        who: &'static str,
+        who: String,
         asked: i64,
         unit: &'static str,
-        flag: &'static str,
+        flag: String,
     },
 }
 
@@ -33,20 +33,20 @@ pub enum SizeError {
      {max} {unit} ({key}); ask for at most {max} with {flag}"
 )]
 pub struct TooLarge {
-    pub who: &'static str,
+    pub who: String,
     pub asked: i64,
     pub max: i64,
     pub unit: &'static str,
     pub key: &'static str,
-    pub flag: &'static str,
+    pub flag: String,
 }
 
 /// One container kind to check: what it is called, its size, and how the user sets it.
 pub struct Asked {
-    pub who: &'static str,
+    pub who: String,
     pub size: Resource,
-    pub memory_flag: &'static str,
-    pub vcores_flag: &'static str,
+    pub memory_flag: String,
+    pub vcores_flag: String,
 }
 
 /// The first container of `asked` that does not fit in `max` (or asks for a negative
@@ -54,36 +54,36 @@ pub struct Asked {
 pub fn check(asked: &[Asked], max: Resource) -> Result<(), SizeError> {
     for a in asked {
         for (value, unit, flag) in [
-            (a.size.memory, "MB", a.memory_flag),
-            (i64::from(a.size.vcores), "vcores", a.vcores_flag),
+            (a.size.memory, "MB", &a.memory_flag),
+            (i64::from(a.size.vcores), "vcores", &a.vcores_flag),
         ] {
             if value < 0 {
                 return Err(SizeError::Negative {
-                    who: a.who,
+                    who: a.who.clone(),
                     asked: value,
                     unit,
-                    flag,
+                    flag: flag.clone(),
                 });
             }
         }
         if a.size.memory > max.memory {
             return Err(SizeError::TooLarge(TooLarge {
-                who: a.who,
+                who: a.who.clone(),
                 asked: a.size.memory,
                 max: max.memory,
                 unit: "MB",
                 key: "yarn.scheduler.maximum-allocation-mb",
-                flag: a.memory_flag,
+                flag: a.memory_flag.clone(),
             }));
         }
         if a.size.vcores > max.vcores {
             return Err(SizeError::TooLarge(TooLarge {
-                who: a.who,
+                who: a.who.clone(),
                 asked: i64::from(a.size.vcores),
                 max: i64::from(max.vcores),
                 unit: "vcores",
                 key: "yarn.scheduler.maximum-allocation-vcores",
-                flag: a.vcores_flag,
+                flag: a.vcores_flag.clone(),
             }));
         }
     }
@@ -101,16 +101,16 @@ mod tests {
     fn asked(am: Resource, executor: Resource) -> [Asked; 2] {
         [
             Asked {
-                who: "AM",
+                who: "AM".into(),
                 size: am,
-                memory_flag: "--am-memory",
-                vcores_flag: "--am-vcores",
+                memory_flag: "--am-memory".into(),
+                vcores_flag: "--am-vcores".into(),
             },
             Asked {
-                who: "executor",
+                who: "executor".into(),
                 size: executor,
-                memory_flag: "--executor-memory",
-                vcores_flag: "--executor-vcores",
+                memory_flag: "--executor-memory".into(),
+                vcores_flag: "--executor-vcores".into(),
             },
         ]
     }
@@ -136,7 +136,10 @@ mod tests {
         let SizeError::TooLarge(t) = &e else {
             panic!("{e:?}")
         };
-        assert_eq!((t.who, t.unit, t.flag), ("AM", "vcores", "--am-vcores"));
+        assert_eq!(
+            (t.who.as_str(), t.unit, t.flag.as_str()),
+            ("AM", "vcores", "--am-vcores")
+        );
         assert!(e
             .to_string()
             .contains("yarn.scheduler.maximum-allocation-vcores"));

@@ -25,7 +25,7 @@ use tracing::warn;
 use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest, Submission};
 
 use crate::cli::SubmitArgs;
-use crate::protocol::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
+use crate::protocol::spec::{AppSpec, ExecutorKind, ExecutorSpec, SPEC_FILE};
 use crate::staging::{ResourceKind, StagedFile, Stager, StagingOptions, StagingRoot, Visibility};
 use crate::tools::rm::hadoop_conf;
 use crate::tools::rm::rm_rest;
@@ -41,6 +41,12 @@ pub const BINARY_NAME: &str = "yarn-am";
 /// container's bash sees them (`yarn_client::launch_script`). The file's bytes are exactly
 /// what the user typed (Skein ships its scripts the same way).
 pub const COMMAND_FILE: &str = "yarn-am-command.sh";
+
+/// The file an executor kind's own command travels in (kind names are plain words, see
+/// `core::driver::job::valid_kind_name`).
+pub fn kind_command_file(kind: &str) -> String {
+    format!("yarn-am-command-{kind}.sh")
+}
 /// The AM container's copy of `--driver-command` (see `crate::am::driver_process`).
 pub const DRIVER_COMMAND_FILE: &str = "yarn-am-driver.sh";
 /// Name of the cluster's CA file (`YARN_AM_CA_FILE` at submit) in the AM's and the job's
@@ -289,13 +295,13 @@ fn container_sizes(
     job: Option<&crate::core::driver::job::Job>,
 ) -> anyhow::Result<Vec<limits::Asked>> {
     let am = limits::Asked {
-        who: "AM",
+        who: "AM".into(),
         size: Resource {
             memory: args.am_memory,
             vcores: args.am_vcores,
         },
-        memory_flag: "--am-memory",
-        vcores_flag: "--am-vcores",
+        memory_flag: "--am-memory".into(),
+        vcores_flag: "--am-vcores".into(),
     };
     let (memory_flag, vcores_flag) = match job {
         Some(_) => (
@@ -305,12 +311,69 @@ fn container_sizes(
         None => ("--executor-memory", "--executor-vcores"),
     };
     let executor = limits::Asked {
-        who: "executor",
+        who: "executor".into(),
         size: executor_size(args, job)?,
-        memory_flag,
-        vcores_flag,
+        memory_flag: memory_flag.into(),
+        vcores_flag: vcores_flag.into(),
     };
-    Ok(vec![am, executor])
+    let mut all = vec![am, executor];
+    for k in executor_kinds(args, job)? {
+        let (memory_flag, vcores_flag) = match job {
+            Some(_) => (
+                format!("kinds.{}.memory_mb in the job file", k.name),
+                format!("kinds.{}.cores in the job file", k.name),
+            ),
+            None => (
+                format!("--executor-kind {}:memory=", k.name),
+                format!("--executor-kind {}:vcores=", k.name),
+            ),
+        };
+        all.push(limits::Asked {
+            who: format!("executor kind {}", k.name),
+            size: Resource {
+                memory: k.memory_mb,
+                vcores: k.vcores,
+            },
+            memory_flag,
+            vcores_flag,
+        });
+    }
+    Ok(all)
+}
+
+/// The app's further executor kinds: the job file's `kinds`, else `--executor-kind`s (their
+/// commands as typed, not yet staged).
+fn executor_kinds(
+    args: &SubmitArgs,
+    job: Option<&crate::core::driver::job::Job>,
+) -> anyhow::Result<Vec<ExecutorKind>> {
+    let Some(j) = job else {
+        let mut seen = std::collections::HashSet::new();
+        if let Some(k) = args.executor_kind.iter().find(|k| !seen.insert(&k.name)) {
+            anyhow::bail!("--executor-kind {} is given twice", k.name);
+        }
+        return Ok(args.executor_kind.clone());
+    };
+    if !args.executor_kind.is_empty() {
+        anyhow::bail!("--executor-kind does not apply to a job: declare the job file's `kinds`");
+    }
+    j.kinds
+        .iter()
+        .map(|(name, e)| {
+            Ok(ExecutorKind {
+                name: name.clone(),
+                memory_mb: i64::from(e.memory_mb),
+                vcores: i32::try_from(e.cores)
+                    .with_context(|| format!("kinds.{name}.cores above i32::MAX"))?,
+                initial: e.initial_executors.unwrap_or(e.min_executors),
+                min: e.min_executors,
+                max: e.max_executors,
+                node_label: e.node_label.clone(),
+                resources: e.resources.clone(),
+                command: None,
+            })
+        })
+        .collect()
 }
 
 /// True when the submission call got no answer (a timeout, a dropped connection): the RM
@@ -408,6 +471,16 @@ async fn stage_and_submit(
             .await?;
         files.insert(COMMAND_FILE.to_string(), script);
     }
+    let mut kinds = executor_kinds(args, job.as_ref())?;
+    for k in &mut kinds {
+        // A kind's own command travels as its own file, like the default kind's.
+        if let Some(cmd) = k.command.take() {
+            let file = kind_command_file(&k.name);
+            let script = stager.put_bytes(&file, cmd.into_bytes()).await?;
+            files.insert(file.clone(), script);
+            k.command = Some(format!("/bin/bash {file}"));
+        }
+    }
 
     let acls = args.acls();
     let mut executor = ExecutorSpec {
@@ -422,6 +495,7 @@ async fn stage_and_submit(
         acls: acls.clone(),
         node_label: args.node_label.clone(),
         resources: args.executor_resource.iter().cloned().collect(),
+        kinds,
     };
     if job.is_none() {
         // The executor command can reach the app's key-value store with `./yarn-am kv`.
@@ -451,6 +525,13 @@ async fn stage_and_submit(
         executor.initial = j.initial_executors();
         executor.min = j.executor.min_executors;
         executor.max = j.executor.max_executors;
+        // The job's own resources and label for its default kind; the flags add to them.
+        let flags = std::mem::take(&mut executor.resources);
+        executor.resources = j.executor.resources.clone();
+        executor.resources.extend(flags);
+        if executor.node_label.is_none() {
+            executor.node_label.clone_from(&j.executor.node_label);
+        }
     }
     let max_executor_failures = args
         .max_executor_failures

@@ -191,6 +191,7 @@ pub fn parse_state(
             input.host_to_local_task_count,
         )?,
         excluded_hosts: Vec::new(),
+        kind: None,
     };
     let snapshot = Snapshot {
         demand,

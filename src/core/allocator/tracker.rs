@@ -48,6 +48,9 @@ pub struct AllocatorConfig {
     /// Tasks one executor runs at once (executor cores / cpus per task; 0 counts as 1): fixed
     /// by the executor's size for the AM's life, so not part of the driver's demand.
     pub tasks_per_executor: u32,
+    /// Which executor ids this allocator hands out: its kind's stripe when an app has
+    /// several executor kinds, each with its own allocator (`core::am::pool`).
+    pub ids: crate::core::ids::IdStripe,
 }
 
 /// One NodeManager heartbeat at YARN's default interval
@@ -63,6 +66,7 @@ impl Default for AllocatorConfig {
             failure_validity_ms: None,
             spread_wait_ms: DEFAULT_SPREAD_WAIT_MS,
             tasks_per_executor: 1,
+            ids: Default::default(),
         }
     }
 }
@@ -325,9 +329,9 @@ pub struct Allocator {
 impl Allocator {
     pub fn new(config: AllocatorConfig) -> Self {
         Allocator {
-            config,
             next_request: 1,
-            next_executor: ExecutorId::new(1),
+            next_executor: config.ids.at_or_after(ExecutorId::new(1)),
+            config,
             ..Allocator::default()
         }
     }
@@ -335,7 +339,7 @@ impl Allocator {
     /// Executor ids start at `first` (at least 1): a later AM attempt numbers its executors
     /// past every id an earlier attempt used, so an old executor can never pass for a new one.
     pub fn with_first_executor_id(mut self, first: ExecutorId) -> Self {
-        self.next_executor = first.max(ExecutorId::new(1));
+        self.next_executor = self.config.ids.at_or_after(first);
         self
     }
 
@@ -738,7 +742,7 @@ impl Allocator {
                 continue;
             }
             let executor = self.next_executor;
-            self.next_executor = executor.next();
+            self.next_executor = self.config.ids.after(executor);
             self.starting += 1;
             *self
                 .starting_per_host
@@ -920,7 +924,9 @@ impl Allocator {
         if self.is_ours(&container.id) || self.executors.contains_key(&executor) {
             return false;
         }
-        self.next_executor = self.next_executor.max(executor.next());
+        self.next_executor = self
+            .next_executor
+            .max(self.config.ids.at_or_after(executor.next()));
         *self
             .running_per_host
             .entry(container.host.clone())

@@ -261,6 +261,8 @@ pub struct AmCore {
     completion: Completion,
     /// The executors-only rule, on from [`Self::handle_start`] when `completion` asks for it.
     to_completion: Option<RunToCompletion>,
+    /// The default kind's initial executors an app without a job asked at the start.
+    initial: u32,
     /// The last progress an external driver reported (`POST /v1/progress`).
     reported_progress: Option<f32>,
     /// How long executors have waited for a grant, and why (see [`super::waiting`]).
@@ -303,6 +305,7 @@ impl AmCore {
             silence_limit_ms: DEFAULT_EXECUTOR_SILENCE.as_millis() as u64,
             completion: Completion::KeepRunning,
             to_completion: None,
+            initial: 0,
             reported_progress: None,
             waiting: Waiting::default(),
             kv: KvDesk::default(),
@@ -346,22 +349,20 @@ impl AmCore {
 
     /// The first step: the job's first demand, or `initial` executors without a job (with
     /// [`Completion::ExecutorsSucceed`], the ones that must exit 0 for the app to succeed).
+    /// With several executor kinds, each kind asks its own initial executors too.
     pub fn handle_start(&mut self, now_ms: u64, initial: u32) {
-        if self.job.is_none() && self.completion == Completion::ExecutorsSucceed && initial > 0 {
-            self.to_completion = Some(RunToCompletion {
-                target: initial,
-                seen: self.pool.registry.succeeded(),
-            });
-        }
         match self.job.as_mut() {
             Some(j) => j.tick(now_ms, &mut self.pool),
-            None => self.pool.set_demand(
-                now_ms,
-                driver_api::Demand {
-                    target_executors: initial,
-                    ..Default::default()
-                },
-            ),
+            None => {
+                let total = self.pool.ask_initial(now_ms, initial);
+                self.initial = initial;
+                if self.completion == Completion::ExecutorsSucceed && total > 0 {
+                    self.to_completion = Some(RunToCompletion {
+                        target: total,
+                        seen: self.pool.registry.succeeded(),
+                    });
+                }
+            }
         }
         self.settle(now_ms);
     }
@@ -716,13 +717,7 @@ impl AmCore {
             return;
         }
         info!(done, of = target, "executors exited 0; not replacing them");
-        self.pool.set_demand(
-            now_ms,
-            driver_api::Demand {
-                target_executors: target - done,
-                ..Default::default()
-            },
-        );
+        self.pool.ask_initial(now_ms, self.initial);
     }
 
     fn end(&mut self, now_ms: u64, why: Ending) {
@@ -930,3 +925,7 @@ mod tests;
 #[cfg(test)]
 #[path = "am_core_hosts_tests.rs"]
 mod hosts_tests;
+
+#[cfg(test)]
+#[path = "am_core_kinds_tests.rs"]
+mod kinds_tests;

@@ -58,7 +58,7 @@ fn granted(ids: &[(&str, &str)]) -> RmReply {
     }))
 }
 
-fn answered() -> RmReply {
+pub(super) fn answered() -> RmReply {
     RmReply::Allocated(Box::new(Allocation {
         response_id: 1,
         ..Default::default()

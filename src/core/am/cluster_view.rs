@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use crate::core::allocator::tracker::NodeUpdate;
 use crate::core::allocator::{Cluster, Topology};
 use crate::core::topology::SharedTopology;
-use crate::protocol::spec::ExecutorSpec;
+use crate::protocol::spec::ExecutorKind;
 use yarn_client::amrm::NodeReport;
 use yarn_client::request_table::RackResolver;
 use yarn_client::rest::NodeInfo;
@@ -37,7 +37,7 @@ fn in_partition(label: Option<&str>, labels: &[String]) -> bool {
 }
 
 /// Builds the allocator's view from the RM REST node list.
-pub fn from_nodes(nodes: &[NodeInfo], executor: &ExecutorSpec) -> (SharedTopology, Cluster) {
+pub fn from_nodes(nodes: &[NodeInfo], executor: &ExecutorKind) -> (SharedTopology, Cluster) {
     let mut racks = HashMap::new();
     let mut usable = HashSet::new();
     let mut capacity = HashMap::new();
@@ -63,7 +63,7 @@ pub fn from_nodes(nodes: &[NodeInfo], executor: &ExecutorSpec) -> (SharedTopolog
 pub fn listed_node_update(
     n: &NodeInfo,
     excluded: &HashSet<String>,
-    executor: &ExecutorSpec,
+    executor: &ExecutorKind,
 ) -> NodeUpdate {
     let (memory_mb, vcores) = (executor.memory_mb, executor.vcores);
     NodeUpdate {
@@ -87,7 +87,7 @@ pub fn listed_node_update(
 pub fn node_update(
     r: &NodeReport,
     excluded: &HashSet<String>,
-    executor: &ExecutorSpec,
+    executor: &ExecutorKind,
 ) -> Option<NodeUpdate> {
     let (memory_mb, vcores) = (executor.memory_mb, executor.vcores);
     let host = Some(r.host.clone()).filter(|h| !h.is_empty())?;
@@ -127,8 +127,8 @@ mod tests {
             ..crate::core::am::fixtures::node(host, "/r1", 4096, 4)
         };
         let nodes = [node("a", &[]), node("b", &["gpu"]), node("c", &[""])];
-        let mut spec = crate::core::am::fixtures::spec(4);
-        let usable = |spec: &ExecutorSpec| {
+        let mut spec = crate::core::am::fixtures::spec(4).all_kinds().remove(0);
+        let usable = |spec: &ExecutorKind| {
             let mut u: Vec<String> = from_nodes(&nodes, spec)
                 .1
                 .nodes

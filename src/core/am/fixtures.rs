@@ -26,6 +26,7 @@ pub fn spec(max: u32) -> ExecutorSpec {
         acls: Default::default(),
         node_label: None,
         resources: Default::default(),
+        kinds: Vec::new(),
     }
 }
 
@@ -45,7 +46,7 @@ pub fn pool(nodes: &[NodeInfo], max: u32) -> Pool {
 
 /// [`pool`] with an allocator configured otherwise.
 pub fn pool_with(nodes: &[NodeInfo], max: u32, config: AllocatorConfig) -> Pool {
-    let (topo, cluster) = super::cluster_view::from_nodes(nodes, &spec(max));
+    let (topo, cluster) = super::cluster_view::from_nodes(nodes, &spec(max).all_kinds()[0]);
     let (events, _) = broadcast::channel(64);
     let table = AmrmState::new(super::cluster_view::rack_resolver(&topo), None);
     Pool::new(
@@ -69,5 +70,6 @@ pub fn container(id: &str, host: &str) -> AllocatedContainer {
         resources: Vec::new(),
         token: None,
         allocation_request_id: -1,
+        priority: 1,
     }
 }

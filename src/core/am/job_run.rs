@@ -5,12 +5,18 @@
 //! events and carry its task launches back, its demand goes to the allocator like any
 //! driver's `POST /v1/demand`, and executors the AM loses are reported to it so their
 //! tasks run again elsewhere.
+//!
+//! A job with several executor kinds runs one driver per kind that has tasks, each on its
+//! part of the job (`Job::kind_job`): the driver's scheduling and scaling stay those of one
+//! executor size, an executor's kind (from its id, `IdStripe`) says which driver it serves,
+//! and each driver's demand is its kind's. The job ends when every driver has, or when one
+//! fails; the report is the drivers' together.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::core::driver::report::{JobSummary, ReportView};
 use crate::core::driver::{Driver, DriverAction, DriverEvent};
-use crate::core::ids::ExecutorId;
+use crate::core::ids::{ExecutorId, IdStripe};
 use tracing::{info, warn};
 
 use super::deliveries::Deliveries;
@@ -18,9 +24,24 @@ use super::pool::Pool;
 use crate::core::ids::TaskAttempt;
 use crate::protocol::poll::{PollReply, PollRequest, TaskAssignment};
 
-pub struct JobRun {
+/// One executor kind's driver.
+struct KindDriver {
+    /// The kind's name; `None` for the default kind.
+    kind: Option<String>,
     driver: Driver,
     cores: u32,
+    finished: Option<JobSummary>,
+}
+
+pub struct JobRun {
+    /// One per kind with tasks; the only one of a job without kinds.
+    drivers: Vec<KindDriver>,
+    /// For each executor kind of the app (in `ExecutorSpec::all_kinds` order), the index
+    /// of its driver in `drivers`, if it has one.
+    by_kind: Vec<Option<usize>>,
+    /// The job's name and its task order, for the report of several drivers.
+    name: String,
+    order: HashMap<String, usize>,
     /// Task cpus by task id, for the attempts adopted executors hold (the driver's
     /// launches carry their own).
     cpus: HashMap<String, u32>,
@@ -42,17 +63,64 @@ pub struct JobRun {
 }
 
 impl JobRun {
+    /// A job of one executor kind.
     pub fn new(driver: Driver) -> Self {
-        let cores = driver.job().executor.cores;
-        let cpus = driver
-            .job()
+        Self::with_drivers(vec![(None, driver)], vec![Some(0)])
+    }
+
+    /// A job over the app's executor kinds (`kinds`: their names in
+    /// `ExecutorSpec::all_kinds` order, the default first): one driver per kind with tasks.
+    pub fn for_job(
+        job: &crate::core::driver::Job,
+        topology: &crate::core::topology::SharedTopology,
+        kinds: &[String],
+    ) -> Result<Self, crate::core::driver::JobError> {
+        job.validate()?;
+        let mut drivers = Vec::new();
+        let mut by_kind = Vec::new();
+        for (k, name) in kinds.iter().enumerate() {
+            let kind = (k > 0).then(|| name.clone());
+            match job.kind_job(kind.as_deref()) {
+                Some(part) => {
+                    by_kind.push(Some(drivers.len()));
+                    drivers.push((kind, Driver::new(part, topology.clone())?));
+                }
+                None => by_kind.push(None),
+            }
+        }
+        let mut run = Self::with_drivers(drivers, by_kind);
+        run.name = job.name.clone();
+        run.order = job
             .tasks
             .iter()
-            .map(|t| (t.id.clone(), t.cpus))
+            .enumerate()
+            .map(|(i, t)| (t.id.clone(), i))
             .collect();
+        Ok(run)
+    }
+
+    fn with_drivers(drivers: Vec<(Option<String>, Driver)>, by_kind: Vec<Option<usize>>) -> Self {
+        let cpus = drivers
+            .iter()
+            .flat_map(|(_, d)| d.job().tasks.iter().map(|t| (t.id.clone(), t.cpus)))
+            .collect();
+        let name = drivers
+            .first()
+            .map(|(_, d)| d.job().name.clone())
+            .unwrap_or_default();
         Self {
-            driver,
-            cores,
+            drivers: drivers
+                .into_iter()
+                .map(|(kind, driver)| KindDriver {
+                    kind,
+                    cores: driver.job().executor.cores,
+                    driver,
+                    finished: None,
+                })
+                .collect(),
+            by_kind,
+            name,
+            order: HashMap::new(),
             cpus,
             outbox: HashMap::new(),
             awaiting_first_poll: HashSet::new(),
@@ -70,7 +138,24 @@ impl JobRun {
         entries: &[crate::core::driver::journal::Entry],
     ) -> crate::core::driver::journal::Replayed {
         self.report = None;
-        self.driver.replay(entries)
+        // Each driver takes the entries of its own tasks; the counts add up.
+        let mut all = crate::core::driver::journal::Replayed::default();
+        for (i, d) in self.drivers.iter_mut().enumerate() {
+            let r = d.driver.replay(entries);
+            all.succeeded += r.succeeded;
+            all.failed += r.failed;
+            all.max_executor_id = all.max_executor_id.max(r.max_executor_id);
+            if i == 0 {
+                all.am_attempts = r.am_attempts;
+            }
+        }
+        all
+    }
+
+    /// The driver executor `id` serves (by its kind), if its kind has one.
+    fn slot(&self, id: ExecutorId) -> Option<usize> {
+        let k = IdStripe::kind_of(id, self.by_kind.len());
+        self.by_kind.get(k).copied().flatten()
     }
 
     /// Executors adopted from an earlier AM attempt, before they poll: they are registered
@@ -86,6 +171,9 @@ impl JobRun {
         pool: &mut Pool,
     ) {
         for &(id, ref host, ref rack) in executors {
+            let Some(slot) = self.slot(id) else {
+                continue;
+            };
             let running: Vec<TaskAttempt> = in_flight
                 .iter()
                 .filter(|(_, e)| *e == id)
@@ -95,26 +183,23 @@ impl JobRun {
             info!(executor = %id, %host, attempts = running.len(), "executor of an earlier AM attempt adopted with its attempts");
             self.event(
                 now_ms,
+                slot,
                 DriverEvent::ExecutorAdopted {
                     id,
                     host: host.clone(),
                     rack: rack.clone(),
-                    cores: self.cores,
+                    cores: self.drivers[slot].cores,
                     running: running.clone(),
                 },
                 pool,
             );
+            let scheduler = self.drivers[slot].driver.scheduler();
             let held: Vec<TaskAssignment> = running
                 .into_iter()
-                .filter(|t| self.driver.scheduler().runs_on(&t.task_id, t.attempt, id))
+                .filter(|t| scheduler.runs_on(&t.task_id, t.attempt, id))
                 .map(|TaskAttempt { task_id, attempt }| TaskAssignment {
                     cpus: self.cpus.get(&task_id).copied().unwrap_or(1),
-                    command: self
-                        .driver
-                        .scheduler()
-                        .command(&task_id)
-                        .unwrap_or_default()
-                        .to_string(),
+                    command: scheduler.command(&task_id).unwrap_or_default().to_string(),
                     task_id,
                     attempt,
                 })
@@ -125,19 +210,28 @@ impl JobRun {
 
     /// What happened since the last call, for the journal.
     pub fn take_journal(&mut self) -> Vec<crate::core::driver::journal::Entry> {
-        self.driver.take_journal()
+        let mut all = Vec::new();
+        for d in &mut self.drivers {
+            all.extend(d.driver.take_journal());
+        }
+        all
     }
 
-    fn event(&mut self, now_ms: u64, event: DriverEvent, pool: &mut Pool) {
+    fn event(&mut self, now_ms: u64, slot: usize, event: DriverEvent, pool: &mut Pool) {
         // Every driver change comes through here (or `replay`): the report is stale.
         self.report = None;
-        let actions = self.driver.on_event(now_ms, event);
-        self.apply(now_ms, actions, pool);
+        if self.drivers[slot].finished.is_some() {
+            return;
+        }
+        let actions = self.drivers[slot].driver.on_event(now_ms, event);
+        self.apply(now_ms, slot, actions, pool);
     }
 
     /// Time passed: lets locality waits expire and idle executors go.
     pub fn tick(&mut self, now_ms: u64, pool: &mut Pool) {
-        self.event(now_ms, DriverEvent::Tick, pool);
+        for slot in 0..self.drivers.len() {
+            self.event(now_ms, slot, DriverEvent::Tick, pool);
+        }
     }
 
     /// When a [`Self::tick`] could next change something (`None`: only events matter).
@@ -145,7 +239,11 @@ impl JobRun {
         if self.finished.is_some() {
             return None;
         }
-        self.driver.next_deadline_ms()
+        self.drivers
+            .iter()
+            .filter(|d| d.finished.is_none())
+            .filter_map(|d| d.driver.next_deadline_ms())
+            .min()
     }
 
     /// One executor poll: registration on the first, then its results; answers with work.
@@ -155,7 +253,8 @@ impl JobRun {
             .parse::<ExecutorId>()
             .ok()
             .and_then(|n| Some((n, pool.registry.live_host(n)?.to_string())));
-        let Some((id, host)) = live else {
+        let live = live.and_then(|(id, host)| Some((id, host, self.slot(id)?)));
+        let Some((id, host, slot)) = live else {
             let id = &req.executor_id;
             // Not an executor of this attempt (or already gone): it has nothing to do here.
             // Its results are not taken: the driver re-ran its tasks when it was lost.
@@ -186,7 +285,8 @@ impl JobRun {
         };
         // The driver's scheduler is the record of the executors it knows (registered on a
         // first poll or adopted, not yet removed). Once the job is over nothing registers.
-        if self.finished.is_none() && !self.driver.scheduler().has_executor(id) {
+        let cores = self.drivers[slot].cores;
+        if self.finished.is_none() && !self.drivers[slot].driver.scheduler().has_executor(id) {
             let rack = pool.rack_of(&host).to_string();
             let running = named();
             let event = if running.is_empty() {
@@ -195,7 +295,7 @@ impl JobRun {
                     id,
                     host: host.clone(),
                     rack,
-                    cores: self.cores,
+                    cores,
                 }
             } else {
                 info!(executor = %id, %host, %rack, attempts = running.len(),
@@ -204,11 +304,11 @@ impl JobRun {
                     id,
                     host: host.clone(),
                     rack,
-                    cores: self.cores,
+                    cores,
                     running,
                 }
             };
-            self.event(now_ms, event, pool);
+            self.event(now_ms, slot, event, pool);
         }
         if self.awaiting_first_poll.remove(&id) {
             // Attempts the journal missed (started just before the old AM died) that this
@@ -217,11 +317,12 @@ impl JobRun {
             if !running.is_empty() {
                 self.event(
                     now_ms,
+                    slot,
                     DriverEvent::ExecutorAdopted {
                         id,
                         host: host.clone(),
                         rack: pool.rack_of(&host).to_string(),
-                        cores: self.cores,
+                        cores,
                         running,
                     },
                     pool,
@@ -237,6 +338,7 @@ impl JobRun {
         for r in req.finished {
             self.event(
                 now_ms,
+                slot,
                 DriverEvent::TaskFinished {
                     task_id: r.task_id,
                     attempt: r.attempt,
@@ -248,8 +350,11 @@ impl JobRun {
             );
         }
         // Told to go: the driver asked for its kill (idle), or the job is over.
+        let kind_done = self.drivers[slot].finished.is_some();
         let shutdown = self.finished.is_some()
-            || (self.driver.scheduler().is_killing(id) && !self.draining.contains(&id));
+            || kind_done
+            || (self.drivers[slot].driver.scheduler().is_killing(id)
+                && !self.draining.contains(&id));
         let tasks = if shutdown {
             Vec::new()
         } else {
@@ -266,6 +371,8 @@ impl JobRun {
             reason: shutdown.then(|| {
                 if self.finished.is_some() {
                     "the job is over".to_string()
+                } else if kind_done {
+                    "the tasks of its executor kind are done".to_string()
                 } else {
                     "released by the driver (idle)".to_string()
                 }
@@ -298,7 +405,10 @@ impl JobRun {
         pool: &mut Pool,
     ) {
         for (id, reason) in gone {
-            if !self.driver.scheduler().has_executor(id) {
+            let Some(slot) = self.slot(id) else {
+                continue;
+            };
+            if !self.drivers[slot].driver.scheduler().has_executor(id) {
                 continue;
             }
             self.awaiting_first_poll.remove(&id);
@@ -307,11 +417,16 @@ impl JobRun {
             self.kills.remove(&id);
             self.deliveries.forget(id);
             info!(executor = %id, %reason, "executor lost");
-            self.event(now_ms, DriverEvent::ExecutorRemoved { id, reason }, pool);
+            self.event(
+                now_ms,
+                slot,
+                DriverEvent::ExecutorRemoved { id, reason },
+                pool,
+            );
         }
     }
 
-    fn apply(&mut self, now_ms: u64, actions: Vec<DriverAction>, pool: &mut Pool) {
+    fn apply(&mut self, now_ms: u64, slot: usize, actions: Vec<DriverAction>, pool: &mut Pool) {
         for action in actions {
             match action {
                 DriverAction::LaunchTask {
@@ -333,7 +448,10 @@ impl JobRun {
                             cpus,
                         });
                 }
-                DriverAction::SetDemand(d) => pool.set_demand(now_ms, d),
+                DriverAction::SetDemand(d) => {
+                    let kind = self.drivers[slot].kind.clone();
+                    pool.set_demand(now_ms, crate::core::driver::Demand { kind, ..d })
+                }
                 DriverAction::KillExecutors(ids) => {
                     // The driver marked them killing: their next poll tells them to go.
                     info!(?ids, "releasing idle executors");
@@ -362,38 +480,88 @@ impl JobRun {
                     }
                 }
                 DriverAction::JobFinished { summary, .. } => {
-                    info!(succeeded = summary.succeeded, "job finished");
-                    self.finished = Some(*summary);
+                    self.kind_finished(now_ms, slot, *summary, pool);
                 }
             }
+        }
+    }
+
+    /// One kind's driver is done. The job is over when every driver is, or at once when
+    /// one failed; until then the kind asks no more executors and its executors are told
+    /// to stop on their next poll.
+    fn kind_finished(&mut self, now_ms: u64, slot: usize, summary: JobSummary, pool: &mut Pool) {
+        let kind = self.drivers[slot].kind.clone();
+        info!(
+            succeeded = summary.succeeded,
+            kind = kind.as_deref().unwrap_or("default"),
+            "tasks of an executor kind finished"
+        );
+        let failed = !summary.succeeded;
+        self.drivers[slot].finished = Some(summary);
+        if self.drivers.len() == 1 {
+            self.finished = self.drivers[0].finished.clone();
+        } else if failed || self.drivers.iter().all(|d| d.finished.is_some()) {
+            self.finished = Some(self.merged().summary());
+        } else {
+            pool.set_demand(
+                now_ms,
+                crate::core::driver::Demand {
+                    kind,
+                    ..Default::default()
+                },
+            );
+            return;
+        }
+        if let Some(s) = &self.finished {
+            info!(succeeded = s.succeeded, "job finished");
         }
     }
 
     /// What losing executor `id` would cost at `now_ms` (running attempts, their work so
     /// far), for the choice of what to give back on preemption.
     pub fn work_at_stake(&self, id: ExecutorId, now_ms: u64) -> Option<(usize, u64)> {
-        self.driver.scheduler().work_at_stake(id, now_ms)
+        let slot = self.slot(id)?;
+        self.drivers[slot]
+            .driver
+            .scheduler()
+            .work_at_stake(id, now_ms)
     }
 
     /// The AM gives executor `id` back: it gets no new task, and is told to stop on its
     /// next poll.
     pub fn giving_back(&mut self, id: ExecutorId) {
-        self.driver.stop_offering(id);
+        if let Some(slot) = self.slot(id) {
+            self.drivers[slot].driver.stop_offering(id);
+        }
     }
 
     /// Executor `id`'s node is decommissioning: it gets no new task but finishes those it
     /// runs (the AM gives it back once it is idle). Returns whether it runs none now.
     pub fn draining(&mut self, id: ExecutorId, now_ms: u64) -> bool {
         if self.draining.insert(id) {
-            self.driver.stop_offering(id);
+            self.giving_back(id);
         }
         self.work_at_stake(id, now_ms).is_none_or(|(n, _)| n == 0)
     }
 
-    /// The driver, read-only (for the loop-pass bench's reference computation).
+    /// The (first) driver, read-only (for the loop-pass bench's reference computation).
     #[allow(dead_code)]
     pub fn driver(&self) -> &Driver {
-        &self.driver
+        &self.drivers[0].driver
+    }
+
+    /// The drivers' reports as one: counts summed, tasks in job order, the executors over
+    /// time added up, failed if any failed.
+    fn merged(&self) -> ReportView {
+        let parts: Vec<JobSummary> = self
+            .drivers
+            .iter()
+            .map(|d| match &d.finished {
+                Some(s) => s.clone(),
+                None => d.driver.view().summary(),
+            })
+            .collect();
+        ReportView::from(merge_summaries(&self.name, &self.order, parts))
     }
 
     pub fn finished(&self) -> Option<&JobSummary> {
@@ -405,11 +573,77 @@ impl JobRun {
     /// report's counts up to date as tasks finish and shares its task records with the
     /// view (see `crate::core::driver::report`), so taking one costs no copy of any record;
     /// it is taken once per driver change and cloned (a pointer) otherwise.
+    /// With several kinds the report is built from theirs, copying the task records.
     pub fn report(&mut self) -> ReportView {
-        self.report
-            .get_or_insert_with(|| self.driver.view())
-            .clone()
+        if self.report.is_none() {
+            self.report = Some(match (&self.finished, self.drivers.len()) {
+                (Some(s), n) if n > 1 => ReportView::from(s.clone()),
+                (_, 1) => self.drivers[0].driver.view(),
+                _ => self.merged(),
+            });
+        }
+        self.report.clone().expect("set above")
     }
+}
+
+/// Several kinds' job summaries as one (see [`JobRun::merged`]).
+fn merge_summaries(
+    name: &str,
+    order: &HashMap<String, usize>,
+    parts: Vec<JobSummary>,
+) -> JobSummary {
+    let mut out = JobSummary {
+        name: name.to_string(),
+        succeeded: !parts.is_empty(),
+        failure: None,
+        tasks_total: 0,
+        tasks_succeeded: 0,
+        tasks_failed: 0,
+        by_locality: Default::default(),
+        executors_over_time: Vec::new(),
+        wall_time_ms: 0,
+        tasks: Vec::new(),
+    };
+    let mut times: Vec<u64> = Vec::new();
+    for p in &parts {
+        out.succeeded &= p.succeeded;
+        if out.failure.is_none() {
+            out.failure.clone_from(&p.failure);
+        }
+        out.tasks_total += p.tasks_total;
+        out.tasks_succeeded += p.tasks_succeeded;
+        out.tasks_failed += p.tasks_failed;
+        out.by_locality.node_local += p.by_locality.node_local;
+        out.by_locality.no_pref += p.by_locality.no_pref;
+        out.by_locality.rack_local += p.by_locality.rack_local;
+        out.by_locality.any += p.by_locality.any;
+        out.wall_time_ms = out.wall_time_ms.max(p.wall_time_ms);
+        out.tasks.extend(p.tasks.iter().cloned());
+        times.extend(p.executors_over_time.iter().map(|s| s.t_ms));
+    }
+    out.tasks
+        .sort_by_key(|t| order.get(&t.task_id).copied().unwrap_or(usize::MAX));
+    // Executors over time: at each time any kind changed, the sum of every kind's count
+    // as of then.
+    times.sort_unstable();
+    times.dedup();
+    out.executors_over_time = times
+        .into_iter()
+        .map(|t| crate::core::driver::report::ExecutorSample {
+            t_ms: t,
+            executors: parts
+                .iter()
+                .map(|p| {
+                    p.executors_over_time
+                        .iter()
+                        .take_while(|s| s.t_ms <= t)
+                        .last()
+                        .map_or(0, |s| s.executors)
+                })
+                .sum(),
+        })
+        .collect();
+    out
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use crate::core::allocator::tracker::{
     Action, Allocator, ContainerExit, DriverNotice, Event, Phase,
 };
 use crate::core::allocator::{Demand, RackName};
-use crate::core::ids::ExecutorId;
-use crate::core::request_book::RequestBook;
+use crate::core::ids::{ExecutorId, IdStripe};
+use crate::core::request_book::{RequestBook, EXECUTOR_PRIORITY};
 use tracing::{debug, info, warn};
 use yarn_client::amrm::{AllocatedContainer, Allocation};
 use yarn_client::ask::Capability;
@@ -30,14 +30,16 @@ use yarn_client::token::Token;
 use super::cluster_view::{listed_node_update, node_update};
 use super::events::LaunchReport;
 use super::held_back::HeldBack;
-use super::registry::{Held, Registry};
-use crate::protocol::driver_api::{PendingView, StateView};
-use crate::protocol::spec::ExecutorSpec;
+use super::registry::{Granted, Held, Registry};
+use crate::protocol::driver_api::{KindView, PendingView, StateView};
+use crate::protocol::spec::{ExecutorKind, ExecutorSpec};
 
 /// An executor to start on a granted container.
 #[derive(Debug)]
 pub struct Launch {
     pub executor: ExecutorId,
+    /// The executor's kind (an index into [`ExecutorSpec::all_kinds`]).
+    pub kind: usize,
     pub container: AllocatedContainer,
     /// The NM token for the container's node (the RM sends each only once).
     pub nm_token: Option<Token>,
@@ -47,16 +49,28 @@ pub struct Launch {
 #[cfg(feature = "bench")]
 type ActionObserver = Box<dyn FnMut(&Action) + Send>;
 
-pub struct Pool {
+/// One executor kind's share of the pool: its own allocator (requests, executors, failures)
+/// and request book, asked at its own priority, so that kinds of different sizes never
+/// share a YARN request key and every grant says by its priority whose it is.
+struct KindPool {
     allocator: Allocator,
-    pub table: AmrmState,
-    pub registry: Registry,
-    spec: ExecutorSpec,
     /// Allocator request id -> request-table id.
     requests: RequestBook,
+    shape: ExecutorKind,
+    /// The driver's last demand for this kind.
+    demand: Demand,
+    /// This kind's executors that exited 0 on their own (see [`Registry::succeeded`]).
+    succeeded: u32,
+}
+
+pub struct Pool {
+    /// Index `k` is kind `k` ([`ExecutorSpec::all_kinds`]); one entry for an app without
+    /// kinds.
+    kinds: Vec<KindPool>,
+    pub table: AmrmState,
+    pub registry: Registry,
     /// Granted containers not yet launched or released, by id string.
     granted: HashMap<String, AllocatedContainer>,
-    demand: Demand,
     /// Every host excluded now: the driver's and the AM's own ([`Pool::held`]).
     excluded: HashSet<String>,
     /// Hosts the AM keeps executors off by itself: draining nodes, failing hosts.
@@ -86,7 +100,13 @@ fn to_table_id(id: &str) -> Option<ContainerId> {
     parse_container_id(id).map(|p| ContainerId::from(&p))
 }
 
+/// The priority kind `k`'s requests are asked at.
+fn kind_priority(k: usize) -> yarn_client::ask::Priority {
+    yarn_client::ask::Priority(EXECUTOR_PRIORITY.0 + k as i32)
+}
+
 impl Pool {
+    /// A pool of executors of one kind (an app without `kinds`).
     pub fn new(
         allocator: Allocator,
         table: AmrmState,
@@ -94,17 +114,46 @@ impl Pool {
         spec: ExecutorSpec,
         app_id: String,
     ) -> Self {
-        let capability = Capability::new(spec.memory_mb, spec.vcores);
-        let requests = RequestBook::new(capability, spec.node_label.clone())
-            .with_resources(spec.resources.clone().into_iter().collect());
+        Self::with_kinds(vec![allocator], table, registry, &spec, app_id)
+    }
+
+    /// A pool of every kind of `spec`, `allocators[k]` kind `k`'s (configured with its
+    /// [`IdStripe`]).
+    pub fn with_kinds(
+        allocators: Vec<Allocator>,
+        table: AmrmState,
+        registry: Registry,
+        spec: &ExecutorSpec,
+        app_id: String,
+    ) -> Self {
+        assert_eq!(
+            allocators.len(),
+            spec.kind_count(),
+            "one allocator per executor kind"
+        );
+        let kinds = allocators
+            .into_iter()
+            .zip(spec.all_kinds())
+            .enumerate()
+            .map(|(k, (allocator, shape))| {
+                let capability = Capability::new(shape.memory_mb, shape.vcores);
+                let requests = RequestBook::new(capability, shape.node_label.clone())
+                    .with_resources(shape.resources.clone().into_iter().collect())
+                    .with_priority(kind_priority(k));
+                KindPool {
+                    allocator,
+                    requests,
+                    shape,
+                    demand: Demand::default(),
+                    succeeded: 0,
+                }
+            })
+            .collect();
         Self {
-            allocator,
+            kinds,
             table,
             registry,
-            spec,
-            requests,
             granted: HashMap::new(),
-            demand: Demand::default(),
             excluded: HashSet::new(),
             held: HeldBack::default(),
             leaving_sent: 0,
@@ -130,12 +179,47 @@ impl Pool {
     /// Bench only: the allocator, read-only (its counts, e.g. executors running).
     #[cfg(feature = "bench")]
     pub fn allocator(&self) -> &Allocator {
-        &self.allocator
+        &self.kinds[0].allocator
     }
 
     /// The AM's one topology (a handle), for the driver to share.
     pub fn topology(&self) -> &crate::core::topology::SharedTopology {
-        self.allocator.topology()
+        self.kinds[0].allocator.topology()
+    }
+
+    /// The kind executor `id` is of (its id says: see [`IdStripe`]).
+    pub fn kind_of(&self, id: ExecutorId) -> usize {
+        IdStripe::kind_of(id, self.kinds.len())
+    }
+
+    /// How many executor kinds the app has.
+    pub fn kind_count(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// The allocator that tracks executor `id`.
+    fn owner(&self, id: ExecutorId) -> &Allocator {
+        &self.kinds[self.kind_of(id)].allocator
+    }
+
+    /// The kind whose allocator knows `container` (an executor's, or being given back).
+    fn kind_of_container(&self, container: &str) -> Option<usize> {
+        self.kinds
+            .iter()
+            .position(|k| k.allocator.is_ours(container))
+    }
+
+    /// Which kind's executor `container` holds, and the executor.
+    fn executor_of(&self, container: &str) -> Option<ExecutorId> {
+        self.kinds
+            .iter()
+            .find_map(|k| k.allocator.executor_of(container))
+    }
+
+    fn is_releasing(&self, container: &str) -> bool {
+        self.kinds
+            .iter()
+            .any(|k| k.allocator.is_releasing(container))
     }
 
     /// The host's rack, from the AM's one topology.
@@ -168,16 +252,24 @@ impl Pool {
             self.unknown_hosts.retain(|h| topology.knows(h));
             return;
         };
-        let updates = nodes
-            .iter()
-            .map(|n| listed_node_update(n, &self.excluded, &self.spec))
-            .collect();
-        self.event(now_ms, Event::NodesUpdated(updates));
+        for k in 0..self.kinds.len() {
+            let updates = nodes
+                .iter()
+                .map(|n| listed_node_update(n, &self.excluded, &self.kinds[k].shape))
+                .collect();
+            self.event(now_ms, k, Event::NodesUpdated(updates));
+        }
     }
 
-    fn event(&mut self, now_ms: u64, event: Event) {
-        let actions = self.allocator.on_event(now_ms, event);
-        self.apply(now_ms, actions);
+    /// Hands `event` to kind `k`'s allocator and carries out what it answers.
+    fn event(&mut self, now_ms: u64, k: usize, event: Event) {
+        let actions = self.kinds[k].allocator.on_event(now_ms, event);
+        self.apply(now_ms, k, actions);
+    }
+
+    /// `event` for the allocator tracking executor `id`.
+    fn executor_event(&mut self, now_ms: u64, id: ExecutorId, event: Event) {
+        self.event(now_ms, self.kind_of(id), event);
     }
 
     /// Whether something the RM should hear of soon happened since the last call.
@@ -190,12 +282,35 @@ impl Pool {
         std::mem::take(&mut self.launches)
     }
 
-    /// The driver's whole demand. Executors run one task per vcore.
+    /// The driver's whole demand for the kind it names (`kind`, the default kind when it
+    /// names none). Executors run one task per vcore. A kind the app does not have is
+    /// ignored (the driver API refuses it before it gets here).
     pub fn set_demand(&mut self, now_ms: u64, d: Demand) {
-        if self.demand != d {
+        let k = match d.kind.as_deref() {
+            None => Some(0),
+            Some(name) => self.kinds.iter().position(|k| k.shape.name == name),
+        };
+        match k {
+            Some(k) => self.set_kind_demand(now_ms, k, d),
+            None => {
+                warn!(kind = ?d.kind, "demand for an executor kind this app does not have; ignored")
+            }
+        }
+    }
+
+    /// The driver's whole demand for kind `k` (an index below [`Self::kind_count`]).
+    pub fn set_kind_demand(&mut self, now_ms: u64, k: usize, d: Demand) {
+        let Some(kind) = self.kinds.get_mut(k) else {
+            warn!(
+                kind = k,
+                "demand for an executor kind this app does not have; ignored"
+            );
+            return;
+        };
+        if kind.demand != d {
             self.urgent = true;
         }
-        self.demand = d;
+        kind.demand = d;
         self.push_demand(now_ms);
     }
 
@@ -203,8 +318,11 @@ impl Pool {
     /// holds back excluded too, and a replacement for every executor on a draining node
     /// (see `held_back`). Called when either side changes.
     fn push_demand(&mut self, now_ms: u64) {
-        let d = self.demand.clone();
-        let mut excluded: HashSet<String> = d.excluded_hosts.iter().cloned().collect();
+        let mut excluded: HashSet<String> = self
+            .kinds
+            .iter()
+            .flat_map(|k| k.demand.excluded_hosts.iter().cloned())
+            .collect();
         excluded.extend(self.held.hosts().map(str::to_string));
         let added: Vec<String> = excluded.difference(&self.excluded).cloned().collect();
         let removed: Vec<String> = self.excluded.difference(&excluded).cloned().collect();
@@ -213,21 +331,48 @@ impl Pool {
             self.excluded = excluded.clone();
             self.urgent = true;
         }
-        // The allocator gets the same demand, its target within the executor bounds, plus
-        // the leaving executors' replacements.
-        let leaving = self.draining_executors().len() as u32;
-        self.leaving_sent = leaving;
-        let target = d.target_executors.min(self.spec.max).max(self.spec.min) + leaving;
+        // Each allocator gets its kind's demand, the target within the kind's bounds, plus
+        // the leaving executors' replacements; every kind excludes every excluded host.
+        let draining = self.draining_executors();
+        self.leaving_sent = draining.len() as u32;
         let mut excluded_hosts: Vec<String> = excluded.into_iter().collect();
         excluded_hosts.sort();
-        self.event(
-            now_ms,
-            Event::DemandChanged(Demand {
-                target_executors: target,
-                excluded_hosts,
-                ..d
-            }),
-        );
+        for k in 0..self.kinds.len() {
+            let leaving = draining.iter().filter(|&&id| self.kind_of(id) == k).count() as u32;
+            let kind = &self.kinds[k];
+            let d = kind.demand.clone();
+            let target = d.target_executors.min(kind.shape.max).max(kind.shape.min) + leaving;
+            self.event(
+                now_ms,
+                k,
+                Event::DemandChanged(Demand {
+                    target_executors: target,
+                    excluded_hosts: excluded_hosts.clone(),
+                    ..d
+                }),
+            );
+        }
+    }
+
+    /// An app without a driver: every kind asks its initial executors (the default kind
+    /// `default_initial`), less those of the kind that exited 0, which are not replaced.
+    /// Returns how many executors that is in all at the start (what must exit 0).
+    pub fn ask_initial(&mut self, now_ms: u64, default_initial: u32) -> u32 {
+        let mut total = 0;
+        for k in 0..self.kinds.len() {
+            let initial = if k == 0 {
+                default_initial
+            } else {
+                self.kinds[k].shape.initial
+            };
+            total += initial;
+            let d = Demand {
+                target_executors: initial.saturating_sub(self.kinds[k].succeeded),
+                ..Default::default()
+            };
+            self.set_kind_demand(now_ms, k, d);
+        }
+        total
     }
 
     /// Kills executors by id; returns (killed, unknown).
@@ -239,7 +384,7 @@ impl Pool {
         let (killed, unknown): (Vec<_>, Vec<_>) =
             ids.into_iter().partition(|&id| self.registry.is_live(id));
         for &id in &killed {
-            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.executor_event(now_ms, id, Event::KillExecutor { executor: id });
             self.urgent = true;
         }
         (killed, unknown)
@@ -255,8 +400,8 @@ impl Pool {
         self.registry
             .live_ids()
             .filter_map(|id| {
-                let (c, _) = self.allocator.container_of(id)?;
-                if self.allocator.is_releasing(c) {
+                let (c, _) = self.owner(id).container_of(id)?;
+                if self.is_releasing(c) {
                     return None;
                 }
                 let (running_tasks, work_ms) = work(id).unwrap_or((0, 0));
@@ -270,9 +415,11 @@ impl Pool {
             .collect()
     }
 
-    /// The size of one executor's container (memory MB, vcores).
+    /// The size of one default-kind executor's container (memory MB, vcores): what a
+    /// negotiable preemption ask is counted in (with several kinds an approximation).
     pub fn executor_size(&self) -> (i64, i32) {
-        (self.spec.memory_mb, self.spec.vcores)
+        let shape = &self.kinds[0].shape;
+        (shape.memory_mb, shape.vcores)
     }
 
     /// Gives live executors back to YARN for a reason the driver and the page should see
@@ -286,7 +433,7 @@ impl Pool {
             }
             info!(executor = %id, %reason, "giving an executor back");
             self.registry.giving_back(id, reason);
-            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.executor_event(now_ms, id, Event::KillExecutor { executor: id });
             self.urgent = true;
         }
         if self.draining_executors().len() as u32 != self.leaving_sent {
@@ -303,8 +450,9 @@ impl Pool {
         now_ms: u64,
         limit_ms: u64,
     ) -> (Vec<ExecutorId>, Option<u64>) {
-        let allocator = &self.allocator;
+        let kinds = &self.kinds;
         let (silent, next) = self.registry.silent(now_ms, limit_ms, |id| {
+            let allocator = &kinds[IdStripe::kind_of(id, kinds.len())].allocator;
             allocator
                 .container_of(id)
                 .is_some_and(|(c, _)| allocator.is_releasing(c))
@@ -315,7 +463,7 @@ impl Pool {
                  container released by the AM"
             );
             warn!(executor = %id, %reason, "executor went silent");
-            self.event(now_ms, Event::KillExecutor { executor: id });
+            self.executor_event(now_ms, id, Event::KillExecutor { executor: id });
             self.urgent = true;
             let container = self.container_of(id).unwrap_or_default();
             self.registry.declare_lost(id, &container, &reason);
@@ -352,14 +500,16 @@ impl Pool {
                 rack: rack.as_str().into(),
                 allocation_request_id: None,
             };
-            if !self.allocator.adopt(container, executor) {
+            let k = self.kind_of(executor);
+            if !self.kinds[k].allocator.adopt(container, executor) {
                 warn!(executor = %executor, container = %cid, "handed back twice (container or executor id already adopted); ignored");
                 continue;
             }
             info!(executor = %executor, container = %cid, %host, "adopting an executor of an earlier attempt");
-            if let Some(held) = Held::of(&self.allocator, executor) {
+            let granted = self.granted_view(k, c);
+            if let Some(held) = Held::of(&self.kinds[k].allocator, executor) {
                 self.registry
-                    .launching(executor, &host, &rack, Locality::Any, held);
+                    .launching(executor, &host, &rack, Locality::Any, held, granted);
             }
             self.registry.heard(executor, now_ms);
             adopted.push((executor, host, rack));
@@ -370,23 +520,28 @@ impl Pool {
     pub fn on_launch(&mut self, now_ms: u64, report: LaunchReport) {
         match report {
             LaunchReport::Started { container } => {
-                let id = self.allocator.executor_of(&container);
-                let was = id.and_then(|id| self.allocator.container_of(id).map(|(_, p)| p));
+                let id = self.executor_of(&container);
+                let was = id.and_then(|id| self.owner(id).container_of(id).map(|(_, p)| p));
+                let k = self.kind_of_container(&container).unwrap_or(0);
                 self.event(
                     now_ms,
+                    k,
                     Event::ExecutorLaunched {
                         container: Arc::from(container.as_str()),
                     },
                 );
                 if let (Some(id), Some(Phase::Starting)) = (id, was) {
-                    if let Some(held) = Held::of(&self.allocator, id) {
+                    let kinds = &self.kinds;
+                    let owner = &kinds[IdStripe::kind_of(id, kinds.len())].allocator;
+                    if let Some(held) = Held::of(owner, id) {
                         self.registry.running(id, held);
                     }
                 }
             }
             LaunchReport::Failed { container, error } => {
-                if let Some(id) = self.allocator.executor_of(&container) {
-                    let released = self.allocator.is_releasing(&container);
+                let k = self.kind_of_container(&container).unwrap_or(0);
+                if let Some(id) = self.executor_of(&container) {
+                    let released = self.is_releasing(&container);
                     let host = self.registry.live_host(id).map(str::to_string);
                     self.registry
                         .launch_failed(id, &container, &error, released);
@@ -400,6 +555,7 @@ impl Pool {
                 }
                 self.event(
                     now_ms,
+                    k,
                     Event::ExecutorLaunchFailed {
                         container: Arc::from(container.as_str()),
                         error,
@@ -409,15 +565,23 @@ impl Pool {
         }
     }
 
+    /// What the API shows of a kind-`k` executor's container beyond its size.
+    fn granted_view(&self, k: usize, c: &AllocatedContainer) -> Granted {
+        Granted {
+            kind: (self.kinds.len() > 1).then(|| self.kinds[k].shape.name.clone()),
+            resources: c.resources.iter().cloned().collect(),
+        }
+    }
+
     /// Carries out the allocator's actions: request changes through the request book,
     /// releases and launches here, notices of executors gone queued for the driver.
-    fn apply(&mut self, now_ms: u64, actions: Vec<Action>) {
+    fn apply(&mut self, now_ms: u64, k: usize, actions: Vec<Action>) {
         for action in actions {
             #[cfg(feature = "bench")]
             if let Some(see) = self.observer.as_mut() {
                 see(&action);
             }
-            let Some(action) = self.requests.apply(&mut self.table.table, action) else {
+            let Some(action) = self.kinds[k].requests.apply(&mut self.table.table, action) else {
                 continue;
             };
             match action {
@@ -437,14 +601,17 @@ impl Pool {
                         continue;
                     };
                     let node = proto.node.clone();
-                    info!(executor = %executor, container = %container.id, host = %container.host, ?locality, "launching executor");
-                    if let Some(held) = Held::of(&self.allocator, executor) {
+                    let kind = self.kinds[k].shape.name.as_str();
+                    info!(executor = %executor, %kind, container = %container.id, host = %container.host, ?locality, "launching executor");
+                    let granted = self.granted_view(k, &proto);
+                    if let Some(held) = Held::of(&self.kinds[k].allocator, executor) {
                         self.registry.launching(
                             executor,
                             &container.host,
                             &container.rack,
                             locality,
                             held,
+                            granted,
                         );
                         self.registry
                             .serves_logs_at(executor, &proto.node_http_address);
@@ -454,6 +621,7 @@ impl Pool {
                     let nm_token = self.table.nm_tokens.get(&node).cloned();
                     self.launches.push(Launch {
                         executor,
+                        kind: k,
                         container: proto,
                         nm_token,
                     });
@@ -477,7 +645,9 @@ impl Pool {
     /// takes everything the next allocate call must carry.
     pub fn heartbeat(&mut self, now_ms: u64) -> AllocateBatch {
         self.refresh_held(now_ms);
-        self.event(now_ms, Event::Heartbeat);
+        for k in 0..self.kinds.len() {
+            self.event(now_ms, k, Event::Heartbeat);
+        }
         self.table.take_batch()
     }
 
@@ -494,58 +664,77 @@ impl Pool {
                       timeout_s = ?r.decommissioning_timeout_s, "node report");
             }
             self.nodes_reported(now_ms, &resp.updated_nodes);
-            let updates: Vec<_> = resp
-                .updated_nodes
-                .iter()
-                .filter_map(|r| node_update(r, &self.excluded, &self.spec))
-                .collect();
-            self.event(now_ms, Event::NodesUpdated(updates));
+            for k in 0..self.kinds.len() {
+                let updates: Vec<_> = resp
+                    .updated_nodes
+                    .iter()
+                    .filter_map(|r| node_update(r, &self.excluded, &self.kinds[k].shape))
+                    .collect();
+                self.event(now_ms, k, Event::NodesUpdated(updates));
+            }
         }
         if !resp.allocated.is_empty() {
-            let mut containers = Vec::new();
+            let mut containers: Vec<Vec<Container>> = vec![Vec::new(); self.kinds.len()];
             for c in resp.allocated {
                 let (id, host) = (c.id.clone(), c.host.clone());
                 self.note_host(&host);
                 let rack = self.rack_of(&host);
-                info!(container = %id, %host, %rack, "container granted");
-                containers.push(Container {
+                // The priority says whose: kind k asks at EXECUTOR_PRIORITY + k.
+                let k = usize::try_from(c.priority - EXECUTOR_PRIORITY.0)
+                    .ok()
+                    .filter(|&k| k < self.kinds.len())
+                    .unwrap_or(0);
+                info!(container = %id, %host, %rack, kind = %self.kinds[k].shape.name, "container granted");
+                containers[k].push(Container {
                     id: Arc::from(id.as_str()),
                     host: host.as_str().into(),
                     rack,
                     allocation_request_id: Some(c.allocation_request_id),
                 });
                 // Kept for a launch exactly when the allocator may launch on it.
-                if !self.allocator.is_ours(&id) {
+                if !self.kinds[k].allocator.is_ours(&id) {
                     self.granted.insert(id, c);
                 }
             }
-            self.event(now_ms, Event::ContainersGranted(containers));
+            for (k, granted) in containers.into_iter().enumerate() {
+                if !granted.is_empty() {
+                    self.event(now_ms, k, Event::ContainersGranted(granted));
+                }
+            }
         }
         if !resp.completed.is_empty() {
-            let mut done = Vec::new();
+            let mut done: Vec<Vec<ContainerExit>> = vec![Vec::new(); self.kinds.len()];
             for s in resp.completed {
                 let (id, status, diagnostics) = (s.id, s.exit_status, s.diagnostics);
                 info!(container = %id, exit_status = status, "container completed");
                 // Asked before the allocator hears of it: it forgets the container then.
-                if let Some(executor) = self.allocator.executor_of(&id) {
+                let k = self.kind_of_container(&id).unwrap_or(0);
+                if let Some(executor) = self.executor_of(&id) {
                     // Given back (preemption) or on a node decommissioned: not counted.
-                    let released =
-                        self.allocator.is_releasing(&id) || self.registry.is_given_back(executor);
+                    let released = self.is_releasing(&id) || self.registry.is_given_back(executor);
                     let host = self.registry.live_host(executor).map(str::to_string);
                     let counts = !released && classify(status, &diagnostics).counts_against_app;
+                    if !released && status == 0 && self.registry.is_live(executor) {
+                        let kind = self.kind_of(executor);
+                        self.kinds[kind].succeeded += 1;
+                    }
                     self.registry
                         .completed(executor, &id, status, &diagnostics, released);
                     if let (true, Some(host)) = (counts, host) {
                         self.host_failed(now_ms, &host);
                     }
                 }
-                done.push(ContainerExit {
+                done[k].push(ContainerExit {
                     id: Arc::from(id.as_str()),
                     exit_status: status,
                     diagnostics,
                 });
             }
-            self.event(now_ms, Event::ContainersCompleted(done));
+            for (k, exits) in done.into_iter().enumerate() {
+                if !exits.is_empty() {
+                    self.event(now_ms, k, Event::ContainersCompleted(exits));
+                }
+            }
         }
     }
 
@@ -573,24 +762,37 @@ impl Pool {
 
     /// The container the tracker has executor `id` in, until YARN reports it completed.
     pub fn container_of(&self, id: ExecutorId) -> Option<String> {
-        self.allocator.container_of(id).map(|(c, _)| c.to_string())
+        self.owner(id).container_of(id).map(|(c, _)| c.to_string())
     }
 
     pub fn has_pending(&self) -> bool {
-        self.allocator.pending_requests() > 0
+        self.kinds
+            .iter()
+            .any(|k| k.allocator.pending_requests() > 0)
     }
 
     /// Executors asked for and not granted yet.
     pub fn pending_count(&self) -> u32 {
-        u32::try_from(self.allocator.pending_requests()).unwrap_or(u32::MAX)
+        let n: usize = self
+            .kinds
+            .iter()
+            .map(|k| k.allocator.pending_requests())
+            .sum();
+        u32::try_from(n).unwrap_or(u32::MAX)
     }
 
     /// What is waiting, for [`super::waiting::diagnose`]: the executors' size and the hosts
     /// the pending requests name (none when any of them takes any host).
+    /// With several kinds, the size is that of the kind with most executors waiting.
     pub fn waiting_ask(&self) -> super::waiting::Ask {
+        let kind = self
+            .kinds
+            .iter()
+            .max_by_key(|k| k.allocator.pending_requests())
+            .expect("a pool has a kind");
         let mut hosts = std::collections::BTreeSet::new();
         let mut any_host = false;
-        for r in self.allocator.pending() {
+        for r in self.kinds.iter().flat_map(|k| k.allocator.pending()) {
             if r.nodes.is_empty() {
                 any_host = true;
                 break;
@@ -599,14 +801,17 @@ impl Pool {
         }
         super::waiting::Ask {
             executors: self.pending_count(),
-            memory_mb: self.spec.memory_mb,
-            vcores: i64::from(self.spec.vcores),
+            memory_mb: kind.shape.memory_mb,
+            vcores: i64::from(kind.shape.vcores),
             preferred_hosts: if any_host { Default::default() } else { hosts },
         }
     }
 
     pub fn failures(&mut self, now_ms: u64) -> usize {
-        self.allocator.failed_executors(now_ms)
+        self.kinds
+            .iter_mut()
+            .map(|k| k.allocator.failed_executors(now_ms))
+            .sum()
     }
 
     /// The reason of the newest executor failure that counts against the app.
@@ -622,21 +827,48 @@ impl Pool {
     /// What the read endpoints show now. Costs no copy of the executor list unless it
     /// changed (see `executors::Registry::views`).
     pub fn view(&mut self) -> StateView {
-        let (locality, any_host) = self.allocator.pending().fold((0, 0), |(l, a), r| {
-            if r.is_any_host() {
-                (l, a + 1)
-            } else {
-                (l + 1, a)
-            }
-        });
+        let (locality, any_host) =
+            self.kinds
+                .iter()
+                .flat_map(|k| k.allocator.pending())
+                .fold((0, 0), |(l, a), r| {
+                    if r.is_any_host() {
+                        (l, a + 1)
+                    } else {
+                        (l + 1, a)
+                    }
+                });
+        let kinds = &self.kinds;
+        let executors = self
+            .registry
+            .views_with(|id| Held::of(&kinds[IdStripe::kind_of(id, kinds.len())].allocator, id));
+        let kinds = if self.kinds.len() > 1 {
+            self.kinds
+                .iter()
+                .map(|k| KindView {
+                    name: k.shape.name.clone(),
+                    memory_mb: k.shape.memory_mb,
+                    vcores: k.shape.vcores,
+                    resources: k.shape.resources.clone(),
+                    node_label: k.shape.node_label.clone(),
+                    demand: k.demand.clone(),
+                    starting: k.allocator.starting(),
+                    running: k.allocator.running(),
+                    pending: u32::try_from(k.allocator.pending_requests()).unwrap_or(u32::MAX),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         StateView {
             app_id: self.app_id.clone(),
-            demand: self.demand.clone(),
+            kinds,
+            demand: self.kinds[0].demand.clone(),
             pending: PendingView { locality, any_host },
-            starting: self.allocator.starting(),
-            running: self.allocator.running(),
+            starting: self.kinds.iter().map(|k| k.allocator.starting()).sum(),
+            running: self.kinds.iter().map(|k| k.allocator.running()).sum(),
             executor_failures: self.registry.counts_against_app(),
-            executors: self.registry.views(&self.allocator),
+            executors,
             retention: self.registry.retention(),
             recent_events: self.registry.recent(),
             progress: 0.0,

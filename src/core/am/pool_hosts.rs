@@ -20,9 +20,9 @@ impl Pool {
                     .live_host(id)
                     .is_some_and(|h| self.held.is_draining(h))
                     && self
-                        .allocator
+                        .owner(id)
                         .container_of(id)
-                        .is_some_and(|(c, _)| !self.allocator.is_releasing(c))
+                        .is_some_and(|(c, _)| !self.is_releasing(c))
             })
             .collect()
     }
@@ -98,7 +98,7 @@ impl Pool {
     /// (Spark fails the app then too: "all available nodes are excluded"). `Some(n)`: the
     /// hosts, then.
     pub fn all_hosts_failing(&self) -> Option<usize> {
-        let known = self.allocator.topology().read().host_count();
+        let known = self.topology().read().host_count();
         (known > 0 && self.held.failing_count() >= known).then_some(known)
     }
 

@@ -143,13 +143,13 @@ fn check(pool: &mut Pool, model: &Model) -> Result<(), TestCaseError> {
             (true, Phase::Running) => ExecutorState::Running,
         };
         prop_assert_eq!(v.state, state, "executor {}", id);
-        let held = pool
+        let held = pool.kinds[0]
             .allocator
             .container_of(id)
             .map(|(c, p)| (c.to_string(), p));
         if x.completed {
             prop_assert_eq!(held, None, "executor {} forgotten after completion", id);
-            prop_assert_ne!(pool.allocator.executor_of(&x.container), Some(id));
+            prop_assert_ne!(pool.kinds[0].allocator.executor_of(&x.container), Some(id));
         } else {
             prop_assert_eq!(
                 held,
@@ -157,9 +157,9 @@ fn check(pool: &mut Pool, model: &Model) -> Result<(), TestCaseError> {
                 "executor {}",
                 id
             );
-            prop_assert_eq!(pool.allocator.executor_of(&x.container), Some(id));
+            prop_assert_eq!(pool.kinds[0].allocator.executor_of(&x.container), Some(id));
             prop_assert_eq!(
-                pool.allocator.is_releasing(&x.container),
+                pool.kinds[0].allocator.is_releasing(&x.container),
                 x.releasing,
                 "executor {}",
                 id
@@ -176,9 +176,9 @@ fn check(pool: &mut Pool, model: &Model) -> Result<(), TestCaseError> {
         .collect();
     prop_assert_eq!(live, want);
     let mut counted = BTreeMap::new();
-    for (c, e, host, phase) in pool.allocator.tracked() {
+    for (c, e, host, phase) in pool.kinds[0].allocator.tracked() {
         prop_assert!(
-            !pool.allocator.is_releasing(c),
+            !pool.kinds[0].allocator.is_releasing(c),
             "container {} counted and being given back",
             c
         );

@@ -76,6 +76,15 @@ struct Placed {
     rack: String,
     locality: Locality,
     node_http_address: Option<String>,
+    granted: Granted,
+}
+
+/// What an executor's container is beyond its size, for the API: its kind (apps with
+/// several) and the countable resources YARN granted it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Granted {
+    pub kind: Option<String>,
+    pub resources: std::collections::BTreeMap<String, i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -145,6 +154,8 @@ fn render(id: ExecutorId, p: &Placed, held: Held<'_>) -> ExecutorView {
         reason: None,
         counts_against_app: None,
         node_http_address: p.node_http_address.clone(),
+        kind: p.granted.kind.clone(),
+        resources: p.granted.resources.clone(),
     }
 }
 
@@ -208,12 +219,14 @@ impl Registry {
         rack: &str,
         at: MatchLevel,
         held: Held<'_>,
+        granted: Granted,
     ) {
         let placed = Placed {
             host: host.to_string(),
             rack: rack.to_string(),
             locality: level(at),
             node_http_address: None,
+            granted,
         };
         let view = render(id, &placed, held);
         self.executors.insert(id, Record::Live(placed));
@@ -366,6 +379,8 @@ impl Registry {
             reason: Some(reason),
             counts_against_app: Some(counts),
             node_http_address: p.node_http_address.clone(),
+            kind: p.granted.kind.clone(),
+            resources: p.granted.resources.clone(),
         };
         self.executors
             .insert(id, Record::Exited(Arc::new(executor.clone())));
@@ -413,7 +428,7 @@ impl Registry {
         self.views_with(|id| Held::of(allocator, id))
     }
 
-    fn views_with<'a>(
+    pub fn views_with<'a>(
         &mut self,
         held: impl Fn(ExecutorId) -> Option<Held<'a>>,
     ) -> Listed<ExecutorView> {
@@ -540,7 +555,8 @@ mod tests {
             self.held
                 .insert(id, (c.to_string(), Phase::Starting, false));
             let held = held(&self.held, id).unwrap();
-            self.r.launching(id, host, rack, at, held);
+            self.r
+                .launching(id, host, rack, at, held, Granted::default());
         }
 
         fn running(&mut self, id: ExecutorId) {

@@ -512,6 +512,7 @@ mod tests {
             preferred_racks: vec![],
             cpus: 1,
             timeout_ms: None,
+            kind: None,
         };
         let tasks = [t("a", &["nm1", "nm2"]), t("b", &["nm1"]), t("c", &[])];
         let d = Demand::derive(4, &tasks);

@@ -6,7 +6,7 @@
 //! `spark.dynamicAllocation.executorIdleTimeout` (60 s), `spark.task.maxFailures` (4),
 //! `spark.dynamicAllocation.executorAllocationRatio` (1.0) and the two backlog timeouts (1 s).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::Path;
 
@@ -36,6 +36,11 @@ pub struct Job {
     /// (and drops this section) before anything is submitted. See [`crate::core::inputs`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<crate::core::inputs::InputsSpec>,
+    /// Further executor kinds, by name: a task naming one (`kind`) runs only on executors
+    /// of that kind, which the AM asks for at their own size, resources and label, and
+    /// scales on that kind's tasks alone. `executor` is the kind of every other task.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kinds: BTreeMap<String, JobExecutors>,
 }
 
 /// The executors the job asks for, and how many of them.
@@ -55,6 +60,13 @@ pub struct JobExecutors {
     /// An executor running nothing for this long is released (never below the minimum).
     #[serde(default = "default_idle_timeout")]
     pub idle_timeout_ms: u64,
+    /// Countable resources beyond memory and cores each executor asks for, by name
+    /// (`yarn.io/gpu`, a type the cluster declares).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, i64>,
+    /// The node label (partition) the executors are asked in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_label: Option<String>,
 }
 
 /// How long to hold out for a better placement before accepting the next looser one.
@@ -118,6 +130,9 @@ pub struct TaskSpec {
     /// Time limit of each attempt of this task (overrides the job's `timeout_ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The executor kind it runs on (a name in the job's `kinds`); `None`: `executor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }
 
 impl TaskSpec {
@@ -211,6 +226,72 @@ pub enum JobError {
     EmptyPreference(String),
     #[error("{field} is {value} ms; a timeout must be at least 1 ms and at most {MAX_TIMEOUT_MS} ms (one week)")]
     BadTaskTimeout { field: String, value: u64 },
+    #[error("kinds.{kind}: {error}")]
+    Kind { kind: String, error: Box<JobError> },
+    #[error("kind name {0:?} is not 1-32 letters, digits, `-` or `_` (or is `default`, the name of `executor`)")]
+    BadKindName(String),
+    #[error("task `{task}` names executor kind {kind:?}, which is not in the job's `kinds`")]
+    UnknownKind { task: String, kind: String },
+    #[error("executor resource {0:?} is not NAME with a count of at least 1")]
+    BadResource(String),
+}
+
+/// Whether `name` may name an executor kind: it goes into file names and environment
+/// values, so a short plain word.
+pub fn valid_kind_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name != crate::protocol::spec::DEFAULT_KIND
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+impl JobExecutors {
+    /// The checks of one kind's executors (the error names `executor.*`; a further kind's
+    /// is wrapped in [`JobError::Kind`]).
+    fn validate(&self) -> Result<(), JobError> {
+        let e = self;
+        if e.cores == 0 {
+            return Err(JobError::ZeroCores);
+        }
+        if e.cores > MAX_CORES {
+            return Err(JobError::TooManyCores(e.cores));
+        }
+        if e.memory_mb == 0 {
+            return Err(JobError::ZeroMemory);
+        }
+        if e.max_executors == 0 {
+            return Err(JobError::ZeroMaxExecutors);
+        }
+        if e.min_executors > e.max_executors {
+            return Err(JobError::MinAboveMax {
+                min: e.min_executors,
+                max: e.max_executors,
+            });
+        }
+        if let Some(initial) = e.initial_executors {
+            if initial < e.min_executors || initial > e.max_executors {
+                return Err(JobError::InitialOutOfRange {
+                    initial,
+                    min: e.min_executors,
+                    max: e.max_executors,
+                });
+            }
+        }
+        if e.idle_timeout_ms > MAX_TIMEOUT_MS {
+            return Err(JobError::TimeoutTooLong {
+                field: "executor.idle_timeout_ms",
+                value: e.idle_timeout_ms,
+            });
+        }
+        for (name, &count) in &e.resources {
+            if name.is_empty() || count < 1 || matches!(name.as_str(), "memory-mb" | "vcores") {
+                return Err(JobError::BadResource(name.clone()));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Longest task id: executors name output files `task-<id>.<attempt>.stdout`, and a file
@@ -288,32 +369,15 @@ impl Job {
             return Err(JobError::EmptyName);
         }
         let e = &self.executor;
-        if e.cores == 0 {
-            return Err(JobError::ZeroCores);
-        }
-        if e.cores > MAX_CORES {
-            return Err(JobError::TooManyCores(e.cores));
-        }
-        if e.memory_mb == 0 {
-            return Err(JobError::ZeroMemory);
-        }
-        if e.max_executors == 0 {
-            return Err(JobError::ZeroMaxExecutors);
-        }
-        if e.min_executors > e.max_executors {
-            return Err(JobError::MinAboveMax {
-                min: e.min_executors,
-                max: e.max_executors,
-            });
-        }
-        if let Some(initial) = e.initial_executors {
-            if initial < e.min_executors || initial > e.max_executors {
-                return Err(JobError::InitialOutOfRange {
-                    initial,
-                    min: e.min_executors,
-                    max: e.max_executors,
-                });
+        e.validate()?;
+        for (name, k) in &self.kinds {
+            if !valid_kind_name(name) {
+                return Err(JobError::BadKindName(name.clone()));
             }
+            k.validate().map_err(|error| JobError::Kind {
+                kind: name.clone(),
+                error: Box::new(error),
+            })?;
         }
         if self.task_retries == 0 {
             return Err(JobError::ZeroTaskRetries);
@@ -374,11 +438,23 @@ impl Job {
             if t.cpus == 0 {
                 return Err(JobError::ZeroCpus(t.id.clone()));
             }
-            if t.cpus > e.cores {
+            let cores = match &t.kind {
+                None => e.cores,
+                Some(kind) => match self.kinds.get(kind) {
+                    Some(k) => k.cores,
+                    None => {
+                        return Err(JobError::UnknownKind {
+                            task: t.id.clone(),
+                            kind: kind.clone(),
+                        })
+                    }
+                },
+            };
+            if t.cpus > cores {
                 return Err(JobError::CpusAboveCores {
                     task: t.id.clone(),
                     cpus: t.cpus,
-                    cores: e.cores,
+                    cores,
                 });
             }
             if t.preferred_hosts
@@ -418,6 +494,51 @@ impl Job {
     pub fn tasks_per_executor(&self) -> u32 {
         let cpus = self.tasks.iter().map(|t| t.cpus).max().unwrap_or(1).max(1);
         (self.executor.cores / cpus).max(1)
+    }
+
+    /// The part of the job one executor kind runs (`None`: the default kind's): that
+    /// kind's executors, its tasks only, no further kinds. What each kind's driver runs
+    /// (`core::am::job_run`). `None` when the kind has no task.
+    pub fn kind_job(&self, kind: Option<&str>) -> Option<Job> {
+        let executor = match kind {
+            None => self.executor.clone(),
+            Some(k) => self.kinds.get(k)?.clone(),
+        };
+        let tasks: Vec<TaskSpec> = self
+            .tasks
+            .iter()
+            .filter(|t| t.kind.as_deref() == kind)
+            // Within its part, a task runs on the part's one kind of executor.
+            .map(|t| TaskSpec {
+                kind: None,
+                ..t.clone()
+            })
+            .collect();
+        if tasks.is_empty() {
+            return None;
+        }
+        Some(Job {
+            executor,
+            tasks,
+            kinds: BTreeMap::new(),
+            inputs: None,
+            ..self.clone_settings()
+        })
+    }
+
+    /// Everything but the executors, tasks, inputs and kinds.
+    fn clone_settings(&self) -> Job {
+        Job {
+            name: self.name.clone(),
+            executor: self.executor.clone(),
+            task_retries: self.task_retries,
+            locality_wait_ms: self.locality_wait_ms,
+            allocation: self.allocation,
+            timeout_ms: self.timeout_ms,
+            tasks: Vec::new(),
+            inputs: None,
+            kinds: BTreeMap::new(),
+        }
     }
 
     /// The target before any backlog: `initial_executors`, else `min_executors`.
@@ -686,5 +807,54 @@ mod tests {
         let text = r#"{"name":"j","executor":{"cores":5,"memory_mb":1},
             "tasks":[{"id":"a","command":"x","cpus":1},{"id":"b","command":"x","cpus":2}]}"#;
         assert_eq!(Job::from_json(text).unwrap().tasks_per_executor(), 2);
+    }
+
+    #[test]
+    fn kinds_are_checked_like_the_executor_and_tasks_must_name_one_that_exists() {
+        let job = |kinds: &str, task: &str| {
+            Job::from_json(&format!(
+                r#"{{"name":"j","executor":{{"cores":1,"memory_mb":256}},"kinds":{kinds},
+                    "tasks":[{{"id":"a","command":"x"}},{task}]}}"#
+            ))
+        };
+        let accel = r#"{"accel":{"cores":2,"memory_mb":512,"resources":{"yarn.io/gpu":1}}}"#;
+        let j = job(accel, r#"{"id":"b","command":"x","kind":"accel","cpus":2}"#).unwrap();
+        // Each kind's part: its own executors and only its tasks, which name no kind there.
+        let part = j.kind_job(Some("accel")).unwrap();
+        assert_eq!((part.executor.cores, part.tasks.len()), (2, 1));
+        assert_eq!(part.tasks[0].kind, None);
+        assert!(part.kinds.is_empty());
+        assert_eq!(j.kind_job(None).unwrap().tasks[0].id, "a");
+        assert!(j.kind_job(Some("other")).is_none());
+        let err = |kinds: &str, task: &str| job(kinds, task).unwrap_err().to_string();
+        assert_eq!(
+            err(accel, r#"{"id":"b","command":"x","kind":"gpu"}"#),
+            "task `b` names executor kind \"gpu\", which is not in the job's `kinds`"
+        );
+        // A task's cpus are checked against its own kind's cores.
+        assert!(
+            err(accel, r#"{"id":"b","command":"x","kind":"accel","cpus":3}"#)
+                .contains("asks for 3 cpus but executors have 2 cores")
+        );
+        assert!(job(accel, r#"{"id":"b","command":"x","cpus":2}"#).is_err());
+        assert_eq!(
+            err(
+                r#"{"accel":{"cores":0,"memory_mb":1}}"#,
+                r#"{"id":"b","command":"x"}"#
+            ),
+            "kinds.accel: executor.cores must be at least 1"
+        );
+        for bad in ["default", "a b", "", "x/y"] {
+            let kinds = format!(r#"{{"{bad}":{{"cores":1,"memory_mb":1}}}}"#);
+            assert!(
+                err(&kinds, r#"{"id":"b","command":"x"}"#).contains("is not 1-32 letters"),
+                "{bad}"
+            );
+        }
+        assert!(err(
+            r#"{"accel":{"cores":1,"memory_mb":1,"resources":{"yarn.io/gpu":0}}}"#,
+            r#"{"id":"b","command":"x"}"#
+        )
+        .contains("yarn.io/gpu"));
     }
 }

@@ -15,6 +15,7 @@ fn task(id: &str, hosts: &[&str]) -> TaskSpec {
         preferred_racks: vec![],
         cpus: 1,
         timeout_ms: None,
+        kind: None,
     }
 }
 

@@ -82,6 +82,7 @@ fn a_job_from_demand_to_summary() {
         locality_aware_tasks: 2,
         host_to_local_task_count: [("nm1".into(), 2), ("nm2".into(), 1)].into(),
         excluded_hosts: Vec::new(),
+        kind: None,
     };
     assert_eq!(out, vec![DriverAction::SetDemand(want.clone())]);
     // Same demand: nothing to say.
@@ -117,6 +118,7 @@ fn a_job_from_demand_to_summary() {
         locality_aware_tasks: 0,
         host_to_local_task_count: Default::default(),
         excluded_hosts: Vec::new(),
+        kind: None,
     })));
     let out = d.on_event(1300, finished("a", 0, e(1), 0));
     assert_eq!(launches(&out), vec![("c".into(), 0, e(1))]);

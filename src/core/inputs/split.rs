@@ -301,6 +301,7 @@ pub fn task_for(spec: &InputsSpec, index: usize, split: &Split, webhdfs_base: &s
         cpus: spec.cpus,
         // The job's own `timeout_ms` applies to split tasks.
         timeout_ms: None,
+        kind: None,
     }
 }
 

@@ -32,6 +32,10 @@ pub struct AllocatedContainer {
     /// the scheduler allocated it against (the AM's strict requests use their own id), `-1`
     /// when the RM left it out (the proto's default, and the id of requests that set none).
     pub allocation_request_id: i64,
+    /// The priority of the request it was allocated against (`ContainerProto` field 5):
+    /// an AM that asks several container sizes asks each at its own priority, since YARN
+    /// keys requests by priority, and tells its grants apart by it. 0 when absent.
+    pub priority: i32,
 }
 
 /// A container that ended.
@@ -138,6 +142,7 @@ impl From<&ContainerProto> for AllocatedContainer {
                 .collect(),
             token: c.container_token.clone().map(Token::from),
             allocation_request_id: c.allocation_request_id(),
+            priority: c.priority.as_ref().map_or(0, |p| p.priority()),
         }
     }
 }
@@ -376,6 +381,15 @@ mod decode_tests {
             -1,
             "absent: the proto's default"
         );
+    }
+
+    /// Field 5, a `PriorityProto` (its field 1): tag `0x2a`, length 2, then `0x08 0x03`.
+    #[test]
+    fn the_priority_is_decoded_from_field_5() {
+        let c = ContainerProto::decode(&[0x2a, 0x02, 0x08, 0x03][..]).unwrap();
+        assert_eq!(AllocatedContainer::from(&c).priority, 3);
+        let c = ContainerProto::decode(&[][..]).unwrap();
+        assert_eq!(AllocatedContainer::from(&c).priority, 0);
     }
 
     #[test]
