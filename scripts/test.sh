@@ -41,11 +41,11 @@ finish() {
 trap finish EXIT
 eval "$(bash tests/cluster/cluster.sh env)"
 # The secure_cluster tests (it_secure, it_split, it_spark: Kerberos), it_qop (hadoop.rpc.protection
-# privacy, then integrity) and it_https (every web server TLS only) restart the shared cluster
-# in their own profile: they run last, one profile after the other, so no other binary has to
-# switch the cluster back to plain.
+# privacy, then integrity), it_https (every web server TLS only) and it_amrmproxy (every NM
+# running the AMRMProxy) restart the shared cluster in their own profile: they run last, one
+# profile after the other, so no other binary has to switch the cluster back to plain.
 rc=0
-cargo test --workspace --locked --no-fail-fast -- --skip qop_cluster --skip secure_cluster --skip https_cluster || rc=$?
+cargo test --workspace --locked --no-fail-fast -- --skip qop_cluster --skip secure_cluster --skip https_cluster --skip amrmproxy_cluster || rc=$?
 # The Python client (python/): installed into a venv as a user would (`pip install ./python`),
 # its unit tests and its integration tests against this cluster with the binary just built.
 t_py=$SECONDS
@@ -65,4 +65,7 @@ echo "[test] it_qop (privacy and integrity clusters) took $((SECONDS - t_qop))s"
 t_https=$SECONDS
 cargo test --locked --test it_https -- https_cluster || rc=$?
 echo "[test] it_https (HTTPS-only cluster) took $((SECONDS - t_https))s" >&2
+t_proxy=$SECONDS
+cargo test --locked --test it_amrmproxy -- amrmproxy_cluster || rc=$?
+echo "[test] it_amrmproxy (NMs with the AMRMProxy) took $((SECONDS - t_proxy))s" >&2
 exit $rc

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
-use tracing::info;
+use tracing::{info, warn};
 use yarn_client::amrm::Registration as Registered;
 use yarn_client::credentials::Credentials;
 use yarn_client::request_table::AmrmState;
@@ -37,6 +37,7 @@ use crate::core::am::events::LaunchReport;
 use crate::core::am::job_run::JobRun;
 use crate::core::am::pool::Pool;
 use crate::core::am::registry::Registry;
+use crate::core::am::scheduler_address::{self, NodeProxyConf};
 use crate::core::driver::journal::{self as journal_entries, Entry};
 use crate::core::ids::{ExecutorId, IdStripe, TaskAttempt};
 use crate::core::kv::{KvLimits, KvStore};
@@ -311,18 +312,19 @@ async fn open_api(env: &ContainerEnv, secret: &str, cert: &AppCert) -> anyhow::R
     })
 }
 
-/// Registers with the RM's scheduler, and checks that the cluster can hold an executor.
+/// Registers with the RM's scheduler (through the NodeManager's AMRMProxy when one holds
+/// this container's AMRM token, see [`scheduler_address`]), and checks that the cluster can
+/// hold an executor.
 async fn register(
     env: &ContainerEnv,
     spec: &AppSpec,
     api: &Api,
     amrm_token: Token,
 ) -> anyhow::Result<(RmSession, Registered, RmContact)> {
-    let scheduler = spec
-        .rm_scheduler
-        .first()
-        .context("the spec names no RM scheduler address")?
-        .clone();
+    let node = node_proxy_conf();
+    let choice = scheduler_address::choose(&spec.rm_scheduler, &env.nm_host, node.as_ref())?;
+    info!(scheduler = %choice.address, via_amrmproxy = choice.via_proxy, why = %choice.why,
+          "RM scheduler address");
     let registration = AmEndpoint {
         host: env.nm_host.clone(),
         rpc_port: i32::from(api.port),
@@ -339,11 +341,41 @@ async fn register(
         min_qop,
         ..RpcConfig::default()
     };
-    let mut session = RmSession::new(&scheduler, amrm_token, registration.clone(), rpc.clone());
-    let registered = session
-        .register()
-        .await
-        .with_context(|| format!("registering with the RM at {scheduler}"))?;
+    let attempt = |scheduler: String| {
+        let mut session = RmSession::new(
+            &scheduler,
+            amrm_token.clone(),
+            registration.clone(),
+            rpc.clone(),
+        );
+        async move {
+            let registered = session.register().await;
+            (session, registered, scheduler)
+        }
+    };
+    let (session, registered, scheduler) = match attempt(choice.address.clone()).await {
+        (s, Ok(r), a) => (s, r, a),
+        (_, Err(e), first) => match choice.fallback.clone() {
+            // The container's configuration may not be its NodeManager's: then the RM
+            // issued the token, and the RM takes it.
+            Some(rm) => {
+                warn!(%e, amrmproxy = %first, scheduler = %rm,
+                      "registering through the AMRMProxy failed; trying the submitter's RM address");
+                match attempt(rm).await {
+                    (s, Ok(r), a) => (s, r, a),
+                    (_, Err(e2), rm) => bail!(
+                        "registering with the RM failed through the AMRMProxy at {first} ({e}) \
+                         and at {rm} ({e2})"
+                    ),
+                }
+            }
+            None => {
+                return Err(
+                    anyhow::Error::new(e).context(format!("registering with the RM at {first}"))
+                )
+            }
+        },
+    };
     if let Some(max) = registered.max_memory_mb {
         if spec.executor.memory_mb > max {
             bail!(
@@ -358,6 +390,28 @@ async fn register(
         rpc,
     };
     Ok((session, registered, rm))
+}
+
+/// What the container's Hadoop configuration (`HADOOP_CONF_DIR`, its NodeManager's) says
+/// about the AMRMProxy; `None` without a configuration or when it cannot be read (logged).
+/// Unreadable booleans count as off, as Hadoop's `getBoolean` reads them.
+fn node_proxy_conf() -> Option<NodeProxyConf> {
+    let conf = match crate::tools::rm::hadoop_conf() {
+        Ok(c) => c?,
+        Err(e) => {
+            warn!("{e:#}: assuming no AMRMProxy on this node");
+            return None;
+        }
+    };
+    let flag = |key: &str| conf.get_bool(key, false).unwrap_or(false);
+    Some(NodeProxyConf {
+        amrmproxy_enabled: flag(scheduler_address::AMRMPROXY_ENABLED_KEY),
+        distributed_scheduling: flag(scheduler_address::DISTRIBUTED_SCHEDULING_KEY),
+        address: conf
+            .get_trimmed(scheduler_address::AMRMPROXY_ADDRESS_KEY)
+            .ok()
+            .flatten(),
+    })
 }
 
 /// Racks and capacities, for the allocator and for the request table's rack lookups. On a

@@ -6,7 +6,7 @@
 # each of nm1..nm3 (daemons dn1..dn3, their own ports, see dn_ports), replication 2.
 #
 #   cluster.sh up [--rpc-protection authentication|integrity|privacy] [--secure] [--https]
-#                 [--nodes N --racks R]
+#                 [--amrmproxy] [--nodes N --racks R]
 #                       fetch jars if needed, format HDFS on first use, start, wait until
 #                       N nodes are RUNNING and HDFS has 3 live DataNodes (idempotent). The
 #                       options choose a profile; a cluster running another profile is
@@ -18,6 +18,9 @@
 #                       NMs https://nmN:8044, WebHDFS https://rm:9871, DataNodes 98N5; a CA
 #                       and the nodes' keystore made with keytool at each start (<runtime>/tls,
 #                       <runtime>/conf/ssl); the plain ports 8088, 8042, 9870 stay closed.
+#                       --amrmproxy: every NM runs the AMRMProxy (yarn.nodemanager.amrmproxy.
+#                       enabled) on nmN:8049: AM containers get the proxy's AMRM token and
+#                       must talk to it (tests/it_amrmproxy.rs).
 #                       --nodes N --racks R (benchmarks): N NodeManagers nm1..nmN on
 #                       127.0.0.11.. in R racks of ceil(N/R) consecutive nodes, heaps trimmed;
 #                       DataNodes stay on nm1..nm3 (default: 3 nodes on 2 racks, as above).
@@ -239,6 +242,7 @@ nm_heap() { if default_layout; then echo 384m; else echo "${YARN_AM_NM_HEAP:-256
 RPC_PROTECTION=authentication
 SECURE=0
 HTTPS=0
+AMRMPROXY=0
 
 parse_profile() {
   while (($#)); do
@@ -250,6 +254,7 @@ parse_profile() {
         shift 2 ;;
       --secure) SECURE=1; shift ;;
       --https) HTTPS=1; shift ;;
+      --amrmproxy) AMRMPROXY=1; shift ;;
       --nodes | --racks) parse_layout "$1" "${2:-}"; shift 2 ;;
       *) die "unknown option for up: $1" ;;
     esac
@@ -264,6 +269,7 @@ profile_name() {
   ((SECURE)) && p+=(secure)
   [[ "$RPC_PROTECTION" != authentication ]] && p+=("rpc-$RPC_PROTECTION")
   ((HTTPS)) && p+=(https)
+  ((AMRMPROXY)) && p+=(amrmproxy)
   [[ -n "$(layout_word)" ]] && p+=("$(layout_word)")
   ((${#p[@]})) || p=(plain)
   echo "${p[*]}"
@@ -291,6 +297,13 @@ write_conf() {
   # Log aggregation writes to HDFS: without a NameNode each app's NMs would retry it in vain.
   [[ "$WITH_HDFS" != 0 ]] || add_property yarn-site.xml yarn.log-aggregation-enable false
   ((HTTPS)) && https_conf
+  # The NMs share this yarn-site, natively on one machine: each binds its proxy to its own
+  # host (the daemon's -Dit.host). An AM container reads the value unexpanded and takes its
+  # NM_HOST for the host (src/core/am/scheduler_address.rs).
+  if ((AMRMPROXY)); then
+    add_property yarn-site.xml yarn.nodemanager.amrmproxy.enabled true
+    add_property yarn-site.xml yarn.nodemanager.amrmproxy.address '${it.host}:8049'
+  fi
   layout_topology
   # Hosts to decommission (yarn.resourcemanager.nodes.exclude-path): empty, the RM needs the
   # file; it_decommission writes a host and runs `cluster.sh rmadmin -refreshNodes -g ...`.

@@ -149,6 +149,9 @@ fn profile_name(up_args: &[&str]) -> String {
     if up_args.contains(&"--https") {
         words.push("https".to_string());
     }
+    if up_args.contains(&"--amrmproxy") {
+        words.push("amrmproxy".to_string());
+    }
     if (nodes.as_str(), racks.as_str()) != ("3", "2") {
         words.push(format!("nodes{nodes}-racks{racks}"));
     }

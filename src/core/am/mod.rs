@@ -15,4 +15,5 @@ pub mod job_run;
 pub mod pool;
 pub mod preemption;
 pub mod registry;
+pub mod scheduler_address;
 pub mod waiting;
