@@ -264,3 +264,98 @@ async fn executors_asking_a_custom_resource_get_it_and_fit_as_many_as_the_nodes_
         "the RM did not count the resource: {xml}"
     );
 }
+
+/// The accelerator-seconds the RM counts for `app` (read as XML: its JSON shows one entry
+/// of the resource map).
+fn accelerator_seconds(c: &cluster::Cluster, app: &str) -> Option<u64> {
+    let xml = c.rm_get_xml(&format!("/ws/v1/cluster/apps/{app}"))?;
+    xml.split("<key>example.com/accelerator</key><value>")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .and_then(|n| n.parse::<u64>().ok())
+}
+
+/// A job with two executor kinds, one asking the cluster's accelerator: each task runs on an
+/// executor of its own kind (a task on the wrong kind exits 3, and one failure fails the
+/// job), the kinds number their executors apart (default odd, accel even), and the RM counts
+/// the accelerator for the app.
+#[tokio::test]
+async fn a_job_of_two_executor_kinds_runs_each_task_on_its_kind() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let plain = r#"test -z "$YARN_AM_EXECUTOR_RESOURCES" && test "$YARN_AM_EXECUTOR_KIND" = default || exit 3; sleep 1"#;
+    let accel = r#"case "$YARN_AM_EXECUTOR_RESOURCES" in *example.com/accelerator=1*) ;; *) exit 3;; esac; test "$YARN_AM_EXECUTOR_KIND" = accel || exit 3; sleep 1"#;
+    let mut tasks = Vec::new();
+    for i in 0..4 {
+        tasks.push(serde_json::json!({"id": format!("plain-{i}"), "command": plain}));
+        tasks.push(
+            serde_json::json!({"id": format!("accel-{i}"), "command": accel, "kind": "accel"}),
+        );
+    }
+    let job = serde_json::json!({
+        "name": "it-kinds",
+        "executor": {"cores": 1, "memory_mb": 256, "max_executors": 2},
+        "kinds": {"accel": {"cores": 1, "memory_mb": 256, "max_executors": 2,
+                            "resources": {"example.com/accelerator": 1}}},
+        "task_retries": 1,
+        "allocation": {"backlog_timeout_ms": 100, "sustained_backlog_timeout_ms": 100},
+        "tasks": tasks,
+    });
+    let app = am::submit_job(c, "it-kinds", &job);
+    let report = am::wait_succeeded(c, &app, Duration::from_secs(120)).await;
+    let summary = am::summary_of(&report.diagnostics);
+    assert_eq!((summary.tasks_total, summary.tasks_succeeded), (8, 8));
+    let full = am::job_report(c, &app);
+    for t in &full.tasks {
+        let id = t.executor_id.get();
+        let want = if t.task_id.starts_with("accel") { 0 } else { 1 };
+        assert_eq!(id % 2, want, "{} ran on executor {id}", t.task_id);
+    }
+    assert!(
+        accelerator_seconds(c, &app).is_some_and(|n| n > 0),
+        "the RM did not count the accelerator"
+    );
+}
+
+/// `--executor-kind` on an app without a job: each kind runs its own command with what it
+/// got, and the app ends when every kind's executors have exited 0.
+#[tokio::test]
+async fn executor_kinds_from_the_command_line_run_their_own_commands() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let app = am::submit(
+        c,
+        "it-kinds-cli",
+        &[
+            "--executors",
+            "1",
+            "--executor-command",
+            "echo \"plain kind=$YARN_AM_EXECUTOR_KIND\"",
+            "--executor-kind",
+            "accel:memory=256,vcores=1,executors=2,resource.example.com/accelerator=1,\
+             command=echo \"accel kind=$YARN_AM_EXECUTOR_KIND got=$YARN_AM_EXECUTOR_RESOURCES\"; \
+             sleep 2",
+        ],
+    );
+    am::wait_succeeded(c, &app, Duration::from_secs(90)).await;
+    let logs = am::wait_for(
+        "the three executors' lines",
+        Duration::from_secs(30),
+        || async {
+            let out = am::yarn_am(c).args(["logs", &app]).output().ok()?;
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            (text.contains("plain kind=default")
+                && text
+                    .matches("accel kind=accel got=example.com/accelerator=1")
+                    .count()
+                    == 2)
+                .then_some(text)
+        },
+    )
+    .await;
+    assert!(!logs.contains("plain kind=accel"), "{logs}");
+    // Counted in whole seconds: the accel executors sleep 2 s.
+    assert!(accelerator_seconds(c, &app).is_some_and(|n| n > 0));
+}
