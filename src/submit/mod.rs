@@ -22,7 +22,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use tracing::warn;
+use yarn_client::client_rm::{ClientRm, ClientRmError};
 use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest, Submission};
+use yarn_client::rpc::{RpcConfig, RpcError};
 
 use crate::cli::SubmitArgs;
 use crate::protocol::spec::{AppSpec, ExecutorSpec, SPEC_FILE};
@@ -76,20 +78,22 @@ fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, St
         .collect()
 }
 
-/// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
-/// host with the default port 8030. A configuration that cannot be read is an error only here,
+/// The addresses of an RM service (the scheduler for the AM, the client port for an RPC
+/// submission): the flag, then yarn-site.xml (one per RM under HA), then the RM web host with
+/// the service's default port. A configuration that cannot be read is an error only here,
 /// where it is needed.
-fn scheduler_addresses(
-    args: &SubmitArgs,
+fn rm_addresses(
+    given: Option<&String>,
+    service: yarn_client::conf::RmService,
     rest: &RmRest,
     conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>,
 ) -> anyhow::Result<Vec<String>> {
-    if let Some(a) = &args.rm_scheduler {
+    if let Some(a) = given {
         return Ok(vec![a.clone()]);
     }
     let conf = conf.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
     if let Some(conf) = conf {
-        let c = yarn_client::conf::rm_candidates(conf, yarn_client::conf::RmService::Scheduler)?;
+        let c = yarn_client::conf::rm_candidates(conf, service)?;
         return Ok(c.into_iter().map(|c| c.address.to_string()).collect());
     }
     let host = rest
@@ -99,7 +103,7 @@ fn scheduler_addresses(
         .rsplit_once(':')
         .map(|(h, _)| h.to_string())
         .unwrap_or_else(|| rest.base_url().to_string());
-    Ok(vec![format!("{host}:8030")])
+    Ok(vec![format!("{host}:{}", service.default_port())])
 }
 
 /// The NodeManagers' heartbeat interval, for the AM's spread wait. Best effort: without a
@@ -178,6 +182,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     service_data::check_unique(&args.service_data).map_err(anyhow::Error::msg)?;
     // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
+    check_am_resources_allowed(&args, &rest)?;
     let auth = rest.auth().clone();
     let user = crate::tools::rm::rm_user(&rest, &args.rm);
     // Before the RM hands out an id: a wrong staging place fails with nothing created.
@@ -320,8 +325,70 @@ fn submission_outcome_unknown(e: &anyhow::Error) -> bool {
         matches!(
             c.downcast_ref::<RestError>(),
             Some(RestError::Unreachable { .. })
-        )
+        ) || c
+            .downcast_ref::<ClientRmError>()
+            .is_some_and(ClientRmError::outcome_unknown)
     })
+}
+
+/// `--am-resource` needs the RPC submission, which speaks SIMPLE only (no Kerberos on Hadoop
+/// IPC yet): refused on a secure cluster before anything is staged or reserved.
+fn check_am_resources_allowed(args: &SubmitArgs, rest: &RmRest) -> anyhow::Result<()> {
+    if args.am_resource.is_empty() {
+        return Ok(());
+    }
+    if !matches!(rest.auth(), yarn_client::http_auth::HttpAuth::Simple { .. }) {
+        bail!(
+            "--am-resource needs a submission over the RM's client port (the REST submission \
+             drops the AM's resource types), and yarn-am speaks only SIMPLE authentication \
+             there, not Kerberos: not possible on this secure cluster yet"
+        );
+    }
+    Ok(())
+}
+
+/// Submits over ApplicationClientProtocol (the RM's client port), trying the RMs in turn
+/// under HA: a standby answers `StandbyException`, a stopped RM refuses the connection;
+/// both are safe to pass over (nothing was submitted there). Any other failure is final.
+async fn submit_over_rpc(
+    args: &SubmitArgs,
+    rest: &RmRest,
+    conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>,
+    sub: &Submission,
+) -> anyhow::Result<()> {
+    let addrs = rm_addresses(
+        args.rm_client.as_ref(),
+        yarn_client::conf::RmService::Client,
+        rest,
+        conf,
+    )?;
+    let user = crate::tools::rm::rm_user(rest, &args.rm);
+    let limit = Duration::from_secs(args.rm.timeout.max(1));
+    let cfg = RpcConfig {
+        connect_timeout: limit,
+        call_timeout: limit,
+        ..RpcConfig::default()
+    };
+    let mut passed_over = Vec::new();
+    for addr in &addrs {
+        let client = ClientRm::simple(addr, &user, cfg.clone());
+        match client.submit(sub).await {
+            Ok(()) => return Ok(()),
+            Err(ClientRmError::Refused { remote, .. }) if remote.is_class("StandbyException") => {
+                passed_over.push(format!("{addr}: standby"));
+            }
+            Err(ClientRmError::Rpc(e @ RpcError::Connect { .. })) if addrs.len() > 1 => {
+                passed_over.push(e.to_string());
+            }
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!("the RM client port {addr}")))
+            }
+        }
+    }
+    bail!(
+        "no active RM on the client port(s): {}",
+        passed_over.join("; ")
+    )
 }
 
 /// Stages the binary, the `--file`s and the spec, then submits the AM container. Returns
@@ -468,7 +535,12 @@ async fn stage_and_submit(
             None => None,
         };
     let spec = AppSpec {
-        rm_scheduler: scheduler_addresses(args, rest, &conf)?,
+        rm_scheduler: rm_addresses(
+            args.rm_scheduler.as_ref(),
+            yarn_client::conf::RmService::Scheduler,
+            rest,
+            &conf,
+        )?,
         rm_web: rest.base_url().to_string(),
         executor,
         staging: Some(stager.dir()),
@@ -545,15 +617,24 @@ async fn stage_and_submit(
         attempt_failures_validity_interval_ms: args.attempt_failures_validity_interval,
         log_aggregation: args.log_aggregation(),
         am_node_label: args.am_node_label.clone(),
+        am_resources: args.am_resource.clone(),
+        lifetime: args.lifetime.map(Duration::from_secs),
     };
     let submitted_at = std::time::SystemTime::now();
+    if submission.needs_rpc() {
+        // The lifetime travels in the submission itself here.
+        return submit_over_rpc(args, rest, &conf, &submission)
+            .await
+            .with_context(|| format!("submitting {app_id} over IPC (for --am-resource)"))
+            .map(|()| secret_file);
+    }
     rest.submit(&submission)
         .await
         .with_context(|| format!("submitting {app_id}"))?;
-    if let Some(secs) = args.lifetime {
+    if let Some(lifetime) = submission.lifetime {
         // The REST submission has no timeout field: the lifetime is set right after. An app
         // the user bounded must not run unbounded, so a refusal kills it.
-        let expiry = submitted_at + Duration::from_secs(secs);
+        let expiry = submitted_at + lifetime;
         if let Err(e) = set_lifetime(rest, app_id, expiry).await {
             let _ = rest
                 .kill(app_id, "yarn-am submit could not set its --lifetime")

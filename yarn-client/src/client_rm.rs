@@ -61,9 +61,10 @@ impl ClientRmError {
         }
     }
 
-    /// True when the call got no answer: the RM may have acted on it anyway.
+    /// True when the call may have reached the RM without an answer coming back: the RM
+    /// may have acted on it. A failed connect sent nothing.
     pub fn outcome_unknown(&self) -> bool {
-        matches!(self, ClientRmError::Rpc(_))
+        matches!(self, ClientRmError::Rpc(e) if !matches!(e, RpcError::Connect { .. }))
     }
 }
 
