@@ -330,7 +330,13 @@ async fn the_am_container_asks_a_custom_resource_over_the_client_port() {
     );
 
     let out = am::yarn_am(c)
-        .args(["submit", "--name", "it-am-resource-3", "--max-attempts", "1"])
+        .args([
+            "submit",
+            "--name",
+            "it-am-resource-3",
+            "--max-attempts",
+            "1",
+        ])
         .args(["--executors", "1", "--executor-command", "echo ok"])
         .args(["--am-resource", "example.com/accelerator=3"])
         .output()

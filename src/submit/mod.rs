@@ -879,6 +879,102 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
 }
 
 #[cfg(test)]
+mod am_resource_tests {
+    use super::*;
+    use yarn_client::conf::{Configuration, RmService};
+    use yarn_client::http_auth::HttpAuth;
+
+    fn args(extra: &[&str]) -> SubmitArgs {
+        use clap::Parser;
+        let mut argv = vec!["yarn-am", "submit"];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Submit(a) => *a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn rest(auth: HttpAuth) -> RmRest {
+        RmRest::new("rm:8088", "alice", Duration::from_secs(1))
+            .unwrap()
+            .with_auth(auth)
+    }
+
+    #[test]
+    fn am_resources_parse_and_are_refused_where_ipc_would_need_kerberos() {
+        let a = args(&[
+            "--am-resource",
+            "yarn.io/gpu=1",
+            "--am-resource",
+            "example.com/x=2",
+        ]);
+        assert_eq!(
+            a.am_resource,
+            [
+                ("yarn.io/gpu".to_string(), 1),
+                ("example.com/x".to_string(), 2)
+            ]
+        );
+        assert!(check_am_resources_allowed(&a, &rest(HttpAuth::simple("alice"))).is_ok());
+        let secure = rest(HttpAuth::Delegation {
+            token: "not-a-real-token".into(),
+        });
+        let e = check_am_resources_allowed(&a, &secure).unwrap_err();
+        assert!(e.to_string().contains("Kerberos"), "{e}");
+        assert!(!e.to_string().contains("not-a-real-token"), "{e}");
+        // Without --am-resource nothing changes on a secure cluster.
+        assert!(check_am_resources_allowed(&args(&[]), &secure).is_ok());
+        for bad in ["vcores=1", "yarn.io/gpu=0", "gpu"] {
+            use clap::Parser;
+            assert!(
+                crate::cli::Cli::try_parse_from(["yarn-am", "submit", "--am-resource", bad])
+                    .is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_client_port_comes_from_the_flag_the_conf_or_the_rm_host() {
+        let r = rest(HttpAuth::simple("alice"));
+        let given = "other:9032".to_string();
+        assert_eq!(
+            rm_addresses(Some(&given), RmService::Client, &r, &Ok(None)).unwrap(),
+            ["other:9032"]
+        );
+        assert_eq!(
+            rm_addresses(None, RmService::Client, &r, &Ok(None)).unwrap(),
+            ["rm:8032"]
+        );
+        let mut c = Configuration::new();
+        c.set("yarn.resourcemanager.address", "rm.example:18032");
+        assert_eq!(
+            rm_addresses(None, RmService::Client, &r, &Ok(Some(c))).unwrap(),
+            ["rm.example:18032"]
+        );
+    }
+
+    #[test]
+    fn an_rpc_submission_without_an_answer_keeps_the_staging_folder() {
+        let lost = ClientRmError::Rpc(RpcError::ConnectionLost {
+            addr: "rm:8032".into(),
+            reason: "reset".into(),
+        });
+        assert!(submission_outcome_unknown(&anyhow::Error::new(lost)));
+        let refused = ClientRmError::Refused {
+            method: "submitApplication".into(),
+            remote: yarn_client::rpc::RemoteError {
+                class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException".into(),
+                message: "too much".into(),
+                fatal: false,
+                code: None,
+            },
+        };
+        assert!(!submission_outcome_unknown(&anyhow::Error::new(refused)));
+    }
+}
+
+#[cfg(test)]
 mod fallback_tests {
     use super::fallback_to_simple;
     use yarn_client::conf::Configuration;

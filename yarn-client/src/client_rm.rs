@@ -187,17 +187,20 @@ pub fn submission_context(
         sub.am_resource.vcores,
         &sub.am_resources,
     );
-    let am_request = sub.am_node_label.as_ref().map(|label| ResourceRequestProto {
-        priority: Some(PriorityProto {
-            priority: Some(AM_CONTAINER_PRIORITY),
-        }),
-        resource_name: Some(ANY.to_string()),
-        capability: Some(resource.clone()),
-        num_containers: Some(1),
-        relax_locality: Some(true),
-        node_label_expression: Some(label.clone()),
-        ..Default::default()
-    });
+    let am_request = sub
+        .am_node_label
+        .as_ref()
+        .map(|label| ResourceRequestProto {
+            priority: Some(PriorityProto {
+                priority: Some(AM_CONTAINER_PRIORITY),
+            }),
+            resource_name: Some(ANY.to_string()),
+            capability: Some(resource.clone()),
+            num_containers: Some(1),
+            relax_locality: Some(true),
+            node_label_expression: Some(label.clone()),
+            ..Default::default()
+        });
     let timeouts = match sub.lifetime {
         None => Vec::new(),
         Some(d) => {
@@ -206,8 +209,9 @@ pub fn submission_context(
                 .filter(|s| *s >= 1)
                 .ok_or(ClientRmError::BadLifetime(d))?;
             vec![ApplicationTimeoutMapProto {
-                application_timeout_type: Some(ApplicationTimeoutTypeProto::AppTimeoutLifetime
-                    as i32),
+                application_timeout_type: Some(
+                    ApplicationTimeoutTypeProto::AppTimeoutLifetime as i32,
+                ),
                 timeout: Some(secs),
             }]
         }
@@ -373,9 +377,15 @@ mod tests {
         let lr = &clc.local_resources[0];
         assert_eq!(lr.key(), "yarn-am");
         let url = lr.value.as_ref().unwrap().resource.as_ref().unwrap();
-        assert_eq!((url.host(), url.port(), url.file()), ("nn", 8020, "/user/a/.yarn-am/yarn-am"));
+        assert_eq!(
+            (url.host(), url.port(), url.file()),
+            ("nn", 8020, "/user/a/.yarn-am/yarn-am")
+        );
         // Decode what we encode: the whole context survives the round trip.
-        assert_eq!(ApplicationSubmissionContextProto::decode(&bytes[..]).unwrap(), ctx);
+        assert_eq!(
+            ApplicationSubmissionContextProto::decode(&bytes[..]).unwrap(),
+            ctx
+        );
     }
 
     #[test]
@@ -393,7 +403,10 @@ mod tests {
         };
         assert_eq!(req.resource_name(), "*");
         assert_eq!(req.node_label_expression(), "gpu");
-        assert_eq!((req.num_containers(), req.priority.unwrap().priority()), (1, 0));
+        assert_eq!(
+            (req.num_containers(), req.priority.unwrap().priority()),
+            (1, 0)
+        );
         assert_eq!(req.capability, ctx.resource);
         let bytes = ctx.encode_to_vec();
         for absent in [4, 13, 14, 16, 18] {

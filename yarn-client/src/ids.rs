@@ -105,9 +105,18 @@ mod tests {
     #[test]
     fn app_ids_round_trip_and_junk_is_refused() {
         let a = parse_app_id("application_1700000000000_0042").unwrap();
-        assert_eq!((a.cluster_timestamp, a.id), (Some(1_700_000_000_000), Some(42)));
+        assert_eq!(
+            (a.cluster_timestamp, a.id),
+            (Some(1_700_000_000_000), Some(42))
+        );
         assert_eq!(app_id_string(&a), "application_1700000000000_0042");
-        for bad in ["application_1_", "application__1", "app_1_2", "application_1_2_3", "application_+1_2"] {
+        for bad in [
+            "application_1_",
+            "application__1",
+            "app_1_2",
+            "application_1_2_3",
+            "application_+1_2",
+        ] {
             assert!(parse_app_id(bad).is_none(), "{bad}");
         }
     }

@@ -14,7 +14,11 @@ use crate::request_table as table;
 /// A container size as YARN's `ResourceProto`: memory, vcores and the countable resources
 /// beyond them by name (`resource_value_map`, in the RM's default units). Executor asks and
 /// the AM's own container (`client_rm`) both ask this way.
-pub(crate) fn resource_proto(memory_mb: i64, vcores: i32, others: &[(String, i64)]) -> ResourceProto {
+pub(crate) fn resource_proto(
+    memory_mb: i64,
+    vcores: i32,
+    others: &[(String, i64)],
+) -> ResourceProto {
     ResourceProto {
         memory: Some(memory_mb),
         virtual_cores: Some(vcores),
