@@ -369,7 +369,7 @@ mod tests {
         let bytes = ctx.encode_to_vec();
         let clc = ContainerLaunchContextProto::decode(&field(&bytes, 5)[0][..]).unwrap();
         assert_eq!(clc, am_launch_spec(&sub.am).to_proto());
-        assert_eq!(clc.command, [sub.am.command.clone()]);
+        assert_eq!(clc.command, std::slice::from_ref(&sub.am.command));
         let creds = crate::credentials::Credentials::decode(clc.tokens()).unwrap();
         assert_eq!(creds.secret("yarn-am.secret"), Some(&b"s3cret"[..]));
         assert_eq!(clc.application_ac_ls.len(), 1);
