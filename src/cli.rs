@@ -319,6 +319,16 @@ pub struct SubmitArgs {
     /// AM container vcores.
     #[arg(long, default_value_t = 1)]
     pub am_vcores: i32,
+    /// A countable resource the AM's own container asks besides memory and vcores,
+    /// NAME=COUNT (repeatable), e.g. `yarn.io/gpu=1` for a driver beside the AM that needs
+    /// one. The app is then submitted over the RM's client port (yarn.resourcemanager.address,
+    /// Hadoop IPC): the REST submission drops such resources. Not on a Kerberos cluster yet.
+    #[arg(long, value_name = "NAME=COUNT", value_parser = parse_resource)]
+    pub am_resource: Vec<(String, i64)>,
+    /// RM client address (ApplicationClientProtocol) for a submission with --am-resource
+    /// (default: yarn-site.xml's yarn.resourcemanager.address, else the RM host:8032).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub rm_client: Option<String>,
     /// Environment for the AM, KEY=VALUE (repeatable; the value exactly as given).
     #[arg(long)]
     pub env: Vec<String>,
@@ -545,7 +555,7 @@ fn parse_resource(s: &str) -> Result<(String, i64), String> {
     }
     if matches!(name, "memory-mb" | "memory" | "vcores") {
         return Err(format!(
-            "{name} has its own flags (--executor-memory, --executor-vcores)"
+            "{name} has its own flags (--executor-memory and --executor-vcores, --am-memory and --am-vcores)"
         ));
     }
     match count.parse::<i64>() {

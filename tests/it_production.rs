@@ -1,6 +1,7 @@
 //! Submission settings of production clusters (issue 26), on the real cluster: priority,
 //! application type and a lifetime, each as the RM reports it, and the lifetime ending the
-//! app at its deadline with diagnostics that say so.
+//! app at its deadline with diagnostics that say so; resources for the executors and for
+//! the AM's own container (the latter submitted over the RM's client port).
 
 #[path = "support/am.rs"]
 mod am;
@@ -251,6 +252,16 @@ async fn executors_asking_a_custom_resource_get_it_and_fit_as_many_as_the_nodes_
         "{per_host:?}"
     );
     assert!(!logs.contains("got=\n"), "{logs}");
+    let (counted, xml) = accelerator_seconds(c, &app);
+    assert!(
+        counted.is_some_and(|n| n > 0),
+        "the RM did not count the resource: {xml}"
+    );
+}
+
+/// The accelerator-seconds the RM counts for `app` (its `resourceSecondsMap`), read from
+/// the report as XML: the RM's JSON shows one entry of that map. Also the XML, for messages.
+fn accelerator_seconds(c: &cluster::Cluster, app: &str) -> (Option<u64>, String) {
     let xml = c
         .rm_get_xml(&format!("/ws/v1/cluster/apps/{app}"))
         .expect("the app's report as XML");
@@ -259,9 +270,93 @@ async fn executors_asking_a_custom_resource_get_it_and_fit_as_many_as_the_nodes_
         .nth(1)
         .and_then(|rest| rest.split('<').next())
         .and_then(|n| n.parse::<u64>().ok());
+    (counted, xml)
+}
+
+/// The AM's own container asks the cluster's resource (`--am-resource`), which only the
+/// submission over the RM's client port carries (the REST one drops it): the app runs and
+/// succeeds, and the RM counts accelerator-seconds though no executor asks any, so they are
+/// the AM's. The other settings travel in the same submission (priority, type, lifetime).
+/// Asking 3 where every node has 2 is refused at submission, naming the maximum, and no app
+/// is left behind.
+#[tokio::test]
+async fn the_am_container_asks_a_custom_resource_over_the_client_port() {
+    let _nodes = NODES_TO_ITSELF.lock().await;
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let app = am::submit(
+        c,
+        "it-am-resource",
+        &[
+            "--executors",
+            "1",
+            "--executor-command",
+            "echo ok",
+            "--am-resource",
+            "example.com/accelerator=1",
+            "--priority",
+            "3",
+            "--application-type",
+            "YARN-AM-IT",
+            "--lifetime",
+            "600",
+            "--wait",
+            "--wait-timeout",
+            "120",
+        ],
+    );
+    let rest = am::rest(c);
+    let r = rest.app(&app).await.unwrap();
+    assert_eq!(
+        (r.state.as_str(), r.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{}",
+        r.diagnostics
+    );
+    assert_eq!((r.priority, r.application_type.as_str()), (3, "YARN-AM-IT"));
+    let timeouts = rest
+        .get_value(&format!("/ws/v1/cluster/apps/{app}/timeouts"))
+        .await
+        .unwrap();
+    eprintln!("timeouts of an app submitted over IPC: {timeouts}");
+    let lifetime = &timeouts["timeouts"]["timeout"][0];
+    assert_eq!(lifetime["type"], "LIFETIME", "{timeouts}");
+    assert_ne!(lifetime["expiryTime"], "UNLIMITED", "{timeouts}");
+    let (counted, xml) = accelerator_seconds(c, &app);
+    eprintln!("accelerator-seconds of the AM: {counted:?}");
     assert!(
         counted.is_some_and(|n| n > 0),
-        "the RM did not count the resource: {xml}"
+        "the RM did not count the AM's resource: {xml}"
+    );
+
+    let out = am::yarn_am(c)
+        .args([
+            "submit",
+            "--name",
+            "it-am-resource-3",
+            "--max-attempts",
+            "1",
+        ])
+        .args(["--executors", "1", "--executor-command", "echo ok"])
+        .args(["--am-resource", "example.com/accelerator=3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    eprintln!("asking 3: {}", am::text(&out));
+    // 2: `submit` itself failed (no app to report on).
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("InvalidResourceRequestException")
+            && err.contains("example.com/accelerator: 2"),
+        "{err}"
+    );
+    let refused = err
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        .find(|w| w.starts_with("application_"))
+        .unwrap_or_else(|| panic!("no app id in {err}"));
+    assert!(
+        rest.app(refused).await.is_err(),
+        "the RM kept the refused {refused}"
     );
 }
 

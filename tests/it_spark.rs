@@ -631,7 +631,9 @@ async fn final_report(c: &cluster::Cluster, app: &str) -> (String, String, Strin
 /// groupBy) and a PySpark job (a word count with reduceByKey, a DataFrame aggregation,
 /// --py-files, a Python shipped with --archives as spark.pyspark.python) each succeed in
 /// client and in cluster deploy mode, on nodes with neither Spark nor Python; a cluster-mode
-/// driver that fails makes the app FAILED with its exception and the client exit 1.
+/// driver that fails makes the app FAILED with its exception and the client exit 1. The JVM
+/// runs' AM containers ask `example.com/accelerator` (`spark.yarn.am.resource.*` in client
+/// mode, `spark.yarn.driver.resource.*` in cluster mode) and the RM counts it.
 #[tokio::test(flavor = "multi_thread")]
 async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
     let Some(home) = spark_home() else { return };
@@ -649,7 +651,15 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
 
     let jvm = |mode: &str, arg: &str| {
         let mut cmd = wrapper(c, &home);
+        // The AM's own container asks the test cluster's resource, Spark's way for each mode
+        // (yarn-am then submits over the RM's client port; checked below).
+        let am_resource = match mode {
+            "client" => "spark.yarn.am.resource.example.com/accelerator.amount=1",
+            _ => "spark.yarn.driver.resource.example.com/accelerator.amount=1",
+        };
         cmd.args([
+            "--conf",
+            am_resource,
             "--deploy-mode",
             mode,
             "--class",
@@ -734,6 +744,20 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
             (state.as_str(), status.as_str()),
             ("FINISHED", "SUCCEEDED"),
             "{diag}"
+        );
+        // No executor asks the resource: what the RM counts is the AM's (its JSON shows
+        // one entry of resourceSecondsMap, so the XML).
+        let xml = c
+            .rm_get_xml(&format!("/ws/v1/cluster/apps/{}", r.app))
+            .expect("the app's report as XML");
+        let counted = xml
+            .split("<key>example.com/accelerator</key><value>")
+            .nth(1)
+            .and_then(|rest| rest.split('<').next())
+            .and_then(|n| n.parse::<u64>().ok());
+        assert!(
+            counted.is_some_and(|n| n > 0),
+            "{mode} mode: the RM counted no accelerator for the AM: {xml}"
         );
         if mode == "cluster" {
             assert!(diag.contains("the driver exited 0"), "{diag}");

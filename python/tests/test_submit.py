@@ -31,6 +31,12 @@ def test_acls_and_log_patterns_are_flags():
                     "--job", "job.json"]
 
 
+def test_am_resources_are_flags_after_the_am_size():
+    args = submit_args("job.json", am_memory=512, am_resources={"yarn.io/gpu": 1, "example.com/accelerator": 2})
+    assert args == ["submit", "--am-memory", "512", "--am-resource", "yarn.io/gpu=1",
+                    "--am-resource", "example.com/accelerator=2", "--job", "job.json"]
+
+
 def test_files_archives_and_the_failure_window_go_with_a_job_too():
     args = submit_args("job.json", files=["data.csv#d.csv"], archives=["hdfs:///apps/env.zip#env"],
                        executor_failures_validity_interval=3600000)

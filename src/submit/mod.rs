@@ -22,7 +22,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use tracing::warn;
+use yarn_client::client_rm::{ClientRm, ClientRmError};
 use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest, Submission};
+use yarn_client::rpc::{RpcConfig, RpcError};
 
 use crate::cli::SubmitArgs;
 use crate::protocol::spec::{AppSpec, ExecutorKind, ExecutorSpec, SPEC_FILE};
@@ -82,20 +84,22 @@ fn parse_env(pairs: &[String], flag: &str) -> anyhow::Result<BTreeMap<String, St
         .collect()
 }
 
-/// The scheduler address the AM should use: the flag, then yarn-site.xml, then the RM web
-/// host with the default port 8030. A configuration that cannot be read is an error only here,
+/// The addresses of an RM service (the scheduler for the AM, the client port for an RPC
+/// submission): the flag, then yarn-site.xml (one per RM under HA), then the RM web host with
+/// the service's default port. A configuration that cannot be read is an error only here,
 /// where it is needed.
-fn scheduler_addresses(
-    args: &SubmitArgs,
+fn rm_addresses(
+    given: Option<&String>,
+    service: yarn_client::conf::RmService,
     rest: &RmRest,
     conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>,
 ) -> anyhow::Result<Vec<String>> {
-    if let Some(a) = &args.rm_scheduler {
+    if let Some(a) = given {
         return Ok(vec![a.clone()]);
     }
     let conf = conf.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
     if let Some(conf) = conf {
-        let c = yarn_client::conf::rm_candidates(conf, yarn_client::conf::RmService::Scheduler)?;
+        let c = yarn_client::conf::rm_candidates(conf, service)?;
         return Ok(c.into_iter().map(|c| c.address.to_string()).collect());
     }
     let host = rest
@@ -105,7 +109,7 @@ fn scheduler_addresses(
         .rsplit_once(':')
         .map(|(h, _)| h.to_string())
         .unwrap_or_else(|| rest.base_url().to_string());
-    Ok(vec![format!("{host}:8030")])
+    Ok(vec![format!("{host}:{}", service.default_port())])
 }
 
 /// The NodeManagers' heartbeat interval, for the AM's spread wait. Best effort: without a
@@ -184,6 +188,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     service_data::check_unique(&args.service_data).map_err(anyhow::Error::msg)?;
     // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
+    check_am_resources_allowed(&args, &rest)?;
     let auth = rest.auth().clone();
     let user = crate::tools::rm::rm_user(&rest, &args.rm);
     // Before the RM hands out an id: a wrong staging place fails with nothing created.
@@ -383,8 +388,70 @@ fn submission_outcome_unknown(e: &anyhow::Error) -> bool {
         matches!(
             c.downcast_ref::<RestError>(),
             Some(RestError::Unreachable { .. })
-        )
+        ) || c
+            .downcast_ref::<ClientRmError>()
+            .is_some_and(ClientRmError::outcome_unknown)
     })
+}
+
+/// `--am-resource` needs the RPC submission, which speaks SIMPLE only (no Kerberos on Hadoop
+/// IPC yet): refused on a secure cluster before anything is staged or reserved.
+fn check_am_resources_allowed(args: &SubmitArgs, rest: &RmRest) -> anyhow::Result<()> {
+    if args.am_resource.is_empty() {
+        return Ok(());
+    }
+    if !matches!(rest.auth(), yarn_client::http_auth::HttpAuth::Simple { .. }) {
+        bail!(
+            "--am-resource needs a submission over the RM's client port (the REST submission \
+             drops the AM's resource types), and yarn-am speaks only SIMPLE authentication \
+             there, not Kerberos: not possible on this secure cluster yet"
+        );
+    }
+    Ok(())
+}
+
+/// Submits over ApplicationClientProtocol (the RM's client port), trying the RMs in turn
+/// under HA: a standby answers `StandbyException`, a stopped RM refuses the connection;
+/// both are safe to pass over (nothing was submitted there). Any other failure is final.
+async fn submit_over_rpc(
+    args: &SubmitArgs,
+    rest: &RmRest,
+    conf: &anyhow::Result<Option<yarn_client::conf::Configuration>>,
+    sub: &Submission,
+) -> anyhow::Result<()> {
+    let addrs = rm_addresses(
+        args.rm_client.as_ref(),
+        yarn_client::conf::RmService::Client,
+        rest,
+        conf,
+    )?;
+    let user = crate::tools::rm::rm_user(rest, &args.rm);
+    let limit = Duration::from_secs(args.rm.timeout.max(1));
+    let cfg = RpcConfig {
+        connect_timeout: limit,
+        call_timeout: limit,
+        ..RpcConfig::default()
+    };
+    let mut passed_over = Vec::new();
+    for addr in &addrs {
+        let client = ClientRm::simple(addr, &user, cfg.clone());
+        match client.submit(sub).await {
+            Ok(()) => return Ok(()),
+            Err(ClientRmError::Refused { remote, .. }) if remote.is_class("StandbyException") => {
+                passed_over.push(format!("{addr}: standby"));
+            }
+            Err(ClientRmError::Rpc(e @ RpcError::Connect { .. })) if addrs.len() > 1 => {
+                passed_over.push(e.to_string());
+            }
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!("the RM client port {addr}")))
+            }
+        }
+    }
+    bail!(
+        "no active RM on the client port(s): {}",
+        passed_over.join("; ")
+    )
 }
 
 /// Stages the binary, the `--file`s and the spec, then submits the AM container. Returns
@@ -549,7 +616,12 @@ async fn stage_and_submit(
             None => None,
         };
     let spec = AppSpec {
-        rm_scheduler: scheduler_addresses(args, rest, &conf)?,
+        rm_scheduler: rm_addresses(
+            args.rm_scheduler.as_ref(),
+            yarn_client::conf::RmService::Scheduler,
+            rest,
+            &conf,
+        )?,
         rm_web: rest.base_url().to_string(),
         executor,
         staging: Some(stager.dir()),
@@ -626,15 +698,24 @@ async fn stage_and_submit(
         attempt_failures_validity_interval_ms: args.attempt_failures_validity_interval,
         log_aggregation: args.log_aggregation(),
         am_node_label: args.am_node_label.clone(),
+        am_resources: args.am_resource.clone(),
+        lifetime: args.lifetime.map(Duration::from_secs),
     };
     let submitted_at = std::time::SystemTime::now();
+    if submission.needs_rpc() {
+        // The lifetime travels in the submission itself here.
+        return submit_over_rpc(args, rest, &conf, &submission)
+            .await
+            .with_context(|| format!("submitting {app_id} over IPC (for --am-resource)"))
+            .map(|()| secret_file);
+    }
     rest.submit(&submission)
         .await
         .with_context(|| format!("submitting {app_id}"))?;
-    if let Some(secs) = args.lifetime {
+    if let Some(lifetime) = submission.lifetime {
         // The REST submission has no timeout field: the lifetime is set right after. An app
         // the user bounded must not run unbounded, so a refusal kills it.
-        let expiry = submitted_at + Duration::from_secs(secs);
+        let expiry = submitted_at + lifetime;
         if let Err(e) = set_lifetime(rest, app_id, expiry).await {
             let _ = rest
                 .kill(app_id, "yarn-am submit could not set its --lifetime")
@@ -875,6 +956,102 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
             return Ok(r);
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod am_resource_tests {
+    use super::*;
+    use yarn_client::conf::{Configuration, RmService};
+    use yarn_client::http_auth::HttpAuth;
+
+    fn args(extra: &[&str]) -> SubmitArgs {
+        use clap::Parser;
+        let mut argv = vec!["yarn-am", "submit"];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Submit(a) => *a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn rest(auth: HttpAuth) -> RmRest {
+        RmRest::new("rm:8088", "alice", Duration::from_secs(1))
+            .unwrap()
+            .with_auth(auth)
+    }
+
+    #[test]
+    fn am_resources_parse_and_are_refused_where_ipc_would_need_kerberos() {
+        let a = args(&[
+            "--am-resource",
+            "yarn.io/gpu=1",
+            "--am-resource",
+            "example.com/x=2",
+        ]);
+        assert_eq!(
+            a.am_resource,
+            [
+                ("yarn.io/gpu".to_string(), 1),
+                ("example.com/x".to_string(), 2)
+            ]
+        );
+        assert!(check_am_resources_allowed(&a, &rest(HttpAuth::simple("alice"))).is_ok());
+        let secure = rest(HttpAuth::Delegation {
+            token: "not-a-real-token".into(),
+        });
+        let e = check_am_resources_allowed(&a, &secure).unwrap_err();
+        assert!(e.to_string().contains("Kerberos"), "{e}");
+        assert!(!e.to_string().contains("not-a-real-token"), "{e}");
+        // Without --am-resource nothing changes on a secure cluster.
+        assert!(check_am_resources_allowed(&args(&[]), &secure).is_ok());
+        for bad in ["vcores=1", "yarn.io/gpu=0", "gpu"] {
+            use clap::Parser;
+            assert!(
+                crate::cli::Cli::try_parse_from(["yarn-am", "submit", "--am-resource", bad])
+                    .is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_client_port_comes_from_the_flag_the_conf_or_the_rm_host() {
+        let r = rest(HttpAuth::simple("alice"));
+        let given = "other:9032".to_string();
+        assert_eq!(
+            rm_addresses(Some(&given), RmService::Client, &r, &Ok(None)).unwrap(),
+            ["other:9032"]
+        );
+        assert_eq!(
+            rm_addresses(None, RmService::Client, &r, &Ok(None)).unwrap(),
+            ["rm:8032"]
+        );
+        let mut c = Configuration::new();
+        c.set("yarn.resourcemanager.address", "rm.example:18032");
+        assert_eq!(
+            rm_addresses(None, RmService::Client, &r, &Ok(Some(c))).unwrap(),
+            ["rm.example:18032"]
+        );
+    }
+
+    #[test]
+    fn an_rpc_submission_without_an_answer_keeps_the_staging_folder() {
+        let lost = ClientRmError::Rpc(RpcError::ConnectionLost {
+            addr: "rm:8032".into(),
+            reason: "reset".into(),
+        });
+        assert!(submission_outcome_unknown(&anyhow::Error::new(lost)));
+        let refused = ClientRmError::Refused {
+            method: "submitApplication".into(),
+            remote: yarn_client::rpc::RemoteError {
+                class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException".into(),
+                message: "too much".into(),
+                fatal: false,
+                code: None,
+            },
+        };
+        assert!(!submission_outcome_unknown(&anyhow::Error::new(refused)));
     }
 }
 

@@ -34,6 +34,20 @@ pub fn container_id_string(c: &ContainerIdProto) -> String {
     )
 }
 
+/// Parses `application_<cluster timestamp>_<number>` (digits only), the inverse of
+/// [`app_id_string`].
+pub fn parse_app_id(s: &str) -> Option<ApplicationIdProto> {
+    let (ts, id) = s.strip_prefix("application_")?.split_once('_')?;
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
+    if !digits(ts) || !digits(id) {
+        return None;
+    }
+    Some(ApplicationIdProto {
+        id: Some(id.parse().ok()?),
+        cluster_timestamp: Some(ts.parse().ok()?),
+    })
+}
+
 /// `host:port`, the key YARN uses for NM tokens.
 pub fn node_id_string(n: &NodeIdProto) -> String {
     format!("{}:{}", n.host(), n.port())
@@ -87,6 +101,25 @@ pub fn app_attempt_of(c: &ContainerIdProto) -> (String, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn app_ids_round_trip_and_junk_is_refused() {
+        let a = parse_app_id("application_1700000000000_0042").unwrap();
+        assert_eq!(
+            (a.cluster_timestamp, a.id),
+            (Some(1_700_000_000_000), Some(42))
+        );
+        assert_eq!(app_id_string(&a), "application_1700000000000_0042");
+        for bad in [
+            "application_1_",
+            "application__1",
+            "app_1_2",
+            "application_1_2_3",
+            "application_+1_2",
+        ] {
+            assert!(parse_app_id(bad).is_none(), "{bad}");
+        }
+    }
 
     #[test]
     fn container_ids_round_trip() {

@@ -25,6 +25,8 @@
 //!     `types.rs`), releases, exclusions, the response id and the tokens the RM hands
 //!     out (`rm_tokens.rs`), put together in `AmrmState` (`amrm_state.rs`).
 //!   - [`rest`]: the RM's REST API (submit, report, kill, nodes).
+//!   - [`client_rm`]: ApplicationClientProtocol on the RM's client port (new application,
+//!     submit): the submission for an AM container asking resource types, which REST drops.
 //!   - [`webhdfs`]: the few WebHDFS operations a submitter needs to stage files.
 //!   - `http_body` (crate-private): reading a REST or WebHDFS reply under a size cap.
 //!   - [`tls`]: whom REST and WebHDFS trust on `https://` addresses (a PEM CA file from
@@ -55,6 +57,7 @@
 pub mod acl;
 pub mod amrm;
 pub mod ask;
+pub mod client_rm;
 pub mod conf;
 pub mod credentials;
 pub mod gssapi;

@@ -307,6 +307,16 @@ pub struct Submission {
     pub log_aggregation: LogAggregation,
     /// The node label (partition) of the AM's container; `None`: the queue's default.
     pub am_node_label: Option<String>,
+    /// Countable resources the AM's own container asks besides memory and vcores
+    /// (`yarn.io/gpu`, a cluster's own types), by name. The REST form cannot carry them
+    /// (Hadoop 3.4.1's RM keeps only memory and vcores of a REST submission's resource):
+    /// a submission with any goes over ApplicationClientProtocol ([`Submission::needs_rpc`],
+    /// [`crate::client_rm`]).
+    pub am_resources: Vec<(String, i64)>,
+    /// How long the RM lets the app run before it kills it (its LIFETIME timeout). The RPC
+    /// form carries it; the REST form has no field, so a REST submitter sets it right after
+    /// (`RmRest::set_lifetime`).
+    pub lifetime: Option<Duration>,
 }
 
 fn entries<V: Serialize>(map: &BTreeMap<String, V>) -> serde_json::Value {
@@ -339,7 +349,14 @@ pub fn credentials_json(c: &Credentials) -> serde_json::Value {
 }
 
 impl Submission {
+    /// True when the REST form would lose part of this submission: the AM asks resource
+    /// types besides memory and vcores.
+    pub fn needs_rpc(&self) -> bool {
+        !self.am_resources.is_empty()
+    }
+
     /// The body of `POST /ws/v1/cluster/apps`. Maps are JAXB-style `{"entry": [...]}`.
+    /// Neither `am_resources` nor `lifetime` is in it (see their fields).
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::json!({
             "application-id": self.application_id,
@@ -1017,6 +1034,8 @@ mod tests {
             attempt_failures_validity_interval_ms: None,
             log_aggregation: LogAggregation::default(),
             am_node_label: None,
+            am_resources: Vec::new(),
+            lifetime: None,
         };
         let v = sub.to_json();
         assert!(

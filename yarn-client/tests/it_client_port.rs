@@ -1,7 +1,9 @@
 //! IPC without SASL against the real RM client port (ApplicationClientProtocol, 8032): an
 //! insecure cluster lets a client name itself (SIMPLE), which exercises the non-token path
 //! of the handshake, NodeReport decoding, and the RPC-level errors for a wrong protocol or
-//! method name. Also: an address where nothing listens fails fast with a typed error.
+//! method name. Also: an address where nothing listens fails fast with a typed error, and
+//! `client_rm`'s getNewApplication hands out an id and the largest container with the
+//! cluster's resource types.
 
 mod common;
 
@@ -125,4 +127,24 @@ async fn closed_port_on_the_rm_host_fails_fast() {
         "{e}"
     );
     assert!(t.elapsed() < Duration::from_secs(4));
+}
+
+#[tokio::test]
+async fn get_new_application_names_an_id_and_the_largest_container_with_its_types() {
+    let _logs = LogsOnFailure(cluster());
+    let user = std::env::var("USER").unwrap_or("root".into());
+    let c = yarn_client::client_rm::ClientRm::simple(&rm_client(), &user, RpcConfig::default());
+    let a = c.new_application().await.unwrap();
+    let b = c.new_application().await.unwrap();
+    eprintln!("getNewApplication: {a:?}");
+    assert!(a.application_id.starts_with("application_"), "{a:?}");
+    assert_ne!(a.application_id, b.application_id);
+    assert!(a.max_memory_mb > 0 && a.max_vcores > 0, "{a:?}");
+    // The test cluster declares example.com/accelerator, 2 per NodeManager: the scheduler's
+    // maximum follows the largest registered node.
+    assert!(
+        a.max_resources
+            .contains(&("example.com/accelerator".to_string(), 2)),
+        "{a:?}"
+    );
 }

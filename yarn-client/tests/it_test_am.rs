@@ -109,6 +109,8 @@ async fn run_am(tag: &str, extra_env: &[(&str, &str)]) -> AppReport {
         attempt_failures_validity_interval_ms: None,
         log_aggregation: Default::default(),
         am_node_label: None,
+        am_resources: Vec::new(),
+        lifetime: None,
     };
     rest.submit(&sub).await.expect("submit");
     eprintln!("submitted {}", app.application_id);

@@ -75,6 +75,7 @@ def submit_args(
     rolled_log_exclude_pattern: Optional[str] = None,
     am_memory: Optional[int] = None,
     am_vcores: Optional[int] = None,
+    am_resources: Optional[Mapping[str, int]] = None,
     env: Optional[Mapping[str, str]] = None,
     webhdfs: Optional[str] = None,
     staging_dir: Optional[str] = None,
@@ -131,6 +132,8 @@ def submit_args(
     opt("--rolled-log-exclude-pattern", rolled_log_exclude_pattern)
     opt("--am-memory", am_memory)
     opt("--am-vcores", am_vcores)
+    for rname, count in (am_resources or {}).items():
+        opt("--am-resource", f"{rname}={count}")
     args += _env_args("--env", env)
     if job is not None:
         args += ["--job", job_file or os.fspath(job)]  # type: ignore[arg-type]
@@ -203,7 +206,9 @@ def submit(
     node-label partition of the executors and of the AM), ``view_acl`` and ``modify_acl`` (YARN's ACL
     syntax: ``"alice,bob ops"``), ``log_include_pattern``, ``log_exclude_pattern``,
     ``rolled_log_include_pattern``, ``rolled_log_exclude_pattern`` (which log files are
-    aggregated; Java regular expressions on file names), ``am_memory``, ``am_vcores``, ``env``, ``webhdfs`` (stage on HDFS; default
+    aggregated; Java regular expressions on file names), ``am_memory``, ``am_vcores``,
+    ``am_resources`` (``{"yarn.io/gpu": 1}`` for the AM's own container; submitted over the
+    RM's client port then, not on a Kerberos cluster), ``env``, ``webhdfs`` (stage on HDFS; default
     ``$YARN_AM_WEBHDFS``), ``staging_dir``, ``hdfs_uri``, ``secret_dir``, ``strategy``,
     ``executor_silence_timeout``, ``rm_web``, ``user``, ``extra_args`` (more CLI flags).
 

@@ -11,6 +11,28 @@ use crate::proto::yarn::{
 };
 use crate::request_table as table;
 
+/// A container size as YARN's `ResourceProto`: memory, vcores and the countable resources
+/// beyond them by name (`resource_value_map`, in the RM's default units). Executor asks and
+/// the AM's own container (`client_rm`) both ask this way.
+pub(crate) fn resource_proto(
+    memory_mb: i64,
+    vcores: i32,
+    others: &[(String, i64)],
+) -> ResourceProto {
+    ResourceProto {
+        memory: Some(memory_mb),
+        virtual_cores: Some(vcores),
+        resource_value_map: others
+            .iter()
+            .map(|(name, value)| ResourceInformationProto {
+                key: name.clone(),
+                value: Some(*value),
+                ..Default::default()
+            })
+            .collect(),
+    }
+}
+
 impl From<&Ask> for ResourceRequestProto {
     fn from(a: &Ask) -> Self {
         ResourceRequestProto {
@@ -18,19 +40,11 @@ impl From<&Ask> for ResourceRequestProto {
                 priority: Some(a.priority.0),
             }),
             resource_name: Some(a.resource_name.clone()),
-            capability: Some(ResourceProto {
-                memory: Some(a.capability.memory_mb),
-                virtual_cores: Some(a.capability.vcores),
-                resource_value_map: a
-                    .resources
-                    .iter()
-                    .map(|(name, value)| ResourceInformationProto {
-                        key: name.clone(),
-                        value: Some(*value),
-                        ..Default::default()
-                    })
-                    .collect(),
-            }),
+            capability: Some(resource_proto(
+                a.capability.memory_mb,
+                a.capability.vcores,
+                &a.resources,
+            )),
             num_containers: Some(a.num_containers),
             relax_locality: Some(a.relax_locality),
             node_label_expression: a.node_label.clone(),

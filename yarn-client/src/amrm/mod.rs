@@ -23,6 +23,7 @@ use crate::rpc::{Auth, RpcClient, RpcConfig, RpcError};
 use crate::token::Token;
 
 mod convert;
+pub(crate) use convert::resource_proto;
 mod records;
 
 pub use records::{

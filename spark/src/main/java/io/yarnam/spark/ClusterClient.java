@@ -140,6 +140,7 @@ public final class ClusterClient {
     submit.add(Long.toString(YarnAmSubmit.amMemoryMb(conf) + driverMb));
     submit.add("--am-vcores");
     submit.add(Integer.toString(conf.getInt("spark.driver.cores", 1)));
+    submit.addAll(SubmitPlan.amResources(settings, true));
     submit.add("--driver-command");
     submit.add(driverCommand(conf, driverHeap, mainClass, primaryName, jarNames, pyNames, appArgs));
     boolean wait = conf.getBoolean("spark.yarn.submit.waitAppCompletion", true);

@@ -222,31 +222,54 @@ public final class SubmitPlan {
         a.add(conf.get(p[0]));
       }
     }
-    // Spark's resource scheduling: gpu and fpga are YARN's own types, other resources are
-    // named to YARN with spark.yarn.executor.resource.<yarn name>.amount.
-    java.util.TreeMap<String, String> resources = new java.util.TreeMap<>();
-    for (String kind : new String[] {"gpu", "fpga"}) {
-      String amount = conf.get("spark.executor.resource." + kind + ".amount");
-      if (amount != null) {
-        resources.put("yarn.io/" + kind, amount.trim());
-      }
-    }
-    String prefix = "spark.yarn.executor.resource.";
-    for (Map.Entry<String, String> e : conf.entrySet()) {
-      String k = e.getKey();
-      if (k.startsWith(prefix) && k.endsWith(".amount")) {
-        resources.put(k.substring(prefix.length(), k.length() - ".amount".length()), e.getValue().trim());
-      }
-    }
-    for (Map.Entry<String, String> r : resources.entrySet()) {
-      a.add("--executor-resource");
-      a.add(r.getKey() + "=" + r.getValue());
-    }
+    a.addAll(resources(conf, "spark.executor.resource.", "spark.yarn.executor.resource.", "--executor-resource"));
     if (Boolean.parseBoolean(conf.getOrDefault("spark.acls.enable", "false"))) {
       a.add("--view-acl");
       a.add(acl(conf, user, "spark.ui.view.acls"));
       a.add("--modify-acl");
       a.add(acl(conf, user, "spark.modify.acls"));
+    }
+    return a;
+  }
+
+  /**
+   * The resources of the AM's own container, as Spark's YARN client asks them: in client mode
+   * {@code spark.yarn.am.resource.<yarn name>.amount}; in cluster mode, where the driver runs
+   * in that container, {@code spark.yarn.driver.resource.<yarn name>.amount} and the driver's
+   * {@code spark.driver.resource.gpu|fpga.amount}. yarn-am submits such an app over the RM's
+   * client port (its REST submission drops them).
+   */
+  public static List<String> amResources(Map<String, String> conf, boolean clusterMode) {
+    return clusterMode
+        ? resources(conf, "spark.driver.resource.", "spark.yarn.driver.resource.", "--am-resource")
+        : resources(conf, null, "spark.yarn.am.resource.", "--am-resource");
+  }
+
+  /**
+   * Spark's resource scheduling as {@code flag NAME=COUNT} pairs: gpu and fpga under
+   * {@code sparkPrefix} are YARN's own types, other resources are named to YARN under
+   * {@code yarnPrefix} ({@code <yarn name>.amount}).
+   */
+  private static List<String> resources(Map<String, String> conf, String sparkPrefix, String yarnPrefix, String flag) {
+    java.util.TreeMap<String, String> resources = new java.util.TreeMap<>();
+    if (sparkPrefix != null) {
+      for (String kind : new String[] {"gpu", "fpga"}) {
+        String amount = conf.get(sparkPrefix + kind + ".amount");
+        if (amount != null) {
+          resources.put("yarn.io/" + kind, amount.trim());
+        }
+      }
+    }
+    for (Map.Entry<String, String> e : conf.entrySet()) {
+      String k = e.getKey();
+      if (k.startsWith(yarnPrefix) && k.endsWith(".amount")) {
+        resources.put(k.substring(yarnPrefix.length(), k.length() - ".amount".length()), e.getValue().trim());
+      }
+    }
+    List<String> a = new ArrayList<>();
+    for (Map.Entry<String, String> r : resources.entrySet()) {
+      a.add(flag);
+      a.add(r.getKey() + "=" + r.getValue());
     }
     return a;
   }

@@ -113,6 +113,7 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
       args.add("--am-memory");
       args.add(Long.toString(YarnAmSubmit.amMemoryMb(conf)));
     }
+    args.addAll(SubmitPlan.amResources(YarnAmSubmit.settings(conf), false));
     String rmWeb = rmWebAddress(conf, sc.hadoopConfiguration());
     Duration timeout = Duration.ofSeconds(conf.getTimeAsSeconds("spark.yarnam.am.waitTimeout", "120s"));
     List<Path> secretFiles = new ArrayList<>();

@@ -175,6 +175,14 @@ public final class PlanCheck {
         "spark.yarn.executor.resource.example.com/accelerator.amount", "1"), "a")
         .equals(List.of("--executor-resource", "example.com/accelerator=1", "--executor-resource", "yarn.io/gpu=2")),
         "executor resources");
+    Map<String, String> am = Map.of("spark.yarn.am.resource.example.com/accelerator.amount", "1",
+        "spark.yarn.driver.resource.yarn.io/gpu.amount", "1", "spark.driver.resource.fpga.amount", "2",
+        "spark.executor.resource.gpu.amount", "4");
+    check(SubmitPlan.amResources(am, false).equals(List.of("--am-resource", "example.com/accelerator=1")),
+        "client mode: the AM's own keys only: " + SubmitPlan.amResources(am, false));
+    check(SubmitPlan.amResources(am, true).equals(List.of("--am-resource", "yarn.io/fpga=2",
+        "--am-resource", "yarn.io/gpu=1")), "cluster mode: the driver's: " + SubmitPlan.amResources(am, true));
+    check(!SubmitPlan.appSettings(am, "a").contains("--am-resource"), "no AM resource among the app settings");
     check(SubmitPlan.appSettings(Map.of("spark.acls.enable", "true", "spark.modify.acls", "*"), "a")
         .contains("*"), "a * ACL stays *");
     shuffleService();
