@@ -228,6 +228,47 @@ async fn malformed_demands_get_400_naming_the_problem() {
     assert!(r.demands.lock().unwrap().is_empty());
 }
 
+/// A demand names one of the app's executor kinds (or none, or `default`); another kind is a
+/// 400 that names it, and the AM never hears of it.
+#[tokio::test]
+async fn a_demand_for_an_executor_kind_the_app_lacks_is_refused() {
+    let r = start().await;
+    let mut next = (**r.handle_state.borrow()).clone();
+    next.kinds = vec![
+        crate::protocol::driver_api::KindView {
+            name: "default".into(),
+            ..Default::default()
+        },
+        crate::protocol::driver_api::KindView {
+            name: "accel".into(),
+            ..Default::default()
+        },
+    ];
+    r.handle_state.send(Arc::new(next)).unwrap();
+    let resp = r
+        .post("/v1/demand", r#"{"target_executors": 1, "kind": "gpu"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let err: ApiError = resp.json().await.unwrap();
+    assert_eq!(err.error, r#"this application has no executor kind "gpu""#);
+    for kind in ["accel", "default"] {
+        let body = format!(r#"{{"target_executors": 2, "kind": "{kind}"}}"#);
+        let resp = r.post("/v1/demand", &body).send().await.unwrap();
+        assert_eq!(resp.status(), 202, "{kind}");
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let kinds: Vec<Option<String>> = r
+        .demands
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| d.kind.clone())
+        .collect();
+    assert_eq!(kinds, [Some("accel".into()), Some("default".into())]);
+}
+
 /// A driver's progress must be a number from 0 to 1; the RM shows it as a percentage.
 #[tokio::test]
 async fn progress_reports_from_0_to_1_are_taken_and_others_refused() {
