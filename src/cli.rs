@@ -365,6 +365,19 @@ pub struct SubmitArgs {
     /// long-running apps). Default: every failure counts.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub executor_failures_validity_interval: Option<u64>,
+    /// Executor failures on one host within --host-exclusion-window that keep new
+    /// executors off it for --host-exclusion-timeout (Spark's
+    /// spark.excludeOnFailure.application.maxFailedExecutorsPerNode); 0 never excludes a
+    /// host. Default 2. Failed launches and exits that count against the app count.
+    #[arg(long, value_name = "N")]
+    pub host_exclusion_failures: Option<u32>,
+    /// How far back --host-exclusion-failures are counted, in seconds. Default 600.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub host_exclusion_window: Option<u64>,
+    /// How long a host stays excluded after its failures, in seconds (Spark's
+    /// spark.excludeOnFailure.timeout). Default 300.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub host_exclusion_timeout: Option<u64>,
     /// Executor container memory in MB.
     #[arg(long, default_value_t = 256)]
     pub executor_memory: i64,

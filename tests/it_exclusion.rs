@@ -85,3 +85,61 @@ async fn a_host_whose_executors_keep_failing_is_excluded_and_the_target_is_met_e
         .unwrap();
     assert_eq!(r.final_status, "SUCCEEDED", "{}", r.diagnostics);
 }
+
+/// The exclusion's settings from the command line: one failure excludes nm1 (the default
+/// takes two), and the exclusion ends after its 8 s timeout (the default's 5 minutes would
+/// outlast the test's wait).
+#[tokio::test]
+async fn the_exclusion_settings_reach_the_am_and_a_host_is_released_after_its_timeout() {
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    am::wait_until_no_node_runs_containers(c).await;
+    let app = submit(
+        c,
+        "it-exclusion-flags",
+        &[
+            "--executors",
+            "3",
+            "--keep-running",
+            "--host-exclusion-failures",
+            "1",
+            "--host-exclusion-timeout",
+            "8",
+            "--executor-command",
+            // Only the first executor on nm1 fails (the marker stays on nm1's own disk).
+            "m=/tmp/it-exclusion-$YARN_AM_APP_ID; \
+             if [ \"$NM_HOST\" = nm1 ] && [ ! -e \"$m\" ]; then touch \"$m\"; exit 3; fi; sleep 600",
+        ],
+    );
+    let d = Driver::find(c, &app).await;
+    let nm1_held = |s: &serde_json::Value| {
+        s["held_back_hosts"].as_array().is_some_and(|h| {
+            h.iter()
+                .any(|h| h["host"] == "nm1" && h["why"] == "failures")
+        })
+    };
+    let excluded_at = am::wait_for(
+        "nm1 excluded after one failure",
+        Duration::from_secs(90),
+        || async {
+            let s = d.state().await;
+            nm1_held(&s).then(Instant::now)
+        },
+    )
+    .await;
+    let page = d.get_text("/").await;
+    assert!(
+        page.contains("no new executors on nm1: excluded after 1 executor failures"),
+        "page: {page}"
+    );
+    am::wait_for("nm1 released", Duration::from_secs(60), || async {
+        (!nm1_held(&d.state().await)).then_some(())
+    })
+    .await;
+    // Released within the test's minute: the default timeout (5 min) would not be.
+    eprintln!(
+        "nm1 released {:?} after it was seen excluded",
+        excluded_at.elapsed()
+    );
+    let _ = am::yarn_am(c).args(["kill", &app]).output();
+}

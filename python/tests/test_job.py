@@ -97,3 +97,24 @@ def test_from_dict_refuses_unknown_fields():
         Job.from_dict({"name": "x", "executor": {"cores": 1, "memory_mb": 1}, "taks": []})
     with pytest.raises(InvalidArgument, match="missing field 'memory_mb'"):
         Job.from_dict({"name": "x", "executor": {"cores": 1}})
+
+
+def test_kinds_and_a_tasks_kind_go_into_the_file_and_back():
+    job = Job("kinds", cores=1, memory_mb=256)
+    job.kind("accel", cores=2, memory_mb=512, max_executors=2, resources={"example.com/accelerator": 1})
+    job.task("a", "run", kind="accel", cpus=2)
+    job.task("p", "run")
+    d = job.to_dict()
+    assert d["kinds"] == {"accel": {"cores": 2, "memory_mb": 512, "max_executors": 2,
+                                    "resources": {"example.com/accelerator": 1}}}
+    assert d["tasks"][0]["kind"] == "accel" and "kind" not in d["tasks"][1]
+    job.validate()
+    assert Job.from_dict(d).to_dict() == d
+    job.task("b", "run", kind="gpu")
+    with pytest.raises(InvalidArgument, match=r"tasks\[2\].kind"):
+        job.validate()
+    bad = Job("k")
+    bad.kind("default")
+    bad.task("a", "run")
+    with pytest.raises(InvalidArgument, match="kinds.default"):
+        bad.validate()

@@ -119,3 +119,22 @@ def test_an_ended_apps_task_output_comes_from_yarn_am_logs(tmp_path, monkeypatch
     # While it runs only the NodeManagers are asked.
     monkeypatch.setattr(app, "status", lambda: type("S", (), {"state": "RUNNING"})())
     assert app.task_output("t1", binary=exe) is None
+
+
+def test_executor_kinds_and_host_exclusion_are_flags():
+    args = submit_args(
+        command="run",
+        executors=1,
+        executor_kinds={"accel": {"memory": 512, "vcores": 1, "executors": 2,
+                                  "resources": {"example.com/accelerator": 1}, "command": "echo a,b"}},
+        host_exclusion_failures=1,
+        host_exclusion_timeout=30,
+    )
+    assert args[args.index("--executor-kind") + 1] == (
+        "accel:memory=512,vcores=1,executors=2,resource.example.com/accelerator=1,command=echo a,b")
+    assert args[args.index("--host-exclusion-failures") + 1] == "1"
+    assert args[args.index("--host-exclusion-timeout") + 1] == "30"
+    with pytest.raises(InvalidArgument, match="colour"):
+        submit_args(command="run", executor_kinds={"accel": {"colour": "red"}})
+    with pytest.raises(InvalidArgument, match="executor_kinds"):
+        submit_args("job.json", executor_kinds={"accel": {"memory": 1}})

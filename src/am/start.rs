@@ -524,13 +524,23 @@ fn pool(
     let mut table = AmrmState::new(cluster_view::rack_resolver(&topo), Some(amrm_token));
     table.on_registered(registered.nm_tokens_from_previous_attempts.clone());
     let registry = Registry::new(api.handle.events.clone());
-    Pool::with_kinds(
+    let mut pool = Pool::with_kinds(
         allocators,
         table,
         registry,
         &spec.executor,
         env.app_id.clone(),
-    )
+    );
+    if let Some(h) = spec.host_exclusion {
+        info!(
+            max_failures = h.max_failures,
+            window_ms = h.window_ms,
+            exclude_ms = h.exclude_ms,
+            "host exclusion after executor failures"
+        );
+        pool.set_exclusion(h.max_failures, h.window_ms, h.exclude_ms);
+    }
+    pool
 }
 
 /// The launcher, with what every executor is told about the AM.

@@ -209,10 +209,27 @@ pub struct AppSpec {
     /// (`core::am::am_core::Completion`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_running: bool,
+    /// `submit --host-exclusion-*`: when the AM keeps new executors off a host where this
+    /// app's executors keep failing, and for how long. `None`: the defaults of
+    /// `core::am::held_back`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_exclusion: Option<HostExclusion>,
     /// `submit --driver-command`: a driver the AM runs in its own container, whose exit ends
     /// the app (`crate::am::driver_process`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<DriverSpec>,
+}
+
+/// How the AM holds back a host where executors keep failing (Spark's `excludeOnFailure`
+/// for launches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostExclusion {
+    /// Counted failures on one host within `window_ms` that exclude it; 0: never.
+    pub max_failures: u32,
+    pub window_ms: u64,
+    /// How long an excluded host stays excluded.
+    pub exclude_ms: u64,
 }
 
 /// A driver run by the AM beside itself.
@@ -302,6 +319,11 @@ pub(crate) mod tests {
             executor_silence_timeout_ms: Some(4000),
             strategy: Some(crate::core::allocator::Strategy::Spark),
             keep_running: true,
+            host_exclusion: Some(HostExclusion {
+                max_failures: 3,
+                window_ms: 60_000,
+                exclude_ms: 30_000,
+            }),
             driver: Some(DriverSpec {
                 command_file: "yarn-am-driver.sh".into(),
             }),

@@ -346,6 +346,28 @@ fn container_sizes(
     Ok(all)
 }
 
+/// The host exclusion settings when any flag sets one (the others keep their defaults).
+fn host_exclusion(args: &SubmitArgs) -> Option<crate::protocol::spec::HostExclusion> {
+    use crate::core::am::held_back as d;
+    if args.host_exclusion_failures.is_none()
+        && args.host_exclusion_window.is_none()
+        && args.host_exclusion_timeout.is_none()
+    {
+        return None;
+    }
+    Some(crate::protocol::spec::HostExclusion {
+        max_failures: args
+            .host_exclusion_failures
+            .unwrap_or(d::DEFAULT_MAX_FAILURES_PER_HOST),
+        window_ms: args
+            .host_exclusion_window
+            .map_or(d::DEFAULT_FAILURE_WINDOW_MS, |s| s * 1000),
+        exclude_ms: args
+            .host_exclusion_timeout
+            .map_or(d::DEFAULT_EXCLUDE_MS, |s| s * 1000),
+    })
+}
+
 /// The app's further executor kinds: the job file's `kinds`, else `--executor-kind`s (their
 /// commands as typed, not yet staged).
 fn executor_kinds(
@@ -627,6 +649,7 @@ async fn stage_and_submit(
         staging: Some(stager.dir()),
         max_executor_failures,
         executor_failures_validity_ms: args.executor_failures_validity_interval,
+        host_exclusion: host_exclusion(args),
         job,
         nm_heartbeat_ms: nm_heartbeat_ms(&conf),
         fallback_to_simple_auth_allowed: fallback_to_simple(&conf)?,

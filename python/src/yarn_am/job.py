@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -31,14 +32,33 @@ class Executors:
     max_executors: Optional[int] = None
     initial_executors: Optional[int] = None
     idle_timeout_ms: Optional[int] = None
+    #: countable resources each executor asks for besides memory and cores (``{"yarn.io/gpu": 1}``)
+    resources: Optional[Dict[str, int]] = None
+    #: the node-label partition the executors are asked in
+    node_label: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"cores": self.cores, "memory_mb": self.memory_mb}
-        for k in ("min_executors", "max_executors", "initial_executors", "idle_timeout_ms"):
+        for k in ("min_executors", "max_executors", "initial_executors", "idle_timeout_ms", "node_label"):
             v = getattr(self, k)
             if v is not None:
                 d[k] = v
+        if self.resources:
+            d["resources"] = dict(self.resources)
         return d
+
+    @classmethod
+    def from_dict(cls, e: Dict[str, Any]) -> "Executors":
+        return cls(
+            e["cores"],
+            e["memory_mb"],
+            e.get("min_executors"),
+            e.get("max_executors"),
+            e.get("initial_executors"),
+            e.get("idle_timeout_ms"),
+            e.get("resources"),
+            e.get("node_label"),
+        )
 
 
 @dataclass
@@ -51,6 +71,8 @@ class Task:
     racks: List[str] = field(default_factory=list)
     cpus: int = 1
     timeout_ms: Optional[int] = None
+    #: the executor kind it runs on (a name from :meth:`Job.kind`); ``None``: the job's executors
+    kind: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {
@@ -62,6 +84,8 @@ class Task:
         }
         if self.timeout_ms is not None:
             d["timeout_ms"] = self.timeout_ms
+        if self.kind is not None:
+            d["kind"] = self.kind
         return d
 
 
@@ -106,11 +130,16 @@ class Job:
         timeout_ms: Optional[int] = None,
         locality_wait_ms: Optional[Union[int, Dict[str, int]]] = None,
         allocation: Optional[Dict[str, Any]] = None,
+        resources: Optional[Dict[str, int]] = None,
+        node_label: Optional[str] = None,
     ):
         self.name = name
         self.executor = Executors(
-            cores, memory_mb, min_executors, max_executors, initial_executors, idle_timeout_ms
+            cores, memory_mb, min_executors, max_executors, initial_executors, idle_timeout_ms,
+            resources, node_label,
         )
+        #: further executor kinds by name (:meth:`kind`)
+        self.kinds: Dict[str, Executors] = {}
         self.task_retries = task_retries
         self.timeout_ms = timeout_ms
         if isinstance(locality_wait_ms, int):
@@ -132,11 +161,35 @@ class Job:
         racks: Sequence[str] = (),
         cpus: int = 1,
         timeout_ms: Optional[int] = None,
+        kind: Optional[str] = None,
     ) -> Task:
-        """Adds a task and returns it. Earlier tasks run first among equally good ones."""
-        t = Task(id, command, list(hosts), list(racks), cpus, timeout_ms)
+        """Adds a task and returns it. Earlier tasks run first among equally good ones.
+        ``kind`` runs it on executors of that kind (see :meth:`kind`)."""
+        t = Task(id, command, list(hosts), list(racks), cpus, timeout_ms, kind)
         self.tasks.append(t)
         return t
+
+    def kind(
+        self,
+        name: str,
+        *,
+        cores: int = 1,
+        memory_mb: int = 256,
+        min_executors: Optional[int] = None,
+        max_executors: Optional[int] = None,
+        initial_executors: Optional[int] = None,
+        idle_timeout_ms: Optional[int] = None,
+        resources: Optional[Dict[str, int]] = None,
+        node_label: Optional[str] = None,
+    ) -> Executors:
+        """Adds a further kind of executor with its own size, resources and label; tasks
+        naming it (``task(..., kind=name)``) run only there. Returns it."""
+        k = Executors(
+            cores, memory_mb, min_executors, max_executors, initial_executors, idle_timeout_ms,
+            resources, node_label,
+        )
+        self.kinds[name] = k
+        return k
 
     def add_inputs(
         self,
@@ -167,6 +220,8 @@ class Job:
         d["tasks"] = [t.to_dict() for t in self.tasks]
         if self.inputs is not None:
             d["inputs"] = self.inputs.to_dict()
+        if self.kinds:
+            d["kinds"] = {n: k.to_dict() for n, k in self.kinds.items()}
         return d
 
     def to_json(self, indent: Optional[int] = 2) -> str:
@@ -184,7 +239,8 @@ class Job:
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Job":
         """A builder holding a parsed job file (unknown fields are refused, as the AM does)."""
-        known = {"name", "executor", "task_retries", "locality_wait_ms", "allocation", "timeout_ms", "tasks", "inputs"}
+        known = {"name", "executor", "task_retries", "locality_wait_ms", "allocation", "timeout_ms", "tasks", "inputs",
+                 "kinds"}
         extra = set(d) - known
         if extra:
             raise InvalidArgument(f"unknown job field(s): {', '.join(sorted(extra))}")
@@ -202,7 +258,11 @@ class Job:
                 timeout_ms=d.get("timeout_ms"),
                 locality_wait_ms=d.get("locality_wait_ms"),
                 allocation=d.get("allocation"),
+                resources=e.get("resources"),
+                node_label=e.get("node_label"),
             )
+            for n, k in (d.get("kinds") or {}).items():
+                job.kinds[n] = Executors.from_dict(k)
             for t in d.get("tasks") or []:
                 job.task(
                     t["id"],
@@ -211,6 +271,7 @@ class Job:
                     racks=t.get("preferred_racks", []),
                     cpus=t.get("cpus", 1),
                     timeout_ms=t.get("timeout_ms"),
+                    kind=t.get("kind"),
                 )
             if d.get("inputs") is not None:
                 i = d["inputs"]
@@ -278,6 +339,15 @@ class Job:
             ratio = self.allocation.get("executor_allocation_ratio")
             if ratio is not None and not (isinstance(ratio, (int, float)) and 0 < ratio <= 1):
                 bad("allocation.executor_allocation_ratio", "must be in (0, 1]")
+        for n, k in self.kinds.items():
+            if not isinstance(n, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", n) or n == "default":
+                bad(f"kinds.{n}", "a kind name is 1-32 letters, digits, '-' or '_', not 'default'")
+            whole(f"kinds.{n}.cores", k.cores, 1, I32_MAX)
+            whole(f"kinds.{n}.memory_mb", k.memory_mb, 1, 2**32 - 1)
+            if k.max_executors is not None:
+                whole(f"kinds.{n}.max_executors", k.max_executors, 1, 2**32 - 1)
+            for r, c in (k.resources or {}).items():
+                whole(f"kinds.{n}.resources.{r}", c, 1, 2**63 - 1)
         if not self.tasks and self.inputs is None:
             bad("tasks", "a job needs at least one task, or inputs")
         seen = set()
@@ -292,7 +362,12 @@ class Job:
             seen.add(t.id)
             if not isinstance(t.command, str) or not t.command.strip():
                 bad(f"{w}.command", "must not be blank")
-            whole(f"{w}.cpus", t.cpus, 1, ex.cores if isinstance(ex.cores, int) else 1)
+            runs_on = ex
+            if t.kind is not None:
+                if t.kind not in self.kinds:
+                    bad(f"{w}.kind", f"{t.kind!r} is not one of the job's kinds")
+                runs_on = self.kinds[t.kind]
+            whole(f"{w}.cpus", t.cpus, 1, runs_on.cores if isinstance(runs_on.cores, int) else 1)
             if t.timeout_ms is not None:
                 whole(f"{w}.timeout_ms", t.timeout_ms, 1, WEEK_MS)
             for h in t.hosts:

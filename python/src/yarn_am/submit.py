@@ -40,6 +40,25 @@ def _env_args(flag: str, env: Optional[Mapping[str, str]]) -> List[str]:
     return out
 
 
+_KIND_KEYS = ("memory", "vcores", "executors", "min", "max", "label")
+
+
+def _kind_arg(name: str, k: Mapping[str, Any]) -> str:
+    """One ``--executor-kind`` value: ``NAME:memory=..,vcores=..,...[,command=...]``."""
+    unknown = set(k) - set(_KIND_KEYS) - {"resources", "command"}
+    if unknown:
+        raise InvalidArgument(
+            f"executor kind {name}: unknown key(s) {', '.join(sorted(unknown))} "
+            f"({', '.join(_KIND_KEYS)}, resources, command)"
+        )
+    parts = [f"{key}={k[key]}" for key in _KIND_KEYS if k.get(key) is not None]
+    parts += [f"resource.{r}={c}" for r, c in (k.get("resources") or {}).items()]
+    if k.get("command") is not None:
+        # Last: the command takes the rest of the value, commas included.
+        parts.append(f"command={k['command']}")
+    return f"{name}:{','.join(parts)}"
+
+
 def submit_args(
     job: Optional[Union[Job, Dict[str, Any], PathLike]] = None,
     *,
@@ -56,6 +75,10 @@ def submit_args(
     keep_running: bool = False,
     max_executor_failures: Optional[int] = None,
     executor_failures_validity_interval: Optional[int] = None,
+    executor_kinds: Optional[Mapping[str, Mapping[str, Any]]] = None,
+    host_exclusion_failures: Optional[int] = None,
+    host_exclusion_window: Optional[int] = None,
+    host_exclusion_timeout: Optional[int] = None,
     name: Optional[str] = None,
     queue: Optional[str] = None,
     tags: Sequence[str] = (),
@@ -98,6 +121,7 @@ def submit_args(
         "executor_env": executor_env,
         "keep_running": keep_running or None,
         "max_executor_failures": max_executor_failures,
+        "executor_kinds": executor_kinds or None,
     }
     if job is not None:
         clash = [k for k, v in executor_opts.items() if v is not None]
@@ -149,6 +173,11 @@ def submit_args(
             args.append("--keep-running")
         opt("--max-executor-failures", max_executor_failures)
     opt("--executor-failures-validity-interval", executor_failures_validity_interval)
+    opt("--host-exclusion-failures", host_exclusion_failures)
+    opt("--host-exclusion-window", host_exclusion_window)
+    opt("--host-exclusion-timeout", host_exclusion_timeout)
+    for kname, k in (executor_kinds or {}).items():
+        opt("--executor-kind", _kind_arg(kname, k))
     for f in files:
         opt("--file", os.fspath(f))
     for a in archives:
@@ -197,7 +226,12 @@ def submit(
     ``job``: a :class:`Job`, a job dict, or the path of a job file; or no job and the
     executors' options (``executors``, ``command``, ``executor_memory``, ``executor_vcores``,
     ``min_executors``, ``max_executors``, ``executor_env``, ``keep_running``,
-    ``max_executor_failures``). Either way: ``files`` and ``archives`` (``"path#name"``; a
+    ``max_executor_failures``, ``executor_kinds``: further kinds of executor by name, each
+    ``{"memory": MB, "vcores": N, "executors": N, "max": N, "min": N, "label": L,
+    "resources": {"yarn.io/gpu": 1}, "command": CMD}``; a job declares its kinds with
+    :meth:`Job.kind`). Either way: ``host_exclusion_failures``, ``host_exclusion_window`` and
+    ``host_exclusion_timeout`` (seconds: a host where that many executors failed within the
+    window gets no new executors for the timeout; 0 failures: never), ``files`` and ``archives`` (``"path#name"``; a
     local path or an ``hdfs://`` URL; archives are unpacked into the folder ``name``),
     ``executor_failures_validity_interval`` (ms; older executor failures stop counting), ``name``, ``queue``, ``tags``, ``max_attempts``,
     ``priority``, ``lifetime`` (seconds; the RM kills the app then), ``application_type``,

@@ -102,6 +102,20 @@ final class YarnAmSubmit {
       args.add("--executor-failures-validity-interval");
       args.add(Long.toString(conf.getTimeAsMs("spark.executor.failuresValidityInterval")));
     }
+    // Hosts where executors keep failing: yarn-am excludes them by default (Spark's YARN mode
+    // only with spark.yarn.executor.launch.excludeOnFailure.enabled); an explicit false turns
+    // it off, and Spark's per-node limit and timeout carry over.
+    if (!conf.getBoolean("spark.yarn.executor.launch.excludeOnFailure.enabled", true)) {
+      args.add("--host-exclusion-failures");
+      args.add("0");
+    } else if (conf.contains("spark.excludeOnFailure.application.maxFailedExecutorsPerNode")) {
+      args.add("--host-exclusion-failures");
+      args.add(Integer.toString(conf.getInt("spark.excludeOnFailure.application.maxFailedExecutorsPerNode", 2)));
+    }
+    if (conf.contains("spark.excludeOnFailure.timeout")) {
+      args.add("--host-exclusion-timeout");
+      args.add(Long.toString(Math.max(1, conf.getTimeAsSeconds("spark.excludeOnFailure.timeout"))));
+    }
     args.addAll(SubmitPlan.appSettings(settings, org.apache.spark.util.Utils.getCurrentUserName()));
     for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.executorEnv.")) {
       args.add("--executor-env");
