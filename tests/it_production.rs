@@ -360,16 +360,6 @@ async fn the_am_container_asks_a_custom_resource_over_the_client_port() {
     );
 }
 
-/// The accelerator-seconds the RM counts for `app` (read as XML: its JSON shows one entry
-/// of the resource map).
-fn accelerator_seconds(c: &cluster::Cluster, app: &str) -> Option<u64> {
-    let xml = c.rm_get_xml(&format!("/ws/v1/cluster/apps/{app}"))?;
-    xml.split("<key>example.com/accelerator</key><value>")
-        .nth(1)
-        .and_then(|rest| rest.split('<').next())
-        .and_then(|n| n.parse::<u64>().ok())
-}
-
 /// A job with two executor kinds, one asking the cluster's accelerator: each task runs on an
 /// executor of its own kind (a task on the wrong kind exits 3, and one failure fails the
 /// job), the kinds number their executors apart (default odd, accel even), and the RM counts
@@ -407,9 +397,10 @@ async fn a_job_of_two_executor_kinds_runs_each_task_on_its_kind() {
         let want = if t.task_id.starts_with("accel") { 0 } else { 1 };
         assert_eq!(id % 2, want, "{} ran on executor {id}", t.task_id);
     }
+    let (counted, xml) = accelerator_seconds(c, &app);
     assert!(
-        accelerator_seconds(c, &app).is_some_and(|n| n > 0),
-        "the RM did not count the accelerator"
+        counted.is_some_and(|n| n > 0),
+        "the RM did not count the accelerator: {xml}"
     );
 }
 
@@ -452,5 +443,6 @@ async fn executor_kinds_from_the_command_line_run_their_own_commands() {
     .await;
     assert!(!logs.contains("plain kind=accel"), "{logs}");
     // Counted in whole seconds: the accel executors sleep 2 s.
-    assert!(accelerator_seconds(c, &app).is_some_and(|n| n > 0));
+    let (counted, xml) = accelerator_seconds(c, &app);
+    assert!(counted.is_some_and(|n| n > 0), "{xml}");
 }
