@@ -217,6 +217,40 @@ fn a_node_label_expression_is_refused_before_asking_the_rm() {
     }
 }
 
+/// A bad `--executor-kind`, one named twice, or kinds beside a job: refused, naming what, and
+/// the RM is never asked.
+#[test]
+fn executor_kinds_are_checked_before_asking_the_rm() {
+    let rm = dead_rm();
+    let job = std::env::temp_dir().join(format!("yarn-am-cli-kinds-{}.json", std::process::id()));
+    std::fs::write(
+        &job,
+        r#"{"name":"j","executor":{"cores":1,"memory_mb":256},"tasks":[{"id":"a","command":"x"}]}"#,
+    )
+    .unwrap();
+    let accel = "accel:memory=256,vcores=1";
+    for (args, needle) in [
+        (vec!["--executor-kind", "accel:vcores=1"], "memory=MB"),
+        (
+            vec!["--executor-kind", accel, "--executor-kind", accel],
+            "given twice",
+        ),
+        (
+            vec!["--executor-kind", accel, "--job", job.to_str().unwrap()],
+            "declare the job file's `kinds`",
+        ),
+    ] {
+        let mut all = vec!["submit", "--rm-web", &rm];
+        all.extend(args);
+        let out = yarn_am(&all);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
+        assert!(err.contains(needle), "{all:?}: {err}");
+        assert!(!err.contains(&rm), "asked the RM: {err}");
+    }
+    std::fs::remove_file(&job).unwrap();
+}
+
 #[test]
 fn service_data_on_the_command_line_or_twice_is_refused_before_the_rm_is_asked() {
     let rm = dead_rm();

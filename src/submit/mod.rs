@@ -186,6 +186,8 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         }
     }
     service_data::check_unique(&args.service_data).map_err(anyhow::Error::msg)?;
+    // Kinds clash with a job, or repeat a name: said before anything is asked of the RM.
+    executor_kinds(&args, job.as_ref())?;
     // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
     check_am_resources_allowed(&args, &rest)?;
