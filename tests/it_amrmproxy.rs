@@ -43,22 +43,7 @@ async fn amrmproxy_cluster_am_registers_allocates_and_unregisters_through_its_no
         );
     }
 
-    let out = am::yarn_am(c)
-        .args([
-            "submit",
-            "--wait",
-            "--wait-timeout",
-            "240",
-            "--max-attempts",
-            "1",
-        ])
-        .args(["--name", "it-amrmproxy", "--job"])
-        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conf/examples/job.json"))
-        .output()
-        .unwrap();
-    let all = am::text(&out);
-    assert!(out.status.success(), "{all}");
-    let app = am::submitted_app(&out);
+    let (_, app) = am::submit_sample_job_and_wait(c, "it-amrmproxy");
     let end = am::wait_succeeded(c, &app, Duration::from_secs(30)).await;
     let summary = am::summary_of(&end.diagnostics);
     assert_eq!(summary.tasks_succeeded, 60, "{}", end.diagnostics);

@@ -39,23 +39,8 @@ async fn sample_job_runs_node_local_and_reports_every_task() {
     let _serial = SERIAL.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    let out = am::yarn_am(c)
-        .args([
-            "submit",
-            "--wait",
-            "--wait-timeout",
-            "240",
-            "--max-attempts",
-            "1",
-        ])
-        .args(["--name", "it-sample", "--job"])
-        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conf/examples/job.json"))
-        .output()
-        .unwrap();
-    let all = am::text(&out);
-    assert!(out.status.success(), "{all}");
+    let (all, app) = am::submit_sample_job_and_wait(c, "it-sample");
     assert!(all.contains("tasks by locality: NODE_LOCAL"), "{all}");
-    let app = am::submitted_app(&out);
     let report = job_report(c, &app);
     assert!(report.succeeded);
     assert_eq!(report.tasks_total, 60);

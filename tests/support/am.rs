@@ -59,6 +59,28 @@ pub fn submit(c: &Cluster, name: &str, args: &[&str]) -> String {
     submitted_app(&out)
 }
 
+/// `yarn-am submit --wait` of the sample job (`conf/examples/job.json`) as `name`, with one
+/// AM attempt; asserts it exited 0. Returns all it printed and the application id.
+pub fn submit_sample_job_and_wait(c: &Cluster, name: &str) -> (String, String) {
+    let out = yarn_am(c)
+        .args([
+            "submit",
+            "--wait",
+            "--wait-timeout",
+            "240",
+            "--max-attempts",
+            "1",
+        ])
+        .args(["--name", name, "--job"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conf/examples/job.json"))
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    let app = submitted_app(&out);
+    (all, app)
+}
+
 /// The application id from the `submitted <app>` line `yarn-am submit` prints.
 /// The app is remembered so that a failing test kills it (see `cluster::track_app`).
 pub fn submitted_app(out: &Output) -> String {

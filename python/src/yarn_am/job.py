@@ -169,25 +169,15 @@ class Job:
         self.tasks.append(t)
         return t
 
-    def kind(
-        self,
-        name: str,
-        *,
-        cores: int = 1,
-        memory_mb: int = 256,
-        min_executors: Optional[int] = None,
-        max_executors: Optional[int] = None,
-        initial_executors: Optional[int] = None,
-        idle_timeout_ms: Optional[int] = None,
-        resources: Optional[Dict[str, int]] = None,
-        node_label: Optional[str] = None,
-    ) -> Executors:
-        """Adds a further kind of executor with its own size, resources and label; tasks
-        naming it (``task(..., kind=name)``) run only there. Returns it."""
-        k = Executors(
-            cores, memory_mb, min_executors, max_executors, initial_executors, idle_timeout_ms,
-            resources, node_label,
-        )
+    def kind(self, name: str, *, cores: int = 1, memory_mb: int = 256, **options: Any) -> Executors:
+        """Adds a further kind of executor with its own size and the options of
+        :class:`Executors` (``min_executors``, ``max_executors``, ``initial_executors``,
+        ``idle_timeout_ms``, ``resources``, ``node_label``); tasks naming it
+        (``task(..., kind=name)``) run only there. Returns it."""
+        try:
+            k = Executors(cores, memory_mb, **options)
+        except TypeError as e:
+            raise InvalidArgument(f"kind {name}: {e}") from None
         self.kinds[name] = k
         return k
 
