@@ -13,8 +13,12 @@ use std::time::{Duration, Instant};
 
 use am::{executors_of, rest, submit, Driver};
 
+/// One test at a time: both make nm1's executors fail, and each waits for an idle cluster.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test]
 async fn a_host_whose_executors_keep_failing_is_excluded_and_the_target_is_met_elsewhere() {
+    let _serial = SERIAL.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     am::wait_until_no_node_runs_containers(c).await;
@@ -91,6 +95,7 @@ async fn a_host_whose_executors_keep_failing_is_excluded_and_the_target_is_met_e
 /// outlast the test's wait).
 #[tokio::test]
 async fn the_exclusion_settings_reach_the_am_and_a_host_is_released_after_its_timeout() {
+    let _serial = SERIAL.lock().await;
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     am::wait_until_no_node_runs_containers(c).await;
