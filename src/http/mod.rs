@@ -130,6 +130,7 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(
 pub fn router(shared: Shared) -> Router {
     let private = Router::new()
         .route("/v1/demand", post(post_demand))
+        .route("/v1/kinds", post(post_kinds))
         .route("/v1/executors/kill", post(post_kill))
         .route("/v1/finish", post(post_finish))
         .route("/v1/progress", post(post_progress))
@@ -302,6 +303,25 @@ async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> R
     }
     match send(&shared, DriverCommand::SetDemand(demand.clone())).await {
         Ok(()) => (StatusCode::ACCEPTED, Json(demand)).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `POST /v1/kinds`: declares an executor kind while the app runs (a Spark resource
+/// profile). 200 with the kind's index (`created` false when it was there already), 400 for
+/// bad values, 409 for the same name with another shape or no room left for a kind.
+async fn post_kinds(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let declaration: crate::protocol::driver_api::KindDeclaration = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = declaration.check() {
+        return error(StatusCode::BAD_REQUEST, e).into_response();
+    }
+    let make = |reply| DriverCommand::DeclareKind { declaration, reply };
+    match ask_raw(&shared, make, "kind declaration").await {
+        Ok(Ok(declared)) => Json(declared).into_response(),
+        Ok(Err(refused)) => error(StatusCode::CONFLICT, refused.to_string()).into_response(),
         Err(e) => e.into_response(),
     }
 }

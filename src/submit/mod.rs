@@ -357,10 +357,23 @@ fn executor_kinds(
         if let Some(k) = args.executor_kind.iter().find(|k| !seen.insert(&k.name)) {
             anyhow::bail!("--executor-kind {} is given twice", k.name);
         }
+        if let Some(max) = args.max_executor_kinds {
+            let declared = 1 + args.executor_kind.len();
+            if (max as usize) < declared {
+                anyhow::bail!(
+                    "--max-executor-kinds {max} is fewer than the {declared} kinds the app starts with (the default and each --executor-kind)"
+                );
+            }
+        }
         return Ok(args.executor_kind.clone());
     };
     if !args.executor_kind.is_empty() {
         anyhow::bail!("--executor-kind does not apply to a job: declare the job file's `kinds`");
+    }
+    if args.max_executor_kinds.is_some() {
+        anyhow::bail!(
+            "--max-executor-kinds does not apply to a job: a job's kinds are all in its file"
+        );
     }
     j.kinds
         .iter()
@@ -563,6 +576,7 @@ async fn stage_and_submit(
         node_label: args.node_label.clone(),
         resources: args.executor_resource.iter().cloned().collect(),
         kinds,
+        max_kinds: args.max_executor_kinds.unwrap_or(0),
     };
     if job.is_none() {
         // The executor command can reach the app's key-value store with `./yarn-am kv`.
