@@ -640,7 +640,7 @@ mod tests {
                     command: None,
                 },
                 env: BTreeMap::from([
-                    ("YARN_AM_SPARK_PROFILE_ID".into(), "1".into()),
+                    ("SPARK_YARNAM_PROFILE_ID".into(), "1".into()),
                     ("ODD".into(), "$HOME `x` \"q\"".into()),
                 ]),
             }),
@@ -654,7 +654,7 @@ mod tests {
         let out = std::process::Command::new("bash")
             .arg("-c")
             .arg(format!(
-                "{}\nprintf '%s|%s' \"$YARN_AM_SPARK_PROFILE_ID\" \"$ODD\"",
+                "{}\nprintf '%s|%s' \"$SPARK_YARNAM_PROFILE_ID\" \"$ODD\"",
                 script.lines().filter(|l| l.starts_with("export ")).collect::<Vec<_>>().join("\n")
             ))
             .output()
@@ -663,6 +663,6 @@ mod tests {
         // The default kind is named now that the app has more than one.
         let plain = launcher.launch_spec(ExecutorId::new(1), 0, &c);
         assert_eq!(plain.environment[KIND_VAR], "default");
-        assert!(!plain.environment.contains_key("YARN_AM_SPARK_PROFILE_ID"));
+        assert!(!plain.environment.contains_key("SPARK_YARNAM_PROFILE_ID"));
     }
 }

@@ -281,7 +281,7 @@ fn declaration(name: &str, vcores: i32) -> crate::protocol::driver_api::KindDecl
         memory_mb: 1024,
         vcores,
         resources: BTreeMap::from([(ACCEL.to_string(), 1)]),
-        env: BTreeMap::from([("YARN_AM_SPARK_PROFILE_ID".into(), "1".into())]),
+        env: BTreeMap::from([("SPARK_YARNAM_PROFILE_ID".into(), "1".into())]),
         max: Some(3),
     }
 }
@@ -356,7 +356,7 @@ fn a_kind_declared_while_the_app_runs_is_asked_at_the_next_priority_in_its_own_s
     assert_eq!((l.kind, l.executor.to_string()), (2, "3".to_string()));
     let d = l.declared.as_ref().expect("a declared kind's launch");
     assert_eq!(d.shape.vcores, 2);
-    assert_eq!(d.env["YARN_AM_SPARK_PROFILE_ID"], "1");
+    assert_eq!(d.env["SPARK_YARNAM_PROFILE_ID"], "1");
     c.handle_launched(
         1_000,
         LaunchReport::Started {
