@@ -37,6 +37,26 @@ public final class Profiles {
     return Math.max(1, Math.min(64, conf.getInt("spark.yarnam.maxExecutorKinds", 8)));
   }
 
+  /**
+   * Lets Spark accept resource profiles on master {@code yarn-am}. Spark's
+   * {@code ResourceProfileManager.isSupported} refuses any profile but the default unless the
+   * master is {@code yarn}, {@code k8s://}, standalone or local-cluster (it decides from the
+   * master string when the SparkContext starts); marking it as YARN's applies YARN's rule
+   * instead, which is right here: profiles need dynamic allocation. The flag is a private field
+   * of Spark 4.0's manager; on a Spark without it, profiles stay refused (logged).
+   */
+  static void admitOnYarnAm(org.apache.spark.SparkContext sc) {
+    try {
+      Object rpm = sc.resourceProfileManager();
+      java.lang.reflect.Field f = rpm.getClass().getDeclaredField("isYarn");
+      f.setAccessible(true);
+      f.setBoolean(rpm, true);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(Profiles.class)
+          .warn("cannot let Spark accept resource profiles on yarn-am: {}", e.toString());
+    }
+  }
+
   /** The kind's name for profile {@code id}. */
   public static String kindName(int id) {
     return "rp" + id;

@@ -88,6 +88,7 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
   @Override
   public void start() {
     super.start();
+    Profiles.admitOnYarnAm(sc);
     SparkConf conf = sc.conf();
     initialExecutors = SchedulerBackendUtils.getInitialTargetExecutorNumber(conf, 2);
     String driverUrl = RpcEndpointAddress.apply(
