@@ -545,7 +545,10 @@ async fn a_resource_profile_stage_runs_on_executors_of_its_own_kind() {
             let _ = child.kill();
             let log = driver_log();
             let tail: Vec<&str> = log.lines().rev().take(80).collect();
-            panic!("no result within 300 s; driver log (last lines first):\n{}", tail.join("\n"));
+            panic!(
+                "no result within 300 s; driver log (last lines first):\n{}",
+                tail.join("\n")
+            );
         };
         if let Some(id) = line.strip_prefix("APP_ID ") {
             cluster::track_app(id.trim());
@@ -556,13 +559,18 @@ async fn a_resource_profile_stage_runs_on_executors_of_its_own_kind() {
     }
     let status = child.wait().unwrap();
     let log = driver_log();
-    assert!(status.success(), "spark-submit exited {status}; driver log:\n{log}");
+    assert!(
+        status.success(),
+        "spark-submit exited {status}; driver log:\n{log}"
+    );
     let app = app.expect("the job printed its application id");
     let r = result.unwrap();
     let profile = r["profile_id"].as_u64().unwrap();
     assert!(profile > 0, "a profile other than the default: {r}");
     assert!(
-        log.contains(&format!("resource profile {profile} runs on yarn-am executor kind rp{profile}")),
+        log.contains(&format!(
+            "resource profile {profile} runs on yarn-am executor kind rp{profile}"
+        )),
         "the plugin declared the profile as a kind; driver log:\n{log}"
     );
     // Results: every element once, from each stage.
@@ -576,8 +584,14 @@ async fn a_resource_profile_stage_runs_on_executors_of_its_own_kind() {
         v.sort_unstable();
         v
     };
-    assert_eq!(values("plain"), (1..=40).map(|i| i * 2).collect::<Vec<u64>>());
-    assert_eq!(values("profiled"), (1..=40).map(|i| i * 3).collect::<Vec<u64>>());
+    assert_eq!(
+        values("plain"),
+        (1..=40).map(|i| i * 2).collect::<Vec<u64>>()
+    );
+    assert_eq!(
+        values("profiled"),
+        (1..=40).map(|i| i * 3).collect::<Vec<u64>>()
+    );
     // Where they ran: the profile's stage on executors that registered under the profile, in
     // kind 1's id stripe, with the profile's 1 GB heap; the default's on kind 0's with 512 MB.
     let execs = |stage: &str| -> BTreeSet<(u64, u64, u64)> {
@@ -601,7 +615,11 @@ async fn a_resource_profile_stage_runs_on_executors_of_its_own_kind() {
         assert!(heap < 600, "512 MB heap: {heap}");
     }
     for &(id, p, heap) in &profiled {
-        assert_eq!(((id - 1) % 8, p), (1, profile), "kind rp{profile}'s stripe: {r}");
+        assert_eq!(
+            ((id - 1) % 8, p),
+            (1, profile),
+            "kind rp{profile}'s stripe: {r}"
+        );
         assert!((800..=1024).contains(&heap), "1 GB heap: {heap}");
     }
     let report = am::rest(c)

@@ -647,7 +647,10 @@ mod tests {
         );
         let c = crate::core::am::fixtures::container("container_1_0001_01_000003", "h1");
         let l = launcher.launch_spec(ExecutorId::new(3), 2, &c);
-        assert_eq!(l.command, ["./default 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]);
+        assert_eq!(
+            l.command,
+            ["./default 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
+        );
         assert_eq!(l.environment[KIND_VAR], "rp1");
         assert_eq!(l.environment["YARN_AM_EXECUTOR_CORES"], "4");
         let script = nm_launch_script(&l, "/logs");
@@ -655,7 +658,11 @@ mod tests {
             .arg("-c")
             .arg(format!(
                 "{}\nprintf '%s|%s' \"$SPARK_YARNAM_PROFILE_ID\" \"$ODD\"",
-                script.lines().filter(|l| l.starts_with("export ")).collect::<Vec<_>>().join("\n")
+                script
+                    .lines()
+                    .filter(|l| l.starts_with("export "))
+                    .collect::<Vec<_>>()
+                    .join("\n")
             ))
             .output()
             .unwrap();

@@ -295,7 +295,11 @@ async fn a_kind_declaration_is_checked_and_answered_with_the_loops_word() {
     let body = |name: &str, vcores: i32, extra: &str| {
         format!(r#"{{"name": "{name}", "memory_mb": 1024, "vcores": {vcores}{extra}}}"#)
     };
-    let resp = r.post("/v1/kinds", &body("rp1", 2, "")).send().await.unwrap();
+    let resp = r
+        .post("/v1/kinds", &body("rp1", 2, ""))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 200);
     let made: crate::protocol::driver_api::KindDeclared = resp.json().await.unwrap();
     assert_eq!((made.index, made.created), (1, false));
@@ -318,14 +322,30 @@ async fn a_kind_declaration_is_checked_and_answered_with_the_loops_word() {
         let err: ApiError = resp.json().await.unwrap();
         assert!(err.error.contains(says), "{b}: {}", err.error);
     }
-    let resp = r.post("/v1/kinds", &body("rp1", 3, "")).send().await.unwrap();
+    let resp = r
+        .post("/v1/kinds", &body("rp1", 3, ""))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 409);
     let err: ApiError = resp.json().await.unwrap();
-    assert!(err.error.contains("vcores (2 there, 3 asked)"), "{}", err.error);
-    let resp = r.post("/v1/kinds", &body("rp2", 1, "")).send().await.unwrap();
+    assert!(
+        err.error.contains("vcores (2 there, 3 asked)"),
+        "{}",
+        err.error
+    );
+    let resp = r
+        .post("/v1/kinds", &body("rp2", 1, ""))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 409);
     let err: ApiError = resp.json().await.unwrap();
-    assert!(err.error.contains("room for 2 executor kinds"), "{}", err.error);
+    assert!(
+        err.error.contains("room for 2 executor kinds"),
+        "{}",
+        err.error
+    );
 }
 
 /// A driver's progress must be a number from 0 to 1; the RM shows it as a percentage.

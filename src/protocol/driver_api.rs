@@ -362,12 +362,21 @@ impl KindDeclaration {
             k.bytes().next().is_some_and(|b| !b.is_ascii_digit())
                 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         };
-        if let Some(k) = self.env.keys().find(|k| !var_ok(k) || k.starts_with("YARN_AM_")) {
+        if let Some(k) = self
+            .env
+            .keys()
+            .find(|k| !var_ok(k) || k.starts_with("YARN_AM_"))
+        {
             return Err(format!(
                 "env name {k:?}: a shell variable name, not one of the AM's YARN_AM_*"
             ));
         }
-        if let Some(k) = self.env.iter().find(|(_, v)| v.contains('\0')).map(|(k, _)| k) {
+        if let Some(k) = self
+            .env
+            .iter()
+            .find(|(_, v)| v.contains('\0'))
+            .map(|(k, _)| k)
+        {
             return Err(format!("env {k}: a value may not contain a NUL byte"));
         }
         Ok(())

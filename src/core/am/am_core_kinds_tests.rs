@@ -271,7 +271,10 @@ fn roomy_core() -> AmCore {
         &spec,
         "application_1_0001".into(),
     );
-    pool.allow_declared_kinds(AllocatorConfig::default(), crate::core::ids::ExecutorId::new(1));
+    pool.allow_declared_kinds(
+        AllocatorConfig::default(),
+        crate::core::ids::ExecutorId::new(1),
+    );
     AmCore::new(pool, None, Duration::from_secs(3), 10)
 }
 
@@ -307,10 +310,15 @@ fn a_kind_declared_while_the_app_runs_is_asked_at_the_next_priority_in_its_own_s
     c.handle_start(0, 0);
     let made = declare(&mut c, declaration("rp1", 2)).unwrap();
     assert_eq!((made.index, made.created), (2, true));
-    assert!(c.poll_nodes_wanted(), "a new size: the node list is fetched again");
+    assert!(
+        c.poll_nodes_wanted(),
+        "a new size: the node list is fetched again"
+    );
     // The same again is a no-op; the same name with other cores names the difference.
-    assert_eq!(declare(&mut c, declaration("rp1", 2)).unwrap().created, false);
-    let err = declare(&mut c, declaration("rp1", 3)).unwrap_err().to_string();
+    assert!(!declare(&mut c, declaration("rp1", 2)).unwrap().created);
+    let err = declare(&mut c, declaration("rp1", 3))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("vcores (2 there, 3 asked)"), "{err}");
     // A kind given at submit cannot be declared over, even with its own shape.
     let mut accel = declaration("accel", 1);
@@ -333,7 +341,11 @@ fn a_kind_declared_while_the_app_runs_is_asked_at_the_next_priority_in_its_own_s
         .expect("the declared kind's ask at priority 3");
     // Its own size and resources; at most its max of 3.
     assert_eq!(
-        (ask.num_containers, ask.capability.memory_mb, ask.capability.vcores),
+        (
+            ask.num_containers,
+            ask.capability.memory_mb,
+            ask.capability.vcores
+        ),
         (3, 1024, 2)
     );
     assert_eq!(ask.resources, vec![(ACCEL.to_string(), 1)]);
@@ -364,7 +376,11 @@ fn a_kind_declared_while_the_app_runs_is_asked_at_the_next_priority_in_its_own_s
         },
     );
     let view = c.view();
-    let e = view.executors.iter().find(|e| e.id.to_string() == "3").unwrap();
+    let e = view
+        .executors
+        .iter()
+        .find(|e| e.id.to_string() == "3")
+        .unwrap();
     assert_eq!(e.kind.as_deref(), Some("rp1"));
     assert_eq!(view.kinds[2].running, 1);
 }
@@ -375,7 +391,9 @@ fn declarations_beyond_the_room_reserved_are_refused() {
     c.handle_start(0, 0);
     declare(&mut c, declaration("rp1", 1)).unwrap();
     assert_eq!(declare(&mut c, declaration("rp2", 1)).unwrap().index, 3);
-    let err = declare(&mut c, declaration("rp3", 1)).unwrap_err().to_string();
+    let err = declare(&mut c, declaration("rp3", 1))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("room for 4 executor kinds"), "{err}");
     // An app without room (the plain pool: 2 kinds, 2 stripes) declares none.
     let mut c = AmCore::new(pool(), None, Duration::from_secs(3), 10);

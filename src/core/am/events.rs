@@ -18,7 +18,9 @@ pub enum DriverCommand {
     /// Declare an executor kind while the app runs (`POST /v1/kinds`, already checked).
     DeclareKind {
         declaration: crate::protocol::driver_api::KindDeclaration,
-        reply: oneshot::Sender<Result<crate::protocol::driver_api::KindDeclared, super::pool::DeclareError>>,
+        reply: oneshot::Sender<
+            Result<crate::protocol::driver_api::KindDeclared, super::pool::DeclareError>,
+        >,
     },
     Kill {
         executor_ids: Vec<String>,

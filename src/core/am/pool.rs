@@ -236,14 +236,15 @@ impl Pool {
     /// priority, in the next id stripe; the same declaration again answers the kind it made.
     /// Its cluster view starts empty (every host usable, no capacity known: executors of a
     /// new size fit nodes differently), and the RM's node list is fetched for it.
-    pub fn declare_kind(
-        &mut self,
-        decl: DeclaredKind,
-    ) -> Result<(usize, bool), DeclareError> {
+    pub fn declare_kind(&mut self, decl: DeclaredKind) -> Result<(usize, bool), DeclareError> {
         let name = decl.shape.name.clone();
         if let Some(k) = self.kinds.iter().position(|k| k.shape.name == name) {
             let have = &self.kinds[k];
-            let env = have.declared.as_ref().map(|d| d.env.clone()).unwrap_or_default();
+            let env = have
+                .declared
+                .as_ref()
+                .map(|d| d.env.clone())
+                .unwrap_or_default();
             let mut differences = Vec::new();
             if have.shape.memory_mb != decl.shape.memory_mb {
                 differences.push(format!(
