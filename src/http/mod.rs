@@ -320,11 +320,27 @@ async fn post_kinds(State(shared): State<Shared>, body: axum::body::Bytes) -> Re
     }
     let make = |reply| DriverCommand::DeclareKind { declaration, reply };
     match ask_raw(&shared, make, "kind declaration").await {
-        Ok(Ok(declared)) => Json(declared).into_response(),
+        Ok(Ok(declared)) => {
+            // The loop answers before it next publishes its view, which `POST /v1/demand`
+            // checks kinds against: answer once the view shows the kind, so that a demand
+            // for it right after is not refused (bounded: the view is published every round).
+            let mut view = shared.state.clone();
+            let name = declared.name.clone();
+            let shown = view.wait_for(|s| s.kinds.iter().any(|k| k.name == name));
+            let _ = tokio::time::timeout(KIND_SHOWN_WAIT, shown).await;
+            Json(declared).into_response()
+        }
         Ok(Err(refused)) => error(StatusCode::CONFLICT, refused.to_string()).into_response(),
         Err(e) => e.into_response(),
     }
 }
+
+/// How long `POST /v1/kinds` waits for the loop's view to show a kind it declared.
+const KIND_SHOWN_WAIT: Duration = if cfg!(test) {
+    Duration::from_millis(20)
+} else {
+    Duration::from_secs(2)
+};
 
 /// How long a call waits for the AM loop's reply (the loop may be in an RM call).
 const ASK_TIMEOUT: Duration = if cfg!(test) {

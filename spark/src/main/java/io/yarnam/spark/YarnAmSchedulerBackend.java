@@ -287,6 +287,10 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
       return Future.successful(Boolean.TRUE);
     } catch (IOException e) {
       LOG.warn("posting the demand to yarn-am failed: {}", e.getMessage());
+      if (String.valueOf(e.getMessage()).contains("no executor kind")) {
+        // A new AM attempt knows no kind declared with the one before: declare them again.
+        declaredProfiles.clear();
+      }
       return Future.successful(Boolean.FALSE);
     }
   }
