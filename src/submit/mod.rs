@@ -1177,3 +1177,51 @@ impl Uploads {
         )
     }
 }
+
+#[cfg(test)]
+mod max_kinds_tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> SubmitArgs {
+        use clap::Parser;
+        let mut argv = vec!["yarn-am", "submit"];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Submit(a) => *a,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The reserve must hold the kinds the app starts with, and a job has all its kinds in
+    /// its file.
+    #[test]
+    fn the_kinds_reserve_holds_the_starting_kinds_and_not_with_a_job() {
+        let a = args(&[
+            "--executor-kind",
+            "accel:memory=512,vcores=1",
+            "--max-executor-kinds",
+            "1",
+        ]);
+        let err = executor_kinds(&a, None).unwrap_err().to_string();
+        assert!(err.contains("fewer than the 2 kinds"), "{err}");
+        let a = args(&[
+            "--executor-kind",
+            "accel:memory=512,vcores=1",
+            "--max-executor-kinds",
+            "2",
+        ]);
+        assert_eq!(executor_kinds(&a, None).unwrap().len(), 1);
+        let job = crate::core::driver::job::Job::from_json(
+            r#"{"name": "j", "executor": {"cores": 1, "memory_mb": 256}, "tasks": [{"id": "a", "command": "true"}]}"#,
+        )
+        .unwrap();
+        let a = args(&["--max-executor-kinds", "4"]);
+        let err = executor_kinds(&a, Some(&job)).unwrap_err().to_string();
+        assert!(err.contains("does not apply to a job"), "{err}");
+        for bad in ["0", "65"] {
+            use clap::Parser;
+            let argv = ["yarn-am", "submit", "--max-executor-kinds", bad];
+            assert!(crate::cli::Cli::try_parse_from(argv).is_err(), "{bad}");
+        }
+    }
+}
