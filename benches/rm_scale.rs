@@ -649,6 +649,7 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         node_label: None,
         resources: Default::default(),
         kinds: Vec::new(),
+        max_kinds: 0,
     };
     let (events, _) = broadcast::channel(64);
     let pool = Pool::new(

@@ -300,6 +300,12 @@ pub struct SubmitArgs {
     /// its kind in $YARN_AM_EXECUTOR_KIND. A job declares its kinds in the job file.
     #[arg(long, value_name = "NAME:KEY=VALUE,...", value_parser = parse_executor_kind)]
     pub executor_kind: Vec<crate::protocol::spec::ExecutorKind>,
+    /// Room for executor kinds a driver declares while the app runs (`POST /v1/kinds`):
+    /// the kinds the app may have in all, the default and --executor-kind ones included
+    /// (at most 64; default: those alone, so none can be declared). Fixed at submit, as
+    /// each kind numbers its executors in its own stripe of ids. Not with a job.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub max_executor_kinds: Option<u32>,
     /// Data for the NodeManagers' auxiliary service NAME in every executor's launch context
     /// (repeatable): NAME alone for none (Spark's shuffle service without authentication),
     /// NAME=@FILE for the file's bytes (at most 64 KiB; never on the command line, as it is

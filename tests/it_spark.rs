@@ -458,6 +458,182 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
     let _ = std::fs::remove_file(&log_path);
 }
 
+/// Issue 26, stage-level scheduling: a stage of a resource profile with other executor cores
+/// and memory runs on executors of its own yarn-am kind (`rp<id>`, declared by the plugin
+/// while the app runs), which register with Spark under that profile; the default profile's
+/// stage on the default kind's. Kind 0 of 8 (the plugin's reserve) numbers its executors 1,
+/// 9, ...; kind 1 numbers 2, 10, ...
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resource_profile_stage_runs_on_executors_of_its_own_kind() {
+    let Some(home) = spark_home() else { return };
+    let _turn = CLUSTER_TURN.lock().await;
+    let (_plugin, tests) = build(&home);
+    let c = cluster::cluster();
+    let _logs = cluster::LogsOnFailure(c);
+    let log_path =
+        std::env::temp_dir().join(format!("it_spark-profile-{}.log", std::process::id()));
+    let mut submit = Command::new(repo().join("spark/bin/spark-submit-yarn-am"));
+    if c.backend() == "docker" {
+        submit.env("YARN_AM_WEBHDFS", &c.webhdfs);
+    } else {
+        submit
+            .env_remove("YARN_AM_WEBHDFS")
+            .arg("--conf")
+            .arg(format!(
+                "spark.yarnam.executor.jars={}/jars",
+                home.display()
+            ));
+    }
+    let mut child = submit
+        .env("SPARK_HOME", &home)
+        .env("JAVA_HOME", java_home())
+        .env("HADOOP_CONF_DIR", &c.conf_dir)
+        .env("YARN_AM_BIN", env!("CARGO_BIN_EXE_yarn-am"))
+        .env("YARN_AM_RM_WEB", &c.rm_web)
+        .env_remove("YARN_CONF_DIR")
+        .env_remove("YARN_AM_STAGING_DIR")
+        .args([
+            "--driver-memory",
+            "512m",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+            "--conf",
+            "spark.yarn.maxAppAttempts=1",
+            "--conf",
+            "spark.executor.memory=512m",
+            "--conf",
+            "spark.executor.cores=2",
+            "--conf",
+            "spark.dynamicAllocation.enabled=true",
+            "--conf",
+            "spark.dynamicAllocation.shuffleTracking.enabled=true",
+            "--conf",
+            "spark.dynamicAllocation.initialExecutors=1",
+            "--conf",
+            "spark.dynamicAllocation.minExecutors=0",
+            "--conf",
+            "spark.dynamicAllocation.maxExecutors=2",
+            "--conf",
+            "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
+            "--conf",
+            "spark.dynamicAllocation.executorIdleTimeout=5s",
+            "--class",
+            "io.yarnam.spark.ProfileJob",
+        ])
+        .arg(&tests)
+        .args(["1", "1g"])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .expect("run spark/bin/spark-submit-yarn-am");
+    let (tx, rx) = mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let driver_log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut app = None;
+    let mut result: Option<Value> = None;
+    while result.is_none() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(line) = rx.recv_timeout(left) else {
+            let _ = child.kill();
+            let log = driver_log();
+            let tail: Vec<&str> = log.lines().rev().take(80).collect();
+            panic!(
+                "no result within 300 s; driver log (last lines first):\n{}",
+                tail.join("\n")
+            );
+        };
+        if let Some(id) = line.strip_prefix("APP_ID ") {
+            cluster::track_app(id.trim());
+            app = Some(id.trim().to_string());
+        } else if let Some(j) = line.strip_prefix("RESULT ") {
+            result = Some(serde_json::from_str(j).unwrap());
+        }
+    }
+    let status = child.wait().unwrap();
+    let log = driver_log();
+    assert!(
+        status.success(),
+        "spark-submit exited {status}; driver log:\n{log}"
+    );
+    let app = app.expect("the job printed its application id");
+    let r = result.unwrap();
+    let profile = r["profile_id"].as_u64().unwrap();
+    assert!(profile > 0, "a profile other than the default: {r}");
+    assert!(
+        log.contains(&format!(
+            "resource profile {profile} runs on yarn-am executor kind rp{profile}"
+        )),
+        "the plugin declared the profile as a kind; driver log:\n{log}"
+    );
+    // Results: every element once, from each stage.
+    let values = |stage: &str| -> Vec<u64> {
+        let mut v: Vec<u64> = r[stage]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["value"].as_u64().unwrap())
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(
+        values("plain"),
+        (1..=40).map(|i| i * 2).collect::<Vec<u64>>()
+    );
+    assert_eq!(
+        values("profiled"),
+        (1..=40).map(|i| i * 3).collect::<Vec<u64>>()
+    );
+    // Where they ran: the profile's stage on executors that registered under the profile, in
+    // kind 1's id stripe, with the profile's 1 GB heap; the default's on kind 0's with 512 MB.
+    let execs = |stage: &str| -> BTreeSet<(u64, u64, u64)> {
+        r[stage]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["executor"].as_str().unwrap().parse::<u64>().unwrap(),
+                    t["executor_profile"].as_u64().unwrap_or(u64::MAX),
+                    t["heap_mb"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (plain, profiled) = (execs("plain"), execs("profiled"));
+    eprintln!("default-profile executors (id, profile, heap MB): {plain:?}; profile {profile}'s: {profiled:?}");
+    for &(id, p, heap) in &plain {
+        assert_eq!(((id - 1) % 8, p), (0, 0), "default kind's stripe: {r}");
+        assert!(heap < 600, "512 MB heap: {heap}");
+    }
+    for &(id, p, heap) in &profiled {
+        assert_eq!(
+            ((id - 1) % 8, p),
+            (1, profile),
+            "kind rp{profile}'s stripe: {r}"
+        );
+        assert!((800..=1024).contains(&heap), "1 GB heap: {heap}");
+    }
+    let report = am::rest(c)
+        .wait_final(&app, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.state.as_str(), report.final_status.as_str()),
+        ("FINISHED", "SUCCEEDED"),
+        "{report:?}"
+    );
+    let _ = std::fs::remove_file(&log_path);
+}
+
 /// On the docker cluster no node has Spark: the plugin shipped a zip of SPARK_HOME/jars
 /// through yarn-am's staging cache. Submitting that zip again uploads nothing, and the
 /// executor finds every jar unpacked under `__spark_libs__`.

@@ -22,6 +22,7 @@ use crate::protocol::{credentials, poll};
 use yarn_client::credentials::Format;
 use yarn_client::launch_script::literal_env_value;
 
+use crate::core::am::pool::DeclaredKind;
 use crate::protocol::spec::ExecutorSpec;
 
 use super::token_refresh::SharedTokens;
@@ -76,6 +77,8 @@ impl std::fmt::Debug for DriverContact {
 
 pub struct Launcher {
     spec: ExecutorSpec,
+    /// Kinds declared while the app runs, by index (see [`Launcher::know_kind`]).
+    declared: BTreeMap<usize, Arc<DeclaredKind>>,
     contact: DriverContact,
     permits: Arc<Semaphore>,
     reports: mpsc::UnboundedSender<LaunchReport>,
@@ -108,6 +111,7 @@ impl Launcher {
         (
             Self {
                 spec,
+                declared: BTreeMap::new(),
                 contact,
                 permits: Arc::new(Semaphore::new(max_parallel.max(1))),
                 reports: tx,
@@ -130,12 +134,21 @@ impl Launcher {
         container: &AllocatedContainer,
     ) -> LaunchSpec {
         let container_id = container.id.as_str();
-        let (vcores, command) = match kind.checked_sub(1).and_then(|i| self.spec.kinds.get(i)) {
-            Some(k) => (k.vcores, k.command.as_deref().unwrap_or(&self.spec.command)),
-            None => (self.spec.vcores, self.spec.command.as_str()),
+        let declared = self.declared.get(&kind);
+        let (vcores, command) = match declared {
+            Some(d) => (d.shape.vcores, self.spec.command.as_str()),
+            None => match kind.checked_sub(1).and_then(|i| self.spec.kinds.get(i)) {
+                Some(k) => (k.vcores, k.command.as_deref().unwrap_or(&self.spec.command)),
+                None => (self.spec.vcores, self.spec.command.as_str()),
+            },
         };
         let mut environment = self.spec.env.clone();
-        if !self.spec.kinds.is_empty() {
+        if let Some(d) = declared {
+            // The kind's own values (a Spark resource profile's id, heap): literal like
+            // every other value below, so the command reads them as `$NAME`.
+            environment.extend(d.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            environment.insert(KIND_VAR.to_string(), d.shape.name.clone());
+        } else if !self.spec.kinds.is_empty() || !self.declared.is_empty() {
             environment.insert(KIND_VAR.to_string(), self.spec.kind_name(kind).to_string());
         }
         environment.extend([
@@ -225,6 +238,11 @@ impl Launcher {
             ),
         ]);
         creds.encode(Format::Writable)
+    }
+
+    /// Learns kind `kind`, declared while the app runs, before launching its first executor.
+    pub fn know_kind(&mut self, kind: usize, declared: Arc<DeclaredKind>) {
+        self.declared.entry(kind).or_insert(declared);
     }
 
     /// Starts the executor in the background; the outcome arrives as a [`LaunchReport`].
@@ -328,6 +346,7 @@ mod tests {
             node_label: None,
             resources: Default::default(),
             kinds: Vec::new(),
+            max_kinds: 0,
         };
         Launcher::new(spec, contact, 1).0
     }
@@ -599,5 +618,58 @@ mod tests {
         launcher.spec.kinds.clear();
         let alone = launcher.launch_spec(ExecutorId::new(1), 0, &c);
         assert!(!alone.environment.contains_key(KIND_VAR));
+    }
+
+    /// A kind declared while the app runs: the app's command with the kind's cores, and its
+    /// `env` values in the environment literally (the launch script expands none of them).
+    #[test]
+    fn a_declared_kind_launches_the_apps_command_with_its_env_as_typed() {
+        let mut launcher = launcher("./default", &[], b"m", Credentials::default());
+        launcher.know_kind(
+            2,
+            Arc::new(DeclaredKind {
+                shape: crate::protocol::spec::ExecutorKind {
+                    name: "rp1".into(),
+                    memory_mb: 2048,
+                    vcores: 4,
+                    initial: 0,
+                    min: 0,
+                    max: 2,
+                    node_label: None,
+                    resources: Default::default(),
+                    command: None,
+                },
+                env: BTreeMap::from([
+                    ("SPARK_YARNAM_PROFILE_ID".into(), "1".into()),
+                    ("ODD".into(), "$HOME `x` \"q\"".into()),
+                ]),
+            }),
+        );
+        let c = crate::core::am::fixtures::container("container_1_0001_01_000003", "h1");
+        let l = launcher.launch_spec(ExecutorId::new(3), 2, &c);
+        assert_eq!(
+            l.command,
+            ["./default 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
+        );
+        assert_eq!(l.environment[KIND_VAR], "rp1");
+        assert_eq!(l.environment["YARN_AM_EXECUTOR_CORES"], "4");
+        let script = nm_launch_script(&l, "/logs");
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "{}\nprintf '%s|%s' \"$SPARK_YARNAM_PROFILE_ID\" \"$ODD\"",
+                script
+                    .lines()
+                    .filter(|l| l.starts_with("export "))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "1|$HOME `x` \"q\"");
+        // The default kind is named now that the app has more than one.
+        let plain = launcher.launch_spec(ExecutorId::new(1), 0, &c);
+        assert_eq!(plain.environment[KIND_VAR], "default");
+        assert!(!plain.environment.contains_key("SPARK_YARNAM_PROFILE_ID"));
     }
 }

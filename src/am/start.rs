@@ -140,6 +140,11 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
         .collect();
     let mut job = match &spec.job {
         Some(j) => {
+            // The job's drivers find an executor's kind by the stripes of its kinds alone.
+            anyhow::ensure!(
+                spec.executor.stripe_width() == kinds.len(),
+                "a job's spec may not reserve executor kinds beyond its own (max_kinds)"
+            );
             let names: Vec<String> = kinds.iter().map(|k| k.name.clone()).collect();
             let run =
                 JobRun::for_job(j, &topo, &names).context("the job in the spec is not valid")?;
@@ -501,21 +506,26 @@ fn pool(
     let strategy = spec.strategy.unwrap_or_default();
     info!(%strategy, "allocation strategy");
     let kinds = spec.executor.all_kinds();
+    let width = spec.executor.stripe_width();
+    let template = AllocatorConfig {
+        strategy,
+        failure_validity_ms: spec.executor_failures_validity_ms,
+        spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
+        ..AllocatorConfig::default()
+    };
     let allocators = kinds
         .iter()
         .zip(clusters)
         .enumerate()
         .map(|(k, (kind, cluster))| {
             Allocator::new(AllocatorConfig {
-                strategy,
-                failure_validity_ms: spec.executor_failures_validity_ms,
-                spread_wait_ms: spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
                 // Executors run one task per vcore.
                 tasks_per_executor: kind.vcores.max(1) as u32,
                 ids: IdStripe {
                     kind: k as u64,
-                    kinds: kinds.len() as u64,
+                    kinds: width as u64,
                 },
+                ..template.clone()
             })
             .with_first_executor_id(resumed.first_executor_id)
             .with_cluster(topo.clone(), cluster)
@@ -539,6 +549,11 @@ fn pool(
             "host exclusion after executor failures"
         );
         pool.set_exclusion(h.max_failures, h.window_ms, h.exclude_ms);
+    }
+    // A job's kinds are all in its spec (its drivers are per kind); a driver of its own may
+    // declare more within the room submit reserved.
+    if spec.job.is_none() && width > kinds.len() {
+        pool.allow_declared_kinds(template, resumed.first_executor_id);
     }
     pool
 }

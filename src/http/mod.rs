@@ -130,6 +130,7 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(
 pub fn router(shared: Shared) -> Router {
     let private = Router::new()
         .route("/v1/demand", post(post_demand))
+        .route("/v1/kinds", post(post_kinds))
         .route("/v1/executors/kill", post(post_kill))
         .route("/v1/finish", post(post_finish))
         .route("/v1/progress", post(post_progress))
@@ -305,6 +306,41 @@ async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> R
         Err(e) => e.into_response(),
     }
 }
+
+/// `POST /v1/kinds`: declares an executor kind while the app runs (a Spark resource
+/// profile). 200 with the kind's index (`created` false when it was there already), 400 for
+/// bad values, 409 for the same name with another shape or no room left for a kind.
+async fn post_kinds(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let declaration: crate::protocol::driver_api::KindDeclaration = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = declaration.check() {
+        return error(StatusCode::BAD_REQUEST, e).into_response();
+    }
+    let make = |reply| DriverCommand::DeclareKind { declaration, reply };
+    match ask_raw(&shared, make, "kind declaration").await {
+        Ok(Ok(declared)) => {
+            // The loop answers before it next publishes its view, which `POST /v1/demand`
+            // checks kinds against: answer once the view shows the kind, so that a demand
+            // for it right after is not refused (bounded: the view is published every round).
+            let mut view = shared.state.clone();
+            let name = declared.name.clone();
+            let shown = view.wait_for(|s| s.kinds.iter().any(|k| k.name == name));
+            let _ = tokio::time::timeout(KIND_SHOWN_WAIT, shown).await;
+            Json(declared).into_response()
+        }
+        Ok(Err(refused)) => error(StatusCode::CONFLICT, refused.to_string()).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// How long `POST /v1/kinds` waits for the loop's view to show a kind it declared.
+const KIND_SHOWN_WAIT: Duration = if cfg!(test) {
+    Duration::from_millis(20)
+} else {
+    Duration::from_secs(2)
+};
 
 /// How long a call waits for the AM loop's reply (the loop may be in an RM call).
 const ASK_TIMEOUT: Duration = if cfg!(test) {

@@ -116,6 +116,24 @@ async fn start() -> Running {
                     let killed = killed.iter().map(|i| i.parse().unwrap()).collect();
                     let _ = reply.send(KillOutcome { killed, unknown });
                 }
+                // The loop's answers as `Pool::declare_kind` gives them: `rp1` is there with
+                // 2 vcores, there is room for nothing else.
+                DriverCommand::DeclareKind { declaration, reply } => {
+                    use crate::core::am::pool::DeclareError;
+                    let answer = match (declaration.name.as_str(), declaration.vcores) {
+                        ("rp1", 2) => Ok(crate::protocol::driver_api::KindDeclared {
+                            name: declaration.name,
+                            index: 1,
+                            created: false,
+                        }),
+                        ("rp1", n) => Err(DeclareError::Conflict {
+                            name: declaration.name,
+                            difference: format!("vcores (2 there, {n} asked)"),
+                        }),
+                        _ => Err(DeclareError::Full { max: 2 }),
+                    };
+                    let _ = reply.send(answer);
+                }
                 DriverCommand::Finish(_) | DriverCommand::Progress(_) => {}
                 DriverCommand::ExecutorPoll { reply, .. } => {
                     let _ = reply.send(PollReply::default());
@@ -267,6 +285,67 @@ async fn a_demand_for_an_executor_kind_the_app_lacks_is_refused() {
         .map(|d| d.kind.clone())
         .collect();
     assert_eq!(kinds, [Some("accel".into()), Some("default".into())]);
+}
+
+/// `POST /v1/kinds`: bad values are a 400 before the loop hears of them; the loop's answer
+/// is a 200 with the kind's index, or a 409 that says why.
+#[tokio::test]
+async fn a_kind_declaration_is_checked_and_answered_with_the_loops_word() {
+    let r = start().await;
+    let body = |name: &str, vcores: i32, extra: &str| {
+        format!(r#"{{"name": "{name}", "memory_mb": 1024, "vcores": {vcores}{extra}}}"#)
+    };
+    let resp = r
+        .post("/v1/kinds", &body("rp1", 2, ""))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let made: crate::protocol::driver_api::KindDeclared = resp.json().await.unwrap();
+    assert_eq!((made.index, made.created), (1, false));
+    for (b, says) in [
+        (body("rp1", 0, ""), "vcores must be positive"),
+        (body("a b", 1, ""), "kind name"),
+        (body("default", 1, ""), "the default kind is fixed"),
+        (
+            body("rp1", 2, r#", "resources": {"x": 0}"#),
+            "a name and a positive count",
+        ),
+        (
+            body("rp1", 2, r#", "env": {"YARN_AM_EXECUTOR_ID": "9"}"#),
+            "YARN_AM_*",
+        ),
+        (body("rp1", 2, r#", "colour": 1"#), "unknown field"),
+    ] {
+        let resp = r.post("/v1/kinds", &b).send().await.unwrap();
+        assert_eq!(resp.status(), 400, "{b}");
+        let err: ApiError = resp.json().await.unwrap();
+        assert!(err.error.contains(says), "{b}: {}", err.error);
+    }
+    let resp = r
+        .post("/v1/kinds", &body("rp1", 3, ""))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 409);
+    let err: ApiError = resp.json().await.unwrap();
+    assert!(
+        err.error.contains("vcores (2 there, 3 asked)"),
+        "{}",
+        err.error
+    );
+    let resp = r
+        .post("/v1/kinds", &body("rp2", 1, ""))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 409);
+    let err: ApiError = resp.json().await.unwrap();
+    assert!(
+        err.error.contains("room for 2 executor kinds"),
+        "{}",
+        err.error
+    );
 }
 
 /// A driver's progress must be a number from 0 to 1; the RM shows it as a percentage.

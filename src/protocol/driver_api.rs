@@ -298,6 +298,100 @@ pub struct KindView {
     pub pending: u32,
 }
 
+/// `POST /v1/kinds`: an executor kind a driver declares while the app runs (a Spark
+/// resource profile), asked at its own priority and numbered in its own id stripe like the
+/// kinds of `submit --executor-kind`, within the room `submit --max-executor-kinds` left.
+/// Its executors run the app's command with `env` added to their environment, each value
+/// literal (never expanded by the NodeManager's launch script). Declaring the same kind
+/// again is a no-op; the same name with another shape is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KindDeclaration {
+    pub name: String,
+    pub memory_mb: i64,
+    pub vcores: i32,
+    #[serde(default)]
+    pub resources: std::collections::BTreeMap<String, i64>,
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The kind's executors at most; `None`: the default kind's maximum.
+    #[serde(default)]
+    pub max: Option<u32>,
+}
+
+/// What a [`KindDeclaration`] is refused for before it reaches the AM's loop (a 400).
+impl KindDeclaration {
+    /// Longest kind name and most `env` entries a declaration may carry.
+    pub const MAX_NAME: usize = 64;
+    pub const MAX_ENV: usize = 64;
+
+    pub fn check(&self) -> Result<(), String> {
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= Self::MAX_NAME
+            && self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        if !name_ok {
+            return Err(format!(
+                "kind name {:?}: 1 to {} of A-Z a-z 0-9 - _ .",
+                self.name,
+                Self::MAX_NAME
+            ));
+        }
+        if self.name == crate::protocol::spec::DEFAULT_KIND {
+            return Err("the default kind is fixed at submit".into());
+        }
+        if self.memory_mb <= 0 || self.vcores <= 0 {
+            return Err(format!(
+                "memory_mb and vcores must be positive (got {} and {})",
+                self.memory_mb, self.vcores
+            ));
+        }
+        if let Some((r, n)) = self
+            .resources
+            .iter()
+            .find(|(r, &n)| r.is_empty() || r.contains(['=', ',']) || n <= 0)
+        {
+            return Err(format!("resource {r:?}={n}: a name and a positive count"));
+        }
+        if self.env.len() > Self::MAX_ENV {
+            return Err(format!("at most {} env entries", Self::MAX_ENV));
+        }
+        let var_ok = |k: &str| {
+            k.bytes().next().is_some_and(|b| !b.is_ascii_digit())
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        };
+        if let Some(k) = self
+            .env
+            .keys()
+            .find(|k| !var_ok(k) || k.starts_with("YARN_AM_"))
+        {
+            return Err(format!(
+                "env name {k:?}: a shell variable name, not one of the AM's YARN_AM_*"
+            ));
+        }
+        if let Some(k) = self
+            .env
+            .iter()
+            .find(|(_, v)| v.contains('\0'))
+            .map(|(k, _)| k)
+        {
+            return Err(format!("env {k}: a value may not contain a NUL byte"));
+        }
+        Ok(())
+    }
+}
+
+/// The answer to a [`KindDeclaration`]: the kind's index (its priority is 1 + index) and
+/// whether this declaration made it (false: it was there already).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindDeclared {
+    pub name: String,
+    pub index: usize,
+    pub created: bool,
+}
+
 /// The RM's preemption requests as the AM answered them (`core::am::preemption`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PreemptionView {

@@ -73,6 +73,16 @@ pub struct ExecutorSpec {
     /// executors in its own stripe (`core::ids::IdStripe`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kinds: Vec<ExecutorKind>,
+    /// How many kinds the app may have in all, those declared while it runs (the driver
+    /// API's `POST /v1/kinds`) included (`submit --max-executor-kinds`); 0: only the kinds
+    /// above. It fixes the width of the id stripes ([`Self::stripe_width`]) for the app's
+    /// life, as an executor's kind must follow from its id in every AM attempt.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_kinds: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The name of the kind the executor spec's own fields describe.
@@ -121,6 +131,12 @@ impl ExecutorSpec {
     /// How many kinds the app has (1 without `kinds`).
     pub fn kind_count(&self) -> usize {
         1 + self.kinds.len()
+    }
+
+    /// How many id stripes the executor ids are spread over: room for every kind the app
+    /// may ever have ([`Self::max_kinds`], at least the kinds it starts with).
+    pub fn stripe_width(&self) -> usize {
+        self.kind_count().max(self.max_kinds as usize)
     }
 
     /// The index of the kind called `name`.
@@ -292,6 +308,7 @@ pub(crate) mod tests {
                 },
                 node_label: Some("gpu".into()),
                 resources: BTreeMap::from([("yarn.io/gpu".into(), 1)]),
+                max_kinds: 0,
                 kinds: vec![ExecutorKind {
                     name: "accel".into(),
                     memory_mb: 512,

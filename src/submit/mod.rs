@@ -381,10 +381,23 @@ fn executor_kinds(
         if let Some(k) = args.executor_kind.iter().find(|k| !seen.insert(&k.name)) {
             anyhow::bail!("--executor-kind {} is given twice", k.name);
         }
+        if let Some(max) = args.max_executor_kinds {
+            let declared = 1 + args.executor_kind.len();
+            if (max as usize) < declared {
+                anyhow::bail!(
+                    "--max-executor-kinds {max} is fewer than the {declared} kinds the app starts with (the default and each --executor-kind)"
+                );
+            }
+        }
         return Ok(args.executor_kind.clone());
     };
     if !args.executor_kind.is_empty() {
         anyhow::bail!("--executor-kind does not apply to a job: declare the job file's `kinds`");
+    }
+    if args.max_executor_kinds.is_some() {
+        anyhow::bail!(
+            "--max-executor-kinds does not apply to a job: a job's kinds are all in its file"
+        );
     }
     j.kinds
         .iter()
@@ -587,6 +600,7 @@ async fn stage_and_submit(
         node_label: args.node_label.clone(),
         resources: args.executor_resource.iter().cloned().collect(),
         kinds,
+        max_kinds: args.max_executor_kinds.unwrap_or(0),
     };
     if job.is_none() {
         // The executor command can reach the app's key-value store with `./yarn-am kv`.
@@ -1186,5 +1200,53 @@ impl Uploads {
             self.reused.0,
             mib(self.reused.1)
         )
+    }
+}
+
+#[cfg(test)]
+mod max_kinds_tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> SubmitArgs {
+        use clap::Parser;
+        let mut argv = vec!["yarn-am", "submit"];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Submit(a) => *a,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The reserve must hold the kinds the app starts with, and a job has all its kinds in
+    /// its file.
+    #[test]
+    fn the_kinds_reserve_holds_the_starting_kinds_and_not_with_a_job() {
+        let a = args(&[
+            "--executor-kind",
+            "accel:memory=512,vcores=1",
+            "--max-executor-kinds",
+            "1",
+        ]);
+        let err = executor_kinds(&a, None).unwrap_err().to_string();
+        assert!(err.contains("fewer than the 2 kinds"), "{err}");
+        let a = args(&[
+            "--executor-kind",
+            "accel:memory=512,vcores=1",
+            "--max-executor-kinds",
+            "2",
+        ]);
+        assert_eq!(executor_kinds(&a, None).unwrap().len(), 1);
+        let job = crate::core::driver::job::Job::from_json(
+            r#"{"name": "j", "executor": {"cores": 1, "memory_mb": 256}, "tasks": [{"id": "a", "command": "true"}]}"#,
+        )
+        .unwrap();
+        let a = args(&["--max-executor-kinds", "4"]);
+        let err = executor_kinds(&a, Some(&job)).unwrap_err().to_string();
+        assert!(err.contains("does not apply to a job"), "{err}");
+        for bad in ["0", "65"] {
+            use clap::Parser;
+            let argv = ["yarn-am", "submit", "--max-executor-kinds", bad];
+            assert!(crate::cli::Cli::try_parse_from(argv).is_err(), "{bad}");
+        }
     }
 }

@@ -80,7 +80,9 @@ use super::pool::{Launch, Pool};
 use super::preemption::Preempting;
 use super::waiting::{ClusterLook, Waiting};
 use crate::core::kv::{KvAnswer, KvDesk, KvStore};
-use crate::protocol::driver_api::{self, ExecutorId, FinalOutcome, KillOutcome, StateView};
+use crate::protocol::driver_api::{
+    self, ExecutorId, FinalOutcome, KillOutcome, KindDeclared, StateView,
+};
 use crate::protocol::poll::PollReply;
 
 /// How long the AM rides out an RM that does not answer (Hadoop's RM clients retry for
@@ -382,6 +384,35 @@ impl AmCore {
                 self.pool.set_demand(now_ms, d);
                 // A repeated demand still asks for a prompt heartbeat, as a driver expects.
                 self.urgent = true;
+            }
+            DriverCommand::DeclareKind { declaration, reply } => {
+                let base = self.pool.default_kind();
+                let decl = super::pool::DeclaredKind {
+                    shape: crate::protocol::spec::ExecutorKind {
+                        name: declaration.name.clone(),
+                        memory_mb: declaration.memory_mb,
+                        vcores: declaration.vcores,
+                        initial: 0,
+                        min: 0,
+                        max: declaration.max.unwrap_or(base.max),
+                        node_label: base.node_label.clone(),
+                        resources: declaration.resources,
+                        command: None,
+                    },
+                    env: declaration.env,
+                };
+                let answer = self
+                    .pool
+                    .declare_kind(decl)
+                    .map(|(index, created)| KindDeclared {
+                        name: declaration.name,
+                        index,
+                        created,
+                    });
+                if let Err(e) = &answer {
+                    warn!(error = %e, "executor kind declaration refused");
+                }
+                let _ = reply.send(answer);
             }
             DriverCommand::Progress(p) => self.reported_progress = Some(p.clamp(0.0, 1.0)),
             DriverCommand::Kill {

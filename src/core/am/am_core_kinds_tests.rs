@@ -237,3 +237,198 @@ fn a_demand_names_its_kind_and_an_unknown_kind_changes_nothing() {
     // The accel kind's max is 2; the default's 4.
     assert_eq!(any, BTreeMap::from([(1, 3), (2, 1)]));
 }
+
+/// The pool of [`pool`] with room for 4 kinds, so that 2 may be declared while it runs.
+fn roomy_core() -> AmCore {
+    let nodes: Vec<_> = ["nm1", "nm2"]
+        .iter()
+        .map(|h| fixtures::node(h, "/rack1", 4096, 4))
+        .collect();
+    let mut spec = spec();
+    spec.max_kinds = 4;
+    let kinds = spec.all_kinds();
+    let (topo, _) = cluster_view::from_nodes(&nodes, &kinds[0]);
+    let allocators = kinds
+        .iter()
+        .enumerate()
+        .map(|(k, kind)| {
+            Allocator::new(AllocatorConfig {
+                ids: IdStripe {
+                    kind: k as u64,
+                    kinds: 4,
+                },
+                ..AllocatorConfig::default()
+            })
+            .with_cluster(topo.clone(), cluster_view::from_nodes(&nodes, kind).1)
+        })
+        .collect();
+    let (events, _) = broadcast::channel(64);
+    let table = AmrmState::new(cluster_view::rack_resolver(&topo), None);
+    let mut pool = Pool::with_kinds(
+        allocators,
+        table,
+        Registry::new(events),
+        &spec,
+        "application_1_0001".into(),
+    );
+    pool.allow_declared_kinds(
+        AllocatorConfig::default(),
+        crate::core::ids::ExecutorId::new(1),
+    );
+    AmCore::new(pool, None, Duration::from_secs(3), 10)
+}
+
+fn declaration(name: &str, vcores: i32) -> crate::protocol::driver_api::KindDeclaration {
+    crate::protocol::driver_api::KindDeclaration {
+        name: name.into(),
+        memory_mb: 1024,
+        vcores,
+        resources: BTreeMap::from([(ACCEL.to_string(), 1)]),
+        env: BTreeMap::from([("SPARK_YARNAM_PROFILE_ID".into(), "1".into())]),
+        max: Some(3),
+    }
+}
+
+fn declare(
+    c: &mut AmCore,
+    d: crate::protocol::driver_api::KindDeclaration,
+) -> Result<crate::protocol::driver_api::KindDeclared, super::super::pool::DeclareError> {
+    let (reply, mut rx) = tokio::sync::oneshot::channel();
+    c.handle_command(
+        1,
+        DriverCommand::DeclareKind {
+            declaration: d,
+            reply,
+        },
+    );
+    rx.try_recv().expect("answered at once")
+}
+
+#[test]
+fn a_kind_declared_while_the_app_runs_is_asked_at_the_next_priority_in_its_own_stripe() {
+    let mut c = roomy_core();
+    c.handle_start(0, 0);
+    let made = declare(&mut c, declaration("rp1", 2)).unwrap();
+    assert_eq!((made.index, made.created), (2, true));
+    assert!(
+        c.poll_nodes_wanted(),
+        "a new size: the node list is fetched again"
+    );
+    // The same again is a no-op; the same name with other cores names the difference.
+    assert!(!declare(&mut c, declaration("rp1", 2)).unwrap().created);
+    let err = declare(&mut c, declaration("rp1", 3))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("vcores (2 there, 3 asked)"), "{err}");
+    // A kind given at submit cannot be declared over, even with its own shape.
+    let mut accel = declaration("accel", 1);
+    accel.memory_mb = 512;
+    assert!(declare(&mut c, accel).is_err());
+
+    let demand = crate::protocol::driver_api::Demand {
+        target_executors: 5,
+        kind: Some("rp1".into()),
+        ..Default::default()
+    };
+    c.handle_command(2, DriverCommand::SetDemand(demand));
+    assert_eq!(c.view().kinds[2].name, "rp1");
+    assert_eq!(c.view().kinds[2].demand.target_executors, 5);
+    let b = c.poll_allocate(3).expect("the demand goes out");
+    let ask = b
+        .asks
+        .iter()
+        .find(|a| a.resource_name == "*" && a.priority.0 == 3)
+        .expect("the declared kind's ask at priority 3");
+    // Its own size and resources; at most its max of 3.
+    assert_eq!(
+        (
+            ask.num_containers,
+            ask.capability.memory_mb,
+            ask.capability.vcores
+        ),
+        (3, 1024, 2)
+    );
+    assert_eq!(ask.resources, vec![(ACCEL.to_string(), 1)]);
+    c.handle_allocated(3, b, super::tests::answered());
+
+    let b = c.poll_allocate(1_000).expect("a heartbeat is due");
+    let mut granted = container(7, "nm1", 3);
+    granted.memory_mb = 1024;
+    granted.vcores = 2;
+    let reply = RmReply::Allocated(Box::new(Allocation {
+        response_id: 1,
+        allocated: vec![granted],
+        ..Default::default()
+    }));
+    c.handle_allocated(1_000, b, reply);
+    let launches = c.poll_launches();
+    assert_eq!(launches.len(), 1);
+    // Kind 2 of 4 numbers 3, 7, 11, ...; the launch carries the kind's shape and env.
+    let l = &launches[0];
+    assert_eq!((l.kind, l.executor.to_string()), (2, "3".to_string()));
+    let d = l.declared.as_ref().expect("a declared kind's launch");
+    assert_eq!(d.shape.vcores, 2);
+    assert_eq!(d.env["SPARK_YARNAM_PROFILE_ID"], "1");
+    c.handle_launched(
+        1_000,
+        LaunchReport::Started {
+            container: l.container.id.clone(),
+        },
+    );
+    let view = c.view();
+    let e = view
+        .executors
+        .iter()
+        .find(|e| e.id.to_string() == "3")
+        .unwrap();
+    assert_eq!(e.kind.as_deref(), Some("rp1"));
+    assert_eq!(view.kinds[2].running, 1);
+}
+
+#[test]
+fn declarations_beyond_the_room_reserved_are_refused() {
+    let mut c = roomy_core();
+    c.handle_start(0, 0);
+    declare(&mut c, declaration("rp1", 1)).unwrap();
+    assert_eq!(declare(&mut c, declaration("rp2", 1)).unwrap().index, 3);
+    let err = declare(&mut c, declaration("rp3", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("room for 4 executor kinds"), "{err}");
+    // An app without room (the plain pool: 2 kinds, 2 stripes) declares none.
+    let mut c = AmCore::new(pool(), None, Duration::from_secs(3), 10);
+    assert!(declare(&mut c, declaration("rp1", 1)).is_err());
+}
+
+#[test]
+fn an_adopted_executor_of_a_kind_this_attempt_does_not_know_is_released() {
+    let mut c = roomy_core();
+    // Executor 4 is of stripe 3 (4 kinds): declared with the earlier attempt, unknown now.
+    // Executor 2 is of the accel kind, known.
+    let ids = std::collections::HashMap::from([
+        (
+            "container_1_0001_01_000002".to_string(),
+            crate::core::ids::ExecutorId::new(4),
+        ),
+        (
+            "container_1_0001_01_000003".to_string(),
+            crate::core::ids::ExecutorId::new(2),
+        ),
+    ]);
+    let adopted = c.handle_adopt(
+        0,
+        &[
+            fixtures::container("container_1_0001_01_000002", "nm1"),
+            fixtures::container("container_1_0001_01_000003", "nm2"),
+        ],
+        &ids,
+        &[],
+    );
+    assert_eq!(adopted, 1);
+    c.handle_start(0, 0);
+    let view = c.view();
+    let live: Vec<String> = view.executors.iter().map(|e| e.id.to_string()).collect();
+    assert_eq!(live, ["2"]);
+    let b = c.poll_allocate(1).expect("the release goes out");
+    assert_eq!(b.releases.len(), 1, "{:?}", b.releases);
+}

@@ -15,6 +15,13 @@ use crate::protocol::poll::{PollReply, PollRequest};
 #[derive(Debug)]
 pub enum DriverCommand {
     SetDemand(Demand),
+    /// Declare an executor kind while the app runs (`POST /v1/kinds`, already checked).
+    DeclareKind {
+        declaration: crate::protocol::driver_api::KindDeclaration,
+        reply: oneshot::Sender<
+            Result<crate::protocol::driver_api::KindDeclared, super::pool::DeclareError>,
+        >,
+    },
     Kill {
         executor_ids: Vec<String>,
         reply: oneshot::Sender<KillOutcome>,

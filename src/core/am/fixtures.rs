@@ -27,6 +27,7 @@ pub fn spec(max: u32) -> ExecutorSpec {
         node_label: None,
         resources: Default::default(),
         kinds: Vec::new(),
+        max_kinds: 0,
     }
 }
 

@@ -9,13 +9,13 @@
 //! socket, no clock: time comes in as `now_ms`, launches go out as [`Launch`] values for the
 //! loop to hand to the launcher, and the allocate call itself is the RM session's.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::core::allocator::exit_status::classify;
 use crate::core::allocator::matching::{Container, Locality};
 use crate::core::allocator::tracker::{
-    Action, Allocator, ContainerExit, DriverNotice, Event, Phase,
+    Action, Allocator, AllocatorConfig, ContainerExit, DriverNotice, Event, Phase,
 };
 use crate::core::allocator::{Demand, RackName};
 use crate::core::ids::{ExecutorId, IdStripe};
@@ -43,6 +43,27 @@ pub struct Launch {
     pub container: AllocatedContainer,
     /// The NM token for the container's node (the RM sends each only once).
     pub nm_token: Option<Token>,
+    /// A kind declared while the app runs (not in the launcher's spec): its shape and the
+    /// environment its executors get besides the app's.
+    pub declared: Option<Arc<DeclaredKind>>,
+}
+
+/// A kind declared while the app runs (`POST /v1/kinds`), as its launches need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeclaredKind {
+    pub shape: ExecutorKind,
+    pub env: BTreeMap<String, String>,
+}
+
+/// Why a kind declaration was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeclareError {
+    #[error("executor kind {name:?} exists with another {difference}")]
+    Conflict { name: String, difference: String },
+    #[error(
+        "this application has room for {max} executor kinds in all (submit --max-executor-kinds), all taken"
+    )]
+    Full { max: usize },
 }
 
 /// Bench only: what [`Pool::observe_actions`] installs.
@@ -61,12 +82,20 @@ struct KindPool {
     demand: Demand,
     /// This kind's executors that exited 0 on their own (see [`Registry::succeeded`]).
     succeeded: u32,
+    /// `Some` for a kind declared while the app runs.
+    declared: Option<Arc<DeclaredKind>>,
 }
 
 pub struct Pool {
     /// Index `k` is kind `k` ([`ExecutorSpec::all_kinds`]); one entry for an app without
     /// kinds.
     kinds: Vec<KindPool>,
+    /// How many id stripes executor ids are spread over ([`ExecutorSpec::stripe_width`]):
+    /// at least `kinds.len()`, more when kinds may be declared while the app runs.
+    width: usize,
+    /// What a kind declared while the app runs gets its allocator from: the configuration
+    /// of the first kind's and the first executor id of this attempt.
+    template: Option<(AllocatorConfig, ExecutorId)>,
     pub table: AmrmState,
     pub registry: Registry,
     /// Granted containers not yet launched or released, by id string.
@@ -146,11 +175,14 @@ impl Pool {
                     shape,
                     demand: Demand::default(),
                     succeeded: 0,
+                    declared: None,
                 }
             })
             .collect();
         Self {
             kinds,
+            width: spec.stripe_width(),
+            template: None,
             table,
             registry,
             granted: HashMap::new(),
@@ -187,9 +219,114 @@ impl Pool {
         self.kinds[0].allocator.topology()
     }
 
-    /// The kind executor `id` is of (its id says: see [`IdStripe`]).
+    /// The kind executor `id` is of (its id says: see [`IdStripe`]). May be past the kinds
+    /// known (an adopted executor of a kind an earlier attempt had declared): the pool holds
+    /// no such executor ([`Self::adopt`] releases them).
     pub fn kind_of(&self, id: ExecutorId) -> usize {
-        IdStripe::kind_of(id, self.kinds.len())
+        IdStripe::kind_of(id, self.width)
+    }
+
+    /// Lets drivers declare kinds while the app runs ([`Self::declare_kind`]), each with an
+    /// allocator configured as `config` (in its own stripe), numbering from `first`.
+    pub fn allow_declared_kinds(&mut self, config: AllocatorConfig, first: ExecutorId) {
+        self.template = Some((config, first));
+    }
+
+    /// Declares kind `decl` while the app runs: a new allocator and request book at the next
+    /// priority, in the next id stripe; the same declaration again answers the kind it made.
+    /// Its cluster view starts empty (every host usable, no capacity known: executors of a
+    /// new size fit nodes differently), and the RM's node list is fetched for it.
+    pub fn declare_kind(&mut self, decl: DeclaredKind) -> Result<(usize, bool), DeclareError> {
+        let name = decl.shape.name.clone();
+        if let Some(k) = self.kinds.iter().position(|k| k.shape.name == name) {
+            let have = &self.kinds[k];
+            let env = have
+                .declared
+                .as_ref()
+                .map(|d| d.env.clone())
+                .unwrap_or_default();
+            let mut differences = Vec::new();
+            if have.shape.memory_mb != decl.shape.memory_mb {
+                differences.push(format!(
+                    "memory_mb ({} there, {} asked)",
+                    have.shape.memory_mb, decl.shape.memory_mb
+                ));
+            }
+            if have.shape.vcores != decl.shape.vcores {
+                differences.push(format!(
+                    "vcores ({} there, {} asked)",
+                    have.shape.vcores, decl.shape.vcores
+                ));
+            }
+            if have.shape.resources != decl.shape.resources {
+                differences.push(format!(
+                    "resources ({:?} there, {:?} asked)",
+                    have.shape.resources, decl.shape.resources
+                ));
+            }
+            if have.shape.max != decl.shape.max {
+                differences.push(format!(
+                    "max ({} there, {} asked)",
+                    have.shape.max, decl.shape.max
+                ));
+            }
+            if env != decl.env {
+                differences.push("env".to_string());
+            }
+            if !differences.is_empty() || have.declared.is_none() {
+                if differences.is_empty() {
+                    differences.push("origin (it was given at submit)".into());
+                }
+                return Err(DeclareError::Conflict {
+                    name,
+                    difference: differences.join(", "),
+                });
+            }
+            return Ok((k, false));
+        }
+        let k = self.kinds.len();
+        let Some((config, first)) = self.template.clone().filter(|_| k < self.width) else {
+            return Err(DeclareError::Full { max: self.width });
+        };
+        let allocator = Allocator::new(AllocatorConfig {
+            tasks_per_executor: decl.shape.vcores.max(1) as u32,
+            ids: IdStripe {
+                kind: k as u64,
+                kinds: self.width as u64,
+            },
+            ..config
+        })
+        .with_first_executor_id(first)
+        .with_cluster(
+            self.topology().clone(),
+            crate::core::allocator::Cluster {
+                excluded: self.excluded.iter().map(|h| h.as_str().into()).collect(),
+                ..Default::default()
+            },
+        );
+        let shape = decl.shape.clone();
+        let requests = RequestBook::new(
+            Capability::new(shape.memory_mb, shape.vcores),
+            shape.node_label.clone(),
+        )
+        .with_resources(shape.resources.clone().into_iter().collect())
+        .with_priority(kind_priority(k));
+        info!(kind = %name, index = k, memory_mb = shape.memory_mb, vcores = shape.vcores, "executor kind declared");
+        self.kinds.push(KindPool {
+            allocator,
+            requests,
+            shape,
+            demand: Demand::default(),
+            succeeded: 0,
+            declared: Some(Arc::new(decl)),
+        });
+        self.nodes_wanted = true;
+        Ok((k, true))
+    }
+
+    /// The default kind's shape (what the spec's own fields say).
+    pub fn default_kind(&self) -> &ExecutorKind {
+        &self.kinds[0].shape
     }
 
     /// How many executor kinds the app has.
@@ -450,9 +587,9 @@ impl Pool {
         now_ms: u64,
         limit_ms: u64,
     ) -> (Vec<ExecutorId>, Option<u64>) {
-        let kinds = &self.kinds;
+        let (kinds, width) = (&self.kinds, self.width);
         let (silent, next) = self.registry.silent(now_ms, limit_ms, |id| {
-            let allocator = &kinds[IdStripe::kind_of(id, kinds.len())].allocator;
+            let allocator = &kinds[IdStripe::kind_of(id, width)].allocator;
             allocator
                 .container_of(id)
                 .is_some_and(|(c, _)| allocator.is_releasing(c))
@@ -501,6 +638,15 @@ impl Pool {
                 allocation_request_id: None,
             };
             let k = self.kind_of(executor);
+            if k >= self.kinds.len() {
+                // A kind an earlier attempt had declared: this attempt does not know its
+                // shape until a driver declares it again, so it cannot account for it.
+                warn!(executor = %executor, container = %cid, "an executor of a kind declared with an earlier attempt; releasing it");
+                if let Some(id) = to_table_id(&cid) {
+                    self.table.releases.release(id);
+                }
+                continue;
+            }
             if !self.kinds[k].allocator.adopt(container, executor) {
                 warn!(executor = %executor, container = %cid, "handed back twice (container or executor id already adopted); ignored");
                 continue;
@@ -531,8 +677,8 @@ impl Pool {
                     },
                 );
                 if let (Some(id), Some(Phase::Starting)) = (id, was) {
-                    let kinds = &self.kinds;
-                    let owner = &kinds[IdStripe::kind_of(id, kinds.len())].allocator;
+                    let (kinds, width) = (&self.kinds, self.width);
+                    let owner = &kinds[IdStripe::kind_of(id, width)].allocator;
                     if let Some(held) = Held::of(owner, id) {
                         self.registry.running(id, held);
                     }
@@ -624,6 +770,7 @@ impl Pool {
                         kind: k,
                         container: proto,
                         nm_token,
+                        declared: self.kinds[k].declared.clone(),
                     });
                 }
                 Action::TellDriver(DriverNotice::ExecutorExited {
@@ -838,10 +985,10 @@ impl Pool {
                         (l + 1, a)
                     }
                 });
-        let kinds = &self.kinds;
+        let (kinds, width) = (&self.kinds, self.width);
         let executors = self
             .registry
-            .views_with(|id| Held::of(&kinds[IdStripe::kind_of(id, kinds.len())].allocator, id));
+            .views_with(|id| Held::of(&kinds[IdStripe::kind_of(id, width)].allocator, id));
         let kinds = if self.kinds.len() > 1 {
             self.kinds
                 .iter()

@@ -219,7 +219,21 @@ public final class AmClient {
   /** {@code POST /v1/demand}: the whole demand, replacing the previous one. */
   public void demand(int target, int localityAwareTasks, Map<String, Integer> hostToLocalTaskCount,
       Collection<String> excludedHosts) throws IOException {
+    demand(null, target, localityAwareTasks, hostToLocalTaskCount, excludedHosts);
+  }
+
+  /** {@code POST /v1/kinds}: declares an executor kind (idempotent); returns the AM's answer. */
+  public JsonNode declareKind(ObjectNode declaration) throws IOException {
+    return post("/v1/kinds", declaration);
+  }
+
+  /** As above, for executor kind {@code kind} (null: the default kind). */
+  public void demand(String kind, int target, int localityAwareTasks, Map<String, Integer> hostToLocalTaskCount,
+      Collection<String> excludedHosts) throws IOException {
     ObjectNode body = JSON.createObjectNode();
+    if (kind != null) {
+      body.put("kind", kind);
+    }
     body.put("target_executors", Math.max(0, target));
     body.put("locality_aware_tasks", Math.max(0, localityAwareTasks));
     ObjectNode hosts = body.putObject("host_to_local_task_count");

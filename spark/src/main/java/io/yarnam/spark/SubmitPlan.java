@@ -126,7 +126,9 @@ public final class SubmitPlan {
     parts.add("exec");
     parts.add(java);
     parts.add("-server");
-    parts.add("-Xmx" + heapMb + "m");
+    // A resource profile's executors (a kind the backend declared, see Profiles) are told
+    // their heap, cores and profile id in these variables; the default profile's have none.
+    parts.add("-Xmx${" + Profiles.HEAP_VAR + ":-" + heapMb + "}m");
     parts.add(moduleOptions);
     if (extraJavaOptions != null && !extraJavaOptions.isBlank()) {
       parts.add(extraJavaOptions.trim());
@@ -141,11 +143,11 @@ public final class SubmitPlan {
     parts.add("--hostname");
     parts.add("$NM_HOST");
     parts.add("--cores");
-    parts.add(Integer.toString(cores));
+    parts.add("${" + Profiles.CORES_VAR + ":-" + cores + "}");
     parts.add("--app-id");
     parts.add("$YARN_AM_APP_ID");
     parts.add("--resourceProfileId");
-    parts.add("0");
+    parts.add("${" + Profiles.PROFILE_VAR + ":-0}");
     String cmd = String.join(" ", parts);
     if (cmd.contains("\"")) {
       throw new IllegalArgumentException(

@@ -40,8 +40,9 @@ import scala.jdk.javaapi.CollectionConverters;
  *   <li>start: {@code yarn-am submit} with executors that run Spark's
  *       CoarseGrainedExecutorBackend (ids assigned by yarn-am, host from YARN's NM_HOST), then
  *       waits for the AM to run and follows its executor events;
- *   <li>{@link #doRequestTotalExecutors}: {@code POST /v1/demand} with Spark's whole demand for
- *       the default resource profile;
+ *   <li>{@link #doRequestTotalExecutors}: {@code POST /v1/demand} with Spark's whole demand,
+ *       one per resource profile, each other than the default an executor kind of its own
+ *       ({@link Profiles});
  *   <li>{@link #doKillExecutors}: {@code POST /v1/executors/kill};
  *   <li>a lost executor is removed with the reason yarn-am gives ({@link LossReasons});
  *   <li>stop: {@code POST /v1/finish} with SUCCEEDED for exit code 0, else FAILED.
@@ -56,6 +57,8 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
   private final TaskSchedulerImpl scheduler;
   private final Set<String> killedByDriver = ConcurrentHashMap.newKeySet();
   private final Set<String> removed = ConcurrentHashMap.newKeySet();
+  /** Resource profiles declared to the AM as executor kinds ({@link Profiles}). */
+  private final Set<Integer> declaredProfiles = ConcurrentHashMap.newKeySet();
   private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "yarn-am-loss-reasons");
     t.setDaemon(true);
@@ -85,6 +88,7 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
   @Override
   public void start() {
     super.start();
+    Profiles.admitOnYarnAm(sc);
     SparkConf conf = sc.conf();
     initialExecutors = SchedulerBackendUtils.getInitialTargetExecutorNumber(conf, 2);
     String driverUrl = RpcEndpointAddress.apply(
@@ -228,44 +232,72 @@ public class YarnAmSchedulerBackend extends CoarseGrainedSchedulerBackend {
   }
 
   /**
-   * Spark's whole demand for the default profile goes to the AM as one {@code /v1/demand};
-   * executors of other resource profiles are not supported (yarn-am runs one executor size),
-   * so their targets are refused.
+   * Spark's whole demand goes to the AM as one {@code /v1/demand} per resource profile: the
+   * default profile's for the default kind, every other profile's for its own executor kind
+   * ({@link Profiles}), declared ({@code POST /v1/kinds}) the first time it is asked for. Each
+   * carries its profile's locality-aware tasks and hosts.
    */
   @Override
   public Future<Object> doRequestTotalExecutors(scala.collection.immutable.Map<ResourceProfile, Object> totals) {
-    int defaultId = ResourceProfile.DEFAULT_RESOURCE_PROFILE_ID();
-    int target = 0;
-    for (Map.Entry<ResourceProfile, Object> e : CollectionConverters.asJava(totals).entrySet()) {
-      int n = (Integer) e.getValue();
-      if (e.getKey().id() == defaultId) {
-        target = n;
-      } else if (n > 0) {
-        LOG.warn("yarn-am runs only the default resource profile; ignoring {} executors of profile {}",
-            n, e.getKey().id());
-        return Future.successful(Boolean.FALSE);
-      }
-    }
-    Option<Object> aware = numLocalityAwareTasksPerResourceProfileId().get(defaultId);
-    int localityAware = aware.isDefined() ? (Integer) aware.get() : 0;
-    Map<String, Integer> hosts = new HashMap<>();
-    Option<scala.collection.immutable.Map<String, Object>> perHost = rpHostToLocalTaskCount().get(defaultId);
-    if (perHost.isDefined()) {
-      CollectionConverters.asJava(perHost.get()).forEach((h, n) -> hosts.put(h, (Integer) n));
-    }
-    List<String> excluded = new ArrayList<>(CollectionConverters.asJava(scheduler.excludedNodes()));
     AmClient a = am;
     if (a == null) {
       return Future.successful(Boolean.FALSE);
     }
+    int defaultId = ResourceProfile.DEFAULT_RESOURCE_PROFILE_ID();
+    Map<Integer, Integer> targets = new java.util.TreeMap<>();
+    targets.put(defaultId, 0);
+    for (Map.Entry<ResourceProfile, Object> e : CollectionConverters.asJava(totals).entrySet()) {
+      ResourceProfile rp = e.getKey();
+      int n = (Integer) e.getValue();
+      if (rp.id() != defaultId && !declaredProfiles.contains(rp.id())) {
+        if (n == 0) {
+          continue;
+        }
+        try {
+          JsonNode r = a.declareKind(Profiles.declaration(rp, sc.conf(), plannedCores(), YarnAmSubmit.isPython(sc.conf())));
+          declaredProfiles.add(rp.id());
+          LOG.info("resource profile {} runs on yarn-am executor kind {}: {}", rp.id(), Profiles.kindName(rp.id()), r);
+        } catch (IOException | RuntimeException ex) {
+          LOG.warn("declaring resource profile {} to yarn-am failed: {}", rp.id(), ex.getMessage());
+          return Future.successful(Boolean.FALSE);
+        }
+      }
+      targets.put(rp.id(), n);
+    }
+    // Profiles asked for before and absent now want no executors.
+    for (int id : declaredProfiles) {
+      targets.putIfAbsent(id, 0);
+    }
+    List<String> excluded = new ArrayList<>(CollectionConverters.asJava(scheduler.excludedNodes()));
     try {
-      a.demand(target, localityAware, hosts, excluded);
-      LOG.debug("demand: {} executors, {} locality-aware tasks on {}", target, localityAware, hosts);
+      for (Map.Entry<Integer, Integer> t : targets.entrySet()) {
+        int id = t.getKey();
+        Option<Object> aware = numLocalityAwareTasksPerResourceProfileId().get(id);
+        int localityAware = aware.isDefined() ? (Integer) aware.get() : 0;
+        Map<String, Integer> hosts = new HashMap<>();
+        Option<scala.collection.immutable.Map<String, Object>> perHost = rpHostToLocalTaskCount().get(id);
+        if (perHost.isDefined()) {
+          CollectionConverters.asJava(perHost.get()).forEach((h, n) -> hosts.put(h, (Integer) n));
+        }
+        String kind = id == defaultId ? null : Profiles.kindName(id);
+        a.demand(kind, t.getValue(), localityAware, hosts, excluded);
+        LOG.debug("demand of profile {}: {} executors, {} locality-aware tasks on {}",
+            id, t.getValue(), localityAware, hosts);
+      }
       return Future.successful(Boolean.TRUE);
     } catch (IOException e) {
       LOG.warn("posting the demand to yarn-am failed: {}", e.getMessage());
+      if (String.valueOf(e.getMessage()).contains("no executor kind")) {
+        // A new AM attempt knows no kind declared with the one before: declare them again.
+        declaredProfiles.clear();
+      }
       return Future.successful(Boolean.FALSE);
     }
+  }
+
+  /** The default profile's executor cores, as submitted ({@code spark.executor.cores}). */
+  private int plannedCores() {
+    return sc.conf().getInt("spark.executor.cores", 1);
   }
 
   @Override

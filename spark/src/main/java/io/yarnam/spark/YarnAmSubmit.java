@@ -126,6 +126,10 @@ final class YarnAmSubmit {
       args.add(kv._1() + "=" + kv._2());
     }
     args.addAll(kerberosLogin(settings));
+    // Room for Spark's resource profiles, each an executor kind declared as it is first
+    // asked for (fixed at submit: every kind numbers its executors in its own id stripe).
+    args.add("--max-executor-kinds");
+    args.add(Integer.toString(Profiles.maxKinds(conf)));
     return args;
   }
 

@@ -103,10 +103,32 @@ public final class PlanCheck {
 
     String cmd = p.executorCommand("spark://CoarseGrainedScheduler@drv:7077", "/opt/spark/jars", "",
         "--add-opens=java.base/java.lang=ALL-UNNAMED", "-Dx=1", "");
-    check(cmd.startsWith("exec ${JAVA_HOME}/bin/java -server -Xmx512m "), "java and heap: " + cmd);
+    check(cmd.startsWith("exec ${JAVA_HOME}/bin/java -server -Xmx${SPARK_YARNAM_HEAP_MB:-512}m "),
+        "java and heap (a profile's from its kind's env): " + cmd);
     check(cmd.contains("-cp '/opt/spark/jars/*' " + SubmitPlan.EXECUTOR_MAIN), "classpath quoted: " + cmd);
-    check(cmd.contains("--executor-id $YARN_AM_EXECUTOR_ID --hostname $NM_HOST --cores 2 --app-id $YARN_AM_APP_ID"),
-        "ids and host from the container's environment: " + cmd);
+    check(cmd.contains("--executor-id $YARN_AM_EXECUTOR_ID --hostname $NM_HOST --cores ${SPARK_YARNAM_CORES:-2}"
+        + " --app-id $YARN_AM_APP_ID --resourceProfileId ${SPARK_YARNAM_PROFILE_ID:-0}"),
+        "ids, host, cores and profile from the container's environment: " + cmd);
+    // A resource profile as an executor kind: Spark's YARN sizes (heap + max(384, 10%) +
+    // PySpark memory), the profile's cores, gpu as yarn.io/gpu, a mapped custom name.
+    org.apache.spark.SparkConf pc = new org.apache.spark.SparkConf(false)
+        .set("spark.yarnam.resourceName.acc", "example.com/accelerator");
+    // (The default profile takes id 0, as in a SparkContext; a profile gets the next.)
+    org.apache.spark.resource.ResourceProfile$.MODULE$.getOrCreateDefaultProfile(pc);
+    org.apache.spark.resource.ExecutorResourceRequests er = new org.apache.spark.resource.ExecutorResourceRequests()
+        .cores(3).memory("2g").pysparkMemory("100m").resource("gpu", 1, "/bin/true", "")
+        .resource("acc", 2, "/bin/true", "");
+    org.apache.spark.resource.ResourceProfile rp = new org.apache.spark.resource.ResourceProfileBuilder()
+        .require(er).require(new org.apache.spark.resource.TaskResourceRequests().cpus(1)).build();
+    com.fasterxml.jackson.databind.node.ObjectNode kind = Profiles.declaration(rp, pc, 2, true);
+    check(kind.path("name").asText().equals("rp" + rp.id()), "kind name: " + kind);
+    check(kind.path("memory_mb").asLong() == 2048 + 384 + 100 && kind.path("vcores").asInt() == 3,
+        "profile size: " + kind);
+    check(kind.path("resources").path("yarn.io/gpu").asLong() == 1
+        && kind.path("resources").path("example.com/accelerator").asLong() == 2, "resources: " + kind);
+    check(kind.path("env").path("SPARK_YARNAM_PROFILE_ID").asText().equals(Integer.toString(rp.id()))
+        && kind.path("env").path("SPARK_YARNAM_CORES").asText().equals("3")
+        && kind.path("env").path("SPARK_YARNAM_HEAP_MB").asText().equals("2048"), "env: " + kind);
     check(cmd.contains("--driver-url spark://CoarseGrainedScheduler@drv:7077"), "driver URL");
     try {
       p.executorCommand("spark://x@h:1", "/j", "", "", "-Dname=\"a b\"", "");
