@@ -252,25 +252,11 @@ async fn executors_asking_a_custom_resource_get_it_and_fit_as_many_as_the_nodes_
         "{per_host:?}"
     );
     assert!(!logs.contains("got=\n"), "{logs}");
-    let (counted, xml) = accelerator_seconds(c, &app);
+    let (counted, xml) = am::accelerator_seconds(c, &app);
     assert!(
         counted.is_some_and(|n| n > 0),
         "the RM did not count the resource: {xml}"
     );
-}
-
-/// The accelerator-seconds the RM counts for `app` (its `resourceSecondsMap`), read from
-/// the report as XML: the RM's JSON shows one entry of that map. Also the XML, for messages.
-fn accelerator_seconds(c: &cluster::Cluster, app: &str) -> (Option<u64>, String) {
-    let xml = c
-        .rm_get_xml(&format!("/ws/v1/cluster/apps/{app}"))
-        .expect("the app's report as XML");
-    let counted = xml
-        .split("<key>example.com/accelerator</key><value>")
-        .nth(1)
-        .and_then(|rest| rest.split('<').next())
-        .and_then(|n| n.parse::<u64>().ok());
-    (counted, xml)
 }
 
 /// The AM's own container asks the cluster's resource (`--am-resource`), which only the
@@ -322,7 +308,7 @@ async fn the_am_container_asks_a_custom_resource_over_the_client_port() {
     let lifetime = &timeouts["timeouts"]["timeout"][0];
     assert_eq!(lifetime["type"], "LIFETIME", "{timeouts}");
     assert_ne!(lifetime["expiryTime"], "UNLIMITED", "{timeouts}");
-    let (counted, xml) = accelerator_seconds(c, &app);
+    let (counted, xml) = am::accelerator_seconds(c, &app);
     eprintln!("accelerator-seconds of the AM: {counted:?}");
     assert!(
         counted.is_some_and(|n| n > 0),
@@ -397,7 +383,7 @@ async fn a_job_of_two_executor_kinds_runs_each_task_on_its_kind() {
         let want = if t.task_id.starts_with("accel") { 0 } else { 1 };
         assert_eq!(id % 2, want, "{} ran on executor {id}", t.task_id);
     }
-    let (counted, xml) = accelerator_seconds(c, &app);
+    let (counted, xml) = am::accelerator_seconds(c, &app);
     assert!(
         counted.is_some_and(|n| n > 0),
         "the RM did not count the accelerator: {xml}"
@@ -443,6 +429,6 @@ async fn executor_kinds_from_the_command_line_run_their_own_commands() {
     .await;
     assert!(!logs.contains("plain kind=accel"), "{logs}");
     // Counted in whole seconds: the accel executors sleep 2 s.
-    let (counted, xml) = accelerator_seconds(c, &app);
+    let (counted, xml) = am::accelerator_seconds(c, &app);
     assert!(counted.is_some_and(|n| n > 0), "{xml}");
 }

@@ -194,22 +194,25 @@ fn executor_jvms(app: &str) -> Vec<(u32, String)> {
 /// parallel): each sizes its executors for the cluster's whole capacity.
 static CLUSTER_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-#[tokio::test(flavor = "multi_thread")]
-async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kill() {
-    let Some(home) = spark_home() else { return };
-    let _turn = CLUSTER_TURN.lock().await;
-    let (_plugin, tests) = build(&home);
-    // IT_SPARK_HTTPS=1: on the HTTPS-only profile (`cluster.sh up --https`), the plugin asking
-    // the RM at its https:// address with the cluster's CA (`YARN_AM_CA_FILE`, set by the
-    // fixture); by hand only, `make test` runs the plain profile.
-    let c: &'static cluster::Cluster = if std::env::var("IT_SPARK_HTTPS").as_deref() == Ok("1") {
-        Box::leak(Box::new(cluster::start_profile(&["--https"])))
-    } else {
-        cluster::cluster()
-    };
-    let _logs = cluster::LogsOnFailure(c);
-    let started = Instant::now();
-    let log_path = std::env::temp_dir().join(format!("it_spark-driver-{}.log", std::process::id()));
+/// The lines `child` prints on its stdout, as they come (read on a thread of their own).
+fn stdout_lines(child: &mut std::process::Child) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel::<String>();
+    let stdout = child.stdout.take().expect("stdout piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// `spark-submit-yarn-am` in client mode with dynamic allocation (1 executor at first, at most
+/// `max_executors`, 512 MB and 2 cores each), set up for this cluster's backend: on docker the
+/// plugin ships Spark through HDFS staging, natively the executors use this host's Spark.
+fn dynamic_allocation_submit(c: &cluster::Cluster, home: &Path, max_executors: u32) -> Command {
+    let max_executors = format!("spark.dynamicAllocation.maxExecutors={max_executors}");
     let mut submit = Command::new(repo().join("spark/bin/spark-submit-yarn-am"));
     if c.backend() == "docker" {
         // Separate hosts, none with Spark installed: yarn-am stages on HDFS, and the plugin
@@ -226,8 +229,8 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
                 home.display()
             ));
     }
-    let mut child = submit
-        .env("SPARK_HOME", &home)
+    submit
+        .env("SPARK_HOME", home)
         .env("JAVA_HOME", java_home())
         .env("HADOOP_CONF_DIR", &c.conf_dir)
         .env("YARN_AM_BIN", env!("CARGO_BIN_EXE_yarn-am"))
@@ -254,29 +257,40 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
             "--conf",
             "spark.dynamicAllocation.minExecutors=0",
             "--conf",
-            "spark.dynamicAllocation.maxExecutors=3",
+            &max_executors,
             "--conf",
             "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
             "--conf",
             "spark.dynamicAllocation.executorIdleTimeout=5s",
-            "--class",
-            "io.yarnam.spark.LocalityJob",
-        ])
+        ]);
+    submit
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kill() {
+    let Some(home) = spark_home() else { return };
+    let _turn = CLUSTER_TURN.lock().await;
+    let (_plugin, tests) = build(&home);
+    // IT_SPARK_HTTPS=1: on the HTTPS-only profile (`cluster.sh up --https`), the plugin asking
+    // the RM at its https:// address with the cluster's CA (`YARN_AM_CA_FILE`, set by the
+    // fixture); by hand only, `make test` runs the plain profile.
+    let c: &'static cluster::Cluster = if std::env::var("IT_SPARK_HTTPS").as_deref() == Ok("1") {
+        Box::leak(Box::new(cluster::start_profile(&["--https"])))
+    } else {
+        cluster::cluster()
+    };
+    let _logs = cluster::LogsOnFailure(c);
+    let started = Instant::now();
+    let log_path = std::env::temp_dir().join(format!("it_spark-driver-{}.log", std::process::id()));
+    let mut child = dynamic_allocation_submit(c, &home, 3)
+        .args(["--class", "io.yarnam.spark.LocalityJob"])
         .arg(&tests)
         .args(["60", "1500", "60"])
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log_path).unwrap())
         .spawn()
         .expect("run spark/bin/spark-submit-yarn-am");
-    let (tx, rx) = mpsc::channel::<String>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = stdout_lines(&mut child);
     let driver_log = || std::fs::read_to_string(&log_path).unwrap_or_default();
     let tail = |s: &str| {
         s.lines()
@@ -472,69 +486,15 @@ async fn a_resource_profile_stage_runs_on_executors_of_its_own_kind() {
     let _logs = cluster::LogsOnFailure(c);
     let log_path =
         std::env::temp_dir().join(format!("it_spark-profile-{}.log", std::process::id()));
-    let mut submit = Command::new(repo().join("spark/bin/spark-submit-yarn-am"));
-    if c.backend() == "docker" {
-        submit.env("YARN_AM_WEBHDFS", &c.webhdfs);
-    } else {
-        submit
-            .env_remove("YARN_AM_WEBHDFS")
-            .arg("--conf")
-            .arg(format!(
-                "spark.yarnam.executor.jars={}/jars",
-                home.display()
-            ));
-    }
-    let mut child = submit
-        .env("SPARK_HOME", &home)
-        .env("JAVA_HOME", java_home())
-        .env("HADOOP_CONF_DIR", &c.conf_dir)
-        .env("YARN_AM_BIN", env!("CARGO_BIN_EXE_yarn-am"))
-        .env("YARN_AM_RM_WEB", &c.rm_web)
-        .env_remove("YARN_CONF_DIR")
-        .env_remove("YARN_AM_STAGING_DIR")
-        .args([
-            "--driver-memory",
-            "512m",
-            "--conf",
-            "spark.driver.host=127.0.0.1",
-            "--conf",
-            "spark.yarn.maxAppAttempts=1",
-            "--conf",
-            "spark.executor.memory=512m",
-            "--conf",
-            "spark.executor.cores=2",
-            "--conf",
-            "spark.dynamicAllocation.enabled=true",
-            "--conf",
-            "spark.dynamicAllocation.shuffleTracking.enabled=true",
-            "--conf",
-            "spark.dynamicAllocation.initialExecutors=1",
-            "--conf",
-            "spark.dynamicAllocation.minExecutors=0",
-            "--conf",
-            "spark.dynamicAllocation.maxExecutors=2",
-            "--conf",
-            "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
-            "--conf",
-            "spark.dynamicAllocation.executorIdleTimeout=5s",
-            "--class",
-            "io.yarnam.spark.ProfileJob",
-        ])
+    let mut child = dynamic_allocation_submit(c, &home, 2)
+        .args(["--class", "io.yarnam.spark.ProfileJob"])
         .arg(&tests)
         .args(["1", "1g"])
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log_path).unwrap())
         .spawn()
         .expect("run spark/bin/spark-submit-yarn-am");
-    let (tx, rx) = mpsc::channel::<String>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = stdout_lines(&mut child);
     let driver_log = || std::fs::read_to_string(&log_path).unwrap_or_default();
     let deadline = Instant::now() + Duration::from_secs(300);
     let mut app = None;
@@ -921,16 +881,8 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
             ("FINISHED", "SUCCEEDED"),
             "{diag}"
         );
-        // No executor asks the resource: what the RM counts is the AM's (its JSON shows
-        // one entry of resourceSecondsMap, so the XML).
-        let xml = c
-            .rm_get_xml(&format!("/ws/v1/cluster/apps/{}", r.app))
-            .expect("the app's report as XML");
-        let counted = xml
-            .split("<key>example.com/accelerator</key><value>")
-            .nth(1)
-            .and_then(|rest| rest.split('<').next())
-            .and_then(|n| n.parse::<u64>().ok());
+        // No executor asks the resource: what the RM counts is the AM's.
+        let (counted, xml) = am::accelerator_seconds(c, &r.app);
         assert!(
             counted.is_some_and(|n| n > 0),
             "{mode} mode: the RM counted no accelerator for the AM: {xml}"

@@ -1004,7 +1004,7 @@ mod am_resource_tests {
     use yarn_client::conf::{Configuration, RmService};
     use yarn_client::http_auth::HttpAuth;
 
-    fn args(extra: &[&str]) -> SubmitArgs {
+    pub(super) fn args(extra: &[&str]) -> SubmitArgs {
         use clap::Parser;
         let mut argv = vec!["yarn-am", "submit"];
         argv.extend_from_slice(extra);
@@ -1207,15 +1207,7 @@ impl Uploads {
 mod max_kinds_tests {
     use super::*;
 
-    fn args(extra: &[&str]) -> SubmitArgs {
-        use clap::Parser;
-        let mut argv = vec!["yarn-am", "submit"];
-        argv.extend_from_slice(extra);
-        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
-            crate::cli::Command::Submit(a) => *a,
-            _ => unreachable!(),
-        }
-    }
+    use super::am_resource_tests::args;
 
     /// The reserve must hold the kinds the app starts with, and a job has all its kinds in
     /// its file.

@@ -669,3 +669,17 @@ pub fn assert_no_delegation_token_in_logs(c: &Cluster, app: &str) {
         }
     }
 }
+
+/// The accelerator-seconds the RM counts for `app` (its `resourceSecondsMap`), read from
+/// the report as XML: the RM's JSON shows one entry of that map. Also the XML, for messages.
+pub fn accelerator_seconds(c: &Cluster, app: &str) -> (Option<u64>, String) {
+    let xml = c
+        .rm_get_xml(&format!("/ws/v1/cluster/apps/{app}"))
+        .expect("the app's report as XML");
+    let counted = xml
+        .split("<key>example.com/accelerator</key><value>")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .and_then(|n| n.parse::<u64>().ok());
+    (counted, xml)
+}

@@ -36,11 +36,16 @@ fn spec() -> ExecutorSpec {
 }
 
 fn pool() -> Pool {
+    pool_of(&spec())
+}
+
+/// The pool of `spec`'s kinds on nm1 and nm2, each allocator in its stripe of the spec's
+/// width (room for declared kinds included).
+fn pool_of(spec: &ExecutorSpec) -> Pool {
     let nodes: Vec<_> = ["nm1", "nm2"]
         .iter()
         .map(|h| fixtures::node(h, "/rack1", 4096, 4))
         .collect();
-    let spec = spec();
     let kinds = spec.all_kinds();
     let (topo, _) = cluster_view::from_nodes(&nodes, &kinds[0]);
     let allocators = kinds
@@ -50,7 +55,7 @@ fn pool() -> Pool {
             Allocator::new(AllocatorConfig {
                 ids: IdStripe {
                     kind: k as u64,
-                    kinds: 2,
+                    kinds: spec.stripe_width() as u64,
                 },
                 ..AllocatorConfig::default()
             })
@@ -63,7 +68,7 @@ fn pool() -> Pool {
         allocators,
         table,
         Registry::new(events),
-        &spec,
+        spec,
         "application_1_0001".into(),
     )
 }
@@ -240,37 +245,9 @@ fn a_demand_names_its_kind_and_an_unknown_kind_changes_nothing() {
 
 /// The pool of [`pool`] with room for 4 kinds, so that 2 may be declared while it runs.
 fn roomy_core() -> AmCore {
-    let nodes: Vec<_> = ["nm1", "nm2"]
-        .iter()
-        .map(|h| fixtures::node(h, "/rack1", 4096, 4))
-        .collect();
     let mut spec = spec();
     spec.max_kinds = 4;
-    let kinds = spec.all_kinds();
-    let (topo, _) = cluster_view::from_nodes(&nodes, &kinds[0]);
-    let allocators = kinds
-        .iter()
-        .enumerate()
-        .map(|(k, kind)| {
-            Allocator::new(AllocatorConfig {
-                ids: IdStripe {
-                    kind: k as u64,
-                    kinds: 4,
-                },
-                ..AllocatorConfig::default()
-            })
-            .with_cluster(topo.clone(), cluster_view::from_nodes(&nodes, kind).1)
-        })
-        .collect();
-    let (events, _) = broadcast::channel(64);
-    let table = AmrmState::new(cluster_view::rack_resolver(&topo), None);
-    let mut pool = Pool::with_kinds(
-        allocators,
-        table,
-        Registry::new(events),
-        &spec,
-        "application_1_0001".into(),
-    );
+    let mut pool = pool_of(&spec);
     pool.allow_declared_kinds(
         AllocatorConfig::default(),
         crate::core::ids::ExecutorId::new(1),

@@ -246,30 +246,24 @@ impl Pool {
                 .map(|d| d.env.clone())
                 .unwrap_or_default();
             let mut differences = Vec::new();
-            if have.shape.memory_mb != decl.shape.memory_mb {
-                differences.push(format!(
-                    "memory_mb ({} there, {} asked)",
-                    have.shape.memory_mb, decl.shape.memory_mb
-                ));
-            }
-            if have.shape.vcores != decl.shape.vcores {
-                differences.push(format!(
-                    "vcores ({} there, {} asked)",
-                    have.shape.vcores, decl.shape.vcores
-                ));
-            }
-            if have.shape.resources != decl.shape.resources {
-                differences.push(format!(
-                    "resources ({:?} there, {:?} asked)",
-                    have.shape.resources, decl.shape.resources
-                ));
-            }
-            if have.shape.max != decl.shape.max {
-                differences.push(format!(
-                    "max ({} there, {} asked)",
-                    have.shape.max, decl.shape.max
-                ));
-            }
+            let mut differ = |what: &str, there: String, asked: String| {
+                if there != asked {
+                    differences.push(format!("{what} ({there} there, {asked} asked)"));
+                }
+            };
+            let (h, d) = (&have.shape, &decl.shape);
+            differ(
+                "memory_mb",
+                h.memory_mb.to_string(),
+                d.memory_mb.to_string(),
+            );
+            differ("vcores", h.vcores.to_string(), d.vcores.to_string());
+            differ(
+                "resources",
+                format!("{:?}", h.resources),
+                format!("{:?}", d.resources),
+            );
+            differ("max", h.max.to_string(), d.max.to_string());
             if env != decl.env {
                 differences.push("env".to_string());
             }
