@@ -132,6 +132,36 @@ async fn search_everywhere(c: &cluster::Cluster, app: &str, user: &str, search: 
         .timeout(Duration::from_secs(20))
         .build()
         .unwrap();
+    // Every process's environment and command line, first: the executors stay only a few
+    // seconds after their tasks (the job then ends), and the searches below take a while on
+    // a busy machine.
+    for p in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = p.file_name().to_string_lossy().to_string();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let cmdline = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
+        search.check(
+            "process command line",
+            &format!("{}/cmdline", p.path().display()),
+            &cmdline,
+            true,
+        );
+        // Kernel threads have none; the executors (non-dumpable) are readable to root.
+        if let Ok(environ) = std::fs::read(p.path().join("environ")) {
+            let kind = if cmdline.windows(16).any(|w| w == b"yarn-am\0executor") {
+                "executor environment"
+            } else {
+                "process environment"
+            };
+            search.check(
+                kind,
+                &format!("{}/environ", p.path().display()),
+                &environ,
+                true,
+            );
+        }
+    }
     // Every file under every container log dir.
     let mut files = Vec::new();
     for d in c.container_log_dirs(app) {
@@ -209,34 +239,6 @@ async fn search_everywhere(c: &cluster::Cluster, app: &str, user: &str, search: 
     for f in logs {
         let bytes = std::fs::read(&f).unwrap_or_default();
         search.check("daemon log", &f.display().to_string(), &bytes, false);
-    }
-    // Every process's environment and command line.
-    for p in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = p.file_name().to_string_lossy().to_string();
-        if !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let cmdline = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
-        search.check(
-            "process command line",
-            &format!("{}/cmdline", p.path().display()),
-            &cmdline,
-            true,
-        );
-        // Kernel threads have none; the executors (non-dumpable) are readable to root.
-        if let Ok(environ) = std::fs::read(p.path().join("environ")) {
-            let kind = if cmdline.windows(16).any(|w| w == b"yarn-am\0executor") {
-                "executor environment"
-            } else {
-                "process environment"
-            };
-            search.check(
-                kind,
-                &format!("{}/environ", p.path().display()),
-                &environ,
-                true,
-            );
-        }
     }
 }
 
