@@ -945,7 +945,7 @@ cmd_restart_nn() {
 
 # NM restart with NM recovery (supervised): the stopped NM neither kills its containers nor
 # unregisters, and the new one takes them back from its recovery state. Must be back within
-# the RM's NM liveness expiry (20 s) or the RM declares the node lost.
+# the RM's NM liveness expiry (45 s) or the RM declares the node lost.
 # Hadoop's RMAdminCLI against the running RM's admin port, e.g. `rmadmin -refreshNodes -g 60
 # -server` after writing conf/nodes.exclude. Its jar (hadoop-yarn-client, Maven Central) is
 # fetched once into <runtime>/admin-lib; the rest of its classpath is lib/.
