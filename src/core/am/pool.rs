@@ -129,9 +129,30 @@ fn to_table_id(id: &str) -> Option<ContainerId> {
     parse_container_id(id).map(|p| ContainerId::from(&p))
 }
 
-/// The priority kind `k`'s requests are asked at.
-fn kind_priority(k: usize) -> yarn_client::ask::Priority {
-    yarn_client::ask::Priority(EXECUTOR_PRIORITY.0 + k as i32)
+impl KindPool {
+    /// Kind `k` of `shape`, its requests at priority `EXECUTOR_PRIORITY + k` with the
+    /// kind's size, label and resources.
+    fn new(
+        k: usize,
+        allocator: Allocator,
+        shape: ExecutorKind,
+        declared: Option<Arc<DeclaredKind>>,
+    ) -> Self {
+        let requests = RequestBook::new(
+            Capability::new(shape.memory_mb, shape.vcores),
+            shape.node_label.clone(),
+        )
+        .with_resources(shape.resources.clone().into_iter().collect())
+        .with_priority(yarn_client::ask::Priority(EXECUTOR_PRIORITY.0 + k as i32));
+        KindPool {
+            allocator,
+            requests,
+            shape,
+            demand: Demand::default(),
+            succeeded: 0,
+            declared,
+        }
+    }
 }
 
 impl Pool {
@@ -164,20 +185,7 @@ impl Pool {
             .into_iter()
             .zip(spec.all_kinds())
             .enumerate()
-            .map(|(k, (allocator, shape))| {
-                let capability = Capability::new(shape.memory_mb, shape.vcores);
-                let requests = RequestBook::new(capability, shape.node_label.clone())
-                    .with_resources(shape.resources.clone().into_iter().collect())
-                    .with_priority(kind_priority(k));
-                KindPool {
-                    allocator,
-                    requests,
-                    shape,
-                    demand: Demand::default(),
-                    succeeded: 0,
-                    declared: None,
-                }
-            })
+            .map(|(k, (allocator, shape))| KindPool::new(k, allocator, shape, None))
             .collect();
         Self {
             kinds,
@@ -298,22 +306,10 @@ impl Pool {
                 ..Default::default()
             },
         );
+        info!(kind = %name, index = k, memory_mb = decl.shape.memory_mb, vcores = decl.shape.vcores, "executor kind declared");
         let shape = decl.shape.clone();
-        let requests = RequestBook::new(
-            Capability::new(shape.memory_mb, shape.vcores),
-            shape.node_label.clone(),
-        )
-        .with_resources(shape.resources.clone().into_iter().collect())
-        .with_priority(kind_priority(k));
-        info!(kind = %name, index = k, memory_mb = shape.memory_mb, vcores = shape.vcores, "executor kind declared");
-        self.kinds.push(KindPool {
-            allocator,
-            requests,
-            shape,
-            demand: Demand::default(),
-            succeeded: 0,
-            declared: Some(Arc::new(decl)),
-        });
+        self.kinds
+            .push(KindPool::new(k, allocator, shape, Some(Arc::new(decl))));
         self.nodes_wanted = true;
         Ok((k, true))
     }
@@ -856,8 +852,7 @@ impl Pool {
                     let host = self.registry.live_host(executor).map(str::to_string);
                     let counts = !released && classify(status, &diagnostics).counts_against_app;
                     if !released && status == 0 && self.registry.is_live(executor) {
-                        let kind = self.kind_of(executor);
-                        self.kinds[kind].succeeded += 1;
+                        self.kinds[k].succeeded += 1;
                     }
                     self.registry
                         .completed(executor, &id, status, &diagnostics, released);
