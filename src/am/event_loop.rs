@@ -166,11 +166,13 @@ async fn carry_out(am: &mut Am, rm: &mut RmState) {
             .send_if_modified(|v| std::mem::replace(v, rev) != rev);
     }
     for l in launches {
-        if let Some(d) = &l.declared {
-            am.launcher.know_kind(l.kind, d.clone());
-        }
-        am.launcher
-            .launch(l.executor, l.kind, l.container, l.nm_token);
+        am.launcher.launch(
+            l.executor,
+            l.kind,
+            l.declared.as_deref(),
+            l.container,
+            l.nm_token,
+        );
     }
     if rm.inflight.is_none() {
         if let Some(batch) = am.core.poll_allocate(am.clock.now_ms()) {

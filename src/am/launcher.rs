@@ -77,8 +77,6 @@ impl std::fmt::Debug for DriverContact {
 
 pub struct Launcher {
     spec: ExecutorSpec,
-    /// Kinds declared while the app runs, by index (see [`Launcher::know_kind`]).
-    declared: BTreeMap<usize, Arc<DeclaredKind>>,
     contact: DriverContact,
     permits: Arc<Semaphore>,
     reports: mpsc::UnboundedSender<LaunchReport>,
@@ -111,7 +109,6 @@ impl Launcher {
         (
             Self {
                 spec,
-                declared: BTreeMap::new(),
                 contact,
                 permits: Arc::new(Semaphore::new(max_parallel.max(1))),
                 reports: tx,
@@ -125,16 +122,17 @@ impl Launcher {
     /// the environment that lets it find the AM (nothing secret: the NodeManager writes the
     /// environment into `launch_container.sh` in the log dir), and its credentials with its
     /// own key to authenticate to the AM (see [`crate::protocol::poll`]).
-    /// `kind` indexes [`ExecutorSpec::all_kinds`]: its vcores and command, and its name in
-    /// [`KIND_VAR`] when the app has several.
+    /// `kind` indexes [`ExecutorSpec::all_kinds`], or is `declared` while the app runs (as
+    /// the pool's [`crate::core::am::pool::Launch`] carries it): its vcores and command, and
+    /// its name in [`KIND_VAR`] when the app has, or has room for, several.
     pub fn launch_spec(
         &self,
         executor_id: ExecutorId,
         kind: usize,
+        declared: Option<&DeclaredKind>,
         container: &AllocatedContainer,
     ) -> LaunchSpec {
         let container_id = container.id.as_str();
-        let declared = self.declared.get(&kind);
         let (vcores, command) = match declared {
             Some(d) => (d.shape.vcores, self.spec.command.as_str()),
             None => match kind.checked_sub(1).and_then(|i| self.spec.kinds.get(i)) {
@@ -148,7 +146,7 @@ impl Launcher {
             // every other value below, so the command reads them as `$NAME`.
             environment.extend(d.env.iter().map(|(k, v)| (k.clone(), v.clone())));
             environment.insert(KIND_VAR.to_string(), d.shape.name.clone());
-        } else if !self.spec.kinds.is_empty() || !self.declared.is_empty() {
+        } else if self.spec.stripe_width() > 1 {
             environment.insert(KIND_VAR.to_string(), self.spec.kind_name(kind).to_string());
         }
         environment.extend([
@@ -240,21 +238,17 @@ impl Launcher {
         creds.encode(Format::Writable)
     }
 
-    /// Learns kind `kind`, declared while the app runs, before launching its first executor.
-    pub fn know_kind(&mut self, kind: usize, declared: Arc<DeclaredKind>) {
-        self.declared.entry(kind).or_insert(declared);
-    }
-
     /// Starts the executor in the background; the outcome arrives as a [`LaunchReport`].
     pub fn launch(
         &self,
         executor_id: ExecutorId,
         kind: usize,
+        declared: Option<&DeclaredKind>,
         container: AllocatedContainer,
         nm_token: Option<Token>,
     ) {
         let container_id = container.id.clone();
-        let spec = self.launch_spec(executor_id, kind, &container);
+        let spec = self.launch_spec(executor_id, kind, declared, &container);
         let permits = self.permits.clone();
         let reports = self.reports.clone();
         let rpc = self.rpc.clone();
@@ -385,6 +379,7 @@ mod tests {
         let l = launcher.launch_spec(
             ExecutorId::new(1),
             0,
+            None,
             &crate::core::am::fixtures::container(container, "h1"),
         );
         let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
@@ -417,6 +412,7 @@ mod tests {
                 .launch_spec(
                     ExecutorId::new(2),
                     0,
+                    None,
                     &crate::core::am::fixtures::container("container_1_0001_01_000003", "h1"),
                 )
                 .tokens
@@ -448,6 +444,7 @@ mod tests {
             let l = launcher.launch_spec(
                 ExecutorId::new(n),
                 0,
+                None,
                 &crate::core::am::fixtures::container(
                     &format!("container_1_0001_01_00000{n}"),
                     "h1",
@@ -522,6 +519,7 @@ mod tests {
         let l = launcher.launch_spec(
             ExecutorId::new(1),
             0,
+            None,
             &crate::core::am::fixtures::container("container_1_0001_01_000002", "h1"),
         );
         let script = nm_launch_script(&l, logs.to_str().unwrap());
@@ -556,6 +554,7 @@ mod tests {
         let l = launcher.launch_spec(
             ExecutorId::new(1),
             0,
+            None,
             &crate::core::am::fixtures::container("container_1_0001_01_000002", "h1"),
         );
         assert_eq!(l.environment["V"], r#"\$(x) {""{y}""}"#);
@@ -572,13 +571,13 @@ mod tests {
     fn granted_resources_reach_the_executor() {
         let launcher = launcher("./x", &[], b"m", Credentials::default());
         let mut c = crate::core::am::fixtures::container("container_1_0001_01_000002", "h1");
-        let none = launcher.launch_spec(ExecutorId::new(1), 0, &c);
+        let none = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
         assert!(!none.environment.contains_key(RESOURCES_VAR));
         c.resources = vec![
             ("example.com/accelerator".into(), 2),
             ("yarn.io/gpu".into(), 1),
         ];
-        let l = launcher.launch_spec(ExecutorId::new(1), 0, &c);
+        let l = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
         assert_eq!(
             l.environment[RESOURCES_VAR],
             "example.com/accelerator=2,yarn.io/gpu=1"
@@ -602,21 +601,21 @@ mod tests {
             command: Some("./accel".into()),
         }];
         let c = crate::core::am::fixtures::container("container_1_0001_01_000002", "h1");
-        let accel = launcher.launch_spec(ExecutorId::new(2), 1, &c);
+        let accel = launcher.launch_spec(ExecutorId::new(2), 1, None, &c);
         assert_eq!(
             accel.command,
             ["./accel 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
         );
         assert_eq!(accel.environment[KIND_VAR], "accel");
         assert_eq!(accel.environment["YARN_AM_EXECUTOR_CORES"], "3");
-        let plain = launcher.launch_spec(ExecutorId::new(1), 0, &c);
+        let plain = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
         assert_eq!(
             plain.command,
             ["./default 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
         );
         assert_eq!(plain.environment[KIND_VAR], "default");
         launcher.spec.kinds.clear();
-        let alone = launcher.launch_spec(ExecutorId::new(1), 0, &c);
+        let alone = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
         assert!(!alone.environment.contains_key(KIND_VAR));
     }
 
@@ -625,28 +624,27 @@ mod tests {
     #[test]
     fn a_declared_kind_launches_the_apps_command_with_its_env_as_typed() {
         let mut launcher = launcher("./default", &[], b"m", Credentials::default());
-        launcher.know_kind(
-            2,
-            Arc::new(DeclaredKind {
-                shape: crate::protocol::spec::ExecutorKind {
-                    name: "rp1".into(),
-                    memory_mb: 2048,
-                    vcores: 4,
-                    initial: 0,
-                    min: 0,
-                    max: 2,
-                    node_label: None,
-                    resources: Default::default(),
-                    command: None,
-                },
-                env: BTreeMap::from([
-                    ("SPARK_YARNAM_PROFILE_ID".into(), "1".into()),
-                    ("ODD".into(), "$HOME `x` \"q\"".into()),
-                ]),
-            }),
-        );
+        // Room for kinds declared while the app runs.
+        launcher.spec.max_kinds = 4;
+        let decl = DeclaredKind {
+            shape: crate::protocol::spec::ExecutorKind {
+                name: "rp1".into(),
+                memory_mb: 2048,
+                vcores: 4,
+                initial: 0,
+                min: 0,
+                max: 2,
+                node_label: None,
+                resources: Default::default(),
+                command: None,
+            },
+            env: BTreeMap::from([
+                ("SPARK_YARNAM_PROFILE_ID".into(), "1".into()),
+                ("ODD".into(), "$HOME `x` \"q\"".into()),
+            ]),
+        };
         let c = crate::core::am::fixtures::container("container_1_0001_01_000003", "h1");
-        let l = launcher.launch_spec(ExecutorId::new(3), 2, &c);
+        let l = launcher.launch_spec(ExecutorId::new(3), 2, Some(&decl), &c);
         assert_eq!(
             l.command,
             ["./default 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
@@ -668,7 +666,7 @@ mod tests {
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "1|$HOME `x` \"q\"");
         // The default kind is named now that the app has more than one.
-        let plain = launcher.launch_spec(ExecutorId::new(1), 0, &c);
+        let plain = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
         assert_eq!(plain.environment[KIND_VAR], "default");
         assert!(!plain.environment.contains_key("SPARK_YARNAM_PROFILE_ID"));
     }
