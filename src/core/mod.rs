@@ -4,10 +4,12 @@
 
 pub mod allocator;
 pub mod am;
-pub mod demand;
 pub mod driver;
-pub mod ids;
 pub mod inputs;
 pub mod kv;
 pub mod request_book;
 pub mod topology;
+
+// Data types of the contracts, owned by the contracts layer and used here under their
+// old names.
+pub use crate::protocol::{demand, ids};

@@ -14,10 +14,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// A host name as YARN reports it (the NodeManager's host, without the port).
-pub type HostName = Arc<str>;
-/// A network-topology rack path such as `/rack1`.
-pub type RackName = Arc<str>;
+pub use crate::protocol::ids::{HostName, RackName};
 
 /// The rack YARN uses for a host its topology script does not know.
 pub const DEFAULT_RACK: &str = "/default-rack";

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// Where a granted container matched the request it satisfied: the allocator's own type.
-pub use crate::core::allocator::matching::Locality;
 /// A driver's whole demand: the embedded driver's own type (one `Demand` for both).
-pub use crate::core::driver::Demand;
+pub use crate::protocol::demand::Demand;
 /// The one executor id of the AM (serialized as the decimal string, as before).
-pub use crate::core::ids::ExecutorId;
+pub use crate::protocol::ids::ExecutorId;
+/// Where a granted container matched the request it satisfied: the allocator's own type.
+pub use crate::protocol::placement::Locality;
 
 /// The ids stay strings here: a driver naming something that is not an executor id gets it
 /// back among the `unknown` ones, as for an id the AM does not know.
@@ -266,7 +266,7 @@ pub struct StateView {
     /// Executors asked for and not granted, for how long, and the likely reason (see
     /// `core::am::waiting`); absent when nothing waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waiting: Option<crate::core::am::waiting::WaitingView>,
+    pub waiting: Option<WaitingView>,
     /// What the RM asked back by preemption and what the AM gave back (all zero when it
     /// never asked).
     #[serde(default)]
@@ -274,12 +274,55 @@ pub struct StateView {
     /// Hosts the AM keeps new executors off by itself: decommissioning nodes, hosts where
     /// executors kept failing (until their exclusion ends).
     #[serde(default)]
-    pub held_back_hosts: Vec<crate::core::am::held_back::HeldBackHost>,
+    pub held_back_hosts: Vec<HeldBackHost>,
     /// The embedded driver's job report, when the AM runs a job. It shares the task
     /// records with the driver instead of copying them, and is turned into JSON by the
     /// reader (`GET /v1/job`, `/v1/state`), never by the AM loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job: Option<crate::core::driver::report::ReportView>,
+    pub job: Option<crate::protocol::job_report::ReportView>,
+}
+
+/// What `/v1/state` shows while executors wait.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitingView {
+    /// Executors asked for and not granted yet.
+    pub executors: u32,
+    /// Since the last grant (or since the requests were made), as of the AM's last pass.
+    pub waited_ms: u64,
+    /// The likely reason, once the AM has looked (see the module doc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl WaitingView {
+    /// One line for people (the page, `yarn-am status`).
+    pub fn line(&self) -> String {
+        format!(
+            "{} executor(s) waiting for {} s: {}",
+            self.executors,
+            self.waited_ms / 1000,
+            self.reason
+                .as_deref()
+                .unwrap_or("the AM looks into why after a few seconds")
+        )
+    }
+}
+
+/// One host held back, as the state view and the page show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldBackHost {
+    pub host: String,
+    /// `decommissioning` or `failures`.
+    pub why: String,
+    /// The decommission timeout YARN reported (seconds), or when the exclusion ends (the
+    /// AM's clock, ms since it started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decommission_timeout_s: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluded_until_ms: Option<u64>,
+    /// Executor failures counted on the host (within the window).
+    #[serde(default)]
+    pub failures: u32,
 }
 
 /// One executor kind of an app with several, as `GET /v1/state` shows it.
@@ -415,7 +458,7 @@ pub struct Retention {
     /// Finished executors dropped so far (oldest first).
     pub forgotten: u64,
     /// The highest executor id launched: ids up to it that are not listed were forgotten.
-    #[serde(with = "crate::core::ids::as_number")]
+    #[serde(with = "crate::protocol::ids::as_number")]
     pub last_id: ExecutorId,
 }
 

@@ -5,9 +5,13 @@
 //! container credential (`kv`).
 
 pub mod credentials;
+pub mod demand;
 pub mod driver_api;
 pub mod driver_secret;
+pub mod ids;
+pub mod job_report;
 pub mod kv;
+pub mod placement;
 pub mod poll;
 pub mod spec;
 pub mod tls;

@@ -219,7 +219,7 @@ pub struct AppSpec {
     pub executor_silence_timeout_ms: Option<u64>,
     /// `submit --strategy`: the allocator's placement strategy. `None`: the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<crate::core::allocator::Strategy>,
+    pub strategy: Option<crate::protocol::placement::Strategy>,
     /// `submit --keep-running`: an app without a job runs until a driver finishes it or it
     /// is killed. Otherwise it ends when each of its initial executors has exited 0
     /// (`core::am::am_core::Completion`).
@@ -334,7 +334,7 @@ pub(crate) mod tests {
             fallback_to_simple_auth_allowed: false,
             rpc_protection: None,
             executor_silence_timeout_ms: Some(4000),
-            strategy: Some(crate::core::allocator::Strategy::Spark),
+            strategy: Some(crate::protocol::placement::Strategy::Spark),
             keep_running: true,
             host_exclusion: Some(HostExclusion {
                 max_failures: 3,

@@ -31,17 +31,7 @@ pub struct Container {
     pub allocation_request_id: Option<i64>,
 }
 
-/// How well a container fits the request it satisfied. Also what the driver API shows
-/// (`node`, `rack`, `any`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Locality {
-    Node,
-    Rack,
-    Any,
-}
+pub use crate::protocol::placement::Locality;
 
 /// The outcome for the containers of one allocate response.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -113,46 +113,11 @@
 //!   NodeManager, because YARN's off-switch wait counts every named host, real or not.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::str::FromStr;
 
 use super::placement::{HostNeed, Scaling};
 use super::state::{Cluster, Demand, HostName, PendingRequest};
 
-/// Which placement rules the allocator follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strategy {
-    /// Spark's placement and update step, reproduced exactly.
-    Spark,
-    /// Spark's algorithm with the blind spots fixed (module docs).
-    #[default]
-    Default,
-}
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("unknown strategy `{0}` (expected `spark` or `default`)")]
-pub struct UnknownStrategy(pub String);
-
-impl FromStr for Strategy {
-    type Err = UnknownStrategy;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "spark" => Ok(Strategy::Spark),
-            "default" => Ok(Strategy::Default),
-            other => Err(UnknownStrategy(other.to_string())),
-        }
-    }
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Strategy::Spark => "spark",
-            Strategy::Default => "default",
-        })
-    }
-}
+pub use crate::protocol::placement::{Strategy, UnknownStrategy};
 
 /// Host preferences as a strategy sees them.
 #[derive(Debug, Clone)]

@@ -15,8 +15,6 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use serde::{Deserialize, Serialize};
-
 /// Failures on one host within the window that exclude it (Spark's
 /// `spark.excludeOnFailure.application.maxFailedExecutorsPerNode` default).
 pub const DEFAULT_MAX_FAILURES_PER_HOST: u32 = 2;
@@ -25,22 +23,7 @@ pub const DEFAULT_FAILURE_WINDOW_MS: u64 = 10 * 60 * 1000;
 /// How long a failing host stays excluded.
 pub const DEFAULT_EXCLUDE_MS: u64 = 5 * 60 * 1000;
 
-/// One host held back, as the state view and the page show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HeldBackHost {
-    pub host: String,
-    /// `decommissioning` or `failures`.
-    pub why: String,
-    /// The decommission timeout YARN reported (seconds), or when the exclusion ends (the
-    /// AM's clock, ms since it started).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decommission_timeout_s: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub excluded_until_ms: Option<u64>,
-    /// Executor failures counted on the host (within the window).
-    #[serde(default)]
-    pub failures: u32,
-}
+pub use crate::protocol::driver_api::HeldBackHost;
 
 #[derive(Debug)]
 pub struct HeldBack {

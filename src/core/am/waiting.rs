@@ -11,7 +11,6 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
 use yarn_client::rest::{NodeInfo, QueueInfo};
 
 /// Requests waiting this long without a grant are looked into.
@@ -37,31 +36,7 @@ pub struct Ask {
     pub preferred_hosts: BTreeSet<String>,
 }
 
-/// What `/v1/state` shows while executors wait.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WaitingView {
-    /// Executors asked for and not granted yet.
-    pub executors: u32,
-    /// Since the last grant (or since the requests were made), as of the AM's last pass.
-    pub waited_ms: u64,
-    /// The likely reason, once the AM has looked (see the module doc).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-impl WaitingView {
-    /// One line for people (the page, `yarn-am status`).
-    pub fn line(&self) -> String {
-        format!(
-            "{} executor(s) waiting for {} s: {}",
-            self.executors,
-            self.waited_ms / 1000,
-            self.reason
-                .as_deref()
-                .unwrap_or("the AM looks into why after a few seconds")
-        )
-    }
-}
+pub use crate::protocol::driver_api::WaitingView;
 
 /// The wait, as the core follows it.
 #[derive(Debug, Default)]

@@ -19,7 +19,7 @@
 pub mod allocation;
 pub mod job;
 pub mod journal;
-pub mod report;
+pub use crate::protocol::job_report as report;
 pub mod scheduler;
 
 use std::collections::{BTreeSet, HashMap};

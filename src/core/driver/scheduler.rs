@@ -49,8 +49,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde::{Deserialize, Serialize};
-
 use super::job::{LocalityWait, TaskSpec};
 use crate::core::topology::SharedTopology;
 
@@ -60,15 +58,7 @@ pub const TIMED_OUT_EXIT_CODE: i32 = 124;
 /// The id the AM knows an executor by (one type for the whole AM).
 pub use crate::core::ids::ExecutorId;
 
-/// How close a launch is to the data it wanted. Ordered from most to least local.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum TaskLocality {
-    NodeLocal,
-    NoPref,
-    RackLocal,
-    Any,
-}
+pub use crate::protocol::placement::TaskLocality;
 
 /// One task started on one executor.
 #[derive(Debug, Clone, PartialEq, Eq)]

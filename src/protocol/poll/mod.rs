@@ -124,10 +124,10 @@ pub use auth::{
 pub const POLL_BODY_LIMIT: usize = 1 << 20;
 
 /// One attempt of one task: the driver's type is the wire's (see its doc).
-pub use crate::core::ids::TaskAttempt;
+pub use crate::protocol::ids::TaskAttempt;
 
 #[cfg(doc)]
-use crate::core::ids::ExecutorId;
+use crate::protocol::ids::ExecutorId;
 
 /// An executor's heartbeat to the AM: what finished since the last one, and room for more.
 /// The first poll of an executor is its registration. `executor_id` is the executor's claim

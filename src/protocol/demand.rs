@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::core::topology::HostName;
+use crate::protocol::ids::HostName;
 
 /// A driver's whole demand, as Spark's RequestExecutors: replaces the previous one.
 /// Unknown fields are refused, so a typo in a `POST /v1/demand` body is a 400 naming it.

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::scheduler::{ExecutorId, TaskLocality};
+use crate::protocol::ids::ExecutorId;
+use crate::protocol::placement::TaskLocality;
 
 /// The last finished attempt of one task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
