@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use proptest::prelude::*;
+use yarn_am::core::driver::allocation::demand_for;
 use yarn_am::core::driver::job::LocalityWait;
 use yarn_am::core::driver::scheduler::TaskOutcome;
 use yarn_am::core::driver::{AllocationManager, Demand, ExecutorId, Job, Scheduler, TaskSpec};
@@ -168,7 +169,7 @@ proptest! {
             // The demand's incremental counts agree with a recount of the pending tasks.
             prop_assert_eq!(
                 Demand::from_counts(0, s.pending_with_hosts(), s.pending_per_host()),
-                Demand::derive(0, s.pending_tasks())
+                demand_for(0, s.pending_tasks())
             );
             if !job_failed {
                 prop_assert_eq!(s.pending_count() + running.len() + succeeded, n);

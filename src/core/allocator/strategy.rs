@@ -129,9 +129,9 @@ pub(crate) struct Preferences<'a> {
     total: f64,
 }
 
-impl Strategy {
-    pub(crate) fn preferences<'a>(
-        self,
+impl<'a> Preferences<'a> {
+    pub(crate) fn new(
+        strategy: Strategy,
         demand: &'a Demand,
         tasks_per_executor: u32,
         cluster: &'a Cluster,
@@ -143,7 +143,7 @@ impl Strategy {
             .map(|&c| u64::from(c))
             .sum::<u64>() as f64;
         Preferences {
-            strategy: self,
+            strategy,
             demand,
             tasks_per_executor,
             cluster,

@@ -7,7 +7,7 @@ use super::placement::{Placement, RequestGroup};
 use std::collections::HashSet;
 
 use super::state::{Cluster, PendingRequest, RackName, Snapshot, Topology};
-use super::strategy::Strategy;
+use super::strategy::{Preferences, Strategy};
 
 /// What one update step changes in the request table.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -53,7 +53,12 @@ pub fn update_requests(
     topology: &Topology,
     cluster: &Cluster,
 ) -> UpdatePlan {
-    let prefs = strategy.preferences(&snapshot.demand, snapshot.tasks_per_executor, cluster);
+    let prefs = Preferences::new(
+        strategy,
+        &snapshot.demand,
+        snapshot.tasks_per_executor,
+        cluster,
+    );
     let mut split = PendingByUse::default();
     // Racks some task still wants, for requests that name racks only and carry no record of
     // the hosts behind them (`plan` input can give those).

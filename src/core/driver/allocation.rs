@@ -36,26 +36,24 @@ use super::scheduler::ExecutorId;
 /// AM's `POST /v1/demand` and the allocator's input (see [`crate::core::demand`]).
 pub use crate::core::demand::Demand;
 
-impl Demand {
-    /// The demand for `target` executors and these pending tasks.
-    pub fn derive<'a>(target: u32, pending: impl IntoIterator<Item = &'a TaskSpec>) -> Demand {
-        let mut d = Demand {
-            target_executors: target,
-            ..Demand::default()
-        };
-        for t in pending {
-            if t.preferred_hosts.is_empty() {
-                continue;
-            }
-            d.locality_aware_tasks += 1;
-            for h in &t.preferred_hosts {
-                *d.host_to_local_task_count
-                    .entry(h.as_str().into())
-                    .or_default() += 1;
-            }
+/// The demand for `target` executors and these pending tasks.
+pub fn demand_for<'a>(target: u32, pending: impl IntoIterator<Item = &'a TaskSpec>) -> Demand {
+    let mut d = Demand {
+        target_executors: target,
+        ..Demand::default()
+    };
+    for t in pending {
+        if t.preferred_hosts.is_empty() {
+            continue;
         }
-        d
+        d.locality_aware_tasks += 1;
+        for h in &t.preferred_hosts {
+            *d.host_to_local_task_count
+                .entry(h.as_str().into())
+                .or_default() += 1;
+        }
     }
+    d
 }
 
 /// The allocation manager's state.
@@ -515,7 +513,7 @@ mod tests {
             kind: None,
         };
         let tasks = [t("a", &["nm1", "nm2"]), t("b", &["nm1"]), t("c", &[])];
-        let d = Demand::derive(4, &tasks);
+        let d = demand_for(4, &tasks);
         assert_eq!(d.target_executors, 4);
         assert_eq!(d.locality_aware_tasks, 2);
         assert_eq!(
