@@ -6,7 +6,9 @@
 
 pub mod credentials;
 pub mod driver_api;
+pub mod driver_process;
 pub mod driver_secret;
+pub mod executor_env;
 pub mod kv;
 pub mod poll;
 pub mod spec;

@@ -687,7 +687,7 @@ async fn stage_and_submit(
         local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
         None
     };
-    let secret = crate::http::new_secret();
+    let secret = crate::protocol::driver_secret::new_secret();
     // The AM's TLS certificate, made here beside the secret so that the secret file can
     // carry its fingerprint and every AM attempt serves the same one (`protocol::tls`).
     let cert = crate::protocol::tls::AppCert::generate()?;
