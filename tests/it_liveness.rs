@@ -39,8 +39,8 @@ fn processes_of(app: &str, keep: impl Fn(u32) -> bool) -> Vec<u32> {
         else {
             continue;
         };
-        let ours =
-            env_of(pid, yarn_am::protocol::executor_env::CONTAINER_ID).is_some_and(|c| cluster::is_container_of(&c, app));
+        let ours = env_of(pid, yarn_am::protocol::executor_env::CONTAINER_ID)
+            .is_some_and(|c| cluster::is_container_of(&c, app));
         if ours && keep(pid) {
             out.push(pid);
         }

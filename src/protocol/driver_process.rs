@@ -73,7 +73,10 @@ mod tests {
                 ("YARN_AM_DRIVER_URL", "https://am:4000".to_string()),
                 ("YARN_AM_SECRET_FILE", "/c/yarn-am-driver.secret".into()),
                 ("YARN_AM_APP_ID", "application_1_0001".into()),
-                ("YARN_AM_DRIVER_DIAGNOSTICS", "/c/yarn-am-driver.diagnostics".into()),
+                (
+                    "YARN_AM_DRIVER_DIAGNOSTICS",
+                    "/c/yarn-am-driver.diagnostics".into()
+                ),
                 ("YARN_AM_LOG_DIR", "/logs".into()),
             ]
         );

@@ -313,7 +313,10 @@ mod tests {
         vars.remove(STAGING_USER);
         assert_eq!(read(&vars), Err(EnvError::Missing(STAGING_USER)));
         let shown = EnvError::Missing(EXECUTOR_ID).to_string();
-        assert!(shown.starts_with("YARN_AM_EXECUTOR_ID is not set"), "{shown}");
+        assert!(
+            shown.starts_with("YARN_AM_EXECUTOR_ID is not set"),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -322,7 +325,9 @@ mod tests {
             let mut vars = map(&full());
             vars.insert(name.into(), value.into());
             match read(&vars) {
-                Err(EnvError::Invalid { var, value: v, .. }) => assert_eq!((var, v.as_str()), (name, value)),
+                Err(EnvError::Invalid { var, value: v, .. }) => {
+                    assert_eq!((var, v.as_str()), (name, value))
+                }
                 other => panic!("{name}={value}: {other:?}"),
             }
         };

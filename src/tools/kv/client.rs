@@ -96,7 +96,10 @@ impl KvClient {
         let container = process_var("CONTAINER_ID")
             .or_else(|| process_var(executor_env::CONTAINER_ID))
             .with_context(|| {
-                format!("neither CONTAINER_ID nor {} is set", executor_env::CONTAINER_ID)
+                format!(
+                    "neither CONTAINER_ID nor {} is set",
+                    executor_env::CONTAINER_ID
+                )
             })?;
         let url = executor_env::driver_url(&process_var)?;
         Ok(Self {
