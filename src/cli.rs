@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::protocol::service_data;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "yarn-am",
@@ -311,13 +313,13 @@ pub struct SubmitArgs {
     /// NAME=@FILE for the file's bytes (at most 64 KiB; never on the command line, as it is
     /// often a secret). Every NodeManager must run NAME (yarn.nodemanager.aux-services), or
     /// it refuses the executors.
-    #[arg(long, value_name = "NAME[=@FILE]", value_parser = crate::submit::service_data::Parser)]
-    pub service_data: Vec<crate::submit::service_data::ServiceData>,
+    #[arg(long, value_name = "NAME[=@FILE]", value_parser = ServiceDataParser)]
+    pub service_data: Vec<service_data::ServiceData>,
     /// Run the AM in this node-label partition.
     #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
     pub am_node_label: Option<String>,
     /// The application type the RM shows (`yarn-am list` lists YARN-AM only).
-    #[arg(long, default_value = crate::submit::APPLICATION_TYPE)]
+    #[arg(long, default_value = crate::protocol::APPLICATION_TYPE)]
     pub application_type: String,
     /// AM container memory in MB.
     #[arg(long, default_value_t = 256)]
@@ -478,6 +480,35 @@ fn parse_node_label(s: &str) -> Result<String, String> {
         Err(format!(
             "{s:?} is not a node label (one label: a letter or digit, then letters, digits, - or _)"
         ))
+    }
+}
+
+/// `--service-data`'s parser for clap: [`service_data::parse`], whose error clap prints as it is. (A
+/// plain `fn` parser's error would be printed after the argument, which may hold a secret
+/// someone typed in place of `@FILE`.)
+#[derive(Clone, Copy, Debug)]
+pub struct ServiceDataParser;
+
+impl clap::builder::TypedValueParser for ServiceDataParser {
+    type Value = service_data::ServiceData;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<service_data::ServiceData, clap::Error> {
+        let fail = |msg: String| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("--service-data: {msg}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| fail("not UTF-8".to_string()))?;
+        service_data::parse(text).map_err(fail)
     }
 }
 

@@ -22,8 +22,9 @@
 //!   split's records (the record rule itself is sans-IO, in `core::inputs::records`).
 //! - [`submit`]: the submitter (`yarn-am submit`): spec, credentials, staging, the RM call.
 //! - [`staging`]: the application's folder of files, local or on HDFS.
-//! - [`tools`]: the small commands (`nodes`, `status`, `kill`, `plan`, `kv`) and the way every
-//!   command reaches the RM from its flags and the Hadoop configuration.
+//! - [`tools`]: the small commands (`nodes`, `status`, `kill`, `logs`, `plan`, `kv`).
+//! - [`cluster`]: how a process reaches the cluster, shared by the processes: the RM from a
+//!   command's flags and the Hadoop configuration, HDFS listings, an application's report.
 //! - [`sim`]: the locality simulator, a model of the RM's scheduler for comparing
 //!   placement strategies offline (tests, benches, the `sim` example).
 //! - [`cli`]: the command line's definitions.
@@ -33,6 +34,7 @@
 
 pub mod am;
 pub mod cli;
+pub mod cluster;
 pub mod core;
 pub mod executor;
 pub mod http;

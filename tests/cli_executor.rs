@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use yarn_am::protocol::credentials::EXECUTOR_KEY_ALIAS;
+use yarn_am::protocol::executor_env::ExecutorEnv;
 use yarn_am::protocol::poll::executor_key;
 use yarn_am::protocol::tls::{AppCert, Fingerprint, PIN_ALIAS};
 use yarn_client::credentials::{Credentials, Format};
@@ -55,14 +56,25 @@ fn executor_pinned(dir: &Path, url: &str, key: &[u8], pin: Fingerprint) -> Outpu
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HADOOP_TOKEN_FILE_LOCATION", &tokens)
-        .env("YARN_AM_DRIVER_URL", url)
-        .env("YARN_AM_EXECUTOR_ID", "1")
-        .env("YARN_AM_CONTAINER_ID", CONTAINER)
-        .env("YARN_AM_EXECUTOR_CORES", "1")
+        .envs(launch_env(url).to_env())
         .env("NM_HOST", "localhost")
         .env("LOG_DIRS", dir.join("logs"))
         .output()
         .unwrap()
+}
+
+/// What the AM's launcher gives executor "1" of [`CONTAINER`] polling `url`.
+fn launch_env(url: &str) -> ExecutorEnv {
+    ExecutorEnv {
+        id: "1".into(),
+        container: CONTAINER.into(),
+        app: "application_1_0001".into(),
+        driver_url: url.into(),
+        cores: 1,
+        kind: None,
+        resources: Vec::new(),
+        staging: None,
+    }
 }
 
 fn stderr(o: &Output) -> String {
@@ -167,6 +179,8 @@ fn a_plain_http_driver_url_is_refused_at_start() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not https://"), "{err}");
+    // The key left the token file all the same.
+    assert_key_removed(&dir);
 }
 
 #[test]

@@ -102,7 +102,7 @@ async fn plugin_pins_the_ams_certificate() {
     use yarn_am::protocol::tls::AppCert;
     let Some(home) = spark_home() else { return };
     let (plugin, tests) = build(&home);
-    let secret = yarn_am::http::new_secret();
+    let secret = yarn_am::protocol::driver_secret::new_secret();
     let view = yarn_am::protocol::driver_api::StateView {
         app_id: "application_1_0001".into(),
         ..Default::default()

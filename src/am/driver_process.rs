@@ -7,12 +7,12 @@
 //! folder, as Spark's YARN cluster mode does it. Its memory is part of the AM container's
 //! (`submit --am-memory`).
 //!
-//! The driver gets, in its environment: `YARN_AM_DRIVER_URL` (the driver API),
-//! `YARN_AM_SECRET_FILE` (a 0600 file in the container's working directory in the format of
+//! The driver gets, in its environment ([`DriverEnv`]): the driver API's URL, the path of its
+//! secret file (a 0600 file in the container's working directory in the format of
 //! `~/.yarn-am/<app>.secret`: the secret and the certificate's pin; the secret itself is in
-//! no environment), `YARN_AM_APP_ID`, and `YARN_AM_DRIVER_DIAGNOSTICS`, a path where it may
-//! write a short message for the app's diagnostics. Its stdout and stderr are
-//! `driver.stdout` and `driver.stderr` in the container's log folder.
+//! no environment), the app's id, and a path where it may write a short message for the
+//! app's diagnostics. Its stdout and stderr are `driver.stdout` and `driver.stderr` in the
+//! container's log folder.
 //!
 //! Its exit ends the app: 0 SUCCEEDED, anything else FAILED ([`finish_request`]), with the
 //! message it left. A driver that ends the app earlier with `POST /v1/finish` is stopped
@@ -30,13 +30,10 @@ use tracing::{info, warn};
 
 use super::container_env::ContainerEnv;
 use crate::protocol::driver_api::{FinalOutcome, FinishRequest};
+use crate::protocol::driver_process::{DriverEnv, DIAGNOSTICS_FILE, SECRET_FILE};
 use crate::protocol::driver_secret::DriverSecret;
 use crate::protocol::tls::Fingerprint;
 
-/// The driver's secret file, in the container's working directory (0600).
-pub const SECRET_FILE: &str = "yarn-am-driver.secret";
-/// Where the driver may leave a message for the app's diagnostics.
-pub const DIAGNOSTICS_FILE: &str = "yarn-am-driver.diagnostics";
 /// At most this much of the driver's message goes into the diagnostics.
 const DIAGNOSTICS_LIMIT: usize = 4096;
 /// How long a driver still running when the AM finishes gets after SIGTERM.
@@ -66,13 +63,16 @@ impl DriverProcess {
             let path = env.log_dir.join(name);
             std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))
         };
+        let driver_env = DriverEnv {
+            api_url: api_url.to_string(),
+            secret_file: secret_path,
+            app_id: env.app_id.clone(),
+            diagnostics: diagnostics.clone(),
+            log_dir: env.log_dir.clone(),
+        };
         let child = tokio::process::Command::new("bash")
             .arg(command_file)
-            .env("YARN_AM_DRIVER_URL", api_url)
-            .env("YARN_AM_SECRET_FILE", &secret_path)
-            .env("YARN_AM_APP_ID", &env.app_id)
-            .env("YARN_AM_DRIVER_DIAGNOSTICS", &diagnostics)
-            .env("YARN_AM_LOG_DIR", &env.log_dir)
+            .envs(driver_env.to_env())
             .stdin(Stdio::null())
             .stdout(log("driver.stdout")?)
             .stderr(log("driver.stderr")?)

@@ -18,6 +18,7 @@ use yarn_client::token::Token;
 
 use crate::core::am::events::LaunchReport;
 use crate::core::ids::ExecutorId;
+use crate::protocol::executor_env::{self, ExecutorEnv, StagingEnv};
 use crate::protocol::{credentials, poll};
 use yarn_client::credentials::Format;
 use yarn_client::launch_script::literal_env_value;
@@ -27,16 +28,6 @@ use crate::protocol::spec::ExecutorSpec;
 
 use super::token_refresh::SharedTokens;
 
-/// The variable that tells an executor the countable resources beyond memory and vcores its
-/// container holds (`yarn.io/gpu=2,example.com/x=1`), as YARN granted them; unset when none.
-pub const RESOURCES_VAR: &str = "YARN_AM_EXECUTOR_RESOURCES";
-/// The executor's kind, in an app with several (`submit --executor-kind`).
-pub const KIND_VAR: &str = "YARN_AM_EXECUTOR_KIND";
-
-/// The variable that tells an executor its container's log directory (what `<LOG_DIR>`
-/// was in a command the launch script expanded), for scripts that write logs YARN keeps.
-pub const LOG_DIR_VAR: &str = "YARN_AM_LOG_DIR";
-
 /// What every executor is told about the AM, besides its own id.
 #[derive(Clone)]
 pub struct DriverContact {
@@ -44,9 +35,8 @@ pub struct DriverContact {
     pub url: String,
     /// The fingerprint of the certificate the AM serves; each executor pins it.
     pub tls_pin: crate::protocol::tls::Fingerprint,
-    /// The staging folder, where a later AM attempt publishes its URL (`YARN_AM_STAGING_DIR`,
-    /// with `YARN_AM_STAGING_WEBHDFS` and `YARN_AM_STAGING_USER` on HDFS); `None` on the
-    /// last attempt.
+    /// The staging folder, where a later AM attempt publishes its URL (see
+    /// [`executor_env::StagingEnv`]); `None` on the last attempt.
     pub staging_dir: Option<crate::staging::StagingDir>,
     /// The application's master secret: each executor's key is derived from it, and it
     /// never leaves the AM.
@@ -124,7 +114,7 @@ impl Launcher {
     /// own key to authenticate to the AM (see [`crate::protocol::poll`]).
     /// `kind` indexes [`ExecutorSpec::all_kinds`], or is `declared` while the app runs (as
     /// the pool's [`crate::core::am::pool::Launch`] carries it): its vcores and command, and
-    /// its name in [`KIND_VAR`] when the app has, or has room for, several.
+    /// its name in [`executor_env::KIND`] when the app has, or has room for, several.
     pub fn launch_spec(
         &self,
         executor_id: ExecutorId,
@@ -141,43 +131,27 @@ impl Launcher {
             },
         };
         let mut environment = self.spec.env.clone();
+        let mut kind_name = None;
         if let Some(d) = declared {
             // The kind's own values (a Spark resource profile's id, heap): literal like
             // every other value below, so the command reads them as `$NAME`.
             environment.extend(d.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-            environment.insert(KIND_VAR.to_string(), d.shape.name.clone());
+            kind_name = Some(d.shape.name.clone());
         } else if self.spec.stripe_width() > 1 {
-            environment.insert(KIND_VAR.to_string(), self.spec.kind_name(kind).to_string());
+            kind_name = Some(self.spec.kind_name(kind).to_string());
         }
-        environment.extend([
-            ("YARN_AM_EXECUTOR_ID".to_string(), executor_id.to_string()),
-            ("YARN_AM_CONTAINER_ID".to_string(), container_id.to_string()),
-            ("YARN_AM_APP_ID".to_string(), self.contact.app_id.clone()),
-            ("YARN_AM_DRIVER_URL".to_string(), self.contact.url.clone()),
-            ("YARN_AM_EXECUTOR_CORES".to_string(), vcores.to_string()),
-        ]);
-        if !container.resources.is_empty() {
+        let ours = ExecutorEnv {
+            id: executor_id.to_string(),
+            container: container_id.to_string(),
+            app: self.contact.app_id.clone(),
+            driver_url: self.contact.url.clone(),
+            cores: u32::try_from(vcores).unwrap_or_default(),
+            kind: kind_name,
             // What YARN granted, not what was asked: the RM may round a resource up.
-            let got: Vec<String> = container
-                .resources
-                .iter()
-                .map(|(name, n)| format!("{name}={n}"))
-                .collect();
-            environment.insert(RESOURCES_VAR.to_string(), got.join(","));
-        }
-        match &self.contact.staging_dir {
-            Some(crate::staging::StagingDir::Local { path }) => {
-                environment.insert("YARN_AM_STAGING_DIR".to_string(), path.clone());
-            }
-            Some(crate::staging::StagingDir::Webhdfs { url, user, path }) => {
-                environment.extend([
-                    ("YARN_AM_STAGING_DIR".to_string(), path.clone()),
-                    ("YARN_AM_STAGING_WEBHDFS".to_string(), url.clone()),
-                    ("YARN_AM_STAGING_USER".to_string(), user.clone()),
-                ]);
-            }
-            None => {}
-        }
+            resources: container.resources.clone(),
+            staging: self.contact.staging_dir.as_ref().map(staging_env),
+        };
+        environment.extend(ours.to_env().into_iter().map(|(k, v)| (k.to_string(), v)));
         // Every value reaches the executor exactly as given (the user's `--executor-env`
         // included), whatever the launch script would expand...
         let mut environment: BTreeMap<String, String> = environment
@@ -186,7 +160,10 @@ impl Launcher {
             .collect();
         // ...but this one, which asks the NodeManager for the container's log directory (a
         // command shipped as a script never sees `<LOG_DIR>` expanded).
-        environment.insert(LOG_DIR_VAR.to_string(), "<LOG_DIR>".to_string());
+        environment.insert(
+            executor_env::LOG_DIR.to_string(),
+            executor_env::LOG_DIR_MARKER.to_string(),
+        );
         let local_resources: BTreeMap<_, _> = self
             .spec
             .files
@@ -300,6 +277,18 @@ fn explain_refusal(msg: &str) -> String {
         )
     } else {
         msg.to_string()
+    }
+}
+
+/// Where an executor finds the staging folder, from where the AM keeps it.
+fn staging_env(dir: &crate::staging::StagingDir) -> StagingEnv {
+    match dir {
+        crate::staging::StagingDir::Local { path } => StagingEnv::Local { dir: path.clone() },
+        crate::staging::StagingDir::Webhdfs { url, user, path } => StagingEnv::Webhdfs {
+            dir: path.clone(),
+            url: url.clone(),
+            user: user.clone(),
+        },
     }
 }
 
@@ -558,8 +547,8 @@ mod tests {
             &crate::core::am::fixtures::container("container_1_0001_01_000002", "h1"),
         );
         assert_eq!(l.environment["V"], r#"\$(x) {""{y}""}"#);
-        assert_eq!(l.environment[LOG_DIR_VAR], "<LOG_DIR>");
-        assert_eq!(l.environment["YARN_AM_DRIVER_URL"], "https://nm1:4000");
+        assert_eq!(l.environment[executor_env::LOG_DIR], "<LOG_DIR>");
+        assert_eq!(l.environment[executor_env::DRIVER_URL], "https://nm1:4000");
         assert_eq!(
             l.command,
             ["/bin/bash yarn-am-command.sh 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
@@ -572,14 +561,14 @@ mod tests {
         let launcher = launcher("./x", &[], b"m", Credentials::default());
         let mut c = crate::core::am::fixtures::container("container_1_0001_01_000002", "h1");
         let none = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
-        assert!(!none.environment.contains_key(RESOURCES_VAR));
+        assert!(!none.environment.contains_key(executor_env::RESOURCES));
         c.resources = vec![
             ("example.com/accelerator".into(), 2),
             ("yarn.io/gpu".into(), 1),
         ];
         let l = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
         assert_eq!(
-            l.environment[RESOURCES_VAR],
+            l.environment[executor_env::RESOURCES],
             "example.com/accelerator=2,yarn.io/gpu=1"
         );
     }
@@ -606,17 +595,17 @@ mod tests {
             accel.command,
             ["./accel 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
         );
-        assert_eq!(accel.environment[KIND_VAR], "accel");
-        assert_eq!(accel.environment["YARN_AM_EXECUTOR_CORES"], "3");
+        assert_eq!(accel.environment[executor_env::KIND], "accel");
+        assert_eq!(accel.environment[executor_env::CORES], "3");
         let plain = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
         assert_eq!(
             plain.command,
             ["./default 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
         );
-        assert_eq!(plain.environment[KIND_VAR], "default");
+        assert_eq!(plain.environment[executor_env::KIND], "default");
         launcher.spec.kinds.clear();
         let alone = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
-        assert!(!alone.environment.contains_key(KIND_VAR));
+        assert!(!alone.environment.contains_key(executor_env::KIND));
     }
 
     /// A kind declared while the app runs: the app's command with the kind's cores, and its
@@ -649,8 +638,8 @@ mod tests {
             l.command,
             ["./default 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr"]
         );
-        assert_eq!(l.environment[KIND_VAR], "rp1");
-        assert_eq!(l.environment["YARN_AM_EXECUTOR_CORES"], "4");
+        assert_eq!(l.environment[executor_env::KIND], "rp1");
+        assert_eq!(l.environment[executor_env::CORES], "4");
         let script = nm_launch_script(&l, "/logs");
         let out = std::process::Command::new("bash")
             .arg("-c")
@@ -667,7 +656,7 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&out.stdout), "1|$HOME `x` \"q\"");
         // The default kind is named now that the app has more than one.
         let plain = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
-        assert_eq!(plain.environment[KIND_VAR], "default");
+        assert_eq!(plain.environment[executor_env::KIND], "default");
         assert!(!plain.environment.contains_key("SPARK_YARNAM_PROFILE_ID"));
     }
 }

@@ -401,7 +401,7 @@ async fn register(
 /// about the AMRMProxy; `None` without a configuration or when it cannot be read (logged).
 /// Unreadable booleans count as off, as Hadoop's `getBoolean` reads them.
 fn node_proxy_conf() -> Option<NodeProxyConf> {
-    let conf = match crate::tools::rm::hadoop_conf() {
+    let conf = match crate::cluster::rm::hadoop_conf() {
         Ok(c) => c?,
         Err(e) => {
             warn!("{e:#}: assuming no AMRMProxy on this node");
@@ -429,7 +429,7 @@ async fn list_nodes(
     let mut rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
     // With RM HA a standby RM redirects to the active one; the RM token follows a redirect
     // only to the RMs the container's yarn-site.xml names (none known: no redirect).
-    if let Ok(rms) = crate::tools::rm::web_addresses_from_conf() {
+    if let Ok(rms) = crate::cluster::rm::web_addresses_from_conf() {
         rest = rest.with_other_rms(&rms);
     }
     if let Some(auth) = &am_auth.rm {

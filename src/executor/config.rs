@@ -1,5 +1,5 @@
 //! The executor's configuration, from the container the AM launched it in: the environment
-//! the AM set, and this executor's key, taken from the container's token file and hidden
+//! the AM set ([`ExecutorEnv`]), and this executor's key, taken from the container's token file and hidden
 //! from the tasks (see the module doc of [`super`], "Trust").
 
 use std::path::{Path, PathBuf};
@@ -12,6 +12,7 @@ use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
 use super::next_am::StagingFolder;
 use super::{AM_GONE_AFTER, AM_LOST_AFTER, AM_RESTART_WAIT, IDLE_POLL, REQUEST_TIMEOUT};
 use crate::protocol::credentials;
+use crate::protocol::executor_env::ExecutorEnv;
 use crate::protocol::tls::{self, Fingerprint};
 
 /// Where and how this executor polls, and where its tasks' output goes.
@@ -29,14 +30,15 @@ pub(super) struct Config {
     pub(super) log_dir: PathBuf,
     pub(super) am_lost_after: Duration,
     pub(super) am_gone_after: Duration,
-    /// The staging folder where a next AM attempt publishes its URL (`YARN_AM_STAGING_DIR`,
-    /// on HDFS with `YARN_AM_STAGING_WEBHDFS`; set by AM attempts that are not the last).
+    /// The staging folder where a next AM attempt publishes its URL (set by AM attempts
+    /// that are not the last; see [`crate::protocol::executor_env::StagingEnv`]).
     pub(super) staging_dir: Option<StagingFolder>,
     pub(super) am_restart_wait: Duration,
     pub(super) request_timeout: Duration,
     pub(super) idle_poll: Duration,
 }
 
+/// A variable the NodeManager sets in every container (the AM's own are [`ExecutorEnv`]'s).
 pub(super) fn var(name: &str) -> anyhow::Result<String> {
     std::env::var(name).with_context(|| {
         format!("{name} is not set: `yarn-am executor` runs in containers the AM starts")
@@ -45,25 +47,19 @@ pub(super) fn var(name: &str) -> anyhow::Result<String> {
 
 impl Config {
     pub(super) fn from_env() -> anyhow::Result<Self> {
-        let cores = var("YARN_AM_EXECUTOR_CORES")?;
+        // The key first: whatever else is wrong, it leaves the token file before we exit.
         let token_file = PathBuf::from(var(TOKEN_FILE_ENV)?);
         let (key, tls_pin) = take_key(&token_file)?;
-        let url = var("YARN_AM_DRIVER_URL")?;
-        // The AM serves only TLS; a plain URL could only lead somewhere else.
-        anyhow::ensure!(
-            url.starts_with("https://"),
-            "YARN_AM_DRIVER_URL {url:?} is not https://: the AM's driver API is served over TLS"
-        );
+        let env = ExecutorEnv::from_env()
+            .context("`yarn-am executor` runs in containers the AM starts")?;
         Ok(Self {
-            url,
+            url: env.driver_url,
             key,
             tls_pin,
-            id: var("YARN_AM_EXECUTOR_ID")?,
-            container_id: var("YARN_AM_CONTAINER_ID")?,
+            id: env.id,
+            container_id: env.container,
             host: var("NM_HOST")?,
-            cpus: cores
-                .parse()
-                .with_context(|| format!("YARN_AM_EXECUTOR_CORES is not a number: {cores:?}"))?,
+            cpus: env.cores,
             log_dir: var("LOG_DIRS")?
                 .split(',')
                 .next()

@@ -9,6 +9,7 @@ use super::next_am::{next_am, NextAm};
 use super::task_process::{output_name, ProcessGroup};
 use super::*;
 use crate::http::{self, DriverCommand};
+use crate::protocol::driver_secret::new_secret;
 use crate::protocol::poll::{
     self, PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult,
 };
@@ -28,7 +29,7 @@ struct FakeAm {
 }
 
 async fn am(mut script: Script) -> FakeAm {
-    let secret = http::new_secret();
+    let secret = new_secret();
     let (shared, mut handle) = http::channel(&secret, Default::default());
     let polls = Arc::new(Mutex::new(Vec::new()));
     let seen = polls.clone();
@@ -207,7 +208,7 @@ async fn a_fake_am_reply_is_refused_and_nothing_in_it_runs() {
         // sign a reply without the executor's key.
         let cert = AppCert::generate().unwrap();
         let url = impostor(reply.clone(), header, &cert).await;
-        let mut cfg = config(&url, &http::new_secret(), cert.fingerprint(), &dir);
+        let mut cfg = config(&url, &new_secret(), cert.fingerprint(), &dir);
         cfg.am_lost_after = Duration::from_secs(60);
         let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
             .await
@@ -242,7 +243,7 @@ async fn a_server_with_another_certificate_ends_the_executor_at_once() {
     let theirs = AppCert::generate().unwrap();
     let ours = AppCert::generate().unwrap().fingerprint();
     let url = impostor(reply, None, &theirs).await;
-    let mut cfg = config(&url, &http::new_secret(), ours, &dir);
+    let mut cfg = config(&url, &new_secret(), ours, &dir);
     cfg.am_lost_after = Duration::from_secs(60);
     let err = tokio::time::timeout(Duration::from_secs(10), run_executor(cfg, never()))
         .await
@@ -264,7 +265,7 @@ async fn a_server_with_another_certificate_ends_the_executor_at_once() {
 #[tokio::test]
 async fn an_executor_whose_am_is_gone_exits_within_5_s() {
     // The real API (signed replies) until it stops, as when the AM exits.
-    let secret = http::new_secret();
+    let secret = new_secret();
     let (shared, mut handle) = http::channel(&secret, Default::default());
     let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let seen = polls.clone();

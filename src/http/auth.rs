@@ -1,7 +1,7 @@
 //! Per-application secret for the driver API.
 //!
-//! `yarn-am submit` makes a random secret, keeps it in `~/.yarn-am/<app>.secret` for the
-//! user's driver and ships it to the AM in the AM container's credentials (never in an
+//! `yarn-am submit` makes a random secret ([`crate::protocol::driver_secret::new_secret`]),
+//! keeps it in `~/.yarn-am/<app>.secret` for the user's driver and ships it to the AM in the AM container's credentials (never in an
 //! environment: see [`crate::protocol::poll`]). Every `/v1` call and `/metrics` except the
 //! executors' signed poll must carry it as `Authorization: Bearer <secret>`. Compared in
 //! constant time so the reply time does not leak a prefix.
@@ -13,12 +13,6 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use super::{error, Shared};
-
-/// 32 random bytes as hex.
-pub fn new_secret() -> String {
-    let bytes: [u8; 32] = rand::random();
-    hex::encode(bytes)
-}
 
 pub fn is_authorized(expected: &str, header_value: Option<&str>) -> bool {
     let Some(given) = header_value.and_then(|v| v.strip_prefix("Bearer ")) else {
@@ -46,6 +40,7 @@ pub async fn require_secret(State(shared): State<Shared>, req: Request, next: Ne
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::driver_secret::new_secret;
 
     #[test]
     fn only_the_exact_bearer_secret_passes() {

@@ -31,7 +31,6 @@ pub use crate::core::am::events::DriverCommand;
 use crate::protocol::driver_api::{
     ApiError, Demand, ExecutorEvent, FinishRequest, KillRequest, ProgressReport, StateView,
 };
-pub use auth::new_secret;
 
 /// The AM loop's end of the API.
 pub struct ApiHandle {

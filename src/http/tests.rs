@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::protocol::driver_api::*;
+use crate::protocol::driver_secret::new_secret;
 use crate::protocol::poll::{PollReply, TaskAssignment};
 use crate::protocol::tls::{AppCert, Fingerprint};
 

@@ -30,6 +30,15 @@ pub fn file_of(dir: &Path, app: &str) -> PathBuf {
     dir.join(format!("{app}.secret"))
 }
 
+/// A new application's secret, as `submit` makes it: 32 random bytes as 64 hex digits (one
+/// word, so it reads as a version 1 file's secret too). The AM takes the bytes of this text
+/// as its master secret (executor and KV keys derive from it) and a driver sends the text
+/// as its Bearer secret.
+pub fn new_secret() -> String {
+    let bytes: [u8; 32] = rand::random();
+    hex::encode(bytes)
+}
+
 /// The first line of a version 2 file.
 pub const HEADER_V2: &str = "yarn-am driver secret v2";
 
@@ -152,6 +161,22 @@ mod tests {
         // Unknown later fields are skipped.
         let newer = format!("{text}client-cert xyz\n");
         assert_eq!(DriverSecret::parse(&newer).unwrap().tls_pin, Some(pin));
+    }
+
+    #[test]
+    fn a_new_secret_is_64_hex_digits_never_the_same_and_reads_back_from_its_file() {
+        let s = new_secret();
+        assert_eq!(s.len(), 64);
+        assert!(s.bytes().all(|b| b.is_ascii_hexdigit()), "{s}");
+        assert_ne!(new_secret(), s);
+        let pin = Fingerprint([3; 32]);
+        assert_eq!(
+            DriverSecret::parse(&DriverSecret::render(&s, pin))
+                .unwrap()
+                .secret,
+            s
+        );
+        assert_eq!(DriverSecret::parse(&s).unwrap().secret, s);
     }
 
     #[test]

@@ -8,10 +8,8 @@
 //! too, in case the AM never started; a submission that fails after staging removes it at
 //! once.
 
-pub mod input_listing;
 pub mod limits;
 pub mod resources;
-pub mod service_data;
 pub mod tokens;
 
 use std::collections::BTreeMap;
@@ -27,11 +25,10 @@ use yarn_client::rest::{AmContainerSpec, AppReport, Resource, RestError, RmRest,
 use yarn_client::rpc::{RpcConfig, RpcError};
 
 use crate::cli::SubmitArgs;
+use crate::cluster::app_report::{exit_code_for, print_report};
+use crate::cluster::rm::{hadoop_conf, rm_rest};
 use crate::protocol::spec::{AppSpec, ExecutorKind, ExecutorSpec, SPEC_FILE};
 use crate::staging::{ResourceKind, StagedFile, Stager, StagingOptions, StagingRoot, Visibility};
-use crate::tools::rm::hadoop_conf;
-use crate::tools::rm::rm_rest;
-use crate::tools::status::{exit_code_for, print_report};
 
 /// Name of the binary inside every container's working directory.
 pub const BINARY_NAME: &str = "yarn-am";
@@ -185,14 +182,14 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    service_data::check_unique(&args.service_data).map_err(anyhow::Error::msg)?;
+    crate::protocol::service_data::check_unique(&args.service_data).map_err(anyhow::Error::msg)?;
     // Kinds clash with a job, or repeat a name: said before anything is asked of the RM.
     executor_kinds(&args, job.as_ref())?;
     // The Kerberos login (if the cluster wants one) is checked here, before anything exists.
     let rest = rm_rest(&args.rm)?;
     check_am_resources_allowed(&args, &rest)?;
     let auth = rest.auth().clone();
-    let user = crate::tools::rm::rm_user(&rest, &args.rm);
+    let user = crate::cluster::rm::rm_user(&rest, &args.rm);
     // Before the RM hands out an id: a wrong staging place fails with nothing created.
     let root = StagingRoot::open(&StagingOptions {
         webhdfs: args.webhdfs.clone(),
@@ -206,7 +203,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     // HDFS inputs become tasks here, before the RM hands out an id: a bad input (no match,
     // missing, empty, unreadable) fails with nothing submitted.
     if let Some(j) = job.as_mut() {
-        crate::submit::input_listing::expand(j, root.webhdfs(), &rest)
+        crate::cluster::hdfs_listing::expand(j, root.webhdfs(), &rest)
             .await
             .context("listing the job's HDFS inputs")?;
     }
@@ -462,7 +459,7 @@ async fn submit_over_rpc(
         rest,
         conf,
     )?;
-    let user = crate::tools::rm::rm_user(rest, &args.rm);
+    let user = crate::cluster::rm::rm_user(rest, &args.rm);
     let limit = Duration::from_secs(args.rm.timeout.max(1));
     let cfg = RpcConfig {
         connect_timeout: limit,
@@ -687,7 +684,7 @@ async fn stage_and_submit(
         local_resources.insert(SPEC_FILE.to_string(), staged_spec.local_resource());
         None
     };
-    let secret = crate::http::new_secret();
+    let secret = crate::protocol::driver_secret::new_secret();
     // The AM's TLS certificate, made here beside the secret so that the secret file can
     // carry its fingerprint and every AM attempt serves the same one (`protocol::tls`).
     let cert = crate::protocol::tls::AppCert::generate()?;
@@ -830,7 +827,7 @@ fn am_credentials(
     cert: &crate::protocol::tls::AppCert,
     tokens: Vec<(String, yarn_client::token::Token)>,
     spec: Option<Vec<u8>>,
-    service_data: &[service_data::ServiceData],
+    service_data: &[crate::protocol::service_data::ServiceData],
 ) -> yarn_client::credentials::Credentials {
     let mut secrets = vec![(
         crate::protocol::credentials::MASTER_SECRET_ALIAS.to_string(),
@@ -913,13 +910,6 @@ fn transient(e: &RestError) -> bool {
     }
 }
 
-/// Prints a line whenever the state or the number of running containers changes, until the
-/// application ends or `limit` passes; returns the last report (not final when `limit`
-/// passed: `exit_code_for` makes that 4, "still running"). RM REST errors that may pass
-/// are ridden out for [`REST_OUTAGE_LIMIT`].
-/// The application type yarn-am submits as (what the RM lists and `yarn-am list` asks).
-pub const APPLICATION_TYPE: &str = "YARN-AM";
-
 /// What `submit --wait` shows of the app while it waits: elapsed time, state, the progress
 /// the AM reports (tasks done for a job) and the containers running.
 fn progress_line(elapsed: Duration, app_id: &str, r: &AppReport) -> String {
@@ -932,6 +922,10 @@ fn progress_line(elapsed: Duration, app_id: &str, r: &AppReport) -> String {
     )
 }
 
+/// Prints a line whenever the state or the number of running containers changes, until the
+/// application ends or `limit` passes; returns the last report (not final when `limit`
+/// passed: `exit_code_for` makes that 4, "still running"). RM REST errors that may pass
+/// are ridden out for [`REST_OUTAGE_LIMIT`].
 pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Result<AppReport> {
     use std::io::IsTerminal;
     let terminal = std::io::stderr().is_terminal();

@@ -99,11 +99,11 @@ const RESERVED: [(&str, &str); 7] = [
         "driver command's script",
     ),
     (
-        crate::am::driver_process::SECRET_FILE,
+        crate::protocol::driver_process::SECRET_FILE,
         "driver's secret file",
     ),
     (
-        crate::am::driver_process::DIAGNOSTICS_FILE,
+        crate::protocol::driver_process::DIAGNOSTICS_FILE,
         "driver's diagnostics file",
     ),
     (crate::submit::CA_FILE, "copy of the cluster's CA file"),

@@ -16,8 +16,8 @@ use yarn_client::rest::RmRest;
 use yarn_client::webhdfs::{FileType, WebHdfs};
 
 use crate::cli::LogsArgs;
-use crate::submit::input_listing::list_dir;
-use crate::tools::rm::{http_auth, user_name};
+use crate::cluster::hdfs_listing::list_dir;
+use crate::cluster::rm::{http_auth, user_name};
 
 pub const REMOTE_DIR_KEY: &str = "yarn.nodemanager.remote-app-log-dir";
 pub const REMOTE_SUFFIX_KEY: &str = "yarn.nodemanager.remote-app-log-dir-suffix";

@@ -14,8 +14,8 @@ use yarn_client::node_logs::NodeLogs;
 use yarn_client::rest::{AppReport, RmRest};
 
 use crate::cli::LogsArgs;
+use crate::cluster::rm::{hadoop_conf, rm_rest};
 use crate::tools::aggregated_logs::{self as agg, RemoteLayout};
-use crate::tools::rm::{hadoop_conf, rm_rest};
 use crate::tools::status::check_app_id;
 
 /// How often `--follow` reads again.

@@ -3,7 +3,7 @@
 use anyhow::Context;
 
 use crate::cli::NodesArgs;
-use crate::tools::rm::rm_rest;
+use crate::cluster::rm::rm_rest;
 
 pub fn run(args: NodesArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new()?;

@@ -2,7 +2,7 @@
 //! listed files and their block locations into one task per split.
 //!
 //! Everything here is sans-IO (no sockets, no clock): `submit` lists the inputs through
-//! WebHDFS at the edge (`src/submit/input_listing.rs`) and feeds what HDFS said to these functions,
+//! WebHDFS at the edge (`src/cluster/hdfs_listing.rs`) and feeds what HDFS said to these functions,
 //! so globbing, splitting and the choice of preferred hosts are unit- and property-tested
 //! without a cluster.
 

@@ -14,12 +14,14 @@
 //! | next-attempt discovery | `src/am/journal_store.rs` (`publish_url`), `src/executor/next_am.rs` |
 //!
 //! # Start
-//! The AM launches an executor with `YARN_AM_EXECUTOR_ID`, `YARN_AM_CONTAINER_ID`,
-//! `YARN_AM_APP_ID`, `YARN_AM_DRIVER_URL`, `YARN_AM_EXECUTOR_CORES` and, on AM attempts that
-//! are not the last, `YARN_AM_STAGING_DIR` (plus `YARN_AM_STAGING_WEBHDFS` and
-//! `YARN_AM_STAGING_USER` on HDFS). Its key is in the launch credentials under
-//! [`EXECUTOR_KEY_ALIAS`](crate::protocol::credentials::EXECUTOR_KEY_ALIAS). The executor reads the key from its token file, rewrites that file
-//! without any `yarn-am.` credential (for its tasks) and makes itself non-dumpable.
+//! The AM launches an executor with its id, its container's id, the app's id, the driver
+//! API's URL, its cores and, on AM attempts that are not the last, the staging folder in its
+//! environment ([`ExecutorEnv`](crate::protocol::executor_env::ExecutorEnv), which owns the
+//! variables' names, `YARN_AM_EXECUTOR_ID` and the others). Its key is in the launch
+//! credentials under
+//! [`EXECUTOR_KEY_ALIAS`](crate::protocol::credentials::EXECUTOR_KEY_ALIAS). The executor
+//! reads the key from its token file, rewrites that file without any `yarn-am.` credential
+//! (for its tasks) and makes itself non-dumpable.
 //!
 //! # Keys
 //! `executor_key = HMAC-SHA256(master secret, executor id + container id)` ([`executor_key`]).

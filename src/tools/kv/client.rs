@@ -5,7 +5,8 @@
 //! and the pin, the RM's report for the address (`amRPCAddress`, which every attempt
 //! registers). Inside a container of the app: the container's KV key and the pin from its
 //! token file (never from the environment or the command line), its id from `CONTAINER_ID`,
-//! the address from `YARN_AM_DRIVER_URL`, and the next attempt's address from the staging
+//! the address from the driver URL the AM put in the environment
+//! ([`crate::protocol::executor_env`]), and the next attempt's address from the staging
 //! folder as the executor finds it (`crate::executor::next_am`).
 
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use yarn_client::rest::RmRest;
 use crate::executor::next_am::{NextAm, StagingFolder};
 use crate::protocol::driver_api::ApiError;
 use crate::protocol::driver_secret::DriverSecret;
+use crate::protocol::executor_env::{self, process_var};
 use crate::protocol::kv::{auth_header, KV_AUTH_HEADER, KV_KEY_ALIAS, KV_PATH, KV_PIN_ALIAS};
 use crate::protocol::tls::{pinned_http_client, Fingerprint};
 
@@ -91,10 +93,15 @@ impl KvClient {
             .secret(KV_PIN_ALIAS)
             .with_context(|| format!("the container's token file has no {KV_PIN_ALIAS}"))
             .and_then(|b| Ok(Fingerprint::from_bytes(b)?))?;
-        let container = std::env::var("CONTAINER_ID")
-            .or_else(|_| std::env::var("YARN_AM_CONTAINER_ID"))
-            .context("neither CONTAINER_ID nor YARN_AM_CONTAINER_ID is set")?;
-        let url = std::env::var("YARN_AM_DRIVER_URL").context("YARN_AM_DRIVER_URL is not set")?;
+        let container = process_var("CONTAINER_ID")
+            .or_else(|| process_var(executor_env::CONTAINER_ID))
+            .with_context(|| {
+                format!(
+                    "neither CONTAINER_ID nor {} is set",
+                    executor_env::CONTAINER_ID
+                )
+            })?;
+        let url = executor_env::driver_url(&process_var)?;
         Ok(Self {
             http: client(pin)?,
             url: Some(url),

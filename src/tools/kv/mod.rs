@@ -64,7 +64,7 @@ pub fn run(args: KvArgs) -> anyhow::Result<ExitCode> {
             Some(app) => KvClient::outside(
                 app,
                 args.secret_dir.clone(),
-                crate::tools::rm::rm_rest(&args.rm)?,
+                crate::cluster::rm::rm_rest(&args.rm)?,
             )?,
             None => KvClient::in_container()?,
         };

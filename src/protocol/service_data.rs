@@ -99,35 +99,6 @@ fn read(path: &Path) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// `--service-data`'s parser for clap: [`parse`], whose error clap prints as it is. (A
-/// plain `fn` parser's error would be printed after the argument, which may hold a secret
-/// someone typed in place of `@FILE`.)
-#[derive(Clone, Copy, Debug)]
-pub struct Parser;
-
-impl clap::builder::TypedValueParser for Parser {
-    type Value = ServiceData;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        _arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<ServiceData, clap::Error> {
-        let fail = |msg: String| {
-            clap::Error::raw(
-                clap::error::ErrorKind::ValueValidation,
-                format!("--service-data: {msg}\n"),
-            )
-            .with_cmd(cmd)
-        };
-        let text = value
-            .to_str()
-            .ok_or_else(|| fail("not UTF-8".to_string()))?;
-        parse(text).map_err(fail)
-    }
-}
-
 /// Every `--service-data`; one name twice is refused.
 pub fn check_unique(all: &[ServiceData]) -> Result<(), String> {
     for (i, d) in all.iter().enumerate() {

@@ -2,7 +2,8 @@
 //! `LISTSTATUS_BATCH`, `GETFILESTATUS`, windowed `GETFILEBLOCKLOCATIONS`), asks the RM for its
 //! NodeManagers, and hands what they said to the pure [`crate::core::inputs`] logic, which makes
 //! the tasks. Runs in `submit` before the RM is asked for an application id, so a bad input
-//! leaves nothing behind. Every call is bounded by the WebHDFS client's timeout.
+//! leaves nothing behind. Every call is bounded by the WebHDFS client's timeout. `yarn-am
+//! logs` lists folders with [`list_dir`] too.
 
 use std::collections::HashSet;
 use std::time::Duration;
