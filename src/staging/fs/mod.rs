@@ -315,10 +315,4 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("extra"), "{err}");
     }
-
-    #[test]
-    fn paths_join_with_one_slash() {
-        assert_eq!(join("/user/a/", "x"), "/user/a/x");
-        assert_eq!(join("/user/a", "x"), "/user/a/x");
-    }
 }
