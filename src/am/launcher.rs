@@ -165,18 +165,8 @@ impl Launcher {
                 .collect();
             environment.insert(RESOURCES_VAR.to_string(), got.join(","));
         }
-        match &self.contact.staging_dir {
-            Some(crate::staging::StagingDir::Local { path }) => {
-                environment.insert("YARN_AM_STAGING_DIR".to_string(), path.clone());
-            }
-            Some(crate::staging::StagingDir::Webhdfs { url, user, path }) => {
-                environment.extend([
-                    ("YARN_AM_STAGING_DIR".to_string(), path.clone()),
-                    ("YARN_AM_STAGING_WEBHDFS".to_string(), url.clone()),
-                    ("YARN_AM_STAGING_USER".to_string(), user.clone()),
-                ]);
-            }
-            None => {}
+        if let Some(staging) = &self.contact.staging_dir {
+            environment.extend(staging.executor_env());
         }
         // Every value reaches the executor exactly as given (the user's `--executor-env`
         // included), whatever the launch script would expand...

@@ -35,21 +35,12 @@ impl StagingFolder {
     /// On HDFS, reached through WebHDFS with the container's HDFS delegation token
     /// (`user.name` without security).
     pub(crate) fn from_env() -> anyhow::Result<Option<Self>> {
-        let Some(dir) = std::env::var_os("YARN_AM_STAGING_DIR") else {
+        let Some(staging) = StagingDir::from_env(var)? else {
             return Ok(None);
-        };
-        let path = dir.to_string_lossy().into_owned();
-        let staging = match std::env::var("YARN_AM_STAGING_WEBHDFS") {
-            Ok(url) => StagingDir::Webhdfs {
-                url,
-                user: var("YARN_AM_STAGING_USER")?,
-                path,
-            },
-            Err(_) => StagingDir::Local { path },
         };
         // Read at the first WebHDFS call, after `take_key` rewrote the token file: it keeps
         // the HDFS tokens.
-        let token = Arc::new(OnceLock::new());
+        let token = OnceLock::new();
         let auth = Arc::new(move || {
             token
                 .get_or_init(|| crate::protocol::credentials::AmAuth::from_container().webhdfs)

@@ -83,8 +83,9 @@ pub enum StagingError {
         what: &'static str,
         path: String,
         url: String,
+        /// Boxed: the error is large, and every staging call returns it.
         #[source]
-        source: WebHdfsError,
+        source: Box<WebHdfsError>,
     },
     /// No `hdfs://` authority for the URLs YARN localises.
     #[error(
@@ -190,6 +191,13 @@ pub fn join(dir: &str, name: &str) -> String {
     format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
+/// The executors' variable naming the staging folder's path.
+const DIR_VAR: &str = "YARN_AM_STAGING_DIR";
+/// The executors' variable naming the NameNode's web address, when staged on HDFS.
+const WEBHDFS_VAR: &str = "YARN_AM_STAGING_WEBHDFS";
+/// The executors' variable naming the user WebHDFS calls are made as.
+const USER_VAR: &str = "YARN_AM_STAGING_USER";
+
 /// An application's staging folder as the AM (and `submit --wait`) needs to know it to
 /// reach it again. Serialised into the spec file: the choice of back end travels as its
 /// `kind`.
@@ -232,6 +240,38 @@ impl StagingDir {
                 anyhow::Error::from(e)
             ),
         }
+    }
+
+    /// The environment variables that name the folder to the executors the AM starts
+    /// (read back by [`StagingDir::from_env`]).
+    pub fn executor_env(&self) -> Vec<(String, String)> {
+        match self {
+            StagingDir::Local { path } => vec![(DIR_VAR.to_string(), path.clone())],
+            StagingDir::Webhdfs { url, user, path } => vec![
+                (DIR_VAR.to_string(), path.clone()),
+                (WEBHDFS_VAR.to_string(), url.clone()),
+                (USER_VAR.to_string(), user.clone()),
+            ],
+        }
+    }
+
+    /// The folder [`StagingDir::executor_env`] named in this process's environment; `None`
+    /// when it named none. `var` reads a variable that must then be set.
+    pub fn from_env(
+        var: impl Fn(&str) -> anyhow::Result<String>,
+    ) -> anyhow::Result<Option<StagingDir>> {
+        let Some(dir) = std::env::var_os(DIR_VAR) else {
+            return Ok(None);
+        };
+        let path = dir.to_string_lossy().into_owned();
+        Ok(Some(match std::env::var(WEBHDFS_VAR) {
+            Ok(url) => StagingDir::Webhdfs {
+                url,
+                user: var(USER_VAR)?,
+                path,
+            },
+            Err(_) => StagingDir::Local { path },
+        }))
     }
 
     /// For messages: where the folder is.

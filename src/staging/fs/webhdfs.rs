@@ -165,7 +165,7 @@ impl WebHdfsFs {
             what,
             path,
             url,
-            source,
+            source: Box::new(source),
         }
     }
 
