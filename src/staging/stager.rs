@@ -112,14 +112,7 @@ impl Stager {
             staged.kind = kind;
             return Ok((staged, true));
         }
-        if !self.cache_ready {
-            self.fs
-                .own_dir(&self.cache, Readers::Owner)
-                .await
-                .with_context(|| format!("creating the staging cache {}", self.cache))?;
-            self.cache_ready = true;
-        }
-        let area = self.cache.clone();
+        let area = self.area(Readers::Owner).await?;
         let (path, len, uploaded) = self
             .put_addressed(src, &stored, &area, Readers::Owner)
             .await?;
@@ -182,14 +175,7 @@ impl Stager {
                  private to its user, and a NodeManager's public cache serves every user"
             );
         }
-        if !self.public_ready {
-            self.fs
-                .own_dir(&self.public, Readers::Everyone)
-                .await
-                .with_context(|| format!("creating the public staging area {}", self.public))?;
-            self.public_ready = true;
-        }
-        let area = self.public.clone();
+        let area = self.area(Readers::Everyone).await?;
         let (path, len, uploaded) = self
             .put_addressed(src, &stored, &area, Readers::Everyone)
             .await?;
@@ -199,6 +185,27 @@ impl Stager {
         staged.visibility = Visibility::Public;
         info!(file = %src.display(), %path, uploaded, "staged as a public resource");
         Ok((staged, uploaded))
+    }
+
+    /// The content-addressed area for `readers` (the cache, or the PUBLIC area), made and
+    /// checked to be ours once per submit.
+    async fn area(&mut self, readers: Readers) -> anyhow::Result<String> {
+        let (area, ready, what) = match readers {
+            Readers::Owner => (&self.cache, &mut self.cache_ready, "the staging cache"),
+            Readers::Everyone => (
+                &self.public,
+                &mut self.public_ready,
+                "the public staging area",
+            ),
+        };
+        if !*ready {
+            self.fs
+                .own_dir(area, readers)
+                .await
+                .with_context(|| format!("creating {what} {area}"))?;
+            *ready = true;
+        }
+        Ok(area.clone())
     }
 
     /// Puts `src` at `<area>/<sha256>/<stored>` unless a file is there already; returns the
