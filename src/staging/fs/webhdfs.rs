@@ -169,6 +169,20 @@ impl WebHdfsFs {
         }
     }
 
+    /// What a read call found; `None` when nothing is at `path`.
+    fn unless_missing<T>(
+        &self,
+        r: Result<T, WebHdfsError>,
+        what: &'static str,
+        path: &str,
+    ) -> Result<Option<T>, StagingError> {
+        match r {
+            Ok(found) => Ok(Some(found)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(self.failed(what, path)(e)),
+        }
+    }
+
     /// Keeps the NameNode's RPC address an upload named, when none is known yet.
     fn learn(&self, created: &Created) {
         if let Some(nn) = &created.namenode_rpc_address {
@@ -326,21 +340,15 @@ impl StagingFs for WebHdfsFs {
 
     fn status<'a>(&'a self, path: &'a str) -> Fut<'a, Option<FileStatus>> {
         Box::pin(async move {
-            match self.client().status(path).await {
-                Ok(s) => Ok(Some(s)),
-                Err(e) if e.is_not_found() => Ok(None),
-                Err(e) => Err(self.failed("reading the status of", path)(e)),
-            }
+            let r = self.client().status(path).await;
+            self.unless_missing(r, "reading the status of", path)
         })
     }
 
     fn read_to_string<'a>(&'a self, path: &'a str) -> Fut<'a, Option<String>> {
         Box::pin(async move {
-            match self.client().read_to_string(path).await {
-                Ok(s) => Ok(Some(s)),
-                Err(e) if e.is_not_found() => Ok(None),
-                Err(e) => Err(self.failed("reading", path)(e)),
-            }
+            let r = self.client().read_to_string(path).await;
+            self.unless_missing(r, "reading", path)
         })
     }
 
