@@ -3,14 +3,18 @@
 //! means the application is over (see [`crate::protocol::poll`], "Finding the next AM
 //! attempt").
 
-use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context;
 use tracing::warn;
-use yarn_client::webhdfs::WebHdfs;
 
 use super::config::var;
+use crate::staging::fs::join;
+use crate::staging::StagingDir;
+
+/// The application's staging folder, as an executor reaches it.
+pub(crate) use crate::staging::StagingFolder;
 
 /// Where to poll after the AM's port refused.
 #[derive(Debug, PartialEq, Eq)]
@@ -23,59 +27,55 @@ pub(crate) enum NextAm {
     AppOver,
 }
 
-/// The application's staging folder, as an executor reaches it.
-pub(crate) enum StagingFolder {
-    Local(PathBuf),
-    /// On HDFS, through WebHDFS with the container's HDFS delegation token (`user.name`
-    /// without security).
-    Webhdfs {
-        client: WebHdfs,
-        dir: String,
-    },
-}
-
 /// Any one WebHDFS call while looking for a next AM attempt.
 const WEBHDFS_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl StagingFolder {
+    /// The folder the AM named in the container's environment; `None` when it named none.
+    /// On HDFS, reached through WebHDFS with the container's HDFS delegation token
+    /// (`user.name` without security).
     pub(crate) fn from_env() -> anyhow::Result<Option<Self>> {
-        let Some(dir) = std::env::var_os("YARN_AM_STAGING_DIR") else {
+        let Some(staging) = StagingDir::from_env(var)? else {
             return Ok(None);
         };
-        let Ok(url) = std::env::var("YARN_AM_STAGING_WEBHDFS") else {
-            return Ok(Some(StagingFolder::Local(PathBuf::from(dir))));
-        };
-        let user = var("YARN_AM_STAGING_USER")?;
-        let client = WebHdfs::new(&url, &user, WEBHDFS_TIMEOUT)
-            .with_context(|| format!("YARN_AM_STAGING_WEBHDFS {url:?}"))?;
-        // Read after `take_key` rewrote the token file: it keeps the HDFS tokens.
-        let client = match crate::protocol::credentials::AmAuth::from_container().webhdfs {
-            Some(auth) => client.with_auth(auth),
-            None => client,
-        };
-        Ok(Some(StagingFolder::Webhdfs {
-            client,
-            dir: dir.to_string_lossy().trim_end_matches('/').to_string(),
-        }))
+        // Read at the first WebHDFS call, after `take_key` rewrote the token file: it keeps
+        // the HDFS tokens.
+        let token = OnceLock::new();
+        let auth = Arc::new(move || {
+            token
+                .get_or_init(|| crate::protocol::credentials::AmAuth::from_container().webhdfs)
+                .clone()
+        });
+        StagingFolder::reach(&staging, WEBHDFS_TIMEOUT, auth)
+            .map(Some)
+            .context("the staging folder in YARN_AM_STAGING_DIR and YARN_AM_STAGING_WEBHDFS")
     }
 
+    /// Reads the driver URL a next AM attempt publishes in the folder (see the AM's
+    /// `publish_url` in `src/am/journal_store.rs`). The staging folder rather than the RM:
+    /// an executor holds no RM credentials (the AMRM token is the AM's alone, and RM REST
+    /// needs SPNEGO on a secure cluster), the folder is already readable to every container
+    /// of the app, and its removal at the app's end tells the executor at once that no
+    /// attempt will follow.
     pub(crate) async fn next_am(&self, current: &str) -> NextAm {
-        match self {
-            StagingFolder::Local(dir) => next_am(dir, current),
-            StagingFolder::Webhdfs { client, dir } => {
-                match client.status(dir).await {
-                    Err(e) if e.is_not_found() => return NextAm::AppOver,
-                    Err(e) => {
-                        warn!("could not look at the staging folder {dir} on HDFS: {e}");
-                        return NextAm::Unchanged;
-                    }
-                    Ok(_) => {}
-                }
-                match client.read_to_string(&format!("{dir}/driver.url")).await {
-                    Ok(text) => moved(&text, current),
-                    Err(_) => NextAm::Unchanged,
-                }
+        match self.fs.status(&self.path).await {
+            Ok(Some(st)) if st.kind == crate::staging::fs::FileType::Directory => {}
+            Ok(_) => return NextAm::AppOver,
+            Err(e) => {
+                warn!(
+                    "could not look at the staging folder: {:#}",
+                    anyhow::Error::from(e)
+                );
+                return NextAm::Unchanged;
             }
+        }
+        match self
+            .fs
+            .read_to_string(&join(&self.path, "driver.url"))
+            .await
+        {
+            Ok(Some(text)) => moved(&text, current),
+            _ => NextAm::Unchanged,
         }
     }
 }
@@ -91,17 +91,21 @@ fn moved(text: &str, current: &str) -> NextAm {
     }
 }
 
-/// Reads the driver URL a next AM attempt publishes in `staging_dir` (see the AM's
-/// `publish_url` in `src/am/journal_store.rs`). The staging folder rather than the RM: an executor holds no RM
-/// credentials (the AMRM token is the AM's alone, and RM REST needs SPNEGO on a secure
-/// cluster), the folder is already readable to every container of the app, and its removal
-/// at the app's end tells the executor at once that no attempt will follow.
-pub(super) fn next_am(staging_dir: &Path, current: &str) -> NextAm {
-    if !staging_dir.is_dir() {
-        return NextAm::AppOver;
-    }
-    match std::fs::read_to_string(staging_dir.join("driver.url")) {
-        Ok(text) => moved(&text, current),
-        Err(_) => NextAm::Unchanged,
-    }
+/// [`StagingFolder::next_am`] for a local folder, at once (local reads never wait).
+#[cfg(test)]
+pub(super) fn next_am(staging_dir: &std::path::Path, current: &str) -> NextAm {
+    use futures_util::FutureExt;
+    let staging = StagingDir::Local {
+        path: staging_dir.display().to_string(),
+    };
+    let folder = StagingFolder::reach(
+        &staging,
+        WEBHDFS_TIMEOUT,
+        crate::staging::fs::fixed_auth(None),
+    )
+    .expect("a local folder needs no client");
+    folder
+        .next_am(current)
+        .now_or_never()
+        .expect("local reads do not wait")
 }

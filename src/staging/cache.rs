@@ -15,7 +15,8 @@ use std::path::Path;
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
-use yarn_client::webhdfs::{FileType, WebHdfs};
+
+use super::fs::{FileType, StagingFs};
 
 /// The cache folder's name below the staging root.
 pub const CACHE_DIR_NAME: &str = ".cache";
@@ -49,14 +50,14 @@ pub fn file_digest(path: &Path) -> anyhow::Result<String> {
 
 /// What the cache holds at `path`: `Some(length)` for a file, `None` when nothing is there.
 /// Anything else there (a folder) is an error naming the path.
-pub async fn cached_length(client: &WebHdfs, path: &str) -> anyhow::Result<Option<u64>> {
-    match client.status(path).await {
-        Ok(st) if st.kind == FileType::File => Ok(Some(st.length)),
-        Ok(_) => anyhow::bail!(
+pub async fn cached_length(fs: &dyn StagingFs, path: &str) -> anyhow::Result<Option<u64>> {
+    match fs.status(path).await {
+        Ok(Some(st)) if st.kind == FileType::File => Ok(Some(st.length)),
+        Ok(Some(_)) => anyhow::bail!(
             "{path} in the staging cache is not a file: remove it (or the whole cache folder) \
              and submit again"
         ),
-        Err(e) if e.is_not_found() => Ok(None),
+        Ok(None) => Ok(None),
         Err(e) => Err(e).with_context(|| format!("looking for {path} in the staging cache")),
     }
 }
