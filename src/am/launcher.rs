@@ -18,7 +18,7 @@ use yarn_client::token::Token;
 
 use crate::core::am::events::LaunchReport;
 use crate::core::ids::ExecutorId;
-use crate::protocol::executor_env::{self, ExecutorEnv, StagingEnv};
+use crate::protocol::executor_env::{self, ExecutorEnv};
 use crate::protocol::{credentials, poll};
 use yarn_client::credentials::Format;
 use yarn_client::launch_script::literal_env_value;
@@ -36,7 +36,7 @@ pub struct DriverContact {
     /// The fingerprint of the certificate the AM serves; each executor pins it.
     pub tls_pin: crate::protocol::tls::Fingerprint,
     /// The staging folder, where a later AM attempt publishes its URL (see
-    /// [`executor_env::StagingEnv`]); `None` on the last attempt.
+    /// [`ExecutorEnv::staging`]); `None` on the last attempt.
     pub staging_dir: Option<crate::staging::StagingDir>,
     /// The application's master secret: each executor's key is derived from it, and it
     /// never leaves the AM.
@@ -149,7 +149,7 @@ impl Launcher {
             kind: kind_name,
             // What YARN granted, not what was asked: the RM may round a resource up.
             resources: container.resources.clone(),
-            staging: self.contact.staging_dir.as_ref().map(staging_env),
+            staging: self.contact.staging_dir.clone(),
         };
         environment.extend(ours.to_env().into_iter().map(|(k, v)| (k.to_string(), v)));
         // Every value reaches the executor exactly as given (the user's `--executor-env`
@@ -277,18 +277,6 @@ fn explain_refusal(msg: &str) -> String {
         )
     } else {
         msg.to_string()
-    }
-}
-
-/// Where an executor finds the staging folder, from where the AM keeps it.
-fn staging_env(dir: &crate::staging::StagingDir) -> StagingEnv {
-    match dir {
-        crate::staging::StagingDir::Local { path } => StagingEnv::Local { dir: path.clone() },
-        crate::staging::StagingDir::Webhdfs { url, user, path } => StagingEnv::Webhdfs {
-            dir: path.clone(),
-            url: url.clone(),
-            user: user.clone(),
-        },
     }
 }
 

@@ -149,7 +149,7 @@ async fn remove_staging_after_error() {
     };
     if let Some(staging) = &spec.staging {
         let auth = crate::protocol::credentials::AmAuth::from_container();
-        staging.remove_with(auth.webhdfs.as_ref()).await;
+        crate::staging::remove_folder(&staging, auth.webhdfs.as_ref()).await;
     }
 }
 

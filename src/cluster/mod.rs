@@ -7,11 +7,14 @@
 //! - [`hdfs_listing`]: listing HDFS through WebHDFS: a job's input splits (`submit`) and
 //!   folders page by page (`submit`, `logs`);
 //! - [`app_report`]: the RM's report of an application as the commands show it, and the
-//!   exit code it makes (`submit --wait`, `status`, `kill`).
+//!   exit code it makes (`submit --wait`, `status`, `kill`);
+//! - [`next_am`]: a next AM attempt's address, found in the staging folder (an executor
+//!   following its app across attempts, `yarn-am kv` in a container).
 //!
 //! It may use the contracts ([`crate::protocol`]), the core and the command line's
 //! definitions ([`crate::cli`]), never a process module.
 
 pub mod app_report;
 pub mod hdfs_listing;
+pub mod next_am;
 pub mod rm;

@@ -9,8 +9,8 @@ use anyhow::Context;
 use tracing::warn;
 use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
 
-use super::next_am::StagingFolder;
 use super::{AM_GONE_AFTER, AM_LOST_AFTER, AM_RESTART_WAIT, IDLE_POLL, REQUEST_TIMEOUT};
+use crate::cluster::next_am::StagingFolder;
 use crate::protocol::credentials;
 use crate::protocol::executor_env::ExecutorEnv;
 use crate::protocol::tls::{self, Fingerprint};

@@ -11,10 +11,10 @@ use tokio::task::JoinSet;
 use tracing::{info, warn};
 
 use super::config::Config;
-use super::next_am::NextAm;
 use super::poll_client::{poll, PollError};
 use super::task_process::{collect, run_task, stop_tasks, Ran};
 use super::{Exit, STOP_GRACE, TERM_GRACE};
+use crate::cluster::next_am::NextAm;
 use crate::protocol::poll::{PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult};
 
 /// The attempts the AM gave this executor, from assignment to acknowledged result.

@@ -49,14 +49,12 @@
 //!   file, hidden from the tasks);
 //! - [`poll_client`]: one signed poll and the check of the AM's reply;
 //! - [`event_loop`]: the loop (poll, act on the reply, ride out a silent AM);
-//! - [`next_am`]: finding a next AM attempt in the staging folder;
 //! - [`task_process`]: running a task's process in its own group.
 //!
 //! The wire types and the protocol, end to end: [`crate::protocol::poll`].
 
 mod config;
 mod event_loop;
-pub(crate) mod next_am;
 mod poll_client;
 mod task_process;
 

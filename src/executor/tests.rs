@@ -5,9 +5,9 @@
 use std::sync::{Arc, Mutex};
 
 use super::config::take_key;
-use super::next_am::{next_am, NextAm};
 use super::task_process::{output_name, ProcessGroup};
 use super::*;
+use crate::cluster::next_am::{next_am, NextAm};
 use crate::http::{self, DriverCommand};
 use crate::protocol::driver_secret::new_secret;
 use crate::protocol::poll::{

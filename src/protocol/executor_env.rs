@@ -57,19 +57,6 @@ pub enum EnvError {
     },
 }
 
-/// Where a later AM attempt publishes its URL: the application's staging folder.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StagingEnv {
-    /// A local folder every NodeManager sees.
-    Local { dir: String },
-    /// A folder on HDFS, reached through WebHDFS at `url` (as `user` without security).
-    Webhdfs {
-        dir: String,
-        url: String,
-        user: String,
-    },
-}
-
 /// What an executor is told at launch, besides its key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecutorEnv {
@@ -88,7 +75,7 @@ pub struct ExecutorEnv {
     /// [`RESOURCES`], by name, in the order YARN granted them.
     pub resources: Vec<(String, i64)>,
     /// [`STAGING_DIR`] and, on HDFS, [`STAGING_WEBHDFS`] and [`STAGING_USER`].
-    pub staging: Option<StagingEnv>,
+    pub staging: Option<StagingDir>,
 }
 
 impl ExecutorEnv {
@@ -115,9 +102,9 @@ impl ExecutorEnv {
             env.push((RESOURCES, got.join(",")));
         }
         match &self.staging {
-            Some(StagingEnv::Local { dir }) => env.push((STAGING_DIR, dir.clone())),
-            Some(StagingEnv::Webhdfs { dir, url, user }) => env.extend([
-                (STAGING_DIR, dir.clone()),
+            Some(StagingDir::Local { path }) => env.push((STAGING_DIR, path.clone())),
+            Some(StagingDir::Webhdfs { path, url, user }) => env.extend([
+                (STAGING_DIR, path.clone()),
                 (STAGING_WEBHDFS, url.clone()),
                 (STAGING_USER, user.clone()),
             ]),
@@ -178,15 +165,15 @@ pub fn driver_url(get: &impl Fn(&str) -> Option<String>) -> Result<String, EnvEr
 
 /// [`STAGING_DIR`] with, on HDFS, its address and user; `None` when the AM attempt that
 /// launched this container was the last.
-pub fn staging(get: &impl Fn(&str) -> Option<String>) -> Result<Option<StagingEnv>, EnvError> {
+pub fn staging(get: &impl Fn(&str) -> Option<String>) -> Result<Option<StagingDir>, EnvError> {
     let vars = Vars(get);
-    let Some(dir) = vars.optional(STAGING_DIR) else {
+    let Some(path) = vars.optional(STAGING_DIR) else {
         return Ok(None);
     };
     Ok(Some(match vars.optional(STAGING_WEBHDFS) {
-        None => StagingEnv::Local { dir },
-        Some(url) => StagingEnv::Webhdfs {
-            dir,
+        None => StagingDir::Local { path },
+        Some(url) => StagingDir::Webhdfs {
+            path,
             url,
             user: vars.required(STAGING_USER)?,
         },
@@ -239,8 +226,8 @@ mod tests {
                 ("example.com/accelerator".into(), 2),
                 ("yarn.io/gpu".into(), 1),
             ],
-            staging: Some(StagingEnv::Webhdfs {
-                dir: "/user/a/.yarn-am-staging/application_1_0001".into(),
+            staging: Some(StagingDir::Webhdfs {
+                path: "/user/a/.yarn-am-staging/application_1_0001".into(),
                 url: "http://nn:9870".into(),
                 user: "a".into(),
             }),
@@ -262,8 +249,8 @@ mod tests {
     fn what_the_launcher_writes_the_executor_reads_back() {
         let mut env = full();
         assert_eq!(read(&map(&env)), Ok(env.clone()));
-        env.staging = Some(StagingEnv::Local {
-            dir: "/tmp/yarn-am-staging/application_1_0001".into(),
+        env.staging = Some(StagingDir::Local {
+            path: "/tmp/yarn-am-staging/application_1_0001".into(),
         });
         assert_eq!(read(&map(&env)), Ok(env.clone()));
         env.kind = None;
@@ -355,3 +342,4 @@ mod tests {
         assert_eq!(staging(&none), Ok(None));
     }
 }
+use crate::protocol::staged::StagingDir;

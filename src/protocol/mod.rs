@@ -22,6 +22,7 @@ pub mod placement;
 pub mod poll;
 pub mod service_data;
 pub mod spec;
+pub mod staged;
 pub mod tls;
 
 /// The application type yarn-am submits as: what the RM lists, and what `yarn-am list` asks

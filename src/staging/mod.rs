@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use yarn_client::http_auth::HttpAuth;
 
-pub use fs::{StagingDir, StagingError, StagingFolder};
+pub use fs::{remove_folder, StagingDir, StagingError, StagingFolder};
 pub use resource::{ResourceKind, StagedFile, Visibility};
 pub use root::StagingRoot;
 pub use stager::Stager;

@@ -28,10 +28,10 @@ use yarn_client::http_auth::HttpAuth;
 use yarn_client::rest::RmRest;
 
 use crate::cli::SubmitArgs;
-use crate::core::driver::job::Job;
-use crate::staging::{StagingDir, StagingOptions, StagingRoot};
 use crate::cluster::app_report::{exit_code_for, print_report};
 use crate::cluster::rm::rm_rest;
+use crate::core::driver::job::Job;
+use crate::staging::{StagingDir, StagingOptions, StagingRoot};
 
 pub use follow::follow;
 
@@ -189,7 +189,7 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => {
             // The RM refused the app or never heard of it: nobody else will clean up.
-            staging.remove_with(Some(&auth)).await;
+            crate::staging::remove_folder(&staging, Some(&auth)).await;
             return Err(e);
         }
     };
@@ -225,7 +225,7 @@ async fn report_and_wait(
         print_report(&report);
         return Ok(exit_code_for(&report));
     }
-    staging.remove_with(Some(auth)).await;
+    crate::staging::remove_folder(&staging, Some(auth)).await;
     print_report(&report);
     if args.job.is_some() {
         print_job_summary(&report.diagnostics);

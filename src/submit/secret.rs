@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use tracing::warn;
 
-use crate::protocol::service_data;
 use crate::cli::SubmitArgs;
+use crate::protocol::service_data;
 
 /// The AM container's credentials: everything secret the AM gets travels here, never in its
 /// environment, command line or spec file (the NodeManager writes those into

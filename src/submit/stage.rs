@@ -17,10 +17,10 @@ use super::{
     COMMAND_FILE, DRIVER_COMMAND_FILE,
 };
 use crate::cli::SubmitArgs;
+use crate::cluster::rm::hadoop_conf;
 use crate::core::driver::job::Job;
 use crate::protocol::spec::{AppSpec, DriverSpec, ExecutorKind, ExecutorSpec, SPEC_FILE};
 use crate::staging::{ResourceKind, StagedFile, Stager, Visibility};
-use crate::cluster::rm::hadoop_conf;
 
 /// The AM's and the executors' environments from `--env` and `--executor-env`.
 pub(super) struct Environments {

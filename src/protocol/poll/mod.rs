@@ -11,7 +11,7 @@
 //! | the answers | `src/core/am/am_core.rs` (AM-level refusals), `src/core/am/job_run.rs` (`JobRun::poll`) |
 //! | lost replies | `src/core/am/deliveries.rs` |
 //! | the client | `src/executor/`: `poll_client.rs` (one signed poll), `event_loop.rs` (retries, lost AMs) |
-//! | next-attempt discovery | `src/am/journal_store.rs` (`publish_url`), `src/executor/next_am.rs` |
+//! | next-attempt discovery | `src/am/journal_store.rs` (`publish_url`), `src/cluster/next_am.rs` |
 //!
 //! # Start
 //! The AM launches an executor with its id, its container's id, the app's id, the driver

@@ -24,11 +24,6 @@ use crate::staging::DEFAULT_LOCAL_ROOT;
 /// The local back end: paths are the file system's own.
 pub struct LocalFs;
 
-/// For messages: where the folder `path` is.
-pub fn describe(path: &str) -> String {
-    path.to_string()
-}
-
 /// Checks the root (`--staging-dir`, else [`DEFAULT_LOCAL_ROOT`]) is safe, creating it
 /// when missing; its absolute path.
 pub fn open_root(root: Option<&str>) -> anyhow::Result<String> {
@@ -109,7 +104,7 @@ impl StagingFs for LocalFs {
     }
 
     fn describe(&self, path: &str) -> String {
-        describe(path)
+        self.locate(path).describe()
     }
 
     fn locate(&self, dir: &str) -> StagingDir {

@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 use tracing::{info, warn};
 use yarn_client::http_auth::HttpAuth;
@@ -191,95 +190,32 @@ pub fn join(dir: &str, name: &str) -> String {
     format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
-/// The executors' variable naming the staging folder's path.
-const DIR_VAR: &str = "YARN_AM_STAGING_DIR";
-/// The executors' variable naming the NameNode's web address, when staged on HDFS.
-const WEBHDFS_VAR: &str = "YARN_AM_STAGING_WEBHDFS";
-/// The executors' variable naming the user WebHDFS calls are made as.
-const USER_VAR: &str = "YARN_AM_STAGING_USER";
+pub use crate::protocol::staged::StagingDir;
 
-/// An application's staging folder as the AM (and `submit --wait`) needs to know it to
-/// reach it again. Serialised into the spec file: the choice of back end travels as its
-/// `kind`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum StagingDir {
-    /// A folder on a file system every NodeManager sees.
-    Local { path: String },
-    /// A folder on HDFS, reached through WebHDFS at `url` as `user`.
-    Webhdfs {
-        url: String,
-        user: String,
-        path: String,
-    },
-}
-
-impl StagingDir {
-    /// Removes the folder and everything in it. Never fails: a leftover folder is worth a
-    /// warning, not a failed application. A folder that is already gone is fine (the AM and
-    /// `submit --wait` may both try). `auth` is how to authenticate to WebHDFS (SPNEGO for
-    /// the submitter, the HDFS delegation token in the AM); `None` sends `user.name`.
-    pub async fn remove_with(&self, auth: Option<&HttpAuth>) {
-        let folder = match StagingFolder::reach(self, REMOVE_TIMEOUT, fixed_auth(auth.cloned())) {
-            Ok(f) => f,
-            Err(e) => {
-                warn!("could not remove staging folder {}: {e:#}", self.describe());
-                return;
-            }
-        };
-        match folder.fs.remove_dir(&folder.path).await {
-            Ok(true) => info!(
-                staging = %self.describe(),
-                "staging folder removed from {}",
-                folder.fs.name()
-            ),
-            Ok(false) => {}
-            Err(e) => warn!(
-                "not removing staging folder {}: {:#}",
-                self.describe(),
-                anyhow::Error::from(e)
-            ),
+/// Removes an application's staging folder and everything in it. Never fails: a leftover
+/// folder is worth a warning, not a failed application. A folder that is already gone is
+/// fine (the AM and `submit --wait` may both try). `auth` is how to authenticate to WebHDFS
+/// (SPNEGO for the submitter, the HDFS delegation token in the AM); `None` sends `user.name`.
+pub async fn remove_folder(dir: &StagingDir, auth: Option<&HttpAuth>) {
+    let folder = match StagingFolder::reach(dir, REMOVE_TIMEOUT, fixed_auth(auth.cloned())) {
+        Ok(f) => f,
+        Err(e) => {
+            warn!("could not remove staging folder {}: {e:#}", dir.describe());
+            return;
         }
-    }
-
-    /// The environment variables that name the folder to the executors the AM starts
-    /// (read back by [`StagingDir::from_env`]).
-    pub fn executor_env(&self) -> Vec<(String, String)> {
-        match self {
-            StagingDir::Local { path } => vec![(DIR_VAR.to_string(), path.clone())],
-            StagingDir::Webhdfs { url, user, path } => vec![
-                (DIR_VAR.to_string(), path.clone()),
-                (WEBHDFS_VAR.to_string(), url.clone()),
-                (USER_VAR.to_string(), user.clone()),
-            ],
-        }
-    }
-
-    /// The folder [`StagingDir::executor_env`] named in this process's environment; `None`
-    /// when it named none. `var` reads a variable that must then be set.
-    pub fn from_env(
-        var: impl Fn(&str) -> anyhow::Result<String>,
-    ) -> anyhow::Result<Option<StagingDir>> {
-        let Some(dir) = std::env::var_os(DIR_VAR) else {
-            return Ok(None);
-        };
-        let path = dir.to_string_lossy().into_owned();
-        Ok(Some(match std::env::var(WEBHDFS_VAR) {
-            Ok(url) => StagingDir::Webhdfs {
-                url,
-                user: var(USER_VAR)?,
-                path,
-            },
-            Err(_) => StagingDir::Local { path },
-        }))
-    }
-
-    /// For messages: where the folder is.
-    pub fn describe(&self) -> String {
-        match self {
-            StagingDir::Local { path } => local::describe(path),
-            StagingDir::Webhdfs { url, path, .. } => webhdfs::describe(url, path),
-        }
+    };
+    match folder.fs.remove_dir(&folder.path).await {
+        Ok(true) => info!(
+            staging = %dir.describe(),
+            "staging folder removed from {}",
+            folder.fs.name()
+        ),
+        Ok(false) => {}
+        Err(e) => warn!(
+            "not removing staging folder {}: {:#}",
+            dir.describe(),
+            anyhow::Error::from(e)
+        ),
     }
 }
 

@@ -36,11 +36,6 @@ pub struct WebHdfsFs {
     hdfs_uri: Arc<OnceLock<String>>,
 }
 
-/// For messages: where the folder `path` is.
-pub fn describe(url: &str, path: &str) -> String {
-    format!("{path} on HDFS (WebHDFS {url})")
-}
-
 /// Checks `--hdfs-uri` and returns it without a trailing `/`.
 fn parse_hdfs_uri(uri: &str) -> anyhow::Result<String> {
     let u = uri.trim().trim_end_matches('/');
@@ -239,7 +234,7 @@ impl StagingFs for WebHdfsFs {
     }
 
     fn describe(&self, path: &str) -> String {
-        describe(self.client.base_url(), path)
+        self.locate(path).describe()
     }
 
     fn locate(&self, dir: &str) -> StagingDir {

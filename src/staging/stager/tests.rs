@@ -32,9 +32,9 @@ mod local {
         assert_eq!(f.size, 2);
         let dir = s.dir();
         assert!(matches!(&dir, StagingDir::Local { path } if path.ends_with("application_1_0001")));
-        dir.remove_with(None).await;
+        crate::staging::remove_folder(&dir, None).await;
         assert!(!root.join("application_1_0001").exists());
-        dir.remove_with(None).await; // already gone: no panic, no error
+        crate::staging::remove_folder(&dir, None).await; // already gone: no panic, no error
         std::fs::remove_dir_all(&root).unwrap();
     }
 
@@ -127,7 +127,7 @@ mod local {
         let dir = StagingDir::Local {
             path: root.join("application_1_0004").display().to_string(),
         };
-        dir.remove_with(None).await;
+        crate::staging::remove_folder(&dir, None).await;
         assert!(victim.join("precious").exists());
         std::fs::remove_dir_all(&root).unwrap();
     }

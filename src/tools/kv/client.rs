@@ -7,7 +7,7 @@
 //! token file (never from the environment or the command line), its id from `CONTAINER_ID`,
 //! the address from the driver URL the AM put in the environment
 //! ([`crate::protocol::executor_env`]), and the next attempt's address from the staging
-//! folder as the executor finds it (`crate::executor::next_am`).
+//! folder as the executor finds it (`crate::cluster::next_am`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,7 +17,7 @@ use reqwest::{Method, StatusCode};
 use yarn_client::credentials::Credentials;
 use yarn_client::rest::RmRest;
 
-use crate::executor::next_am::{NextAm, StagingFolder};
+use crate::cluster::next_am::{NextAm, StagingFolder};
 use crate::protocol::driver_api::ApiError;
 use crate::protocol::driver_secret::DriverSecret;
 use crate::protocol::executor_env::{self, process_var};

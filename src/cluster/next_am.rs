@@ -9,9 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use tracing::warn;
 
-use super::config::var;
 use crate::staging::fs::join;
-use crate::staging::StagingDir;
 
 /// The application's staging folder, as an executor reaches it.
 pub(crate) use crate::staging::StagingFolder;
@@ -35,7 +33,8 @@ impl StagingFolder {
     /// On HDFS, reached through WebHDFS with the container's HDFS delegation token
     /// (`user.name` without security).
     pub(crate) fn from_env() -> anyhow::Result<Option<Self>> {
-        let Some(staging) = StagingDir::from_env(var)? else {
+        let get = |name: &str| std::env::var(name).ok();
+        let Some(staging) = crate::protocol::executor_env::staging(&get)? else {
             return Ok(None);
         };
         // Read at the first WebHDFS call, after `take_key` rewrote the token file: it keeps
@@ -93,9 +92,9 @@ fn moved(text: &str, current: &str) -> NextAm {
 
 /// [`StagingFolder::next_am`] for a local folder, at once (local reads never wait).
 #[cfg(test)]
-pub(super) fn next_am(staging_dir: &std::path::Path, current: &str) -> NextAm {
+pub(crate) fn next_am(staging_dir: &std::path::Path, current: &str) -> NextAm {
     use futures_util::FutureExt;
-    let staging = StagingDir::Local {
+    let staging = crate::staging::StagingDir::Local {
         path: staging_dir.display().to_string(),
     };
     let folder = StagingFolder::reach(
