@@ -162,7 +162,6 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
     let pool = pool(
         &spec,
         &env,
-        &api,
         (topo, clusters),
         &registered,
         &resumed,
@@ -492,12 +491,11 @@ async fn resume(
 }
 
 /// The executor pool: the allocator on the cluster's topology, the request table with the
-/// NM tokens of containers kept from an earlier attempt, and the registry that tells the
-/// API's event stream about executors.
+/// NM tokens of containers kept from an earlier attempt, and the registry whose events the
+/// loop sends to the API's event stream.
 fn pool(
     spec: &AppSpec,
     env: &ContainerEnv,
-    api: &Api,
     (topo, clusters): (SharedTopology, Vec<Cluster>),
     registered: &Registered,
     resumed: &Resumed,
@@ -533,7 +531,7 @@ fn pool(
         .collect();
     let mut table = AmrmState::new(cluster_view::rack_resolver(&topo), Some(amrm_token));
     table.on_registered(registered.nm_tokens_from_previous_attempts.clone());
-    let registry = Registry::new(api.handle.events.clone());
+    let registry = Registry::new();
     let mut pool = Pool::with_kinds(
         allocators,
         table,

@@ -18,12 +18,15 @@
 //!   [`AmCore::handle_launched`] (a launch report), [`AmCore::handle_allocated`] (an
 //!   allocate call came back, with the batch it carried), [`AmCore::handle_nodes_listed`]
 //!   (the node list the core asked for), [`AmCore::handle_cluster_look`] (the look at the
-//!   cluster it asked for, to say why executors wait) and [`AmCore::handle_timeout`] (the
-//!   time from [`AmCore::poll_timeout`] came).
+//!   cluster it asked for, to say why executors wait), [`AmCore::handle_journaled`] (the
+//!   entries from [`AmCore::poll_journal`] were written, durably or not) and
+//!   [`AmCore::handle_timeout`] (the time from [`AmCore::poll_timeout`] came).
 //! - **Outputs**, `poll_*`: what the shell must do now. Each takes what it returns, so
 //!   the shell asks again on every pass: [`AmCore::poll_launches`] (executors to start),
 //!   [`AmCore::poll_journal`] (entries to write before those launches start, and before
-//!   the key-value writes they carry are answered: [`AmCore::take_kv_acks`]),
+//!   the key-value writes they carry are answered), [`AmCore::poll_reply`] (answers to
+//!   commands, each for the [`ReplyTo`] its command named: the core holds no channel),
+//!   [`AmCore::poll_event`] (executor events for the event stream),
 //!   [`AmCore::poll_allocate`] (the allocate call to make, when one is due and none is in
 //!   flight), [`AmCore::poll_nodes_wanted`] (fetch the RM's node list),
 //!   [`AmCore::poll_look_wanted`] (look at the app's queue and the nodes) and
@@ -32,9 +35,10 @@
 //!   [`AmCore::drained`] (whether to leave the loop), [`AmCore::view`] (what the API
 //!   publishes), [`AmCore::table`] (the newest AMRM token) and [`AmCore::job_summary`].
 //!
-//! One loop pass is: `poll_launches`, `poll_journal` (write it), start the launches;
-//! `poll_allocate` if no call is in flight; `poll_nodes_wanted`; `poll_look_wanted`; publish
-//! `view`; leave if `ending` and `drained`; then wait for the first of the call in flight,
+//! One loop pass is: `poll_reply` and `poll_event` (send them on), `poll_launches`,
+//! `poll_journal` (write it, then `handle_journaled` and `poll_reply` again), start the
+//! launches; `poll_allocate` if no call is in flight; `poll_nodes_wanted`;
+//! `poll_look_wanted`; `poll_event` again and publish `view`; leave if `ending` and `drained`; then wait for the first of the call in flight,
 //! `poll_timeout`, a command, a launch report, a node list or a look, and feed it to its
 //! `handle_*`.
 //!
@@ -66,22 +70,22 @@
 //! polling a dead address until the NodeManager kills them. An ending AM keeps only the
 //! drain's timer.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
 use tracing::{info, warn};
 use yarn_client::amrm::Preemption;
 use yarn_client::request_table::AllocateBatch;
 
-use super::events::{job_diagnostics_line, DriverCommand, LaunchReport, RmReply};
+use super::events::{job_diagnostics_line, DriverCommand, LaunchReport, Reply, ReplyTo, RmReply};
 use super::interval::Interval;
 use super::job_run::JobRun;
 use super::pool::{Launch, Pool};
 use super::preemption::Preempting;
 use super::waiting::{ClusterLook, Waiting};
-use crate::core::kv::{KvAnswer, KvDesk, KvStore};
+use crate::core::kv::{KvDesk, KvStore};
 use crate::protocol::driver_api::{
-    self, ExecutorId, FinalOutcome, KillOutcome, KindDeclared, StateView,
+    self, ExecutorEvent, ExecutorId, FinalOutcome, KillOutcome, KindDeclared, StateView,
 };
 use crate::protocol::poll::PollReply;
 
@@ -273,6 +277,8 @@ pub struct AmCore {
     kv: KvDesk,
     /// What the AM gave back on the RM's preemption requests (see [`super::preemption`]).
     preempting: Preempting,
+    /// Answers to commands, for the shell to send on ([`Self::poll_reply`]).
+    replies: VecDeque<(ReplyTo, Reply)>,
 }
 
 impl AmCore {
@@ -312,6 +318,7 @@ impl AmCore {
             waiting: Waiting::default(),
             kv: KvDesk::default(),
             preempting: Preempting::default(),
+            replies: VecDeque::new(),
         };
         core.arm_driver_tick();
         core
@@ -386,57 +393,29 @@ impl AmCore {
                 self.urgent = true;
             }
             DriverCommand::DeclareKind { declaration, reply } => {
-                let base = self.pool.default_kind();
-                let decl = super::pool::DeclaredKind {
-                    shape: crate::protocol::spec::ExecutorKind {
-                        name: declaration.name.clone(),
-                        memory_mb: declaration.memory_mb,
-                        vcores: declaration.vcores,
-                        initial: 0,
-                        min: 0,
-                        max: declaration.max.unwrap_or(base.max),
-                        node_label: base.node_label.clone(),
-                        resources: declaration.resources,
-                        command: None,
-                    },
-                    env: declaration.env,
-                };
-                let answer = self
-                    .pool
-                    .declare_kind(decl)
-                    .map(|(index, created)| KindDeclared {
-                        name: declaration.name,
-                        index,
-                        created,
-                    });
-                if let Err(e) = &answer {
-                    warn!(error = %e, "executor kind declaration refused");
-                }
-                let _ = reply.send(answer);
+                let answer = self.declare_kind(declaration);
+                self.reply(reply, answer);
             }
             DriverCommand::Progress(p) => self.reported_progress = Some(p.clamp(0.0, 1.0)),
             DriverCommand::Kill {
                 executor_ids,
                 reply,
             } => {
-                // A name that is no executor id is as unknown as an id the AM never ran.
-                let mut unknown = Vec::new();
-                let ids = executor_ids
-                    .into_iter()
-                    .filter_map(|s| s.parse().map_err(|_| unknown.push(s)).ok())
-                    .collect();
-                let (killed, not_live) = self.pool.kill(now_ms, ids);
-                unknown.extend(not_live.iter().map(ExecutorId::to_string));
-                let _ = reply.send(KillOutcome { killed, unknown });
+                let answer = self.kill(now_ms, executor_ids);
+                self.reply(reply, answer);
             }
             // Reads are answered now; a write's answer waits for its journal entry
-            // (`poll_journal`, then `take_kv_acks`).
-            DriverCommand::Kv { request, reply } => self.kv.handle(request, reply),
+            // (`poll_journal`, then `handle_journaled`).
+            DriverCommand::Kv { request, reply } => {
+                if let Some(answer) = self.kv.handle(request, reply) {
+                    self.reply(reply, answer);
+                }
+            }
             DriverCommand::ExecutorPoll { request, reply } => {
                 let answer = self.poll(now_ms, request);
                 // A reply the executor never gets (its call timed out) is found on its
                 // next poll, which does not name those attempts (see `deliveries`).
-                let _ = reply.send(answer);
+                self.reply(reply, answer);
             }
             DriverCommand::Finish(f) => {
                 let outcome = match f.status {
@@ -454,6 +433,58 @@ impl AmCore {
             }
         }
         self.settle(now_ms);
+    }
+
+    /// Queues `answer` for the caller `to` (see [`Self::poll_reply`]).
+    fn reply(&mut self, to: ReplyTo, answer: impl Into<Reply>) {
+        self.replies.push_back((to, answer.into()));
+    }
+
+    /// `POST /v1/kinds`: a kind of the declared shape, on the default kind's node label.
+    fn declare_kind(
+        &mut self,
+        declaration: driver_api::KindDeclaration,
+    ) -> Result<KindDeclared, super::pool::DeclareError> {
+        let base = self.pool.default_kind();
+        let decl = super::pool::DeclaredKind {
+            shape: crate::protocol::spec::ExecutorKind {
+                name: declaration.name.clone(),
+                memory_mb: declaration.memory_mb,
+                vcores: declaration.vcores,
+                initial: 0,
+                min: 0,
+                max: declaration.max.unwrap_or(base.max),
+                node_label: base.node_label.clone(),
+                resources: declaration.resources,
+                command: None,
+            },
+            env: declaration.env,
+        };
+        let answer = self
+            .pool
+            .declare_kind(decl)
+            .map(|(index, created)| KindDeclared {
+                name: declaration.name,
+                index,
+                created,
+            });
+        if let Err(e) = &answer {
+            warn!(error = %e, "executor kind declaration refused");
+        }
+        answer
+    }
+
+    /// `POST /v1/executors/kill`.
+    fn kill(&mut self, now_ms: u64, executor_ids: Vec<String>) -> KillOutcome {
+        // A name that is no executor id is as unknown as an id the AM never ran.
+        let mut unknown = Vec::new();
+        let ids = executor_ids
+            .into_iter()
+            .filter_map(|s| s.parse().map_err(|_| unknown.push(s)).ok())
+            .collect();
+        let (killed, not_live) = self.pool.kill(now_ms, ids);
+        unknown.extend(not_live.iter().map(ExecutorId::to_string));
+        KillOutcome { killed, unknown }
     }
 
     fn poll(&mut self, now_ms: u64, request: crate::protocol::poll::PollRequest) -> PollReply {
@@ -858,14 +889,28 @@ impl AmCore {
         out
     }
 
-    /// The key-value writes' answers held for the entries [`Self::poll_journal`] returned,
-    /// to send now that the shell made those durable (`journaled`), or "not journaled" in
-    /// their place when it could not.
-    pub fn take_kv_acks(
-        &mut self,
-        journaled: bool,
-    ) -> Vec<(tokio::sync::oneshot::Sender<KvAnswer>, KvAnswer)> {
-        self.kv.take_acks(journaled)
+    /// The shell wrote the entries [`Self::poll_journal`] returned: durably (`journaled`),
+    /// or not. The key-value writes' answers held for them are queued for
+    /// [`Self::poll_reply`] now, or "not journaled" in their place when the shell could not.
+    pub fn handle_journaled(&mut self, journaled: bool) {
+        for (to, answer) in self.kv.take_acks(journaled) {
+            self.reply(to, answer);
+        }
+    }
+
+    /// The next answer to a caller, by the [`ReplyTo`] its command named: a command's
+    /// answer right after [`Self::handle_command`] (a key-value write's after
+    /// [`Self::handle_journaled`]). The shell drains these before it writes the journal, so
+    /// that a poll reply goes out before the task starts it carries are written (a crash in
+    /// between only reruns that task).
+    pub fn poll_reply(&mut self) -> Option<(ReplyTo, Reply)> {
+        self.replies.pop_front()
+    }
+
+    /// The next executor event for the event stream (`GET /v1/events`), oldest first; the
+    /// shell drains them on every pass, before it publishes [`Self::view`].
+    pub fn poll_event(&mut self) -> Option<ExecutorEvent> {
+        self.pool.registry.poll_event()
     }
 
     /// The key-value store's revision, which the shell publishes to wake watches.

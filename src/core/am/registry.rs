@@ -31,6 +31,10 @@
 //! executors that changed are rendered again, and the chunks they are in copied again (as
 //! pointers), then the chunk pointers. A live executor's view is rendered from the tracker's
 //! container and phase at publication; the published copy is output, never asked.
+//!
+//! Streamed by the shell: each event waits in an outbox until the shell takes it
+//! ([`Registry::poll_event`], every loop pass) and sends it to the event stream's
+//! subscribers; the registry holds no channel.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
@@ -39,7 +43,6 @@ use crate::core::allocator::exit_status::classify;
 use crate::core::allocator::matching::Locality as MatchLevel;
 use crate::core::allocator::tracker::{Allocator, Phase};
 use crate::core::ids::ExecutorId;
-use tokio::sync::broadcast;
 
 use crate::protocol::driver_api::{
     ExecutorEvent, ExecutorState, ExecutorView, Listed, Locality, Retention, LISTED_CHUNK,
@@ -99,7 +102,8 @@ pub struct Registry {
     /// Finished executors still kept, oldest first.
     finished: VecDeque<ExecutorId>,
     recent: VecDeque<Arc<ExecutorEvent>>,
-    events: broadcast::Sender<ExecutorEvent>,
+    /// Events not yet taken by the shell ([`Self::poll_event`]), oldest first.
+    outbox: VecDeque<ExecutorEvent>,
     retention: Retention,
     /// Executors that counted against the app, forgotten ones included.
     failures: u32,
@@ -159,13 +163,19 @@ fn render(id: ExecutorId, p: &Placed, held: Held<'_>) -> ExecutorView {
     }
 }
 
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Registry {
-    pub fn new(events: broadcast::Sender<ExecutorEvent>) -> Self {
+    pub fn new() -> Self {
         Self {
             executors: BTreeMap::new(),
             finished: VecDeque::new(),
             recent: VecDeque::new(),
-            events,
+            outbox: VecDeque::new(),
             retention: Retention {
                 finished_kept: FINISHED_KEPT as u64,
                 ..Retention::default()
@@ -195,8 +205,13 @@ impl Registry {
         if self.recent.len() > RECENT_EVENTS {
             self.recent.pop_front();
         }
-        // No subscriber is fine: the event is still in `recent`.
-        let _ = self.events.send(ev);
+        self.outbox.push_back(ev);
+    }
+
+    /// The oldest event the shell has not taken yet, for the event stream. The shell takes
+    /// them all on every loop pass, so the outbox holds only what one input caused.
+    pub fn poll_event(&mut self) -> Option<ExecutorEvent> {
+        self.outbox.pop_front()
     }
 
     /// Where live executor `id`'s NodeManager serves its logs (from the grant).
@@ -540,9 +555,9 @@ mod tests {
     }
 
     impl Fixture {
-        fn new(tx: broadcast::Sender<ExecutorEvent>) -> Self {
+        fn new() -> Self {
             Fixture {
-                r: Registry::new(tx),
+                r: Registry::new(),
                 held: HashMap::new(),
             }
         }
@@ -617,8 +632,7 @@ mod tests {
     /// always, and the failure count stays exact.
     #[test]
     fn ten_thousand_lifecycles_keep_a_bounded_history() {
-        let (tx, _rx) = broadcast::channel(16);
-        let mut f = Fixture::new(tx);
+        let mut f = Fixture::new();
         for id in 1..=3 {
             f.launching(e(id), &format!("live{id}"), "nm1", "/r", MatchLevel::Node);
             f.running(e(id));
@@ -663,8 +677,7 @@ mod tests {
     /// RM killed it under the launcher): our doing, not the app's failure.
     #[test]
     fn a_failed_launch_of_a_container_given_back_does_not_count() {
-        let (tx, _rx) = broadcast::channel(16);
-        let mut f = Fixture::new(tx);
+        let mut f = Fixture::new();
         f.launching(e(1), "c1", "nm1", "/rack1", MatchLevel::Node);
         f.launching(e(2), "c2", "nm2", "/rack1", MatchLevel::Node);
         f.released(e(1));
@@ -678,8 +691,7 @@ mod tests {
 
     #[test]
     fn lifecycle_released_vs_failed() {
-        let (tx, mut rx) = broadcast::channel(16);
-        let mut f = Fixture::new(tx);
+        let mut f = Fixture::new();
         f.launching(e(1), "c1", "nm1", "/rack1", MatchLevel::Node);
         f.launching(e(2), "c2", "nm3", "/rack2", MatchLevel::Any);
         f.running(e(1));
@@ -704,7 +716,7 @@ mod tests {
         assert_eq!(f.r.counts_against_app(), 1);
         assert!(!f.r.is_live(e(2)));
         assert_eq!(f.r.live_host(e(2)), None);
-        let names: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
+        let names: Vec<_> = std::iter::from_fn(|| f.r.poll_event())
             .map(|e| e.name())
             .collect();
         assert_eq!(
@@ -754,8 +766,7 @@ mod tests {
         /// not), and a list published earlier still shows the executors as they were then.
         #[test]
         fn published_lists_equal_a_rebuild(steps in proptest::collection::vec(step(), 0..300)) {
-            let (tx, _rx) = broadcast::channel(16);
-            let mut f = Fixture::new(tx);
+            let mut f = Fixture::new();
             let mut launched = 0u64;
             let mut earlier: Option<(Listed<ExecutorView>, Vec<ExecutorView>)> = None;
             for s in steps {
