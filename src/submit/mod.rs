@@ -9,6 +9,7 @@
 //! once.
 
 pub mod input_listing;
+mod job_file;
 pub mod limits;
 pub mod resources;
 pub mod service_data;
@@ -168,8 +169,8 @@ async fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let am_env = parse_env(&args.env, "--env")?;
     let mut job = match &args.job {
         Some(path) => {
-            let job = crate::core::driver::job::Job::from_file(path)
-                .with_context(|| format!("job file {}", path.display()))?;
+            let job =
+                job_file::read(path).with_context(|| format!("job file {}", path.display()))?;
             Some(job)
         }
         None => None,
