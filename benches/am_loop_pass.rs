@@ -18,7 +18,6 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use tokio::sync::oneshot;
 use yarn_am::core::driver::{Driver, ExecutorId, Job};
 use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer};
 use yarn_client::rest::NodeInfo;
@@ -80,7 +79,6 @@ struct Bench {
 }
 
 fn poll(core: &mut AmCore, now: u64, id: &str, host: &str, done: Option<(&str, u32)>) -> PollReply {
-    let (reply, mut rx) = oneshot::channel();
     let request = PollRequest {
         executor_id: id.into(),
         host: host.into(),
@@ -96,8 +94,10 @@ fn poll(core: &mut AmCore, now: u64, id: &str, host: &str, done: Option<(&str, u
             .collect(),
         running: Vec::new(),
     };
-    core.handle_command(now, DriverCommand::ExecutorPoll { request, reply });
-    rx.try_recv().expect("a poll is answered at once")
+    fixtures::ask(core, now, |reply| DriverCommand::ExecutorPoll {
+        request,
+        reply,
+    })
 }
 
 impl Bench {
@@ -182,6 +182,10 @@ impl Bench {
             black_box(from_scratch(&mut self.core));
         }
         let t2 = thread_cpu();
+        // The executor events the shell sends to the event stream before it publishes.
+        while let Some(event) = self.core.poll_event() {
+            black_box(event);
+        }
         black_box(self.core.view());
         if !reference {
             let mut p = PARTS.lock().expect("parts");

@@ -44,7 +44,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 use sim::{simulate, Trace, TraceConfig};
-use tokio::sync::broadcast;
 use yarn_am::core::allocator::matching::Locality;
 use yarn_am::core::allocator::tracker::{Action, Allocator, AllocatorConfig, Event, ExecutorId};
 use yarn_am::core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
@@ -301,6 +300,8 @@ impl Am {
             };
             self.pool.on_launch(now, started);
         }
+        // The executor events the AM's loop would stream: none listens here.
+        while self.pool.registry.poll_event().is_some() {}
     }
 
     fn set_demand(&mut self, now: u64, demand: Demand) {
@@ -651,11 +652,10 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         kinds: Vec::new(),
         max_kinds: 0,
     };
-    let (events, _) = broadcast::channel(64);
     let pool = Pool::new(
         allocator,
         table,
-        Registry::new(events),
+        Registry::new(),
         spec,
         "application_0_0001".into(),
     );

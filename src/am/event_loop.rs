@@ -19,6 +19,7 @@ use tracing::warn;
 use yarn_client::request_table::AllocateBatch;
 use yarn_client::rest::NodeInfo;
 
+use super::callers::{self, Callers};
 use super::driver_process::{self, DriverProcess};
 use super::journal_store::DURABLE_WAIT;
 use super::rm::RmSession;
@@ -59,9 +60,10 @@ pub(super) async fn run(
     let mut listing = false;
     // A look at the cluster when executors wait (why they do): a task of its own too.
     let (looked_tx, mut looked) = tokio::sync::mpsc::channel::<Option<ClusterLook>>(1);
+    let mut callers = Callers::default();
     // The loop never waits on the RM: the allocate call is one more thing it selects on.
     let ending = loop {
-        carry_out(am, &mut rm).await;
+        carry_out(am, &mut rm, &mut callers).await;
         if !listing && am.core.poll_nodes_wanted() {
             listing = true;
             let (rest, tx) = (am.rest.clone(), listed_tx.clone());
@@ -75,6 +77,7 @@ pub(super) async fn run(
                 let _ = tx.send(look_at_cluster(&rest, &app).await).await;
             });
         }
+        callers::send_events(&mut am.core, &am.api.handle.events);
         am.api.handle.state.send_replace(Arc::new(am.core.view()));
         if let Some(ending) = am.core.ending() {
             if am.core.drained(am.clock.now_ms()) {
@@ -95,7 +98,7 @@ pub(super) async fn run(
                 core.handle_allocated(clock.now_ms(), batch, reply);
             }
             _ = tokio::time::sleep_until(wake) => core.handle_timeout(clock.now_ms()),
-            Some(cmd) = am.api.handle.commands.recv() => core.handle_command(clock.now_ms(), cmd),
+            Some(call) = am.api.handle.commands.recv() => callers.handle(core, clock.now_ms(), call),
             Some(report) = am.launches.recv() => core.handle_launched(clock.now_ms(), report),
             Some(nodes) = listed.recv() => {
                 listing = false;
@@ -125,13 +128,19 @@ pub(super) async fn run(
             }
         }
     };
+    callers.send_replies(&mut am.core);
+    callers::send_events(&mut am.core, &am.api.handle.events);
     am.api.handle.state.send_replace(Arc::new(am.core.view()));
     (ending, rm)
 }
 
-/// The core's launches (after their journal entries) and the allocate call, if one is due
-/// and none is in flight.
-async fn carry_out(am: &mut Am, rm: &mut RmState) {
+/// The core's answers and events, its launches (after their journal entries) and the
+/// allocate call, if one is due and none is in flight.
+async fn carry_out(am: &mut Am, rm: &mut RmState, callers: &mut Callers) {
+    // Before the journal: a poll reply goes out before the task starts it carries are
+    // written (see below).
+    callers.send_replies(&mut am.core);
+    callers::send_events(&mut am.core, &am.api.handle.events);
     let launches = am.core.poll_launches();
     // Asked for on every pass, journal or not, so that entries never pile up in the core.
     let entries = am.core.poll_journal(&launches);
@@ -154,10 +163,9 @@ async fn carry_out(am: &mut Am, rm: &mut RmState) {
         // No staging folder: no later attempt could read a journal anyway.
         None => true,
     };
+    am.core.handle_journaled(journaled);
+    callers.send_replies(&mut am.core);
     if kv_writes {
-        for (reply, answer) in am.core.take_kv_acks(journaled) {
-            let _ = reply.send(answer);
-        }
         // Only a new revision wakes the watches (each then asks the loop again).
         let rev = am.core.kv_revision();
         am.api

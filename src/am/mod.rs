@@ -14,6 +14,8 @@
 //!   lists, SIGTERM); no command ever waits on the RM.
 //! - `finish.rs`: the end. Job report, unregistration (or not, for a failure with attempts
 //!   left), staging clean-up, stopping the driver API.
+//! - `callers.rs`: the reply channels of driver commands the core has not answered yet,
+//!   kept under the id each command names, and the core's executor events sent on.
 //! - `rm.rs`: the session with the RM's scheduler (register, allocate, re-register,
 //!   unregister); an allocate call owns the session, so it borrows nothing of the loop.
 //! - `launcher.rs`: starts executors on NodeManagers, a bounded number at a time, as tasks
@@ -28,6 +30,7 @@
 //!
 //! The HTTP server and the launches run as tasks that only talk to the loop through channels.
 
+mod callers;
 mod container_env;
 pub mod driver_process;
 mod event_loop;

@@ -138,21 +138,7 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
                 .map(|k| cluster_view::from_nodes(&nodes, k).1),
         )
         .collect();
-    let mut job = match &spec.job {
-        Some(j) => {
-            // The job's drivers find an executor's kind by the stripes of its kinds alone.
-            anyhow::ensure!(
-                spec.executor.stripe_width() == kinds.len(),
-                "a job's spec may not reserve executor kinds beyond its own (max_kinds)"
-            );
-            let names: Vec<String> = kinds.iter().map(|k| k.name.clone()).collect();
-            let run =
-                JobRun::for_job(j, &topo, &names).context("the job in the spec is not valid")?;
-            info!(job = %j.name, tasks = j.tasks.len(), kinds = names.len(), "running a job with the embedded driver");
-            Some(run)
-        }
-        None => None,
-    };
+    let mut job = job_run(&spec, &topo)?;
     let tokens = SharedTokens::new(creds.clone());
     let webhdfs_auth: HttpAuthSource = {
         let t = tokens.clone();
@@ -162,7 +148,6 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
     let pool = pool(
         &spec,
         &env,
-        &api,
         (topo, clusters),
         &registered,
         &resumed,
@@ -182,25 +167,7 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
         tokens.clone(),
         service_data,
     );
-    let mut core = AmCore::new(
-        pool,
-        job,
-        IDLE_HEARTBEAT,
-        spec.max_executor_failures as usize,
-    )
-    .with_executor_silence(
-        spec.executor_silence_timeout_ms
-            .map_or(DEFAULT_EXECUTOR_SILENCE, Duration::from_millis),
-    )
-    .with_completion(if spec.keep_running {
-        Completion::KeepRunning
-    } else {
-        Completion::ExecutorsSucceed
-    })
-    .with_kv(resumed.kv.clone())
-    .with_grant_window(Duration::from_millis(
-        spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
-    ));
+    let mut core = core(&spec, pool, job, resumed.kv.clone());
     let clock = Clock::start();
     adopt(&mut core, clock.now_ms(), &registered, &resumed);
     // Executors of an earlier attempt find this one here (see `journal_store::publish_url`).
@@ -227,6 +194,46 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
         sigterm,
     };
     Ok((am, session))
+}
+
+/// The embedded job of the spec, if any, with one driver per executor kind.
+fn job_run(spec: &AppSpec, topo: &SharedTopology) -> anyhow::Result<Option<JobRun>> {
+    let Some(j) = &spec.job else {
+        return Ok(None);
+    };
+    let kinds = spec.executor.all_kinds();
+    // The job's drivers find an executor's kind by the stripes of its kinds alone.
+    anyhow::ensure!(
+        spec.executor.stripe_width() == kinds.len(),
+        "a job's spec may not reserve executor kinds beyond its own (max_kinds)"
+    );
+    let names: Vec<String> = kinds.iter().map(|k| k.name.clone()).collect();
+    let run = JobRun::for_job(j, topo, &names).context("the job in the spec is not valid")?;
+    info!(job = %j.name, tasks = j.tasks.len(), kinds = names.len(), "running a job with the embedded driver");
+    Ok(Some(run))
+}
+
+/// The core, with the spec's settings and the key-value store earlier attempts left.
+fn core(spec: &AppSpec, pool: Pool, job: Option<JobRun>, kv: KvStore) -> AmCore {
+    AmCore::new(
+        pool,
+        job,
+        IDLE_HEARTBEAT,
+        spec.max_executor_failures as usize,
+    )
+    .with_executor_silence(
+        spec.executor_silence_timeout_ms
+            .map_or(DEFAULT_EXECUTOR_SILENCE, Duration::from_millis),
+    )
+    .with_completion(if spec.keep_running {
+        Completion::KeepRunning
+    } else {
+        Completion::ExecutorsSucceed
+    })
+    .with_kv(kv)
+    .with_grant_window(Duration::from_millis(
+        spec.nm_heartbeat_ms.unwrap_or(DEFAULT_SPREAD_WAIT_MS),
+    ))
 }
 
 fn read_inputs() -> anyhow::Result<Inputs> {
@@ -492,12 +499,11 @@ async fn resume(
 }
 
 /// The executor pool: the allocator on the cluster's topology, the request table with the
-/// NM tokens of containers kept from an earlier attempt, and the registry that tells the
-/// API's event stream about executors.
+/// NM tokens of containers kept from an earlier attempt, and the registry whose events the
+/// loop sends to the API's event stream.
 fn pool(
     spec: &AppSpec,
     env: &ContainerEnv,
-    api: &Api,
     (topo, clusters): (SharedTopology, Vec<Cluster>),
     registered: &Registered,
     resumed: &Resumed,
@@ -533,7 +539,7 @@ fn pool(
         .collect();
     let mut table = AmrmState::new(cluster_view::rack_resolver(&topo), Some(amrm_token));
     table.on_registered(registered.nm_tokens_from_previous_attempts.clone());
-    let registry = Registry::new(api.handle.events.clone());
+    let registry = Registry::new();
     let mut pool = Pool::with_kinds(
         allocators,
         table,

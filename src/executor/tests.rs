@@ -8,7 +8,7 @@ use super::config::take_key;
 use super::task_process::{output_name, ProcessGroup};
 use super::*;
 use crate::cluster::next_am::{next_am, NextAm};
-use crate::http::{self, DriverCommand};
+use crate::http::{self, Call, DriverCommand, Reply};
 use crate::protocol::driver_secret::new_secret;
 use crate::protocol::poll::{
     self, PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult,
@@ -34,11 +34,11 @@ async fn am(mut script: Script) -> FakeAm {
     let polls = Arc::new(Mutex::new(Vec::new()));
     let seen = polls.clone();
     tokio::spawn(async move {
-        while let Some(cmd) = handle.commands.recv().await {
-            if let DriverCommand::ExecutorPoll { request, reply } = cmd {
+        while let Some(Call { command, reply }) = handle.commands.recv().await {
+            if let (DriverCommand::ExecutorPoll { request, .. }, Some(reply)) = (command, reply) {
                 let answer = script(&request);
                 seen.lock().unwrap().push(request);
-                let _ = reply.send(answer);
+                let _ = reply.send(Reply::Poll(answer));
             }
         }
     });
@@ -270,10 +270,10 @@ async fn an_executor_whose_am_is_gone_exits_within_5_s() {
     let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let seen = polls.clone();
     tokio::spawn(async move {
-        while let Some(cmd) = handle.commands.recv().await {
-            if let DriverCommand::ExecutorPoll { reply, .. } = cmd {
+        while let Some(Call { command, reply }) = handle.commands.recv().await {
+            if let (DriverCommand::ExecutorPoll { .. }, Some(reply)) = (command, reply) {
                 seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let _ = reply.send(PollReply::default());
+                let _ = reply.send(Reply::Poll(PollReply::default()));
             }
         }
     });

@@ -4,6 +4,11 @@
 //! on a channel that the AM loop consumes between heartbeats, and reads serve the latest
 //! [`StateView`] the loop published. So data flows one way (driver -> AM loop -> allocator)
 //! and a slow or broken client can never block the heartbeat.
+//!
+//! A command that waits for an answer names it by a [`ReplyTo`] this side picks (a counter
+//! shared by every handler) and travels as a [`Call`] with the channel for the answer: the
+//! loop keeps the channel under that id and sends on it the [`Reply`] the sans-IO core
+//! queues for the id.
 
 mod auth;
 mod kv;
@@ -13,6 +18,7 @@ mod page;
 mod poll;
 mod server;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,14 +33,23 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
 
-pub use crate::core::am::events::DriverCommand;
+pub use crate::core::am::events::{DriverCommand, Reply, ReplyTo};
 use crate::protocol::driver_api::{
-    ApiError, Demand, ExecutorEvent, FinishRequest, KillRequest, ProgressReport, StateView,
+    ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, ProgressReport,
+    StateView,
 };
+
+/// A driver command on its way to the AM loop, with the caller's end of the answer when it
+/// waits for one (the command then names it by [`DriverCommand::reply_to`]).
+#[derive(Debug)]
+pub struct Call {
+    pub command: DriverCommand,
+    pub reply: Option<oneshot::Sender<Reply>>,
+}
 
 /// The AM loop's end of the API.
 pub struct ApiHandle {
-    pub commands: mpsc::Receiver<DriverCommand>,
+    pub commands: mpsc::Receiver<Call>,
     pub state: watch::Sender<Arc<StateView>>,
     pub events: broadcast::Sender<ExecutorEvent>,
     /// The key-value store's revision, published after each write is acknowledged: wakes
@@ -48,7 +63,9 @@ pub struct Shared {
     secret: Arc<str>,
     /// Checks executors' signed polls (keys derived from `secret`; see `poll_auth`).
     executors: Arc<std::sync::Mutex<crate::protocol::poll::Verifier>>,
-    commands: mpsc::Sender<DriverCommand>,
+    commands: mpsc::Sender<Call>,
+    /// The next [`ReplyTo`] a call waiting for an answer takes.
+    next_reply: Arc<AtomicU64>,
     state: watch::Receiver<Arc<StateView>>,
     events: broadcast::Sender<ExecutorEvent>,
     /// Turns true when the server stops; ends the event streams.
@@ -78,6 +95,7 @@ pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
                 secret.as_bytes(),
             ))),
             commands: cmd_tx,
+            next_reply: Arc::new(AtomicU64::new(0)),
             state: state_rx,
             events: events_tx.clone(),
             closing: Arc::new(watch::channel(false).0),
@@ -260,9 +278,20 @@ fn snapshot(shared: &Shared) -> Arc<StateView> {
     shared.state.borrow().clone()
 }
 
-async fn send(shared: &Shared, cmd: DriverCommand) -> Result<(), (StatusCode, Json<ApiError>)> {
+async fn send(shared: &Shared, command: DriverCommand) -> Result<(), (StatusCode, Json<ApiError>)> {
+    call(
+        shared,
+        Call {
+            command,
+            reply: None,
+        },
+    )
+    .await
+}
+
+async fn call(shared: &Shared, call: Call) -> Result<(), (StatusCode, Json<ApiError>)> {
     // The loop drains this channel every round; a full channel means it is stuck or gone.
-    match tokio::time::timeout(Duration::from_secs(5), shared.commands.send(cmd)).await {
+    match tokio::time::timeout(Duration::from_secs(5), shared.commands.send(call)).await {
         Ok(Ok(())) => Ok(()),
         _ => Err(error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -348,28 +377,30 @@ const ASK_TIMEOUT: Duration = if cfg!(test) {
     Duration::from_secs(10)
 };
 
-/// Sends a command that carries a reply channel and answers with what the loop replies.
-pub(crate) async fn ask<R: serde::Serialize>(
+/// Sends a command that waits for an answer and answers with what the loop replies.
+pub(crate) async fn ask<R: serde::Serialize + TryFrom<Reply>>(
     shared: &Shared,
-    make: impl FnOnce(oneshot::Sender<R>) -> DriverCommand,
+    make: impl FnOnce(ReplyTo) -> DriverCommand,
     what: &str,
 ) -> Response {
-    match ask_raw(shared, make, what).await {
+    match ask_raw::<R>(shared, make, what).await {
         Ok(r) => Json(r).into_response(),
         Err(e) => e.into_response(),
     }
 }
 
-/// Sends a command that carries a reply channel and returns the loop's reply, or the
-/// error to answer when the loop does not take the command or does not reply in time.
-pub(crate) async fn ask_raw<R>(
+/// Sends a command that waits for an answer (`make` names it by the [`ReplyTo`] given) and
+/// returns the loop's reply, or the error to answer when the loop does not take the command
+/// or does not reply in time.
+pub(crate) async fn ask_raw<R: TryFrom<Reply>>(
     shared: &Shared,
-    make: impl FnOnce(oneshot::Sender<R>) -> DriverCommand,
+    make: impl FnOnce(ReplyTo) -> DriverCommand,
     what: &str,
 ) -> Result<R, (StatusCode, Json<ApiError>)> {
-    let (reply, rx) = oneshot::channel();
-    send(shared, make(reply)).await?;
-    let mut rx = rx;
+    let (reply, mut rx) = oneshot::channel();
+    let command = make(ReplyTo(shared.next_reply.fetch_add(1, Ordering::Relaxed)));
+    let reply = Some(reply);
+    call(shared, Call { command, reply }).await?;
     let answer = match tokio::time::timeout(ASK_TIMEOUT, &mut rx).await {
         Ok(r) => r.ok(),
         Err(_) => {
@@ -380,7 +411,9 @@ pub(crate) async fn ask_raw<R>(
             rx.try_recv().ok()
         }
     };
-    answer.ok_or_else(|| {
+    // The core answers each command with its own kind of reply; another is a bug, answered
+    // as no answer.
+    answer.and_then(|a| R::try_from(a).ok()).ok_or_else(|| {
         error(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("the ApplicationMaster did not answer the {what}"),
@@ -395,7 +428,7 @@ async fn post_kill(State(shared): State<Shared>, body: axum::body::Bytes) -> Res
                 executor_ids: req.executor_ids,
                 reply,
             };
-            ask(&shared, make, "kill request").await
+            ask::<KillOutcome>(&shared, make, "kill request").await
         }
         Err(e) => e.into_response(),
     }

@@ -66,7 +66,7 @@ pub async fn post_poll(State(shared): State<Shared>, headers: HeaderMap, body: B
     let reply = match read_poll(&shared, &headers, body, &verified).await {
         Ok(request) => {
             let make = |reply| DriverCommand::ExecutorPoll { request, reply };
-            ask(&shared, make, "poll").await
+            ask::<crate::protocol::poll::PollReply>(&shared, make, "poll").await
         }
         Err(refused) => refused,
     };

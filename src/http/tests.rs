@@ -96,32 +96,31 @@ async fn start() -> Running {
                 ..Default::default()
             },
         ));
-        while let Some(cmd) = handle.commands.recv().await {
-            match cmd {
-                DriverCommand::Kv { request, reply } => {
-                    kv.handle(request, reply);
+        while let Some(Call { command, reply }) = handle.commands.recv().await {
+            let answer = |a: Reply| {
+                let _ = reply.expect("a call that waits").send(a);
+            };
+            match command {
+                DriverCommand::Kv { request, reply: to } => {
+                    let now = kv.handle(request, to);
                     kv.take_journal();
-                    for (tx, a) in kv.take_acks(true) {
-                        let _ = tx.send(a);
-                    }
+                    let held = kv.take_acks(true).into_iter().map(|(_, a)| a);
+                    answer(Reply::Kv(now.into_iter().chain(held).next().unwrap()));
                     let rev = kv.store().revision();
                     kv_revision.send_if_modified(|v| std::mem::replace(v, rev) != rev);
                 }
                 DriverCommand::SetDemand(d) => seen.lock().unwrap().push(d),
-                DriverCommand::Kill {
-                    executor_ids,
-                    reply,
-                } => {
+                DriverCommand::Kill { executor_ids, .. } => {
                     let (killed, unknown): (Vec<_>, _) =
                         executor_ids.into_iter().partition(|i| i == "1");
                     let killed = killed.iter().map(|i| i.parse().unwrap()).collect();
-                    let _ = reply.send(KillOutcome { killed, unknown });
+                    answer(Reply::Killed(KillOutcome { killed, unknown }));
                 }
                 // The loop's answers as `Pool::declare_kind` gives them: `rp1` is there with
                 // 2 vcores, there is room for nothing else.
-                DriverCommand::DeclareKind { declaration, reply } => {
+                DriverCommand::DeclareKind { declaration, .. } => {
                     use crate::core::am::pool::DeclareError;
-                    let answer = match (declaration.name.as_str(), declaration.vcores) {
+                    let declared = match (declaration.name.as_str(), declaration.vcores) {
                         ("rp1", 2) => Ok(crate::protocol::driver_api::KindDeclared {
                             name: declaration.name,
                             index: 1,
@@ -133,12 +132,10 @@ async fn start() -> Running {
                         }),
                         _ => Err(DeclareError::Full { max: 2 }),
                     };
-                    let _ = reply.send(answer);
+                    answer(Reply::KindDeclared(declared));
                 }
                 DriverCommand::Finish(_) | DriverCommand::Progress(_) => {}
-                DriverCommand::ExecutorPoll { reply, .. } => {
-                    let _ = reply.send(PollReply::default());
-                }
+                DriverCommand::ExecutorPoll { .. } => answer(Reply::Poll(PollReply::default())),
             }
         }
     });
@@ -488,7 +485,11 @@ async fn a_poll_reply_the_loop_sends_too_late_comes_back_to_the_loop() {
     let (shared, mut handle) = channel(&secret, StateView::default());
     let (late_tx, late_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
-        if let Some(DriverCommand::ExecutorPoll { reply, .. }) = handle.commands.recv().await {
+        if let Some(Call {
+            command: DriverCommand::ExecutorPoll { .. },
+            reply: Some(reply),
+        }) = handle.commands.recv().await
+        {
             tokio::time::sleep(ASK_TIMEOUT + Duration::from_millis(300)).await;
             let answer = PollReply {
                 tasks: vec![TaskAssignment {
@@ -499,7 +500,7 @@ async fn a_poll_reply_the_loop_sends_too_late_comes_back_to_the_loop() {
                 }],
                 ..Default::default()
             };
-            let _ = late_tx.send(reply.send(answer));
+            let _ = late_tx.send(reply.send(Reply::Poll(answer)));
         }
     });
     let (base, _, pin, _) = serve_as_the_am(shared, std::future::pending()).await;
@@ -516,6 +517,7 @@ async fn a_poll_reply_the_loop_sends_too_late_comes_back_to_the_loop() {
         .await
         .unwrap()
         .expect_err("the late reply is refused");
+    let returned = PollReply::try_from(returned).unwrap();
     assert_eq!(returned.tasks[0].task_id, "t1");
 }
 

@@ -11,6 +11,7 @@
 mod cluster_conf;
 mod executors;
 mod follow;
+mod job_file;
 pub mod limits;
 pub mod resources;
 mod secret;
@@ -107,7 +108,7 @@ fn check_args(args: &SubmitArgs) -> anyhow::Result<Asked> {
     let job = match &args.job {
         Some(path) => {
             let job =
-                Job::from_file(path).with_context(|| format!("job file {}", path.display()))?;
+                job_file::read(path).with_context(|| format!("job file {}", path.display()))?;
             Some(job)
         }
         None => None,

@@ -18,12 +18,15 @@
 //!   [`AmCore::handle_launched`] (a launch report), [`AmCore::handle_allocated`] (an
 //!   allocate call came back, with the batch it carried), [`AmCore::handle_nodes_listed`]
 //!   (the node list the core asked for), [`AmCore::handle_cluster_look`] (the look at the
-//!   cluster it asked for, to say why executors wait) and [`AmCore::handle_timeout`] (the
-//!   time from [`AmCore::poll_timeout`] came).
+//!   cluster it asked for, to say why executors wait), [`AmCore::handle_journaled`] (the
+//!   entries from [`AmCore::poll_journal`] were written, durably or not) and
+//!   [`AmCore::handle_timeout`] (the time from [`AmCore::poll_timeout`] came).
 //! - **Outputs**, `poll_*`: what the shell must do now. Each takes what it returns, so
 //!   the shell asks again on every pass: [`AmCore::poll_launches`] (executors to start),
 //!   [`AmCore::poll_journal`] (entries to write before those launches start, and before
-//!   the key-value writes they carry are answered: [`AmCore::take_kv_acks`]),
+//!   the key-value writes they carry are answered), [`AmCore::poll_reply`] (answers to
+//!   commands, each for the [`ReplyTo`] its command named: the core holds no channel),
+//!   [`AmCore::poll_event`] (executor events for the event stream),
 //!   [`AmCore::poll_allocate`] (the allocate call to make, when one is due and none is in
 //!   flight), [`AmCore::poll_nodes_wanted`] (fetch the RM's node list),
 //!   [`AmCore::poll_look_wanted`] (look at the app's queue and the nodes) and
@@ -32,11 +35,19 @@
 //!   [`AmCore::drained`] (whether to leave the loop), [`AmCore::view`] (what the API
 //!   publishes), [`AmCore::table`] (the newest AMRM token) and [`AmCore::job_summary`].
 //!
-//! One loop pass is: `poll_launches`, `poll_journal` (write it), start the launches;
-//! `poll_allocate` if no call is in flight; `poll_nodes_wanted`; `poll_look_wanted`; publish
-//! `view`; leave if `ending` and `drained`; then wait for the first of the call in flight,
+//! One loop pass is: `poll_reply` and `poll_event` (send them on), `poll_launches`,
+//! `poll_journal` (write it, then `handle_journaled` and `poll_reply` again), start the
+//! launches; `poll_allocate` if no call is in flight; `poll_nodes_wanted`;
+//! `poll_look_wanted`; `poll_event` again and publish `view`; leave if `ending` and `drained`; then wait for the first of the call in flight,
 //! `poll_timeout`, a command, a launch report, a node list or a look, and feed it to its
 //! `handle_*`.
+//!
+//! # Files
+//!
+//! This file holds the core's state, its inputs from the RM and the launcher, and its
+//! outputs; `am_core/commands.rs` the driver commands and their answers, `am_core/ending.rs`
+//! what every input ends with (`settle`) and the AM's end, `am_core/timers.rs` the timer
+//! table and `am_core/rm_outage.rs` the RM-outage count.
 //!
 //! # Timers
 //!
@@ -66,24 +77,32 @@
 //! polling a dead address until the NodeManager kills them. An ending AM keeps only the
 //! drain's timer.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
 use tracing::{info, warn};
 use yarn_client::amrm::Preemption;
 use yarn_client::request_table::AllocateBatch;
 
-use super::events::{job_diagnostics_line, DriverCommand, LaunchReport, RmReply};
+use super::events::{job_diagnostics_line, DriverCommand, LaunchReport, Reply, ReplyTo, RmReply};
 use super::interval::Interval;
 use super::job_run::JobRun;
 use super::pool::{Launch, Pool};
 use super::preemption::Preempting;
 use super::waiting::{ClusterLook, Waiting};
-use crate::core::kv::{KvAnswer, KvDesk, KvStore};
+use crate::core::kv::{KvDesk, KvStore};
 use crate::protocol::driver_api::{
-    self, ExecutorId, FinalOutcome, KillOutcome, KindDeclared, StateView,
+    self, ExecutorEvent, ExecutorId, FinalOutcome, KillOutcome, KindDeclared, StateView,
 };
 use crate::protocol::poll::PollReply;
+
+mod commands;
+mod ending;
+mod rm_outage;
+mod timers;
+
+pub use rm_outage::RmOutage;
+pub use timers::{Timer, Timers};
 
 /// How long the AM rides out an RM that does not answer (Hadoop's RM clients retry for
 /// 15 minutes; the AM's executors give up on a silent AM after 2).
@@ -146,99 +165,6 @@ pub enum Ending {
     Abort(String),
 }
 
-/// Allocate calls that failed in a row without an answer from the RM. A short outage (an RM
-/// restart) is ridden out, requests kept; a long one ends the AM with an error (exit 1, no
-/// unregistration: YARN can start another attempt when the RM is back), rather than
-/// heartbeating into the void for ever.
-#[derive(Debug, Clone)]
-pub struct RmOutage {
-    since_ms: Option<u64>,
-    failures: u32,
-    min_failures: u32,
-    max_time_ms: u64,
-}
-
-impl RmOutage {
-    /// Give up after `min_failures` failed calls in a row spanning at least `max_time`.
-    pub fn new(min_failures: u32, max_time: Duration) -> Self {
-        Self {
-            since_ms: None,
-            failures: 0,
-            min_failures,
-            max_time_ms: max_time.as_millis() as u64,
-        }
-    }
-
-    /// An allocate call failed at `now_ms`. `Some(why)` when it is time to give up.
-    pub fn failed(&mut self, now_ms: u64, error: &str) -> Option<String> {
-        let since = *self.since_ms.get_or_insert(now_ms);
-        self.failures += 1;
-        let down = now_ms.saturating_sub(since);
-        (self.failures >= self.min_failures && down >= self.max_time_ms).then(|| {
-            format!(
-                "no answer for {} s ({} allocate calls failed in a row); last error: {error}",
-                down / 1000,
-                self.failures
-            )
-        })
-    }
-
-    /// The RM answered.
-    pub fn answered(&mut self) {
-        self.since_ms = None;
-        self.failures = 0;
-    }
-}
-
-/// The kinds of deadline [`AmCore`] keeps, one slot each in [`Timers`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Timer {
-    /// The next allocate call is due (disarmed while one is in flight or the AM is ending).
-    Heartbeat,
-    /// The embedded driver's next tick (its own deadline, no sooner than
-    /// `MIN_TICK_GAP_MS` after the last tick).
-    DriverTick,
-    /// No executor of the embedded job can have been silent for the limit before this.
-    Silence,
-    /// An ending AM stops waiting for its executors to hear "shut down".
-    Drain,
-}
-
-impl Timer {
-    const ALL: [Timer; 4] = [
-        Timer::Heartbeat,
-        Timer::DriverTick,
-        Timer::Silence,
-        Timer::Drain,
-    ];
-}
-
-/// One deadline (ms since the AM started) per [`Timer`] kind; `None`: not armed.
-#[derive(Debug, Clone, Default)]
-pub struct Timers {
-    at: [Option<u64>; Timer::ALL.len()],
-}
-
-impl Timers {
-    pub fn get(&self, t: Timer) -> Option<u64> {
-        self.at[t as usize]
-    }
-
-    pub fn set(&mut self, t: Timer, at: Option<u64>) {
-        self.at[t as usize] = at;
-    }
-
-    /// Whether `t` is armed and has come due at `now_ms`.
-    pub fn expired(&self, t: Timer, now_ms: u64) -> bool {
-        self.get(t).is_some_and(|at| at <= now_ms)
-    }
-
-    /// The earliest armed deadline.
-    pub fn next(&self) -> Option<u64> {
-        self.at.iter().flatten().copied().min()
-    }
-}
-
 pub struct AmCore {
     pool: Pool,
     job: Option<JobRun>,
@@ -273,6 +199,8 @@ pub struct AmCore {
     kv: KvDesk,
     /// What the AM gave back on the RM's preemption requests (see [`super::preemption`]).
     preempting: Preempting,
+    /// Answers to commands, for the shell to send on ([`Self::poll_reply`]).
+    replies: VecDeque<(ReplyTo, Reply)>,
 }
 
 impl AmCore {
@@ -312,6 +240,7 @@ impl AmCore {
             waiting: Waiting::default(),
             kv: KvDesk::default(),
             preempting: Preempting::default(),
+            replies: VecDeque::new(),
         };
         core.arm_driver_tick();
         core
@@ -367,121 +296,6 @@ impl AmCore {
             }
         }
         self.settle(now_ms);
-    }
-
-    /// A command from the driver API (or an executor poll).
-    pub fn handle_command(&mut self, now_ms: u64, cmd: DriverCommand) {
-        match cmd {
-            DriverCommand::SetDemand(d) => {
-                info!(
-                    target = d.target_executors,
-                    hosts = d.host_to_local_task_count.len(),
-                    "new demand"
-                );
-                if self.to_completion.take().is_some() {
-                    info!("a driver states the demand: it ends the app, not the executors' exits");
-                }
-                self.pool.set_demand(now_ms, d);
-                // A repeated demand still asks for a prompt heartbeat, as a driver expects.
-                self.urgent = true;
-            }
-            DriverCommand::DeclareKind { declaration, reply } => {
-                let base = self.pool.default_kind();
-                let decl = super::pool::DeclaredKind {
-                    shape: crate::protocol::spec::ExecutorKind {
-                        name: declaration.name.clone(),
-                        memory_mb: declaration.memory_mb,
-                        vcores: declaration.vcores,
-                        initial: 0,
-                        min: 0,
-                        max: declaration.max.unwrap_or(base.max),
-                        node_label: base.node_label.clone(),
-                        resources: declaration.resources,
-                        command: None,
-                    },
-                    env: declaration.env,
-                };
-                let answer = self
-                    .pool
-                    .declare_kind(decl)
-                    .map(|(index, created)| KindDeclared {
-                        name: declaration.name,
-                        index,
-                        created,
-                    });
-                if let Err(e) = &answer {
-                    warn!(error = %e, "executor kind declaration refused");
-                }
-                let _ = reply.send(answer);
-            }
-            DriverCommand::Progress(p) => self.reported_progress = Some(p.clamp(0.0, 1.0)),
-            DriverCommand::Kill {
-                executor_ids,
-                reply,
-            } => {
-                // A name that is no executor id is as unknown as an id the AM never ran.
-                let mut unknown = Vec::new();
-                let ids = executor_ids
-                    .into_iter()
-                    .filter_map(|s| s.parse().map_err(|_| unknown.push(s)).ok())
-                    .collect();
-                let (killed, not_live) = self.pool.kill(now_ms, ids);
-                unknown.extend(not_live.iter().map(ExecutorId::to_string));
-                let _ = reply.send(KillOutcome { killed, unknown });
-            }
-            // Reads are answered now; a write's answer waits for its journal entry
-            // (`poll_journal`, then `take_kv_acks`).
-            DriverCommand::Kv { request, reply } => self.kv.handle(request, reply),
-            DriverCommand::ExecutorPoll { request, reply } => {
-                let answer = self.poll(now_ms, request);
-                // A reply the executor never gets (its call timed out) is found on its
-                // next poll, which does not name those attempts (see `deliveries`).
-                let _ = reply.send(answer);
-            }
-            DriverCommand::Finish(f) => {
-                let outcome = match f.status {
-                    FinalOutcome::Succeeded => Outcome::Succeeded,
-                    FinalOutcome::Failed => Outcome::Failed,
-                    FinalOutcome::Killed => Outcome::Killed,
-                };
-                self.end(
-                    now_ms,
-                    Ending::Finish {
-                        outcome,
-                        diagnostics: f.diagnostics,
-                    },
-                );
-            }
-        }
-        self.settle(now_ms);
-    }
-
-    fn poll(&mut self, now_ms: u64, request: crate::protocol::poll::PollRequest) -> PollReply {
-        // A claim that is no executor id is refused below (`JobRun::poll`) like an unknown one.
-        let id = request.executor_id.parse::<ExecutorId>().ok();
-        if let Some(id) = id {
-            self.pool.registry.heard(id, now_ms);
-        }
-        let job_over = self.job.as_ref().is_some_and(|j| j.finished().is_some());
-        let reply = match self.job.as_mut() {
-            // Only `yarn-am executor` processes poll, and only job runs start them.
-            None => PollReply {
-                shutdown: true,
-                reason: Some("this application runs no embedded job".into()),
-                ..Default::default()
-            },
-            // The AM stops for another reason than the job's end: no more work.
-            Some(_) if self.ending.is_some() && !job_over => PollReply {
-                shutdown: true,
-                reason: Some("the ApplicationMaster is stopping".into()),
-                ..Default::default()
-            },
-            Some(j) => j.poll(now_ms, request, &mut self.pool),
-        };
-        if let (true, Some(id)) = (reply.shutdown, id) {
-            self.told_to_stop.insert(id);
-        }
-        reply
     }
 
     /// A launch finished (either way).
@@ -657,133 +471,6 @@ impl AmCore {
         }
     }
 
-    /// After every input: silent executors are declared lost, the job learns of lost
-    /// executors, the AM's end is noticed and the driver's timer follows the job.
-    fn settle(&mut self, now_ms: u64) {
-        self.settle_inner(now_ms);
-        self.arm_driver_tick();
-    }
-
-    fn settle_inner(&mut self, now_ms: u64) {
-        self.check_silence(now_ms);
-        let gone = self.pool.take_gone();
-        if let Some(j) = self.job.as_mut() {
-            if !gone.is_empty() {
-                j.executors_gone(now_ms, gone, &mut self.pool);
-            }
-        }
-        self.drain_idle(now_ms);
-        if self.pool.take_urgent() || std::mem::take(&mut self.urgent) {
-            self.interval.reset();
-            self.arm_heartbeat(now_ms);
-            // Remembered in case a call is in flight: the next one goes out when it is back.
-            self.urgent = self.in_flight;
-        }
-        if self.ending.is_some() {
-            return;
-        }
-        if let Some(summary) = self.job.as_ref().and_then(JobRun::finished) {
-            let outcome = if summary.succeeded {
-                Outcome::Succeeded
-            } else {
-                Outcome::Failed
-            };
-            let diagnostics = job_diagnostics_line(summary);
-            self.end(
-                now_ms,
-                Ending::Finish {
-                    outcome,
-                    diagnostics,
-                },
-            );
-            return;
-        }
-        let failures = self.pool.failures(now_ms);
-        let diagnostics = if failures >= self.max_executor_failures {
-            format!(
-                "{failures} executor failures (limit {}); last: {}",
-                self.max_executor_failures,
-                self.pool.last_failure()
-            )
-        } else if let Some(hosts) = self.pool.all_hosts_failing() {
-            format!(
-                "executors failed on every host: all {hosts} excluded after repeated failures; \
-                 last: {}",
-                self.pool.last_failure()
-            )
-        } else {
-            self.check_completion(now_ms);
-            return;
-        };
-        self.end(
-            now_ms,
-            Ending::Finish {
-                outcome: Outcome::Failed,
-                diagnostics,
-            },
-        );
-    }
-
-    /// The executors-only rule (see the module doc): executors that exited 0 since the last
-    /// look are not replaced, and the last of them ends the app.
-    fn check_completion(&mut self, now_ms: u64) {
-        let Some(rule) = self.to_completion.as_mut() else {
-            return;
-        };
-        let done = self.pool.registry.succeeded();
-        if done == rule.seen {
-            return;
-        }
-        rule.seen = done;
-        let target = rule.target;
-        if done >= target {
-            let diagnostics = format!("all {target} executors exited 0");
-            self.end(
-                now_ms,
-                Ending::Finish {
-                    outcome: Outcome::Succeeded,
-                    diagnostics,
-                },
-            );
-            return;
-        }
-        info!(done, of = target, "executors exited 0; not replacing them");
-        self.pool.ask_initial(now_ms, self.initial);
-    }
-
-    fn end(&mut self, now_ms: u64, why: Ending) {
-        if self.ending.is_none() {
-            info!(?why, "the ApplicationMaster is ending");
-            self.ending = Some(why);
-            // Only the drain's timer is left: no more calls, ticks or silence checks.
-            self.timers = Timers::default();
-            let until = now_ms + DRAIN_LIMIT.as_millis() as u64;
-            self.timers.set(Timer::Drain, Some(until));
-        }
-    }
-
-    pub fn ending(&self) -> Option<&Ending> {
-        self.ending.as_ref()
-    }
-
-    /// Whether an ending AM may stop now: every executor still running has been told to
-    /// stop, or the drain limit passed. An AM the RM refused does not wait.
-    pub fn drained(&self, now_ms: u64) -> bool {
-        match &self.ending {
-            None => false,
-            Some(Ending::Abort(_)) => true,
-            Some(Ending::Finish { .. }) => {
-                self.job.is_none()
-                    || self.timers.expired(Timer::Drain, now_ms)
-                    || self
-                        .pool
-                        .registry
-                        .live_ids()
-                        .all(|id| self.told_to_stop.contains(&id))
-            }
-        }
-    }
-
     /// The executors to start now; none once the AM is ending (its containers go back to
     /// YARN with the unregistration).
     pub fn poll_launches(&mut self) -> Vec<Launch> {
@@ -858,14 +545,28 @@ impl AmCore {
         out
     }
 
-    /// The key-value writes' answers held for the entries [`Self::poll_journal`] returned,
-    /// to send now that the shell made those durable (`journaled`), or "not journaled" in
-    /// their place when it could not.
-    pub fn take_kv_acks(
-        &mut self,
-        journaled: bool,
-    ) -> Vec<(tokio::sync::oneshot::Sender<KvAnswer>, KvAnswer)> {
-        self.kv.take_acks(journaled)
+    /// The shell wrote the entries [`Self::poll_journal`] returned: durably (`journaled`),
+    /// or not. The key-value writes' answers held for them are queued for
+    /// [`Self::poll_reply`] now, or "not journaled" in their place when the shell could not.
+    pub fn handle_journaled(&mut self, journaled: bool) {
+        for (to, answer) in self.kv.take_acks(journaled) {
+            self.reply(to, answer);
+        }
+    }
+
+    /// The next answer to a caller, by the [`ReplyTo`] its command named: a command's
+    /// answer right after [`Self::handle_command`] (a key-value write's after
+    /// [`Self::handle_journaled`]). The shell drains these before it writes the journal, so
+    /// that a poll reply goes out before the task starts it carries are written (a crash in
+    /// between only reruns that task).
+    pub fn poll_reply(&mut self) -> Option<(ReplyTo, Reply)> {
+        self.replies.pop_front()
+    }
+
+    /// The next executor event for the event stream (`GET /v1/events`), oldest first; the
+    /// shell drains them on every pass, before it publishes [`Self::view`].
+    pub fn poll_event(&mut self) -> Option<ExecutorEvent> {
+        self.pool.registry.poll_event()
     }
 
     /// The key-value store's revision, which the shell publishes to wake watches.

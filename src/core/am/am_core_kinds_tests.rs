@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use tokio::sync::broadcast;
 use yarn_client::amrm::Allocation;
 use yarn_client::request_table::AmrmState;
 
@@ -62,12 +61,11 @@ fn pool_of(spec: &ExecutorSpec) -> Pool {
             .with_cluster(topo.clone(), cluster_view::from_nodes(&nodes, kind).1)
         })
         .collect();
-    let (events, _) = broadcast::channel(64);
     let table = AmrmState::new(cluster_view::rack_resolver(&topo), None);
     Pool::with_kinds(
         allocators,
         table,
-        Registry::new(events),
+        Registry::new(),
         spec,
         "application_1_0001".into(),
     )
@@ -270,15 +268,10 @@ fn declare(
     c: &mut AmCore,
     d: crate::protocol::driver_api::KindDeclaration,
 ) -> Result<crate::protocol::driver_api::KindDeclared, super::super::pool::DeclareError> {
-    let (reply, mut rx) = tokio::sync::oneshot::channel();
-    c.handle_command(
-        1,
-        DriverCommand::DeclareKind {
-            declaration: d,
-            reply,
-        },
-    );
-    rx.try_recv().expect("answered at once")
+    crate::core::am::fixtures::ask(c, 1, |reply| DriverCommand::DeclareKind {
+        declaration: d,
+        reply,
+    })
 }
 
 #[test]

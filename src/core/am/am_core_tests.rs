@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use crate::core::driver::{Driver, Job};
-use tokio::sync::oneshot;
 use yarn_client::amrm::Allocation;
 use yarn_client::rest::NodeInfo;
 use yarn_client::token::Token;
@@ -97,15 +96,11 @@ fn commands_are_answered_while_an_allocate_call_is_in_flight() {
             ..Default::default()
         }),
     );
-    let (reply, mut rx) = oneshot::channel();
-    c.handle_command(
-        11,
-        DriverCommand::Kill {
-            executor_ids: vec!["7".into()],
-            reply,
-        },
-    );
-    assert_eq!(rx.try_recv().unwrap().unknown, ["7"]);
+    let killed: KillOutcome = fixtures::ask(&mut c, 11, |reply| DriverCommand::Kill {
+        executor_ids: vec!["7".into()],
+        reply,
+    });
+    assert_eq!(killed.unknown, ["7"]);
     // The call comes back: the new demand goes out at once, not after an interval, and it
     // wins over the batch that was in flight.
     c.handle_allocated(5_000, batch, answered());
@@ -574,7 +569,6 @@ pub(super) fn poll_results(
     host: &str,
     finished: &[(&str, u32)],
 ) -> PollReply {
-    let (reply, mut rx) = oneshot::channel();
     let request = PollRequest {
         executor_id: id.into(),
         host: host.into(),
@@ -590,8 +584,10 @@ pub(super) fn poll_results(
             .collect(),
         running: Vec::new(),
     };
-    c.handle_command(now, DriverCommand::ExecutorPoll { request, reply });
-    rx.try_recv().expect("a poll is answered at once")
+    fixtures::ask(c, now, |reply| DriverCommand::ExecutorPoll {
+        request,
+        reply,
+    })
 }
 
 /// An executor that stops polling is declared lost after the silence limit: its container
@@ -789,9 +785,10 @@ fn a_poll_body_names_its_executor_as_a_string_and_a_bad_id_is_refused() {
     assert_eq!(ids, ["1", "2"]);
     let body = r#"{"executor_id":"1","host":"nm1","free_cpus":1,"finished":[],"running":[]}"#;
     let request: PollRequest = serde_json::from_str(body).unwrap();
-    let (reply, mut rx) = oneshot::channel();
-    c.handle_command(2_000, DriverCommand::ExecutorPoll { request, reply });
-    let r = rx.try_recv().unwrap();
+    let r: PollReply = fixtures::ask(&mut c, 2_000, |reply| DriverCommand::ExecutorPoll {
+        request,
+        reply,
+    });
     assert!(!r.shutdown && r.tasks.len() == 1, "{r:?}");
     assert_eq!(
         c.view()

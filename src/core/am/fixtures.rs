@@ -1,13 +1,14 @@
 //! Fixtures for the AM's sans-IO parts, shared by the core's unit tests and the benches
 //! (`benches/am_loop_pass.rs`, `benches/am_view.rs`, through the `bench` feature), so that
-//! all build their pool the way the AM does.
+//! all build their pool the way the AM does, and ask the core as the shell does.
 
 use crate::core::allocator::tracker::{Allocator, AllocatorConfig};
-use tokio::sync::broadcast;
 use yarn_client::amrm::AllocatedContainer;
 use yarn_client::request_table::AmrmState;
 use yarn_client::rest::NodeInfo;
 
+use super::am_core::AmCore;
+use super::events::{DriverCommand, Reply, ReplyTo};
 use super::pool::Pool;
 use super::registry::Registry;
 use crate::protocol::spec::ExecutorSpec;
@@ -48,12 +49,11 @@ pub fn pool(nodes: &[NodeInfo], max: u32) -> Pool {
 /// [`pool`] with an allocator configured otherwise.
 pub fn pool_with(nodes: &[NodeInfo], max: u32, config: AllocatorConfig) -> Pool {
     let (topo, cluster) = super::cluster_view::from_nodes(nodes, &spec(max).all_kinds()[0]);
-    let (events, _) = broadcast::channel(64);
     let table = AmrmState::new(super::cluster_view::rack_resolver(&topo), None);
     Pool::new(
         Allocator::new(config).with_cluster(topo, cluster),
         table,
-        Registry::new(events),
+        Registry::new(),
         spec(max),
         "application_1_0001".into(),
     )
@@ -73,4 +73,22 @@ pub fn container(id: &str, host: &str) -> AllocatedContainer {
         allocation_request_id: -1,
         priority: 1,
     }
+}
+
+/// Feeds `core` the command `make` builds for a caller, and returns the answer the core
+/// queued for that caller at once (as the shell's `poll_reply` would hand it on).
+pub fn ask<R: TryFrom<Reply>>(
+    core: &mut AmCore,
+    now_ms: u64,
+    make: impl FnOnce(ReplyTo) -> DriverCommand,
+) -> R {
+    let to = ReplyTo(u64::MAX);
+    core.handle_command(now_ms, make(to));
+    let answer = std::iter::from_fn(|| core.poll_reply())
+        .find(|(id, _)| *id == to)
+        .expect("the command is answered at once")
+        .1;
+    R::try_from(answer)
+        .ok()
+        .expect("the answer of the command's own kind")
 }

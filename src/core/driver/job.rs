@@ -7,8 +7,6 @@
 //! `spark.dynamicAllocation.executorAllocationRatio` (1.0) and the two backlog timeouts (1 s).
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Read;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -164,10 +162,6 @@ fn default_cpus() -> u32 {
     1
 }
 
-/// Largest job file read: the whole job (every task's command and preferences) sits in the
-/// client's and the AM's memory, and a larger file is far more likely a wrong path than a job.
-pub const MAX_JOB_FILE_BYTES: u64 = 64 << 20;
-
 /// Longest timeout or wait (`*_ms`) a job may set: one week. Longer is a typo rather than
 /// patience, and the bound keeps `now + timeout` far from `u64::MAX`.
 pub const MAX_TIMEOUT_MS: u64 = 7 * 24 * 3600 * 1000;
@@ -178,10 +172,6 @@ pub const MAX_CORES: u32 = i32::MAX as u32;
 /// What is wrong with a job file.
 #[derive(Debug, Error)]
 pub enum JobError {
-    #[error("cannot read the job file {file}: {message}")]
-    Read { file: String, message: String },
-    #[error("the job file {file} has {size} bytes, above the limit of {limit} bytes")]
-    TooLarge { file: String, size: u64, limit: u64 },
     #[error("job file is not valid JSON for a job at `{path}`: {message}")]
     Parse { path: String, message: String },
     #[error("job name is empty")]
@@ -319,39 +309,6 @@ fn check_task_id(id: &str) -> Result<(), JobError> {
 }
 
 impl Job {
-    /// Read, parse and validate the job file at `path`, refusing one above
-    /// [`MAX_JOB_FILE_BYTES`] before reading it whole (and, for a file that grows or is no
-    /// regular file, after reading one byte past the limit).
-    pub fn from_file(path: &Path) -> Result<Job, JobError> {
-        let file = path.display().to_string();
-        let read_err = |e: std::io::Error| JobError::Read {
-            file: file.clone(),
-            message: e.to_string(),
-        };
-        let f = std::fs::File::open(path).map_err(read_err)?;
-        let size = f.metadata().map_err(read_err)?.len();
-        let too_large = |size| JobError::TooLarge {
-            file: file.clone(),
-            size,
-            limit: MAX_JOB_FILE_BYTES,
-        };
-        if size > MAX_JOB_FILE_BYTES {
-            return Err(too_large(size));
-        }
-        let mut bytes = Vec::new();
-        f.take(MAX_JOB_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(read_err)?;
-        if bytes.len() as u64 > MAX_JOB_FILE_BYTES {
-            return Err(too_large(bytes.len() as u64));
-        }
-        let text = String::from_utf8(bytes).map_err(|e| JobError::Read {
-            file: file.clone(),
-            message: format!("not UTF-8: {e}"),
-        })?;
-        Job::from_json(&text)
-    }
-
     /// Parse and validate a job file.
     pub fn from_json(text: &str) -> Result<Job, JobError> {
         let de = &mut serde_json::Deserializer::from_str(text);
@@ -425,45 +382,56 @@ impl Job {
         }
         let mut seen = HashSet::new();
         for (index, t) in self.tasks.iter().enumerate() {
-            if t.id.is_empty() {
-                return Err(JobError::EmptyTaskId { index });
-            }
-            check_task_id(&t.id)?;
-            if !seen.insert(t.id.as_str()) {
-                return Err(JobError::DuplicateTaskId(t.id.clone()));
-            }
-            if t.command.trim().is_empty() {
-                return Err(JobError::EmptyCommand(t.id.clone()));
-            }
-            if t.cpus == 0 {
-                return Err(JobError::ZeroCpus(t.id.clone()));
-            }
-            let cores = match &t.kind {
-                None => e.cores,
-                Some(kind) => match self.kinds.get(kind) {
-                    Some(k) => k.cores,
-                    None => {
-                        return Err(JobError::UnknownKind {
-                            task: t.id.clone(),
-                            kind: kind.clone(),
-                        })
-                    }
-                },
-            };
-            if t.cpus > cores {
-                return Err(JobError::CpusAboveCores {
-                    task: t.id.clone(),
-                    cpus: t.cpus,
-                    cores,
-                });
-            }
-            if t.preferred_hosts
-                .iter()
-                .chain(&t.preferred_racks)
-                .any(|s| s.is_empty())
-            {
-                return Err(JobError::EmptyPreference(t.id.clone()));
-            }
+            self.check_task(index, t, &mut seen)?;
+        }
+        Ok(())
+    }
+
+    /// The checks of task `index`; `seen`: the ids of the tasks before it.
+    fn check_task<'a>(
+        &self,
+        index: usize,
+        t: &'a TaskSpec,
+        seen: &mut HashSet<&'a str>,
+    ) -> Result<(), JobError> {
+        if t.id.is_empty() {
+            return Err(JobError::EmptyTaskId { index });
+        }
+        check_task_id(&t.id)?;
+        if !seen.insert(t.id.as_str()) {
+            return Err(JobError::DuplicateTaskId(t.id.clone()));
+        }
+        if t.command.trim().is_empty() {
+            return Err(JobError::EmptyCommand(t.id.clone()));
+        }
+        if t.cpus == 0 {
+            return Err(JobError::ZeroCpus(t.id.clone()));
+        }
+        let cores = match &t.kind {
+            None => self.executor.cores,
+            Some(kind) => match self.kinds.get(kind) {
+                Some(k) => k.cores,
+                None => {
+                    return Err(JobError::UnknownKind {
+                        task: t.id.clone(),
+                        kind: kind.clone(),
+                    })
+                }
+            },
+        };
+        if t.cpus > cores {
+            return Err(JobError::CpusAboveCores {
+                task: t.id.clone(),
+                cpus: t.cpus,
+                cores,
+            });
+        }
+        if t.preferred_hosts
+            .iter()
+            .chain(&t.preferred_racks)
+            .any(|s| s.is_empty())
+        {
+            return Err(JobError::EmptyPreference(t.id.clone()));
         }
         Ok(())
     }
@@ -772,34 +740,6 @@ mod tests {
                 format!("executor.cores is {cores}, above YARN's limit of 2147483647")
             );
         }
-    }
-
-    #[test]
-    fn job_file_size_is_limited_before_reading() {
-        let dir = std::env::temp_dir().join(format!("yarn-am-job-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let ok = dir.join("ok.json");
-        std::fs::write(&ok, SAMPLE).unwrap();
-        assert_eq!(Job::from_file(&ok).unwrap().name, "sample");
-        // A sparse file: its size is over the limit, its blocks are not on disk.
-        let big = dir.join("big.json");
-        let f = std::fs::File::create(&big).unwrap();
-        f.set_len(MAX_JOB_FILE_BYTES + 1).unwrap();
-        let err = Job::from_file(&big).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            format!(
-                "the job file {} has 67108865 bytes, above the limit of 67108864 bytes",
-                big.display()
-            )
-        );
-        let missing = dir.join("missing.json");
-        let err = Job::from_file(&missing).unwrap_err().to_string();
-        assert!(
-            err.starts_with(&format!("cannot read the job file {}", missing.display())),
-            "{err}"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

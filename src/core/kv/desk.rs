@@ -1,11 +1,11 @@
 //! [`KvDesk`]: the store as the AM core serves it. Reads are answered at once; a write is
 //! applied, and its answer held with its journal entry until the shell says the entry is
 //! durable ([`KvDesk::take_acks`]): a client never hears "stored" for a write a next AM
-//! attempt could not replay.
-
-use tokio::sync::oneshot;
+//! attempt could not replay. Answers go to the caller a request names by its [`ReplyTo`];
+//! the desk holds no channel.
 
 use super::store::{KvError, KvStore};
+use crate::core::am::events::ReplyTo;
 use crate::core::driver::journal::Entry;
 use crate::protocol::kv::{KvDeleted, KvEntry, KvListing, KvStored};
 
@@ -47,7 +47,7 @@ pub enum KvAnswer {
 }
 
 /// A write's answer, waiting for its journal entry.
-type Ack = (oneshot::Sender<KvAnswer>, KvAnswer);
+pub type Ack = (ReplyTo, KvAnswer);
 
 /// The store, the journal entries not yet handed to the shell, and the answers that wait for
 /// them.
@@ -70,18 +70,18 @@ impl KvDesk {
         &self.store
     }
 
-    /// Applies `request`; a read is answered on `reply` now, a write once its journal entry
-    /// is durable (or at once when it changed nothing or was refused).
-    pub fn handle(&mut self, request: KvRequest, reply: oneshot::Sender<KvAnswer>) {
+    /// Applies `request`: the answer for `reply` now (a read, or a write that changed
+    /// nothing or was refused), or `None` when it waits for its journal entry to be durable
+    /// (then [`Self::take_acks`] has it).
+    pub fn handle(&mut self, request: KvRequest, reply: ReplyTo) -> Option<KvAnswer> {
         let (answer, entry) = self.apply(request);
         match entry {
             Some(e) => {
                 self.journal.push(e);
                 self.acks.push((reply, answer));
+                None
             }
-            None => {
-                let _ = reply.send(answer);
-            }
+            None => Some(answer),
         }
     }
 

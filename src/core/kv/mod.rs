@@ -17,7 +17,7 @@
 mod desk;
 mod store;
 
-pub use desk::{KvAnswer, KvDesk, KvRequest};
+pub use desk::{Ack, KvAnswer, KvDesk, KvRequest};
 pub use store::{KvError, KvLimits, KvStore};
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
-use tokio::sync::oneshot;
-
 use super::*;
+use crate::core::am::events::ReplyTo;
 use crate::core::driver::journal::{decode, encode, Entry};
 
 fn small() -> KvStore {
@@ -122,46 +121,43 @@ fn replaying_the_journal_rebuilds_the_store_and_its_revision() {
 #[test]
 fn the_desk_answers_reads_at_once_and_writes_only_after_the_journal() {
     let mut desk = KvDesk::new(small());
-    let ask = |desk: &mut KvDesk, r: KvRequest| {
-        let (tx, mut rx) = oneshot::channel();
-        desk.handle(r, tx);
-        move || rx.try_recv().ok()
+    let mut next = 0;
+    let mut ask = |desk: &mut KvDesk, r: KvRequest| {
+        next += 1;
+        (ReplyTo(next), desk.handle(r, ReplyTo(next)))
     };
     let put = |k: &str, v: &str| KvRequest::Put {
         key: k.into(),
         value: v.into(),
     };
-    let mut stored = ask(&mut desk, put("k", "v"));
-    assert_eq!(stored(), None, "no answer before the journal");
+    let (to, stored) = ask(&mut desk, put("k", "v"));
+    assert_eq!(stored, None, "no answer before the journal");
     let journal = desk.take_journal();
     assert!(matches!(&journal[..], [Entry::KvPut { key, version: 1, .. }] if key == "k"));
-    for (tx, a) in desk.take_acks(true) {
-        tx.send(a).unwrap();
-    }
-    assert!(matches!(stored(), Some(KvAnswer::Stored(s)) if s.version == 1));
+    let acks = desk.take_acks(true);
+    assert!(matches!(&acks[..], [(t, KvAnswer::Stored(s))] if *t == to && s.version == 1));
 
     // Refused and no-op writes are answered at once, with nothing to journal.
-    let mut big = ask(&mut desk, put("k", &"x".repeat(17)));
-    assert!(matches!(big(), Some(KvAnswer::Refused(e)) if e.is_too_large()));
-    let mut gone = ask(&mut desk, KvRequest::Delete { key: "zz".into() });
-    assert!(matches!(gone(), Some(KvAnswer::Deleted(d)) if !d.deleted));
+    let (_, big) = ask(&mut desk, put("k", &"x".repeat(17)));
+    assert!(matches!(big, Some(KvAnswer::Refused(e)) if e.is_too_large()));
+    let (_, gone) = ask(&mut desk, KvRequest::Delete { key: "zz".into() });
+    assert!(matches!(gone, Some(KvAnswer::Deleted(d)) if !d.deleted));
     assert!(desk.take_journal().is_empty());
-    let mut get = ask(&mut desk, KvRequest::Get { key: "k".into() });
-    assert!(matches!(get(), Some(KvAnswer::Entry(Some(e))) if e.value == "v"));
-    let mut w = ask(
+    let (_, get) = ask(&mut desk, KvRequest::Get { key: "k".into() });
+    assert!(matches!(get, Some(KvAnswer::Entry(Some(e))) if e.value == "v"));
+    let (_, w) = ask(
         &mut desk,
         KvRequest::Watch {
             key: "k".into(),
             after: 1,
         },
     );
-    assert_eq!(w(), Some(KvAnswer::Entry(None)));
+    assert_eq!(w, Some(KvAnswer::Entry(None)));
+    assert!(desk.take_acks(true).is_empty(), "nothing held for them");
 
     // A journal that failed: the write's answer says so.
-    let mut lost = ask(&mut desk, put("j", "1"));
+    let (to, lost) = ask(&mut desk, put("j", "1"));
+    assert_eq!(lost, None);
     assert_eq!(desk.take_journal().len(), 1);
-    for (tx, a) in desk.take_acks(false) {
-        tx.send(a).unwrap();
-    }
-    assert_eq!(lost(), Some(KvAnswer::NotJournaled));
+    assert_eq!(desk.take_acks(false), [(to, KvAnswer::NotJournaled)]);
 }
