@@ -31,13 +31,13 @@ mod write;
 
 use error::{error_from_reply, unreachable};
 pub use error::{parse_remote_exception, RemoteException, WebHdfsError, FILE_NOT_FOUND};
-pub use namespace::{BlockLocation, DirEntry, FileStatus, FileType, ListingPage};
-pub use read::RangeRead;
-pub(crate) use url::encode;
 #[cfg(test)]
 pub(crate) use namespace::{parse_block_locations, parse_file_status, parse_listing};
+pub use namespace::{BlockLocation, DirEntry, FileStatus, FileType, ListingPage};
+pub use read::RangeRead;
 #[cfg(test)]
 use url::decode;
+pub(crate) use url::encode;
 pub use url::{check_path, normalize_base};
 use url::{query_param, url_authority};
 pub use write::Created;
