@@ -1,18 +1,23 @@
-//! The pool's side of the hosts the AM holds back by itself (see `held_back`): nodes YARN
-//! reports DECOMMISSIONING and hosts where executors keep failing. Kept apart from the
-//! pool's translation work; it only feeds the pool's demand and the registry's reasons.
+//! The pool's side of the cluster's hosts: those the AM holds back by itself (see
+//! `held_back`: nodes YARN reports DECOMMISSIONING, hosts where executors keep failing), and
+//! hosts the topology does not know yet (the RM's node list fetched again). Kept apart from
+//! the pool's translation work; it only feeds the pool's demand, the allocators' cluster
+//! view and the registry's reasons.
 
 use tracing::{info, warn};
 use yarn_client::amrm::NodeReport;
 
+use super::super::cluster_view::listed_node_update;
 use super::super::held_back::HeldBackHost;
 use super::Pool;
+use crate::core::allocator::tracker::Event;
+use crate::core::allocator::RackName;
 use crate::core::ids::ExecutorId;
 
 impl Pool {
     /// Live executors on draining nodes that the AM is not releasing yet: leaving, so they
     /// get replacements at once (see `push_demand`).
-    pub fn draining_executors(&self) -> Vec<ExecutorId> {
+    pub(crate) fn draining_executors(&self) -> Vec<ExecutorId> {
         self.registry
             .live_ids()
             .filter(|&id| {
@@ -97,13 +102,13 @@ impl Pool {
     /// Every host of the cluster is excluded for executor failures: nothing could run
     /// (Spark fails the app then too: "all available nodes are excluded"). `Some(n)`: the
     /// hosts, then.
-    pub fn all_hosts_failing(&self) -> Option<usize> {
+    pub(crate) fn all_hosts_failing(&self) -> Option<usize> {
         let known = self.topology().read().host_count();
         (known > 0 && self.held.failing_count() >= known).then_some(known)
     }
 
     /// The hosts held back, for the state view and the page.
-    pub fn held_view(&self) -> Vec<HeldBackHost> {
+    pub(crate) fn held_view(&self) -> Vec<HeldBackHost> {
         self.held.view()
     }
 
@@ -112,5 +117,48 @@ impl Pool {
         self.held.max_failures = max_failures;
         self.held.window_ms = window_ms;
         self.held.exclude_ms = exclude_ms;
+    }
+
+    /// The host's rack, from the AM's one topology.
+    pub fn rack_of(&self, host: &str) -> RackName {
+        self.topology().rack_of(host)
+    }
+
+    /// A container landed on a host the topology does not know (a NodeManager that joined
+    /// after the start and whose report did not come with an allocate response): the loop
+    /// should fetch the RM's node list, off the loop, and hand it to [`Pool::nodes_listed`].
+    pub(crate) fn take_nodes_wanted(&mut self) -> bool {
+        std::mem::take(&mut self.nodes_wanted)
+    }
+
+    pub(super) fn note_host(&mut self, host: &str) {
+        if !host.is_empty()
+            && !self.topology().knows(host)
+            && self.unknown_hosts.insert(host.to_string())
+        {
+            info!(%host, "a container on a host of unknown rack; fetching the node list");
+            self.nodes_wanted = true;
+        }
+    }
+
+    /// The RM's node list, fetched again: racks and capacities of nodes that joined later.
+    /// `None`: the fetch failed; a later container on a host still unknown asks again.
+    pub(crate) fn nodes_listed(
+        &mut self,
+        now_ms: u64,
+        nodes: Option<&[yarn_client::rest::NodeInfo]>,
+    ) {
+        let Some(nodes) = nodes else {
+            let topology = self.topology().clone();
+            self.unknown_hosts.retain(|h| topology.knows(h));
+            return;
+        };
+        for k in 0..self.kinds.len() {
+            let updates = nodes
+                .iter()
+                .map(|n| listed_node_update(n, &self.excluded, &self.kinds[k].shape))
+                .collect();
+            self.event(now_ms, k, Event::NodesUpdated(updates));
+        }
     }
 }
