@@ -67,18 +67,21 @@ if [[ -n "$cluster_up" ]]; then
 fi
 eval "$(bash tests/cluster/cluster.sh env)"
 
-# The cluster tests (the `cluster` binary of both crates: tests/cluster/main.rs and
-# yarn-client/tests/cluster/main.rs) run concurrently: the cluster gate
-# (tests/cluster/support/gate.rs) keeps each test that disturbs the cluster alone on it.
-# YARN_AM_TEST_THREADS says how many run at once.
-threads=${YARN_AM_TEST_THREADS:-6}
+# The cluster tests of yarn-am (tests/cluster/main.rs) run concurrently: the harness gets a
+# thread for every test, and the cluster gate (tests/cluster/support/gate.rs) runs the ones
+# that leave the cluster as they found it YARN_AM_SHARED_TESTS (default 4) at a time, then
+# each one that disturbs it alone.
 # The secure_cluster tests (it_secure, it_split, it_spark: Kerberos), it_qop (hadoop.rpc.protection
 # privacy, then integrity), it_https (every web server TLS only) and it_amrmproxy (every NM
 # running the AMRMProxy) restart the shared cluster in their own profile: they run last, one
 # pass per profile, so no plain test runs on a cluster of another profile.
-phase "plain cluster tests" cargo test --workspace --locked --no-fail-fast --test cluster -- \
-  --test-threads "$threads" \
+all_threads=256
+phase "plain cluster tests" cargo test -p yarn-am --locked --no-fail-fast --test cluster -- \
+  --test-threads "$all_threads" \
   --skip qop_cluster --skip secure_cluster --skip https_cluster --skip amrmproxy_cluster || rc=$?
+# yarn-client's own (yarn-client/tests/cluster/main.rs): none disturbs the cluster.
+phase "yarn-client cluster tests" cargo test -p yarn-client --locked --no-fail-fast --test cluster -- \
+  --test-threads 4 || rc=$?
 # The Python client (python/): installed into a venv as a user would (`pip install ./python`),
 # its unit tests and its integration tests against this cluster with the binary just built.
 python_client() {
@@ -93,7 +96,7 @@ phase "python client" python_client || rc=$?
 # One pass per profile: its first test restarts the cluster in the profile, the others find
 # it up.
 profile_pass() { # filter
-  cargo test -p yarn-am --locked --no-fail-fast --test cluster -- --test-threads "$threads" "$1"
+  cargo test -p yarn-am --locked --no-fail-fast --test cluster -- --test-threads "$all_threads" "$1"
 }
 phase "secure_cluster (Kerberos)" profile_pass secure_cluster || rc=$?
 phase "qop_cluster (privacy, then integrity)" profile_pass qop_cluster || rc=$?

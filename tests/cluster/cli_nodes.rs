@@ -16,7 +16,7 @@ fn yarn_am() -> Command {
 
 #[test]
 fn nodes_reads_the_rm_address_from_hadoop_conf_dir() {
-    let _turn = gate::shared_blocking();
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let out = yarn_am()
@@ -43,7 +43,7 @@ fn nodes_reads_the_rm_address_from_hadoop_conf_dir() {
 
 #[test]
 fn nodes_json_lists_three_nodes() {
-    let _turn = gate::shared_blocking();
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let out = yarn_am()
         .args(["nodes", "--json", "--rm-web", &c.rm_web])

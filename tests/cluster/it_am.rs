@@ -21,7 +21,7 @@ async fn final_report(c: &cluster::Cluster, app: &str) -> yarn_client::rest::App
 
 #[tokio::test]
 async fn demand_places_executors_near_their_tasks_then_shrinks_kills_and_finishes() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // 1 GiB executors: each 4 GiB node holds at most 4, so capacity limits are reachable.
@@ -201,7 +201,7 @@ async fn demand_places_executors_near_their_tasks_then_shrinks_kills_and_finishe
 
 #[tokio::test]
 async fn failing_executors_are_replaced_until_the_limit_then_yarn_retries_the_attempt() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let out = yarn_am(c)
@@ -254,7 +254,7 @@ async fn failing_executors_are_replaced_until_the_limit_then_yarn_retries_the_at
 
 #[tokio::test]
 async fn yarn_am_kill_ends_the_app_as_killed() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let (app, _) = submit_one_executor(c, "it-kill").await;
@@ -273,7 +273,7 @@ async fn yarn_am_kill_ends_the_app_as_killed() {
 
 #[tokio::test]
 async fn sigterm_unregisters_the_app_as_killed() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let (app, _) = submit_one_executor(c, "it-sigterm").await;

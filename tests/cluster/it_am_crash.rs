@@ -41,14 +41,14 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_am_is_replaced_and_the_job_resumes_with_its_executors() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let _one = SERIAL.lock().await;
     crash_and_resume("it-am-crash", &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_webhdfs_staging_a_killed_am_is_replaced_and_the_job_resumes() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let _one = SERIAL.lock().await;
     let c = cluster::cluster();
     let log = crash_and_resume(

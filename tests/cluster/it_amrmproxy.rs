@@ -31,7 +31,7 @@ fn first_attempt(app: &str) -> String {
 
 #[tokio::test]
 async fn amrmproxy_cluster_am_registers_allocates_and_unregisters_through_its_nodes_proxy() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c: &'static cluster::Cluster =
         Box::leak(Box::new(cluster::start_profile(&["--amrmproxy"])));
     let _logs = cluster::LogsOnFailure(c);

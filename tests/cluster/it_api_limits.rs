@@ -122,7 +122,7 @@ async fn fds_fall_to(pid: u32, most: u64, limit: Duration) {
 
 #[tokio::test]
 async fn idle_and_half_sent_connections_neither_slow_the_api_nor_exhaust_the_am() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let out = am::yarn_am(c)
@@ -331,7 +331,7 @@ async fn timed_poll(d: &Driver, executor: &str, container: &str, seq: u64) -> Du
 /// POSTs held all 2,048 connection slots for good. Loopback only, bounded in count and time.
 #[tokio::test]
 async fn a_poll_flood_neither_slows_the_am_nor_swells_it() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let app = submit(

@@ -37,7 +37,7 @@ fn nm_logs(c: &cluster::Cluster) -> String {
 
 #[tokio::test]
 async fn service_data_reaches_the_named_auxiliary_service_and_an_unknown_name_is_refused() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // Restarts the NMs that do not run it yet (fetches the MapReduce jars once).

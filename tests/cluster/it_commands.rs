@@ -51,7 +51,7 @@ const VALUE: &str = "$(echo no) `echo no` $HOME ${HOME} 'single' \"double\" back
 
 #[tokio::test]
 async fn an_executor_command_and_an_environment_value_run_exactly_as_typed() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let env = format!("LITERAL={VALUE}");
@@ -90,7 +90,7 @@ async fn an_executor_command_and_an_environment_value_run_exactly_as_typed() {
 
 #[tokio::test]
 async fn an_executors_only_app_succeeds_when_every_executor_exited_0() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let (out, app) = submit_and_wait(
@@ -114,7 +114,7 @@ async fn an_executors_only_app_succeeds_when_every_executor_exited_0() {
 
 #[tokio::test]
 async fn an_executors_only_app_fails_at_the_failure_limit() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let (out, app) = submit_and_wait(
@@ -142,7 +142,7 @@ async fn an_executors_only_app_fails_at_the_failure_limit() {
 
 #[tokio::test]
 async fn wait_timeout_exits_4_and_leaves_the_app_running() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let out = yarn_am(c)

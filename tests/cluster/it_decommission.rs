@@ -65,7 +65,7 @@ fn node_state(c: &cluster::Cluster, host: &str) -> Option<String> {
 
 #[tokio::test]
 async fn a_node_decommissioned_gracefully_mid_job_loses_no_task_and_gets_no_executor() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     am::wait_until_no_node_runs_containers(c).await;

@@ -14,7 +14,7 @@ use am::{executors_of, rest, submit, Driver};
 
 #[tokio::test]
 async fn a_host_whose_executors_keep_failing_is_excluded_and_the_target_is_met_elsewhere() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     am::wait_until_no_node_runs_containers(c).await;
@@ -91,7 +91,7 @@ async fn a_host_whose_executors_keep_failing_is_excluded_and_the_target_is_met_e
 /// outlast the test's wait).
 #[tokio::test]
 async fn the_exclusion_settings_reach_the_am_and_a_host_is_released_after_its_timeout() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     am::wait_until_no_node_runs_containers(c).await;

@@ -171,12 +171,12 @@ async fn survives(name: &str, prefer: Option<&str>, disrupt: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_survives_a_resourcemanager_restart() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     survives("it-failover-rm", None, &["restart-rm"]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_survives_a_nodemanager_restart() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     survives("it-failover-nm", Some("nm2"), &["restart-nm", "{host}"]).await;
 }

@@ -59,7 +59,7 @@ fn submit_job(c: &cluster::Cluster, name: &str, job: &serde_json::Value, webhdfs
 
 #[tokio::test]
 async fn block_tasks_run_beside_a_replica_and_count_their_words() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let local = c.path("it-hdfs-input-local");
@@ -158,7 +158,7 @@ async fn next_app_seq(c: &cluster::Cluster) -> u64 {
 
 #[tokio::test]
 async fn bad_inputs_exit_2_before_anything_is_submitted() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let dir = "/user/yarn-am-it/it-hdfs-bad";
     let client = hdfs(c);
@@ -211,7 +211,7 @@ async fn bad_inputs_exit_2_before_anything_is_submitted() {
 /// the task sees the name whole and the job succeeds.
 #[tokio::test]
 async fn a_file_name_with_shell_syntax_is_one_word_in_the_command() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let dir = "/user/yarn-am-it/it-hdfs-names";

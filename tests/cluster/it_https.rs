@@ -35,7 +35,7 @@ async fn answers_plain_http(url: &str) -> bool {
 
 #[tokio::test]
 async fn https_cluster_runs_the_sample_job_and_the_driver_api_refuses_a_wrong_pin() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let started = Instant::now();
     let c: &'static cluster::Cluster = Box::leak(Box::new(cluster::start_profile(&["--https"])));
     let ready = started.elapsed();

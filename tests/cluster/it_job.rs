@@ -34,7 +34,7 @@ async fn run_job(c: &cluster::Cluster, name: &str, job: serde_json::Value) -> (S
 
 #[tokio::test]
 async fn sample_job_runs_node_local_and_reports_every_task() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let (all, app) = am::submit_sample_job_and_wait(c, "it-sample");
@@ -94,7 +94,7 @@ async fn sample_job_runs_node_local_and_reports_every_task() {
 
 #[tokio::test]
 async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // Fill nm3: a blocker app whose one executor takes what is left of the node. With the
@@ -188,7 +188,7 @@ async fn tasks_for_a_full_host_fall_back_after_the_wait_instead_of_stalling() {
 
 #[tokio::test]
 async fn executors_rise_with_the_backlog_and_fall_back_to_the_minimum() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let mut job_tasks = tasks(24, &["nm1", "nm2", "nm3"], "sleep 1");
@@ -232,7 +232,7 @@ async fn executors_rise_with_the_backlog_and_fall_back_to_the_minimum() {
 
 #[tokio::test]
 async fn losing_a_nodemanager_mid_job_reruns_its_tasks_elsewhere() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let job = json!({"name": "it-nm-loss",

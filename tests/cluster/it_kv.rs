@@ -59,7 +59,7 @@ fn task_file(c: &cluster::Cluster, app: &str, task: &str, ext: &str) -> Option<S
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_share_keys_the_driver_lists_them_and_they_survive_an_am_kill() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let t0 = Instant::now();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
@@ -173,7 +173,7 @@ async fn tasks_share_keys_the_driver_lists_them_and_they_survive_an_am_kill() {
 /// ends SUCCEEDED by itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_executors_register_and_wait_for_the_driver() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let t0 = Instant::now();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);

@@ -79,7 +79,7 @@ impl Drop for Stopped {
 /// succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_executor_is_declared_lost_and_its_tasks_run_elsewhere() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // 18 `sleep 3` tasks on three two-core executors: every executor is busy when one stops.
@@ -169,7 +169,7 @@ async fn a_stopped_executor_is_declared_lost_and_its_tasks_run_elsewhere() {
 /// naming the timeout, attempt 1 succeeds, and the hung process is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_attempt_is_killed_at_its_timeout_and_the_retry_succeeds() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let name = "it-liveness-timeout";

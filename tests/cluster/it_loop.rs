@@ -77,7 +77,7 @@ fn p99(mut v: Vec<Duration>) -> Duration {
 
 #[tokio::test]
 async fn driver_calls_are_answered_promptly_while_every_rm_call_takes_5_s() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let proxy = DelayProxy::start("rm:8030", RM_DELAY);
@@ -150,7 +150,7 @@ async fn driver_calls_are_answered_promptly_while_every_rm_call_takes_5_s() {
 
 #[tokio::test]
 async fn a_job_asks_at_its_backlog_timeout_and_its_executors_stop_before_the_am() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let tasks: Vec<_> = (0..8)

@@ -116,7 +116,7 @@ fn process_uids(app: &str) -> BTreeMap<u32, BTreeSet<String>> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_node_has_its_own_tmp_and_containers_run_as_yarn() {
     let Some(c) = docker_cluster() else { return };
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let _logs = cluster::LogsOnFailure(c);
     // The command runs literally; NM_HOST, CONTAINER_ID and LOG_DIRS (the container's log
     // folder) are its environment. 1536 MB each spreads 3 executors over 2+ nodes.
@@ -201,7 +201,7 @@ async fn each_node_has_its_own_tmp_and_containers_run_as_yarn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_node_past_the_silence_timeout_loses_its_executors_not_the_job() {
     let Some(c) = docker_cluster() else { return };
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let _logs = cluster::LogsOnFailure(c);
     // 30 `sleep 3` tasks on 3 two-core executors; a 5 s silence timeout.
     let app = am::submit_busy_job(c, "it-nodes-hung", 30, 5);
@@ -274,7 +274,7 @@ async fn a_hung_node_past_the_silence_timeout_loses_its_executors_not_the_job() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_staging_that_no_node_sees_fails_with_a_hint() {
     let Some(c) = docker_cluster() else { return };
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let out = am::yarn_am(c)
         .env_remove("YARN_AM_WEBHDFS")
         .args([

@@ -18,7 +18,7 @@ use serde_json::json;
 
 #[tokio::test]
 async fn an_app_in_the_high_queue_makes_the_am_give_back_executors_before_the_kill() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     am::wait_until_no_node_runs_containers(c).await;

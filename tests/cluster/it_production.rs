@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 #[tokio::test]
 async fn priority_type_and_a_lifetime_that_ends_the_app() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let t0 = Instant::now();
@@ -66,7 +66,7 @@ async fn priority_type_and_a_lifetime_that_ends_the_app() {
 /// stderr does not.
 #[tokio::test]
 async fn acls_and_a_log_include_pattern() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let job = am::one_task_job(
@@ -158,7 +158,7 @@ impl Drop for Labelled {
 /// though two other nodes have room; the RM reports the AM's label expression.
 #[tokio::test]
 async fn executors_asked_with_a_node_label_land_only_in_its_partition() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let _label = Labelled::new(c, "nm3:45454");
@@ -208,7 +208,7 @@ async fn executors_asked_with_a_node_label_land_only_in_its_partition() {
 /// the app's report.
 #[tokio::test]
 async fn executors_asking_a_custom_resource_get_it_and_fit_as_many_as_the_nodes_have() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let app = am::submit(
@@ -261,7 +261,7 @@ async fn executors_asking_a_custom_resource_get_it_and_fit_as_many_as_the_nodes_
 /// is left behind.
 #[tokio::test]
 async fn the_am_container_asks_a_custom_resource_over_the_client_port() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let app = am::submit(
@@ -346,7 +346,7 @@ async fn the_am_container_asks_a_custom_resource_over_the_client_port() {
 /// the accelerator for the app.
 #[tokio::test]
 async fn a_job_of_two_executor_kinds_runs_each_task_on_its_kind() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let plain = r#"test -z "$YARN_AM_EXECUTOR_RESOURCES" && test "$YARN_AM_EXECUTOR_KIND" = default || exit 3; sleep 1"#;
@@ -388,7 +388,7 @@ async fn a_job_of_two_executor_kinds_runs_each_task_on_its_kind() {
 /// got, and the app ends when every kind's executors have exited 0.
 #[tokio::test]
 async fn executor_kinds_from_the_command_line_run_their_own_commands() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let app = am::submit(

@@ -26,7 +26,7 @@ fn layer_lines(c: &cluster::Cluster, app: &str) -> Vec<String> {
 
 #[test]
 fn qop_cluster_runs_the_sample_job_under_privacy_and_integrity() {
-    let _turn = gate::alone_blocking();
+    let _turn = gate::alone();
     let started = Instant::now();
     for (protection, qop) in [("privacy", "auth-conf"), ("integrity", "auth-int")] {
         let phase = Instant::now();

@@ -301,7 +301,7 @@ const TASK: &str = r#"echo "== env"; env; echo "== token file"; base64 -w0 < "$H
 
 #[tokio::test]
 async fn no_secret_is_in_any_log_page_rest_answer_environment_or_command_line() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let tasks: Vec<serde_json::Value> = ["nm1", "nm2", "nm3"]

@@ -142,7 +142,7 @@ async fn assert_gone(s: &Secure, dir: &str) {
 
 #[tokio::test]
 async fn secure_cluster_the_sample_job_runs_as_alice_staged_through_webhdfs() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let _serial = SERIAL.lock().await;
     let s = secure();
     let _logs = cluster::LogsOnFailure(&s.c);
@@ -181,7 +181,7 @@ async fn secure_cluster_the_sample_job_runs_as_alice_staged_through_webhdfs() {
 
 #[tokio::test]
 async fn secure_cluster_a_keytab_login_needs_no_ticket_cache() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let _serial = SERIAL.lock().await;
     let s = secure();
     let _logs = cluster::LogsOnFailure(&s.c);
@@ -235,7 +235,7 @@ async fn assert_refused(s: &Secure, ccache: &str, login: &[String], want: &[&str
 
 #[tokio::test]
 async fn secure_cluster_without_a_ticket_submit_names_kinit_and_keytab_and_stages_nothing() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let _serial = SERIAL.lock().await;
     let s = secure();
     let _logs = cluster::LogsOnFailure(&s.c);
@@ -245,7 +245,7 @@ async fn secure_cluster_without_a_ticket_submit_names_kinit_and_keytab_and_stage
 
 #[tokio::test]
 async fn secure_cluster_a_stale_keytab_and_an_expired_ticket_are_clear_errors() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let _serial = SERIAL.lock().await;
     let s = secure();
     let _logs = cluster::LogsOnFailure(&s.c);
@@ -282,7 +282,7 @@ async fn secure_cluster_a_stale_keytab_and_an_expired_ticket_are_clear_errors() 
 
 #[tokio::test]
 async fn secure_cluster_with_a_keytab_an_app_outlives_its_first_hdfs_token() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let serial = SERIAL.lock().await;
     let s = secure();
     let _logs = cluster::LogsOnFailure(&s.c);
@@ -316,7 +316,7 @@ async fn secure_cluster_with_a_keytab_an_app_outlives_its_first_hdfs_token() {
 /// errors puts the HDFS delegation token into a container log.
 #[tokio::test]
 async fn secure_cluster_a_namenode_outage_leaves_no_token_in_any_log() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let serial = SERIAL.lock().await;
     let s = secure();
     let _logs = cluster::LogsOnFailure(&s.c);

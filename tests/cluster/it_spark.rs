@@ -264,7 +264,7 @@ fn dynamic_allocation_submit(c: &cluster::Cluster, home: &Path, max_executors: u
 #[tokio::test(flavor = "multi_thread")]
 async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kill() {
     let Some(home) = spark_home() else { return };
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let (_plugin, tests) = build(&home);
     // IT_SPARK_HTTPS=1: on the HTTPS-only profile (`cluster.sh up --https`), the plugin asking
     // the RM at its https:// address with the cluster's CA (`YARN_AM_CA_FILE`, set by the
@@ -475,7 +475,7 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
 #[tokio::test(flavor = "multi_thread")]
 async fn a_resource_profile_stage_runs_on_executors_of_its_own_kind() {
     let Some(home) = spark_home() else { return };
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let (_plugin, tests) = build(&home);
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
@@ -768,7 +768,7 @@ async fn final_report(c: &cluster::Cluster, app: &str) -> (String, String, Strin
 #[tokio::test(flavor = "multi_thread")]
 async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
     let Some(home) = spark_home() else { return };
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let (_plugin, tests) = build(&home);
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
@@ -947,7 +947,7 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
 /// a token. Runs in `make test`'s secure pass (`secure_cluster`).
 #[tokio::test(flavor = "multi_thread")]
 async fn secure_cluster_word_count_reads_and_writes_hdfs_as_alice() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     use std::sync::Arc;
     use yarn_client::gssapi::{Credential, CredentialSource};
     use yarn_client::http_auth::HttpAuth;

@@ -210,7 +210,7 @@ async fn data(c: &cluster::Cluster) -> BTreeMap<String, Vec<u8>> {
 
 #[tokio::test]
 async fn a_word_count_over_splits_cutting_every_line_equals_wc_w() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let files = data(c).await;
@@ -243,7 +243,7 @@ async fn a_word_count_over_splits_cutting_every_line_equals_wc_w() {
 /// `--secure` restarts it).
 #[tokio::test]
 async fn secure_cluster_the_same_job_file_counts_the_same_words() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::start_profile(&["--secure"]);
     let kdc = c.dir.join("kdc");
     std::env::set_var("KRB5_CONFIG", kdc.join("krb5.conf"));
@@ -297,7 +297,7 @@ async fn secure_cluster_the_same_job_file_counts_the_same_words() {
 /// next replica and the counts still equal `wc -w`. `cluster.sh up` brings it back.
 #[tokio::test]
 async fn a_datanode_killed_mid_read_does_not_fail_the_tasks() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let files = data(c).await;
     let mut job = job(&[format!("{DIR}/part-*.txt")], None);

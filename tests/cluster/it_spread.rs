@@ -23,7 +23,7 @@ use serde_json::json;
 
 #[tokio::test]
 async fn default_strategy_spreads_executors_over_the_preferred_hosts() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     am::wait_until_no_node_runs_containers(c).await;

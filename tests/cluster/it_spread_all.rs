@@ -118,7 +118,7 @@ async fn one_round(c: &cluster::Cluster, strategy: &str, ramp: bool) -> Vec<(Str
 /// Rounds alternate: three executors asked at once, then one and two more (the ramp).
 #[tokio::test]
 async fn three_executors_asked_at_once_or_ramped_land_one_per_preferred_host() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let strategy = std::env::var("IT_SPREAD_STRATEGY").unwrap_or_else(|_| "default".into());

@@ -17,7 +17,7 @@ use am::{text, yarn_am, Driver};
 
 #[tokio::test]
 async fn an_executor_above_the_maximum_allocation_is_refused_before_submitting() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let out = yarn_am(c)
         .args(["submit", "--name", "it-too-large", "--max-attempts", "1"])
@@ -56,7 +56,7 @@ async fn an_executor_above_the_maximum_allocation_is_refused_before_submitting()
 /// container (-104) and, with one executor failure allowed, the app fails saying so.
 #[tokio::test]
 async fn a_task_over_its_containers_memory_fails_the_app_naming_the_limit() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     // `tail -n 1` keeps a line without newlines whole, until its input ends 60 s later.
     let job = am::one_task_job(
@@ -85,7 +85,7 @@ async fn a_task_over_its_containers_memory_fails_the_app_naming_the_limit() {
 /// 512 MB executor fits nowhere: `/v1/state` says the cluster is full within seconds.
 #[tokio::test]
 async fn an_app_that_cannot_get_executors_says_why() {
-    let _turn = gate::alone().await;
+    let _turn = gate::alone();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     am::wait_until_no_node_runs_containers(c).await;
@@ -164,7 +164,7 @@ async fn an_app_that_cannot_get_executors_says_why() {
 /// after the end (the NodeManagers keep logs without aggregation).
 #[tokio::test]
 async fn logs_by_task_while_running_following_and_after_the_end() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let mut job = am::one_task_job("it-logs", "echo first-task-output; sleep 20");
@@ -267,7 +267,7 @@ async fn logs_by_task_while_running_following_and_after_the_end() {
 /// the app any more, and the CLI names the HDFS folder it read.
 #[tokio::test]
 async fn logs_by_task_after_the_end_come_from_the_aggregated_files() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let started = std::time::Instant::now();
@@ -347,7 +347,7 @@ async fn logs_by_task_after_the_end_come_from_the_aggregated_files() {
 /// counts both in `#updates`); the RM reports progress above 0 mid-job meanwhile.
 #[tokio::test]
 async fn the_tracking_page_is_live_in_a_browser() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let mut job = am::one_task_job("it-page", "sleep 1");

@@ -82,7 +82,7 @@ fn localizing_lines(c: &cluster::Cluster, app: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_folder() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // Executors run the staged yarn-am binary; the task lists it and takes a few seconds,
@@ -180,7 +180,7 @@ async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_fold
 
 #[tokio::test]
 async fn killing_the_app_removes_the_hdfs_staging_folder() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let extra = c.dir.join("jobs/it-webhdfs-extra.txt");
@@ -251,7 +251,7 @@ async fn killing_the_app_removes_the_hdfs_staging_folder() {
 
 #[tokio::test]
 async fn submit_wait_removes_the_folder_when_no_am_ever_ran() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // The RM accepts the submission, then fails the app for its unknown queue: no AM runs.
@@ -283,7 +283,7 @@ async fn submit_wait_removes_the_folder_when_no_am_ever_ran() {
 
 #[tokio::test]
 async fn a_refused_submission_removes_what_it_staged() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // A tag longer than the RM allows (100 characters): the RM refuses the submission
@@ -370,7 +370,7 @@ fn a_relative_hdfs_staging_root_is_refused() {
 
 #[tokio::test]
 async fn an_am_that_fails_on_its_last_attempt_removes_the_folder() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // An executor that fails, with one failure allowed: the AM registers, then gives up.
@@ -449,7 +449,7 @@ async fn executor_output(c: &cluster::Cluster, app: &str, want: &str) -> String 
 
 #[tokio::test]
 async fn a_second_submit_uploads_nothing_and_executors_get_aliases_and_unpacked_archives() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     // Bytes no earlier run staged, so the first submit must send them.
@@ -553,7 +553,7 @@ async fn a_second_submit_uploads_nothing_and_executors_get_aliases_and_unpacked_
 
 #[test]
 fn bad_file_and_archive_arguments_fail_before_anything_is_submitted() {
-    let _turn = gate::shared_blocking();
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let out = submit_webhdfs(c, &["--file", "/etc/hostname#yarn-am"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
@@ -567,7 +567,7 @@ fn bad_file_and_archive_arguments_fail_before_anything_is_submitted() {
 /// `usercache/<user>/filecache/...`), which each node fills at most once.
 #[tokio::test]
 async fn public_files_are_localised_into_the_nodes_shared_cache_once() {
-    let _turn = gate::shared().await;
+    let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
     let (work, nonce) = fresh_work(c, "it-webhdfs-public");

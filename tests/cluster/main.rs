@@ -2,8 +2,9 @@
 //! one binary: the yarn-am crate is linked once, and the tests run concurrently under the
 //! cluster gate (`support::gate`): a test that disturbs the cluster (restarts or stops a
 //! daemon, pauses, kills or decommissions a node, fills the nodes, labels a node, switches the
-//! profile, or asserts where YARN places containers on the whole cluster) runs alone, every
-//! other test beside the others. `scripts/test.sh` runs it with several harness threads.
+//! profile, or asserts where YARN places containers on the whole cluster) runs alone, the
+//! others a few at a time beside each other. `scripts/test.sh` gives the harness a thread per
+//! test (`--test-threads 256`) so that the gate, not the harness's order, decides.
 //!
 //! The tests of the other profiles (`secure_cluster`, `qop_cluster`, `https_cluster`,
 //! `amrmproxy_cluster` in their names) restart the cluster in their profile: run them with

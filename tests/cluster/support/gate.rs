@@ -1,60 +1,106 @@
-//! The cluster gate: the tests of this binary share one YARN cluster and run concurrently
-//! (`scripts/test.sh` gives the harness several threads), so each cluster test first takes
-//! its turn here, for its whole length.
+//! The cluster gate: the tests of this binary share one YARN cluster and run concurrently, so
+//! each cluster test first takes its turn here, for its whole length.
 //!
 //! - [`shared`]: the test only adds its own apps, files and processes, and asserts on them;
-//!   any number of such tests run side by side (YARN queues what does not fit).
+//!   up to [`shared_limit`] such tests run side by side (more would only queue in YARN, whose
+//!   three small nodes hold a few apps at once, and run into their tests' time limits).
 //! - [`alone`]: the test disturbs the cluster or needs it to itself: it restarts, stops,
 //!   pauses, kills or decommissions a daemon or node, fills the nodes, labels a node, switches
 //!   the profile, waits for an empty cluster, asserts where YARN places containers across the
-//!   nodes, or measures latencies that other tests' load would skew. It waits until every
-//!   running test has ended, and no test starts while it runs.
+//!   nodes, or measures latencies that other tests' load would skew. It waits until no shared
+//!   test runs or waits, and no test starts while it runs.
 //!
-//! The lock is tokio's, which is fair: once an `alone` test waits, later `shared` tests queue
-//! behind it, so it is not starved by a stream of readers. A test that panics drops its turn
-//! like any other value (no poisoning).
+//! Shared tests go first: an alone test waits while any shared test is running or waiting for
+//! a slot. `scripts/test.sh` gives the harness a thread for every test, so every test is
+//! waiting here from the start: the shared ones run `shared_limit` at a time, then the alone
+//! ones one after another, and the run takes about the alone tests' sum plus the shared
+//! tests' share of the slots. (With the harness's first-come order instead, each alone test
+//! cut the shared ones into small batches that could not overlap.) With fewer threads the
+//! gate is as safe, only slower; an alone test still runs once the shared ones before it end.
+//!
+//! Waiting blocks the test's thread: the harness runs each test on a thread of its own, and
+//! the gate is the first thing a test does, before its runtime has any other work.
 
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+struct State {
+    shared_running: usize,
+    shared_waiting: usize,
+    alone_running: bool,
+}
 
-static GATE: RwLock<()> = RwLock::const_new(());
+static STATE: Mutex<State> = Mutex::new(State {
+    shared_running: 0,
+    shared_waiting: 0,
+    alone_running: false,
+});
+static CHANGED: Condvar = Condvar::new();
 
-/// A turn beside other shared tests.
-pub type Shared = RwLockReadGuard<'static, ()>;
-/// A turn with the cluster to itself.
-pub type Alone = RwLockWriteGuard<'static, ()>;
+fn state() -> MutexGuard<'static, State> {
+    // A test that panicked while holding the lock left the counts consistent (every change
+    // is one statement).
+    STATE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How many shared tests may run at once: `YARN_AM_SHARED_TESTS`, else 4.
+pub fn shared_limit() -> usize {
+    std::env::var("YARN_AM_SHARED_TESTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(4)
+}
+
+/// A turn beside other shared tests; ends when dropped.
+#[must_use = "the turn ends when dropped"]
+pub struct Shared(());
+
+/// A turn with the cluster to itself; ends when dropped.
+#[must_use = "the turn ends when dropped"]
+pub struct Alone(());
 
 /// Waits for a turn beside the other shared tests.
-pub async fn shared() -> Shared {
+pub fn shared() -> Shared {
     let asked = Instant::now();
-    let turn = GATE.read().await;
+    let limit = shared_limit();
+    let mut s = state();
+    s.shared_waiting += 1;
+    while s.alone_running || s.shared_running >= limit {
+        s = CHANGED.wait(s).unwrap_or_else(|e| e.into_inner());
+    }
+    s.shared_waiting -= 1;
+    s.shared_running += 1;
+    drop(s);
     waited("shared", asked.elapsed());
-    turn
+    Shared(())
 }
 
 /// Waits until the cluster is this test's alone.
-pub async fn alone() -> Alone {
+pub fn alone() -> Alone {
     let asked = Instant::now();
-    let turn = GATE.write().await;
+    let mut s = state();
+    while s.alone_running || s.shared_running > 0 || s.shared_waiting > 0 {
+        s = CHANGED.wait(s).unwrap_or_else(|e| e.into_inner());
+    }
+    s.alone_running = true;
+    drop(s);
     waited("alone", asked.elapsed());
-    turn
+    Alone(())
 }
 
-/// [`shared`] for a plain `#[test]` (no runtime to await in).
-pub fn shared_blocking() -> Shared {
-    let asked = Instant::now();
-    let turn = GATE.blocking_read();
-    waited("shared", asked.elapsed());
-    turn
+impl Drop for Shared {
+    fn drop(&mut self) {
+        state().shared_running -= 1;
+        CHANGED.notify_all();
+    }
 }
 
-/// [`alone`] for a plain `#[test]` (no runtime to await in).
-pub fn alone_blocking() -> Alone {
-    let asked = Instant::now();
-    let turn = GATE.blocking_write();
-    waited("alone", asked.elapsed());
-    turn
+impl Drop for Alone {
+    fn drop(&mut self) {
+        state().alone_running = false;
+        CHANGED.notify_all();
+    }
 }
 
 /// Says how long a test queued for its turn (each test runs on a thread named after it), so
