@@ -7,7 +7,7 @@ use crate::support::gate;
 use std::process::Command;
 
 fn yarn_am() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_yarn-am"));
+    let mut cmd = Command::new(crate::support::am::exe());
     cmd.env_remove("YARN_AM_RM_WEB")
         .env_remove("HADOOP_CONF_DIR")
         .env_remove("YARN_CONF_DIR");

@@ -114,10 +114,10 @@ async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_fold
 
     // While it runs: the spec is in the app's folder on HDFS, the binary in the staging
     // cache under its digest, byte for byte as long as ours.
-    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_yarn-am"));
-    let ours = std::fs::metadata(binary).unwrap().len();
+    let binary = am::exe();
+    let ours = std::fs::metadata(&binary).unwrap().len();
     let staged = hdfs(c)
-        .status(&cache_path(binary, "yarn-am"))
+        .status(&cache_path(&binary, "yarn-am"))
         .await
         .unwrap();
     assert_eq!(staged.length, ours);
@@ -306,7 +306,7 @@ async fn a_refused_submission_removes_what_it_staged() {
 /// fail before the RM is asked for anything.
 fn submit_without_cluster(webhdfs: &str, extra: &[&str]) -> (Output, Duration) {
     let start = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_yarn-am"))
+    let out = Command::new(am::exe())
         .env_remove("HADOOP_CONF_DIR")
         .env_remove("YARN_CONF_DIR")
         .env_remove("YARN_AM_WEBHDFS")

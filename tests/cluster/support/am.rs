@@ -11,8 +11,17 @@ use yarn_client::webhdfs::WebHdfs;
 
 use super::cluster::Cluster;
 
+/// The `yarn-am` binary the tests run: `YARN_AM_BIN` if set (as for the Python client's
+/// tests: a binary built elsewhere, e.g. in a target folder other builds do not overwrite),
+/// else the one cargo built with this test binary.
+pub fn exe() -> PathBuf {
+    std::env::var_os("YARN_AM_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_yarn-am")))
+}
+
 pub fn yarn_am(c: &Cluster) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_yarn-am"));
+    let mut cmd = Command::new(exe());
     // Staging stays local unless a test asks for WebHDFS (`cluster.sh env` exports it).
     cmd.env("HADOOP_CONF_DIR", &c.conf_dir)
         .env_remove("YARN_CONF_DIR")

@@ -52,13 +52,13 @@ pub fn shared_limit() -> usize {
         .unwrap_or(4)
 }
 
-/// A turn beside other shared tests; ends when dropped.
+/// A turn beside other shared tests (since when); ends when dropped.
 #[must_use = "the turn ends when dropped"]
-pub struct Shared(());
+pub struct Shared(Instant);
 
-/// A turn with the cluster to itself; ends when dropped.
+/// A turn with the cluster to itself (since when); ends when dropped.
 #[must_use = "the turn ends when dropped"]
-pub struct Alone(());
+pub struct Alone(Instant);
 
 /// Waits for a turn beside the other shared tests.
 pub fn shared() -> Shared {
@@ -73,7 +73,7 @@ pub fn shared() -> Shared {
     s.shared_running += 1;
     drop(s);
     waited("shared", asked.elapsed());
-    Shared(())
+    Shared(Instant::now())
 }
 
 /// Waits until the cluster is this test's alone.
@@ -86,11 +86,12 @@ pub fn alone() -> Alone {
     s.alone_running = true;
     drop(s);
     waited("alone", asked.elapsed());
-    Alone(())
+    Alone(Instant::now())
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
+        held("shared", self.0.elapsed());
         state().shared_running -= 1;
         CHANGED.notify_all();
     }
@@ -98,20 +99,28 @@ impl Drop for Shared {
 
 impl Drop for Alone {
     fn drop(&mut self) {
+        held("alone", self.0.elapsed());
         state().alone_running = false;
         CHANGED.notify_all();
     }
 }
 
-/// Says how long a test queued for its turn (each test runs on a thread named after it), so
-/// that a run's log shows where the time went.
+/// Says how long a test queued for its turn, and how long it held it (each test runs on a
+/// thread named after it), so that a run's log (`--nocapture`) shows where the time went.
 fn waited(kind: &str, wait: Duration) {
     if wait >= Duration::from_secs(1) {
-        let me = std::thread::current();
-        eprintln!(
-            "[gate] {} waited {:.1} s for its {kind} turn",
-            me.name().unwrap_or("?"),
+        say(&format!(
+            "waited {:.1} s for its {kind} turn",
             wait.as_secs_f64()
-        );
+        ));
     }
+}
+
+fn held(kind: &str, turn: Duration) {
+    say(&format!("held its {kind} turn {:.1} s", turn.as_secs_f64()));
+}
+
+fn say(what: &str) {
+    let me = std::thread::current();
+    eprintln!("[gate] {} {what}", me.name().unwrap_or("?"));
 }
