@@ -24,6 +24,8 @@ SPARK_HOME=$(bash scripts/spark-env.sh)
 SPARK_HOME=$SPARK_HOME bash spark/build.sh
 
 # Each phase's time, for the summary at the end (and so a slow phase shows in CI's log).
+# Every cargo command names the whole workspace, as the build above does: with one package,
+# cargo unifies other features and builds the crates again.
 phase() { # name command...
   local name=$1 t=$SECONDS r=0
   shift
@@ -76,11 +78,11 @@ eval "$(bash tests/cluster/cluster.sh env)"
 # running the AMRMProxy) restart the shared cluster in their own profile: they run last, one
 # pass per profile, so no plain test runs on a cluster of another profile.
 all_threads=256
-phase "plain cluster tests" cargo test -p yarn-am --locked --no-fail-fast --test cluster -- \
+phase "plain cluster tests" cargo test --workspace --locked --no-fail-fast --test cluster -- \
   --test-threads "$all_threads" \
   --skip qop_cluster --skip secure_cluster --skip https_cluster --skip amrmproxy_cluster || rc=$?
-# yarn-client's own (yarn-client/tests/cluster/main.rs): none disturbs the cluster.
-phase "yarn-client cluster tests" cargo test -p yarn-client --locked --no-fail-fast --test cluster -- \
+# yarn-client's own (yarn-client/tests/client_cluster/main.rs): none disturbs the cluster.
+phase "yarn-client cluster tests" cargo test --workspace --locked --no-fail-fast --test client_cluster -- \
   --test-threads 4 || rc=$?
 # The Python client (python/): installed into a venv as a user would (`pip install ./python`),
 # its unit tests and its integration tests against this cluster with the binary just built.
@@ -96,7 +98,7 @@ phase "python client" python_client || rc=$?
 # One pass per profile: its first test restarts the cluster in the profile, the others find
 # it up.
 profile_pass() { # filter
-  cargo test -p yarn-am --locked --no-fail-fast --test cluster -- --test-threads "$all_threads" "$1"
+  cargo test --workspace --locked --no-fail-fast --test cluster -- --test-threads "$all_threads" "$1"
 }
 phase "secure_cluster (Kerberos)" profile_pass secure_cluster || rc=$?
 phase "qop_cluster (privacy, then integrity)" profile_pass qop_cluster || rc=$?
