@@ -19,3 +19,5 @@ mod cli_submit;
 mod driver_props;
 mod driver_sim;
 mod plan_cli;
+mod rules;
+mod split_task_commands;
