@@ -18,16 +18,16 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use yarn_am::core::driver::{Driver, ExecutorId, Job};
+use yarn_am_core::driver::{Driver, ExecutorId, Job};
 use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer};
 use yarn_client::rest::NodeInfo;
 
-use yarn_am::core::am::am_core::AmCore;
-use yarn_am::core::am::events::{DriverCommand, LaunchReport, RmReply};
-use yarn_am::core::am::fixtures;
-use yarn_am::core::am::job_run::JobRun;
-use yarn_am::core::am::pool::Pool;
-use yarn_am::protocol::poll::{PollReply, PollRequest, TaskResult};
+use yarn_am_core::am::am_core::AmCore;
+use yarn_am_core::am::events::{DriverCommand, LaunchReport, RmReply};
+use yarn_am_core::am::fixtures;
+use yarn_am_core::am::job_run::JobRun;
+use yarn_am_core::am::pool::Pool;
+use yarn_am_wire::poll::{PollReply, PollRequest, TaskResult};
 
 const TASKS: usize = 100_000;
 const EXECUTORS: usize = 10_000;

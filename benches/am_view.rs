@@ -26,14 +26,14 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use yarn_am::core::am::events::LaunchReport;
-use yarn_am::core::am::fixtures;
-use yarn_am::core::am::pool::Pool;
-use yarn_am::core::am::registry::FINISHED_KEPT;
-use yarn_am::core::driver::report::{Report, TaskRecord};
-use yarn_am::core::driver::scheduler::TaskLocality;
-use yarn_am::core::driver::{Driver, DriverAction, DriverEvent, ExecutorId, Job};
-use yarn_am::protocol::driver_api::{Demand, ExecutorEvent, ExecutorView, StateView};
+use yarn_am_core::am::events::LaunchReport;
+use yarn_am_core::am::fixtures;
+use yarn_am_core::am::pool::Pool;
+use yarn_am_core::am::registry::FINISHED_KEPT;
+use yarn_am_core::driver::report::{Report, TaskRecord};
+use yarn_am_core::driver::scheduler::TaskLocality;
+use yarn_am_core::driver::{Driver, DriverAction, DriverEvent, ExecutorId, Job};
+use yarn_am_wire::driver_api::{Demand, ExecutorEvent, ExecutorView, StateView};
 use yarn_client::amrm::{AllocatedContainer, Allocation, CompletedContainer};
 
 const TASKS: usize = 100_000;

@@ -5,7 +5,7 @@
 //!
 //! `cargo bench --bench rm_scale -- --dir /tmp/yarn-am-scale --strategy default --nodes 1000`
 //!
-//! This is the AM side for real: the AM's own executor pool (`yarn_am::core::am::pool::Pool`:
+//! This is the AM side for real: the AM's own executor pool (`yarn_am_core::am::pool::Pool`:
 //! the allocator, the request book, yarn-client's request table) and yarn-client's AMRM
 //! client register with the RM, send the allocator's requests and match the grants. Only
 //! executors are simulated, here and nowhere else (this launch-free mode exists in this
@@ -34,7 +34,7 @@
 //! traced to the requests it filled. `--sim-only` prints the simulator's predictions (base,
 //! per-key, what-ifs) and the allocator's first asks per stage, with no harness.
 
-use yarn_am::sim;
+use yarn_am_core::sim;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -44,15 +44,15 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 use sim::{simulate, Trace, TraceConfig};
-use yarn_am::core::allocator::matching::Locality;
-use yarn_am::core::allocator::tracker::{Action, Allocator, AllocatorConfig, Event, ExecutorId};
-use yarn_am::core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
-use yarn_am::core::am::cluster_view::rack_resolver;
-use yarn_am::core::am::events::LaunchReport;
-use yarn_am::core::am::pool::Pool;
-use yarn_am::core::am::registry::Registry;
-use yarn_am::core::topology::SharedTopology;
-use yarn_am::protocol::spec::ExecutorSpec;
+use yarn_am_core::allocator::matching::Locality;
+use yarn_am_core::allocator::tracker::{Action, Allocator, AllocatorConfig, Event, ExecutorId};
+use yarn_am_core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
+use yarn_am_core::am::cluster_view::rack_resolver;
+use yarn_am_core::am::events::LaunchReport;
+use yarn_am_core::am::pool::Pool;
+use yarn_am_core::am::registry::Registry;
+use yarn_am_core::topology::SharedTopology;
+use yarn_am_wire::spec::ExecutorSpec;
 use yarn_client::amrm::{AllocateInput, Allocation, AmRmClient, FinalStatus};
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};
 use yarn_client::request_table::{AllocateBatch, AmrmState};

@@ -8,10 +8,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use yarn_am::core::allocator::literal;
-use yarn_am::core::allocator::{update_requests, Cluster, Strategy};
+use yarn_am_core::allocator::literal;
+use yarn_am_core::allocator::{update_requests, Cluster, Strategy};
 
-use yarn_am::sim;
+use yarn_am_core::sim;
 
 use sim::{bench_snapshot, bench_topology};
 

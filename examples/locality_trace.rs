@@ -24,12 +24,12 @@
 //! address). One stage of 8 tasks a node, each `sleep 1` (a simulator round is one second),
 //! executors of 2 cores (2 a node on the cluster's 4-vcore nodes, 2 tasks each).
 
-use yarn_am::sim;
+use yarn_am_core::sim;
 
 use anyhow::{bail, Context};
 use serde_json::json;
 use sim::{simulate, Trace, TraceConfig};
-use yarn_am::core::allocator::{HostName, RackName, Strategy, DEFAULT_RACK};
+use yarn_am_core::allocator::{HostName, RackName, Strategy, DEFAULT_RACK};
 
 /// Executors a node holds: 4 vcores, executors of 2.
 const CAPACITY: u32 = 2;

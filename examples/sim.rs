@@ -25,10 +25,10 @@
 
 use std::time::Instant;
 
-use yarn_am::sim;
+use yarn_am_core::sim;
 
 use sim::{offline_bound, placed_share, simulate, SimResult, Trace, TraceConfig};
-use yarn_am::core::allocator::Strategy;
+use yarn_am_core::allocator::Strategy;
 
 /// A trace family: its configuration for the k-th seed.
 type Family = Box<dyn Fn(u64) -> TraceConfig>;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::protocol::service_data;
+use yarn_am_wire::service_data;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -133,9 +133,9 @@ pub struct SplitCatArgs {
     /// `text`: the lines that start in the split, the last one read to its end past the
     /// split (MapReduce's rule: each line in exactly one split); `bytes`: the raw range.
     #[arg(long, env = "YARN_AM_SPLIT_FORMAT", default_value = "text")]
-    pub format: crate::core::inputs::records::RecordFormat,
+    pub format: yarn_am_core::inputs::records::RecordFormat,
     /// Longest read past the split's end to finish its last line (text).
-    #[arg(long, default_value_t = crate::core::inputs::records::DEFAULT_MAX_LINE)]
+    #[arg(long, default_value_t = yarn_am_core::inputs::records::DEFAULT_MAX_LINE)]
     pub max_line_bytes: u64,
     /// Seconds any one WebHDFS call may take before it fails (a read gets 1 s more per
     /// MiB), and the longest silence of a DataNode mid-read before the next replica is tried.
@@ -301,7 +301,7 @@ pub struct SubmitArgs {
     /// takes the rest, commas included (default: --executor-command). Each executor finds
     /// its kind in $YARN_AM_EXECUTOR_KIND. A job declares its kinds in the job file.
     #[arg(long, value_name = "NAME:KEY=VALUE,...", value_parser = parse_executor_kind)]
-    pub executor_kind: Vec<crate::protocol::spec::ExecutorKind>,
+    pub executor_kind: Vec<yarn_am_wire::spec::ExecutorKind>,
     /// Room for executor kinds a driver declares while the app runs (`POST /v1/kinds`):
     /// the kinds the app may have in all, the default and --executor-kind ones included
     /// (at most 64; default: those alone, so none can be declared). Fixed at submit, as
@@ -319,7 +319,7 @@ pub struct SubmitArgs {
     #[arg(long, value_name = "LABEL", value_parser = parse_node_label)]
     pub am_node_label: Option<String>,
     /// The application type the RM shows (`yarn-am list` lists YARN-AM only).
-    #[arg(long, default_value = crate::protocol::APPLICATION_TYPE)]
+    #[arg(long, default_value = yarn_am_wire::APPLICATION_TYPE)]
     pub application_type: String,
     /// AM container memory in MB.
     #[arg(long, default_value_t = 256)]
@@ -462,7 +462,7 @@ pub struct SubmitArgs {
     /// Allocation strategy of the AM: `default` (ours) or `spark` (Spark's exact placement,
     /// for comparisons).
     #[arg(long, default_value = "default")]
-    pub strategy: crate::core::allocator::Strategy,
+    pub strategy: yarn_am_core::allocator::Strategy,
 }
 
 /// A node label as YARN names them (`CommonNodeLabelsManager`: a letter or digit, then
@@ -514,11 +514,11 @@ impl clap::builder::TypedValueParser for ServiceDataParser {
 
 /// NAME=COUNT of a countable resource: YARN's resource names (`yarn.io/gpu`, `example.com/x`)
 /// and a count of at least 1; memory and vcores have their own flags.
-fn parse_executor_kind(s: &str) -> Result<crate::protocol::spec::ExecutorKind, String> {
+fn parse_executor_kind(s: &str) -> Result<yarn_am_wire::spec::ExecutorKind, String> {
     let (name, rest) = s
         .split_once(':')
         .ok_or_else(|| format!("{s:?} is not NAME:memory=MB,vcores=N,..."))?;
-    if !crate::core::driver::job::valid_kind_name(name) {
+    if !yarn_am_core::driver::job::valid_kind_name(name) {
         return Err(format!(
             "{name:?} is not a kind name: 1-32 letters, digits, `-` or `_`, and not `default`"
         ));
@@ -577,7 +577,7 @@ fn parse_executor_kind(s: &str) -> Result<crate::protocol::spec::ExecutorKind, S
     if command.is_some_and(|c| c.trim().is_empty()) {
         return Err(format!("{name}: command= is empty"));
     }
-    Ok(crate::protocol::spec::ExecutorKind {
+    Ok(yarn_am_wire::spec::ExecutorKind {
         name: name.to_string(),
         memory_mb: i64::from(memory),
         vcores: vcores as i32,

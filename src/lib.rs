@@ -35,11 +35,8 @@
 pub mod am;
 pub mod cli;
 pub mod cluster;
-pub mod core;
 pub mod executor;
 pub mod http;
-pub mod protocol;
-pub mod sim;
 pub mod split;
 pub mod staging;
 pub mod submit;

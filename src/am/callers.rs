@@ -7,10 +7,10 @@ use std::collections::HashMap;
 
 use tokio::sync::{broadcast, oneshot};
 
-use crate::core::am::am_core::AmCore;
-use crate::core::am::events::{Reply, ReplyTo};
 use crate::http::Call;
-use crate::protocol::driver_api::ExecutorEvent;
+use yarn_am_core::am::am_core::AmCore;
+use yarn_am_core::am::events::{Reply, ReplyTo};
+use yarn_am_wire::driver_api::ExecutorEvent;
 
 /// The reply channels of the calls the core has not answered yet, by their ids.
 #[derive(Debug, Default)]

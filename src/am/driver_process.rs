@@ -29,10 +29,10 @@ use anyhow::Context;
 use tracing::{info, warn};
 
 use super::container_env::ContainerEnv;
-use crate::protocol::driver_api::{FinalOutcome, FinishRequest};
-use crate::protocol::driver_process::{DriverEnv, DIAGNOSTICS_FILE, SECRET_FILE};
-use crate::protocol::driver_secret::DriverSecret;
-use crate::protocol::tls::Fingerprint;
+use yarn_am_wire::driver_api::{FinalOutcome, FinishRequest};
+use yarn_am_wire::driver_process::{DriverEnv, DIAGNOSTICS_FILE, SECRET_FILE};
+use yarn_am_wire::driver_secret::DriverSecret;
+use yarn_am_wire::tls::Fingerprint;
 
 /// At most this much of the driver's message goes into the diagnostics.
 const DIAGNOSTICS_LIMIT: usize = 4096;

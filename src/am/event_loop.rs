@@ -1,5 +1,5 @@
 //! The loop: carries out what the sans-IO [`AmCore`] decides, one pass at a time, in the
-//! order its calling contract states (see [`crate::core::am::am_core`]).
+//! order its calling contract states (see [`yarn_am_core::am::am_core`]).
 //!
 //! Each pass first does what the core asks (start launches after their journal entries,
 //! send the allocate call that is due, fetch the node list, publish the view), then waits
@@ -25,10 +25,10 @@ use super::journal_store::DURABLE_WAIT;
 use super::rm::RmSession;
 use super::start::Am;
 use super::IDLE_HEARTBEAT;
-use crate::core::am::am_core::{AmCore, Ending, Outcome};
-use crate::core::am::events::{DriverCommand, RmReply};
-use crate::core::am::waiting::ClusterLook;
-use crate::core::driver::journal::Entry;
+use yarn_am_core::am::am_core::{AmCore, Ending, Outcome};
+use yarn_am_core::am::events::{DriverCommand, RmReply};
+use yarn_am_core::am::waiting::ClusterLook;
+use yarn_am_core::driver::journal::Entry;
 
 /// An allocate call in flight: owns its session, borrows nothing of the loop.
 pub(super) type InFlight =

@@ -13,7 +13,7 @@ use super::event_loop::RmState;
 use super::rm::RmSession;
 use super::start::{Am, Api};
 use super::JOB_REPORT_FILE;
-use crate::core::am::am_core::{Ending, Outcome};
+use yarn_am_core::am::am_core::{Ending, Outcome};
 
 /// Ends the AM the way `ending` says; the outcome decides the exit code.
 pub(super) async fn finish(am: Am, ending: Ending, rm: RmState) -> anyhow::Result<Outcome> {
@@ -100,7 +100,7 @@ async fn stop_api(api: Api) {
 }
 
 /// Writes the whole job report (every task) to [`JOB_REPORT_FILE`].
-fn write_job_report(summary: &crate::core::driver::report::JobSummary, log_dir: &std::path::Path) {
+fn write_job_report(summary: &yarn_am_core::driver::report::JobSummary, log_dir: &std::path::Path) {
     let path = log_dir.join(JOB_REPORT_FILE);
     if let Err(e) = std::fs::write(
         &path,

@@ -1,5 +1,5 @@
 //! The job journal's files in the application's staging folder, where every AM attempt
-//! appends what happens (see [`crate::core::driver::journal`] for the entries and the replay)
+//! appends what happens (see [`yarn_am_core::driver::journal`] for the entries and the replay)
 //! and the next attempt, after a crash, reads it back; and `driver.url`, where executors of
 //! a crashed attempt find the next one.
 //!
@@ -25,10 +25,10 @@
 
 use std::time::Duration;
 
-use crate::core::driver::journal::{decode, encode, whole_len, Entry};
 use anyhow::Context;
 use tokio::sync::oneshot;
 use tracing::{info, warn};
+use yarn_am_core::driver::journal::{decode, encode, whole_len, Entry};
 
 use crate::staging::fs::{join, Appender, Handed, StagingFs};
 use crate::staging::{StagingDir, StagingFolder};

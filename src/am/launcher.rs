@@ -16,15 +16,15 @@ use yarn_client::nm::{LaunchSpec, NmClient};
 use yarn_client::rpc::RpcConfig;
 use yarn_client::token::Token;
 
-use crate::core::am::events::LaunchReport;
-use crate::core::ids::ExecutorId;
-use crate::protocol::executor_env::{self, ExecutorEnv};
-use crate::protocol::{credentials, poll};
+use yarn_am_core::am::events::LaunchReport;
+use yarn_am_core::ids::ExecutorId;
+use yarn_am_wire::executor_env::{self, ExecutorEnv};
+use yarn_am_wire::{credentials, poll};
 use yarn_client::credentials::Format;
 use yarn_client::launch_script::literal_env_value;
 
-use crate::core::am::pool::DeclaredKind;
-use crate::protocol::spec::ExecutorSpec;
+use yarn_am_core::am::pool::DeclaredKind;
+use yarn_am_wire::spec::ExecutorSpec;
 
 use super::token_refresh::SharedTokens;
 
@@ -34,7 +34,7 @@ pub struct DriverContact {
     pub app_id: String,
     pub url: String,
     /// The fingerprint of the certificate the AM serves; each executor pins it.
-    pub tls_pin: crate::protocol::tls::Fingerprint,
+    pub tls_pin: yarn_am_wire::tls::Fingerprint,
     /// The staging folder, where a later AM attempt publishes its URL (see
     /// [`ExecutorEnv::staging`]); `None` on the last attempt.
     pub staging_dir: Option<crate::staging::StagingDir>,
@@ -111,9 +111,9 @@ impl Launcher {
     /// The launch context of one executor: its command with logs in the container log dir,
     /// the environment that lets it find the AM (nothing secret: the NodeManager writes the
     /// environment into `launch_container.sh` in the log dir), and its credentials with its
-    /// own key to authenticate to the AM (see [`crate::protocol::poll`]).
+    /// own key to authenticate to the AM (see [`yarn_am_wire::poll`]).
     /// `kind` indexes [`ExecutorSpec::all_kinds`], or is `declared` while the app runs (as
-    /// the pool's [`crate::core::am::pool::Launch`] carries it): its vcores and command, and
+    /// the pool's [`yarn_am_core::am::pool::Launch`] carries it): its vcores and command, and
     /// its name in [`executor_env::KIND`] when the app has, or has room for, several.
     pub fn launch_spec(
         &self,
@@ -196,19 +196,16 @@ impl Launcher {
             .secrets
             .push((credentials::EXECUTOR_KEY_ALIAS.to_string(), key.to_vec()));
         creds.secrets.push((
-            crate::protocol::tls::PIN_ALIAS.to_string(),
+            yarn_am_wire::tls::PIN_ALIAS.to_string(),
             self.contact.tls_pin.0.to_vec(),
         ));
         // The container's key to the key-value store, and the pin again, under aliases the
-        // executor keeps for its tasks (see `crate::protocol::kv`).
-        let kv_key = crate::protocol::kv::kv_key(&self.contact.master_secret, container_id);
+        // executor keeps for its tasks (see `yarn_am_wire::kv`).
+        let kv_key = yarn_am_wire::kv::kv_key(&self.contact.master_secret, container_id);
         creds.secrets.extend([
+            (yarn_am_wire::kv::KV_KEY_ALIAS.to_string(), kv_key.to_vec()),
             (
-                crate::protocol::kv::KV_KEY_ALIAS.to_string(),
-                kv_key.to_vec(),
-            ),
-            (
-                crate::protocol::kv::KV_PIN_ALIAS.to_string(),
+                yarn_am_wire::kv::KV_PIN_ALIAS.to_string(),
                 self.contact.tls_pin.0.to_vec(),
             ),
         ]);
@@ -295,7 +292,7 @@ mod tests {
         let contact = DriverContact {
             app_id: "application_1_0001".into(),
             url: "https://nm1:4000".into(),
-            tls_pin: crate::protocol::tls::Fingerprint([9; 32]),
+            tls_pin: yarn_am_wire::tls::Fingerprint([9; 32]),
             staging_dir: None,
             master_secret: master.to_vec().into(),
             tokens: SharedTokens::new(tokens),
@@ -357,7 +354,7 @@ mod tests {
             ExecutorId::new(1),
             0,
             None,
-            &crate::core::am::fixtures::container(container, "h1"),
+            &yarn_am_core::am::fixtures::container(container, "h1"),
         );
         let creds = Credentials::decode(l.tokens.as_deref().unwrap()).unwrap();
         let key = poll::executor_key(&master, "1", container);
@@ -366,15 +363,15 @@ mod tests {
             Some(&key[..])
         );
         assert_eq!(
-            creds.secret(crate::protocol::tls::PIN_ALIAS),
+            creds.secret(yarn_am_wire::tls::PIN_ALIAS),
             Some(&[9u8; 32][..])
         );
         assert_eq!(
-            creds.secret(crate::protocol::kv::KV_KEY_ALIAS),
-            Some(&crate::protocol::kv::kv_key(&master, container)[..])
+            creds.secret(yarn_am_wire::kv::KV_KEY_ALIAS),
+            Some(&yarn_am_wire::kv::kv_key(&master, container)[..])
         );
         assert_eq!(
-            creds.secret(crate::protocol::kv::KV_PIN_ALIAS),
+            creds.secret(yarn_am_wire::kv::KV_PIN_ALIAS),
             Some(&[9u8; 32][..])
         );
         assert_eq!(creds.secrets.len(), 4);
@@ -390,7 +387,7 @@ mod tests {
                     ExecutorId::new(2),
                     0,
                     None,
-                    &crate::core::am::fixtures::container("container_1_0001_01_000003", "h1"),
+                    &yarn_am_core::am::fixtures::container("container_1_0001_01_000003", "h1"),
                 )
                 .tokens
                 .unwrap(),
@@ -422,7 +419,7 @@ mod tests {
                 ExecutorId::new(n),
                 0,
                 None,
-                &crate::core::am::fixtures::container(
+                &yarn_am_core::am::fixtures::container(
                     &format!("container_1_0001_01_00000{n}"),
                     "h1",
                 ),
@@ -497,7 +494,7 @@ mod tests {
             ExecutorId::new(1),
             0,
             None,
-            &crate::core::am::fixtures::container("container_1_0001_01_000002", "h1"),
+            &yarn_am_core::am::fixtures::container("container_1_0001_01_000002", "h1"),
         );
         let script = nm_launch_script(&l, logs.to_str().unwrap());
         let status = std::process::Command::new("bash")
@@ -532,7 +529,7 @@ mod tests {
             ExecutorId::new(1),
             0,
             None,
-            &crate::core::am::fixtures::container("container_1_0001_01_000002", "h1"),
+            &yarn_am_core::am::fixtures::container("container_1_0001_01_000002", "h1"),
         );
         assert_eq!(l.environment["V"], r#"\$(x) {""{y}""}"#);
         assert_eq!(l.environment[executor_env::LOG_DIR], "<LOG_DIR>");
@@ -547,7 +544,7 @@ mod tests {
     #[test]
     fn granted_resources_reach_the_executor() {
         let launcher = launcher("./x", &[], b"m", Credentials::default());
-        let mut c = crate::core::am::fixtures::container("container_1_0001_01_000002", "h1");
+        let mut c = yarn_am_core::am::fixtures::container("container_1_0001_01_000002", "h1");
         let none = launcher.launch_spec(ExecutorId::new(1), 0, None, &c);
         assert!(!none.environment.contains_key(executor_env::RESOURCES));
         c.resources = vec![
@@ -566,7 +563,7 @@ mod tests {
     #[test]
     fn each_kind_launches_its_own_command_and_knows_its_kind() {
         let mut launcher = launcher("./default", &[], b"m", Credentials::default());
-        launcher.spec.kinds = vec![crate::protocol::spec::ExecutorKind {
+        launcher.spec.kinds = vec![yarn_am_wire::spec::ExecutorKind {
             name: "accel".into(),
             memory_mb: 512,
             vcores: 3,
@@ -577,7 +574,7 @@ mod tests {
             resources: Default::default(),
             command: Some("./accel".into()),
         }];
-        let c = crate::core::am::fixtures::container("container_1_0001_01_000002", "h1");
+        let c = yarn_am_core::am::fixtures::container("container_1_0001_01_000002", "h1");
         let accel = launcher.launch_spec(ExecutorId::new(2), 1, None, &c);
         assert_eq!(
             accel.command,
@@ -604,7 +601,7 @@ mod tests {
         // Room for kinds declared while the app runs.
         launcher.spec.max_kinds = 4;
         let decl = DeclaredKind {
-            shape: crate::protocol::spec::ExecutorKind {
+            shape: yarn_am_wire::spec::ExecutorKind {
                 name: "rp1".into(),
                 memory_mb: 2048,
                 vcores: 4,
@@ -620,7 +617,7 @@ mod tests {
                 ("ODD".into(), "$HOME `x` \"q\"".into()),
             ]),
         };
-        let c = crate::core::am::fixtures::container("container_1_0001_01_000003", "h1");
+        let c = yarn_am_core::am::fixtures::container("container_1_0001_01_000003", "h1");
         let l = launcher.launch_spec(ExecutorId::new(3), 2, Some(&decl), &c);
         assert_eq!(
             l.command,

@@ -1,5 +1,5 @@
 //! `yarn-am am`: the ApplicationMaster process YARN starts in the AM container: the tokio
-//! shell around the sans-IO [`crate::core::am::am_core::AmCore`], which makes every
+//! shell around the sans-IO [`yarn_am_core::am::am_core::AmCore`], which makes every
 //! decision. The shell owns the sockets, channels, tasks and the clock, and feeds the core
 //! in the order of its calling contract.
 //!
@@ -46,8 +46,8 @@ use std::time::Duration;
 
 use tracing::error;
 
-use crate::core::am::am_core::Outcome;
 use container_env::ContainerEnv;
+use yarn_am_core::am::am_core::Outcome;
 
 /// File in the AM's log dir naming the driver API's URL (the secret is not written there).
 pub const DRIVER_URL_FILE: &str = "driver-api.url";
@@ -151,7 +151,7 @@ async fn remove_staging_after_error() {
         return;
     };
     if let Some(staging) = &spec.staging {
-        let auth = crate::protocol::credentials::AmAuth::from_container();
+        let auth = yarn_am_wire::credentials::AmAuth::from_container();
         crate::staging::remove_folder(&staging, auth.webhdfs.as_ref()).await;
     }
 }
@@ -167,7 +167,7 @@ mod tests {
     /// its alias, nor any yarn-am entry; HDFS and other service tokens go along.
     #[test]
     fn executors_get_the_ams_tokens_but_not_its_yarn_tokens_or_secrets() {
-        use crate::protocol::credentials::{RM_TOKEN_ALIAS, RM_TOKEN_KIND};
+        use yarn_am_wire::credentials::{RM_TOKEN_ALIAS, RM_TOKEN_KIND};
         use yarn_client::token::Token;
         let token = |kind: &str| Token {
             identifier: vec![1],
@@ -208,8 +208,8 @@ mod tests {
     /// the AM container), and stays out of what executors get.
     #[test]
     fn the_spec_is_read_from_the_credentials() {
-        use crate::protocol::spec::SPEC_ALIAS;
-        let spec = crate::protocol::spec::tests::spec();
+        use yarn_am_wire::spec::SPEC_ALIAS;
+        let spec = yarn_am_wire::spec::tests::spec();
         let creds = Credentials {
             tokens: vec![],
             secrets: vec![(SPEC_ALIAS.into(), spec.to_json().into_bytes())],

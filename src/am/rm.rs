@@ -20,7 +20,7 @@ use yarn_client::request_table::AllocateBatch;
 use yarn_client::rpc::{RpcConfig, RpcError};
 use yarn_client::token::Token;
 
-use crate::core::am::events::RmReply;
+use yarn_am_core::am::events::RmReply;
 
 /// How the AM registers (and registers again after an RM restart).
 #[derive(Debug, Clone)]

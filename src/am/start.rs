@@ -29,23 +29,23 @@ use super::launcher::{DriverContact, Launcher};
 use super::rm::{AmEndpoint, RmSession};
 use super::token_refresh::{self, SharedTokens};
 use super::{Clock, DRIVER_URL_FILE, IDLE_HEARTBEAT, LAUNCH_PARALLELISM};
-use crate::core::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAIT_MS};
-use crate::core::allocator::Cluster;
-use crate::core::am::am_core::{AmCore, Completion, DEFAULT_EXECUTOR_SILENCE};
-use crate::core::am::cluster_view;
-use crate::core::am::events::LaunchReport;
-use crate::core::am::job_run::JobRun;
-use crate::core::am::pool::Pool;
-use crate::core::am::registry::Registry;
-use crate::core::am::scheduler_address::{self, NodeProxyConf};
-use crate::core::driver::journal::{self as journal_entries, Entry};
-use crate::core::ids::{ExecutorId, IdStripe, TaskAttempt};
-use crate::core::kv::{KvLimits, KvStore};
-use crate::core::topology::SharedTopology;
 use crate::http::{self, ApiHandle};
-use crate::protocol::credentials::MASTER_SECRET_ALIAS;
-use crate::protocol::spec::{AppSpec, SPEC_ALIAS, SPEC_FILE};
-use crate::protocol::tls::{AppCert, Fingerprint};
+use yarn_am_core::allocator::tracker::{Allocator, AllocatorConfig, DEFAULT_SPREAD_WAIT_MS};
+use yarn_am_core::allocator::Cluster;
+use yarn_am_core::am::am_core::{AmCore, Completion, DEFAULT_EXECUTOR_SILENCE};
+use yarn_am_core::am::cluster_view;
+use yarn_am_core::am::events::LaunchReport;
+use yarn_am_core::am::job_run::JobRun;
+use yarn_am_core::am::pool::Pool;
+use yarn_am_core::am::registry::Registry;
+use yarn_am_core::am::scheduler_address::{self, NodeProxyConf};
+use yarn_am_core::driver::journal::{self as journal_entries, Entry};
+use yarn_am_core::ids::{ExecutorId, IdStripe, TaskAttempt};
+use yarn_am_core::kv::{KvLimits, KvStore};
+use yarn_am_core::topology::SharedTopology;
+use yarn_am_wire::credentials::MASTER_SECRET_ALIAS;
+use yarn_am_wire::spec::{AppSpec, SPEC_ALIAS, SPEC_FILE};
+use yarn_am_wire::tls::{AppCert, Fingerprint};
 
 /// Everything the loop and the finish work with, wired by [`start`].
 pub(super) struct Am {
@@ -97,7 +97,7 @@ struct Inputs {
     creds: Credentials,
     amrm_token: Token,
     secret: String,
-    /// The application's TLS certificate, made by `submit` (see [`crate::protocol::tls`]).
+    /// The application's TLS certificate, made by `submit` (see [`yarn_am_wire::tls`]).
     cert: AppCert,
 }
 
@@ -157,7 +157,7 @@ pub(super) async fn start() -> anyhow::Result<(Am, RmSession)> {
     if let Some(r) = spec.token_refresh.clone() {
         token_refresh::spawn(r, tokens.clone());
     }
-    let service_data = crate::protocol::credentials::service_data(&creds);
+    let service_data = yarn_am_wire::credentials::service_data(&creds);
     let (launcher, launches) = launcher(
         &spec,
         &env,
@@ -258,7 +258,7 @@ fn read_inputs() -> anyhow::Result<Inputs> {
 }
 
 /// The spec `submit` wrote: from the credentials (a small one), else the file in the
-/// working directory (see [`crate::protocol::spec`]).
+/// working directory (see [`yarn_am_wire::spec`]).
 pub(super) fn read_spec(creds: &Credentials) -> anyhow::Result<AppSpec> {
     if let Some(bytes) = creds.secret(SPEC_ALIAS) {
         let text = std::str::from_utf8(bytes)
@@ -276,7 +276,7 @@ pub(super) fn read_spec(creds: &Credentials) -> anyhow::Result<AppSpec> {
 }
 
 /// The application's master secret, from the AM container's credentials (where `submit` put
-/// it: never in an environment, see [`crate::protocol::poll`]).
+/// it: never in an environment, see [`yarn_am_wire::poll`]).
 pub(super) fn master_secret(creds: &Credentials) -> anyhow::Result<String> {
     let bytes = creds.secret(MASTER_SECRET_ALIAS).with_context(|| {
         format!(
@@ -432,7 +432,7 @@ async fn list_nodes(
     spec: &AppSpec,
     creds: &Credentials,
 ) -> anyhow::Result<(RmRest, Vec<NodeInfo>)> {
-    let am_auth = crate::protocol::credentials::AmAuth::from_credentials(creds);
+    let am_auth = yarn_am_wire::credentials::AmAuth::from_credentials(creds);
     let mut rest = RmRest::new(&spec.rm_web, "yarn-am", Duration::from_secs(20))?;
     // With RM HA a standby RM redirects to the active one; the RM token follows a redirect
     // only to the RMs the container's yarn-site.xml names (none known: no redirect).

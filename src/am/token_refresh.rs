@@ -24,8 +24,8 @@ use yarn_client::http_auth::HttpAuth;
 use yarn_client::token::Token;
 use yarn_client::webhdfs::WebHdfs;
 
-use crate::protocol::credentials::{for_containers, AmAuth, HDFS_TOKEN_KIND};
-use crate::protocol::spec::TokenRefresh;
+use yarn_am_wire::credentials::{for_containers, AmAuth, HDFS_TOKEN_KIND};
+use yarn_am_wire::spec::TokenRefresh;
 
 /// How long a refresh may take; a failed one is tried again after [`RETRY`].
 const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -155,7 +155,7 @@ pub fn spawn(refresh: TokenRefresh, tokens: SharedTokens) -> tokio::task::JoinHa
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::credentials::{RM_TOKEN_ALIAS, RM_TOKEN_KIND};
+    use yarn_am_wire::credentials::{RM_TOKEN_ALIAS, RM_TOKEN_KIND};
     use yarn_client::credentials::AMRM_TOKEN_KIND;
 
     #[test]

@@ -33,7 +33,7 @@ pub fn print_report(r: &AppReport) {
     }
     // A job's diagnostics carry its summary as one JSON line: that is for programs
     // (`submit --wait --job` prints it labelled), so people get the other lines.
-    let summary = crate::core::driver::report::JobSummary::from_diagnostics(&r.diagnostics)
+    let summary = yarn_am_core::driver::report::JobSummary::from_diagnostics(&r.diagnostics)
         .map(|(line, _)| line);
     let text: Vec<&str> = r
         .diagnostics

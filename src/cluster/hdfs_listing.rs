@@ -1,6 +1,6 @@
 //! The I/O edge of HDFS inputs: lists the job's input paths through WebHDFS (paged
 //! `LISTSTATUS_BATCH`, `GETFILESTATUS`, windowed `GETFILEBLOCKLOCATIONS`), asks the RM for its
-//! NodeManagers, and hands what they said to the pure [`crate::core::inputs`] logic, which makes
+//! NodeManagers, and hands what they said to the pure [`yarn_am_core::inputs`] logic, which makes
 //! the tasks. Runs in `submit` before the RM is asked for an application id, so a bad input
 //! leaves nothing behind. Every call is bounded by the WebHDFS client's timeout. `yarn-am
 //! logs` lists folders with [`list_dir`] too.
@@ -8,12 +8,12 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::core::driver::job::Job;
-use crate::core::inputs::glob::{Component, PathPattern};
-use crate::core::inputs::split::{self, Block, HostMap, InputFile, Split, MAX_SPLITS};
-use crate::core::inputs::{InputsError, InputsSpec};
 use anyhow::{bail, Context};
 use tracing::info;
+use yarn_am_core::driver::job::Job;
+use yarn_am_core::inputs::glob::{Component, PathPattern};
+use yarn_am_core::inputs::split::{self, Block, HostMap, InputFile, Split, MAX_SPLITS};
+use yarn_am_core::inputs::{InputsError, InputsSpec};
 use yarn_client::rest::RmRest;
 use yarn_client::webhdfs::{FileType, WebHdfs, WebHdfsError};
 

@@ -1,6 +1,6 @@
 //! Finding the next AM attempt: when the AM's port refuses, a newer attempt may have
 //! published its address in the application's staging folder (`driver.url`); the folder gone
-//! means the application is over (see [`crate::protocol::poll`], "Finding the next AM
+//! means the application is over (see [`yarn_am_wire::poll`], "Finding the next AM
 //! attempt").
 
 use std::sync::{Arc, OnceLock};
@@ -34,7 +34,7 @@ impl StagingFolder {
     /// (`user.name` without security).
     pub(crate) fn from_env() -> anyhow::Result<Option<Self>> {
         let get = |name: &str| std::env::var(name).ok();
-        let Some(staging) = crate::protocol::executor_env::staging(&get)? else {
+        let Some(staging) = yarn_am_wire::executor_env::staging(&get)? else {
             return Ok(None);
         };
         // Read at the first WebHDFS call, after `take_key` rewrote the token file: it keeps
@@ -42,7 +42,7 @@ impl StagingFolder {
         let token = OnceLock::new();
         let auth = Arc::new(move || {
             token
-                .get_or_init(|| crate::protocol::credentials::AmAuth::from_container().webhdfs)
+                .get_or_init(|| yarn_am_wire::credentials::AmAuth::from_container().webhdfs)
                 .clone()
         });
         StagingFolder::reach(&staging, WEBHDFS_TIMEOUT, auth)

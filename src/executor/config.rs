@@ -11,17 +11,17 @@ use yarn_client::credentials::{Credentials, Format, TOKEN_FILE_ENV};
 
 use super::{AM_GONE_AFTER, AM_LOST_AFTER, AM_RESTART_WAIT, IDLE_POLL, REQUEST_TIMEOUT};
 use crate::cluster::next_am::StagingFolder;
-use crate::protocol::credentials;
-use crate::protocol::executor_env::ExecutorEnv;
-use crate::protocol::tls::{self, Fingerprint};
+use yarn_am_wire::credentials;
+use yarn_am_wire::executor_env::ExecutorEnv;
+use yarn_am_wire::tls::{self, Fingerprint};
 
 /// Where and how this executor polls, and where its tasks' output goes.
 pub(super) struct Config {
     pub(super) url: String,
-    /// This executor's own key (see [`crate::protocol::poll`]).
+    /// This executor's own key (see [`yarn_am_wire::poll`]).
     pub(super) key: [u8; 32],
     /// The fingerprint of the AM's certificate, pinned on every poll (see
-    /// [`crate::protocol::tls`]); from the same credentials as the key.
+    /// [`yarn_am_wire::tls`]); from the same credentials as the key.
     pub(super) tls_pin: Fingerprint,
     pub(super) id: String,
     pub(super) container_id: String,
@@ -31,7 +31,7 @@ pub(super) struct Config {
     pub(super) am_lost_after: Duration,
     pub(super) am_gone_after: Duration,
     /// The staging folder where a next AM attempt publishes its URL (set by AM attempts
-    /// that are not the last; see [`crate::protocol::executor_env::StagingEnv`]).
+    /// that are not the last; see [`yarn_am_wire::executor_env::StagingEnv`]).
     pub(super) staging_dir: Option<StagingFolder>,
     pub(super) am_restart_wait: Duration,
     pub(super) request_timeout: Duration,

@@ -15,7 +15,7 @@ use super::poll_client::{poll, PollError};
 use super::task_process::{collect, run_task, stop_tasks, Ran};
 use super::{Exit, STOP_GRACE, TERM_GRACE};
 use crate::cluster::next_am::NextAm;
-use crate::protocol::poll::{PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult};
+use yarn_am_wire::poll::{PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult};
 
 /// The attempts the AM gave this executor, from assignment to acknowledged result.
 struct Attempts {
@@ -174,7 +174,7 @@ pub(super) async fn run_executor(
     terminate: impl Future<Output = ()>,
 ) -> anyhow::Result<Exit> {
     // The AM's certificate is pinned; the client speaks only https (see `protocol::tls`).
-    let http = crate::protocol::tls::pinned_http_client(cfg.tls_pin)
+    let http = yarn_am_wire::tls::pinned_http_client(cfg.tls_pin)
         .timeout(cfg.request_timeout)
         .build()?;
     info!(executor = %cfg.id, url = %cfg.url, cpus = cfg.cpus, "executor starting");

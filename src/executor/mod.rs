@@ -12,7 +12,7 @@
 //! at once.
 //!
 //! # Trust
-//! The executor and the AM authenticate each other ([`crate::protocol::poll`]): each poll is
+//! The executor and the AM authenticate each other ([`yarn_am_wire::poll`]): each poll is
 //! signed with this executor's own key, and every reply must carry the AM's MAC over the
 //! poll's nonce and the reply, checked before anything in it is run. A reply without a valid
 //! MAC (another process on a dead AM's port, a tampered reply) ends the executor at once,
@@ -51,7 +51,7 @@
 //! - [`event_loop`]: the loop (poll, act on the reply, ride out a silent AM);
 //! - [`task_process`]: running a task's process in its own group.
 //!
-//! The wire types and the protocol, end to end: [`crate::protocol::poll`].
+//! The wire types and the protocol, end to end: [`yarn_am_wire::poll`].
 
 mod config;
 mod event_loop;

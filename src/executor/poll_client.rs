@@ -1,10 +1,10 @@
 //! The poll client: one signed poll to the AM, and its reply checked for the AM's signature
-//! before anything in it is read (the scheme: [`crate::protocol::poll`]).
+//! before anything in it is read (the scheme: [`yarn_am_wire::poll`]).
 
 use anyhow::Context;
 
 use super::config::Config;
-use crate::protocol::poll::{self, PollReply, PollRequest, RequestAuth};
+use yarn_am_wire::poll::{self, PollReply, PollRequest, RequestAuth};
 
 /// Why a poll got no reply to act on.
 pub(super) enum PollError {
@@ -14,7 +14,7 @@ pub(super) enum PollError {
     Forged(poll::ReplyError),
     /// The server's TLS certificate is not the AM's: nothing was sent (the handshake
     /// comes before the request).
-    WrongCertificate(crate::protocol::tls::TlsError),
+    WrongCertificate(yarn_am_wire::tls::TlsError),
     /// Nobody listens on the AM's port (connection refused).
     Gone(anyhow::Error),
     /// No answer, or one that may change (5xx, a broken reply).
@@ -83,7 +83,7 @@ pub(super) async fn poll(
         .send()
         .await
         .map_err(|e| {
-            if let Some(wrong) = crate::protocol::tls::pin_error(&e) {
+            if let Some(wrong) = yarn_am_wire::tls::pin_error(&e) {
                 PollError::WrongCertificate(wrong)
             } else if connection_refused(&e) {
                 PollError::Gone(anyhow::Error::new(e).context("sending the poll"))

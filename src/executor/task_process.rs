@@ -10,7 +10,7 @@ use tokio::task::JoinSet;
 use tracing::{info, warn};
 
 use super::STOP_GRACE;
-use crate::protocol::poll::{TaskAssignment, TaskResult};
+use yarn_am_wire::poll::{TaskAssignment, TaskResult};
 
 /// What a task runner hands back: its result, or nothing when it was stopped.
 pub(super) type Ran = (Option<TaskResult>, u32);
@@ -127,7 +127,7 @@ pub(super) async fn spawn(
     let mut cmd = tokio::process::Command::new("bash");
     // `{split.cat}` runs this binary (`yarn-am split cat`), wherever the task has cd'd to.
     if let Ok(exe) = std::env::current_exe() {
-        cmd.env(crate::core::inputs::split::BIN_ENV, exe);
+        cmd.env(yarn_am_core::inputs::split::BIN_ENV, exe);
     }
     let mut child = cmd
         .arg("-c")

@@ -9,13 +9,11 @@ use super::task_process::{output_name, ProcessGroup};
 use super::*;
 use crate::cluster::next_am::{next_am, NextAm};
 use crate::http::{self, Call, DriverCommand, Reply};
-use crate::protocol::driver_secret::new_secret;
-use crate::protocol::poll::{
-    self, PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult,
-};
-use crate::protocol::tls::{AppCert, Fingerprint};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use yarn_am_wire::driver_secret::new_secret;
+use yarn_am_wire::poll::{self, PollReply, PollRequest, TaskAssignment, TaskAttempt, TaskResult};
+use yarn_am_wire::tls::{AppCert, Fingerprint};
 use yarn_client::credentials::{Credentials, Format};
 
 type Script = Box<dyn FnMut(&PollRequest) -> PollReply + Send>;
@@ -355,23 +353,23 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
     let key = [9u8; 32];
     // An RM token in the file (an older AM put it there): tasks must not get it (audit L2).
     let rm = yarn_client::token::Token {
-        kind: crate::protocol::credentials::RM_TOKEN_KIND.into(),
+        kind: yarn_am_wire::credentials::RM_TOKEN_KIND.into(),
         service: String::new(),
         ..hdfs.clone()
     };
     let creds = Credentials {
         tokens: vec![
             ("hdfs".into(), hdfs.clone()),
-            (crate::protocol::credentials::RM_TOKEN_ALIAS.into(), rm),
+            (yarn_am_wire::credentials::RM_TOKEN_ALIAS.into(), rm),
         ],
         secrets: vec![
             (
-                crate::protocol::credentials::EXECUTOR_KEY_ALIAS.into(),
+                yarn_am_wire::credentials::EXECUTOR_KEY_ALIAS.into(),
                 key.to_vec(),
             ),
             ("user.secret".into(), b"theirs".to_vec()),
-            (crate::protocol::tls::PIN_ALIAS.into(), vec![5; 32]),
-            (crate::protocol::kv::KV_KEY_ALIAS.into(), vec![7; 32]),
+            (yarn_am_wire::tls::PIN_ALIAS.into(), vec![5; 32]),
+            (yarn_am_wire::kv::KV_KEY_ALIAS.into(), vec![7; 32]),
         ],
     };
     std::fs::write(&path, creds.encode(Format::Writable)).unwrap();
@@ -386,7 +384,7 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
         left.secrets,
         vec![
             ("user.secret".to_string(), b"theirs".to_vec()),
-            (crate::protocol::kv::KV_KEY_ALIAS.to_string(), vec![7; 32])
+            (yarn_am_wire::kv::KV_KEY_ALIAS.to_string(), vec![7; 32])
         ]
     );
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
@@ -399,7 +397,7 @@ fn the_key_is_taken_from_the_token_file_and_removed_from_it_for_the_tasks() {
     // Read again (the key is gone now): a clear error, not a panic.
     let err = format!("{:#}", take_key(&path).unwrap_err());
     assert!(
-        err.contains(crate::protocol::credentials::EXECUTOR_KEY_ALIAS),
+        err.contains(yarn_am_wire::credentials::EXECUTOR_KEY_ALIAS),
         "{err}"
     );
 }
@@ -654,7 +652,7 @@ async fn polls_name_the_attempts_it_runs_until_their_results_are_delivered() {
     cfg.idle_poll = Duration::from_millis(100);
     run_until_done(cfg).await;
     let polls = am.polls.lock().unwrap();
-    let slow = crate::protocol::poll::TaskAttempt {
+    let slow = yarn_am_wire::poll::TaskAttempt {
         task_id: "slow".into(),
         attempt: 0,
     };

@@ -1,8 +1,8 @@
 //! Per-application secret for the driver API.
 //!
-//! `yarn-am submit` makes a random secret ([`crate::protocol::driver_secret::new_secret`]),
+//! `yarn-am submit` makes a random secret ([`yarn_am_wire::driver_secret::new_secret`]),
 //! keeps it in `~/.yarn-am/<app>.secret` for the user's driver and ships it to the AM in the AM container's credentials (never in an
-//! environment: see [`crate::protocol::poll`]). Every `/v1` call and `/metrics` except the
+//! environment: see [`yarn_am_wire::poll`]). Every `/v1` call and `/metrics` except the
 //! executors' signed poll must carry it as `Authorization: Bearer <secret>`. Compared in
 //! constant time so the reply time does not leak a prefix.
 
@@ -40,7 +40,7 @@ pub async fn require_secret(State(shared): State<Shared>, req: Request, next: Ne
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::driver_secret::new_secret;
+    use yarn_am_wire::driver_secret::new_secret;
 
     #[test]
     fn only_the_exact_bearer_secret_passes() {

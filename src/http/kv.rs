@@ -1,6 +1,6 @@
-//! The key-value store's endpoints (the contract: [`crate::protocol::kv`]). Every request
+//! The key-value store's endpoints (the contract: [`yarn_am_wire::kv`]). Every request
 //! goes to the AM loop as a [`DriverCommand::Kv`], where the store lives
-//! ([`crate::core::kv`]); a write is answered only once the loop has made its journal entry
+//! ([`yarn_am_core::kv`]); a write is answered only once the loop has made its journal entry
 //! durable. A watch (`?wait=`) asks the loop, and asks again each time the loop publishes a
 //! new store revision, until the answer comes or its time is up: it holds no store state
 //! here and never blocks the loop.
@@ -16,8 +16,8 @@ use serde::Deserialize;
 use tracing::debug;
 
 use super::{ask_raw, auth, error, DriverCommand, Shared};
-use crate::core::kv::{KvAnswer, KvRequest};
-use crate::protocol::kv::{check_auth, KV_AUTH_HEADER, MAX_WAIT_SECS};
+use yarn_am_core::kv::{KvAnswer, KvRequest};
+use yarn_am_wire::kv::{check_auth, KV_AUTH_HEADER, MAX_WAIT_SECS};
 
 /// Who may use the store: the driver (its Bearer secret) or a container of the app (its KV
 /// key in [`KV_AUTH_HEADER`]); nobody else, and a container's key opens nothing but this.
@@ -40,7 +40,7 @@ pub async fn require_kv_access(State(shared): State<Shared>, req: Request, next:
     };
     match kv
         .to_str()
-        .map_err(|_| crate::protocol::kv::KvAuthError::Malformed)
+        .map_err(|_| yarn_am_wire::kv::KvAuthError::Malformed)
         .and_then(|v| check_auth(shared.secret.as_bytes(), v))
     {
         Ok(container) => {

@@ -12,7 +12,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::page::PAGE_SAMPLES;
-use crate::protocol::driver_api::StateView;
+use yarn_am_wire::driver_api::StateView;
 
 /// How often the page asks for [`live_json`].
 pub const POLL_MS: u64 = 2_000;

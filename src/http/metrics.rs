@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::protocol::driver_api::{ExecutorState, StateView};
+use yarn_am_wire::driver_api::{ExecutorState, StateView};
 
 /// The gauges for this state, and the process's memory and descriptors.
 pub fn metrics(s: &StateView) -> String {

@@ -33,8 +33,8 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
 
-pub use crate::core::am::events::{DriverCommand, Reply, ReplyTo};
-use crate::protocol::driver_api::{
+pub use yarn_am_core::am::events::{DriverCommand, Reply, ReplyTo};
+use yarn_am_wire::driver_api::{
     ApiError, Demand, ExecutorEvent, FinishRequest, KillOutcome, KillRequest, ProgressReport,
     StateView,
 };
@@ -62,7 +62,7 @@ pub struct ApiHandle {
 pub struct Shared {
     secret: Arc<str>,
     /// Checks executors' signed polls (keys derived from `secret`; see `poll_auth`).
-    executors: Arc<std::sync::Mutex<crate::protocol::poll::Verifier>>,
+    executors: Arc<std::sync::Mutex<yarn_am_wire::poll::Verifier>>,
     commands: mpsc::Sender<Call>,
     /// The next [`ReplyTo`] a call waiting for an answer takes.
     next_reply: Arc<AtomicU64>,
@@ -91,7 +91,7 @@ pub fn channel(secret: &str, initial: StateView) -> (Shared, ApiHandle) {
     (
         Shared {
             secret: secret.into(),
-            executors: Arc::new(std::sync::Mutex::new(crate::protocol::poll::Verifier::new(
+            executors: Arc::new(std::sync::Mutex::new(yarn_am_wire::poll::Verifier::new(
                 secret.as_bytes(),
             ))),
             commands: cmd_tx,
@@ -318,8 +318,7 @@ async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> R
     if let Some(kind) = &demand.kind {
         let known = {
             let state = shared.state.borrow();
-            kind == crate::protocol::spec::DEFAULT_KIND
-                || state.kinds.iter().any(|k| &k.name == kind)
+            kind == yarn_am_wire::spec::DEFAULT_KIND || state.kinds.iter().any(|k| &k.name == kind)
         };
         if !known {
             return error(
@@ -339,7 +338,7 @@ async fn post_demand(State(shared): State<Shared>, body: axum::body::Bytes) -> R
 /// profile). 200 with the kind's index (`created` false when it was there already), 400 for
 /// bad values, 409 for the same name with another shape or no room left for a kind.
 async fn post_kinds(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
-    let declaration: crate::protocol::driver_api::KindDeclaration = match parse(&body) {
+    let declaration: yarn_am_wire::driver_api::KindDeclaration = match parse(&body) {
         Ok(d) => d,
         Err(e) => return e.into_response(),
     };

@@ -10,10 +10,10 @@ use std::fmt::Write;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::core::driver::report::ReportView;
 use axum::body::Bytes;
+use yarn_am_core::driver::report::ReportView;
 
-use crate::protocol::driver_api::{ExecutorState, Locality, StateView};
+use yarn_am_wire::driver_api::{ExecutorState, Locality, StateView};
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -253,7 +253,7 @@ pub fn html(s: &StateView) -> String {
 
 /// Links to an executor's stdout and stderr on its NodeManager (scheme-relative: the
 /// NodeManagers serve the same scheme as the RM the page is seen through).
-fn log_links(e: &crate::protocol::driver_api::ExecutorView) -> String {
+fn log_links(e: &yarn_am_wire::driver_api::ExecutorView) -> String {
     let Some(node) = &e.node_http_address else {
         return String::new();
     };
@@ -272,8 +272,8 @@ fn more(out: &mut String, total: usize, shown: usize, what: &str, whence: &str) 
     }
 }
 
-fn task_locality(l: crate::core::driver::TaskLocality) -> &'static str {
-    use crate::core::driver::TaskLocality as L;
+fn task_locality(l: yarn_am_core::driver::TaskLocality) -> &'static str {
+    use yarn_am_core::driver::TaskLocality as L;
     match l {
         L::NodeLocal => "NODE_LOCAL",
         L::NoPref => "NO_PREF",
@@ -337,10 +337,10 @@ fn job_html(out: &mut String, job: &ReportView) {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use crate::core::driver::report::{ExecutorSample, JobSummary, LocalityCounts, TaskRecord};
+    use yarn_am_core::driver::report::{ExecutorSample, JobSummary, LocalityCounts, TaskRecord};
 
     use super::*;
-    use crate::protocol::driver_api::{ExecutorId, ExecutorView, Locality};
+    use yarn_am_wire::driver_api::{ExecutorId, ExecutorView, Locality};
 
     /// A state with `executors` executors (every other one exited) on 1,000 hosts and a job
     /// report of `tasks` finished tasks.
@@ -373,7 +373,7 @@ pub(super) mod tests {
                 task_id: format!("task-{i}"),
                 executor_id: ExecutorId::new((i % 5000) as u64),
                 host: format!("host{:04}", i % 1000),
-                locality: crate::core::driver::TaskLocality::NodeLocal,
+                locality: yarn_am_core::driver::TaskLocality::NodeLocal,
                 attempts: 1,
                 duration_ms: 1500,
                 exit_code: 0,
@@ -421,7 +421,7 @@ pub(super) mod tests {
     fn progress_and_the_waiting_reason_are_shown() {
         let mut s = big_state(1, 1);
         s.progress = 0.25;
-        s.waiting = Some(crate::core::am::waiting::WaitingView {
+        s.waiting = Some(yarn_am_core::am::waiting::WaitingView {
             executors: 2,
             waited_ms: 12_500,
             reason: Some("queue <root.default> is at its maximum capacity".into()),
@@ -471,7 +471,7 @@ pub(super) mod tests {
 
     #[test]
     fn hosts_held_back_and_preemption_are_shown() {
-        use crate::core::am::held_back::HeldBackHost;
+        use yarn_am_core::am::held_back::HeldBackHost;
         let mut s = big_state(1, 1);
         s.held_back_hosts = vec![
             HeldBackHost {
@@ -489,7 +489,7 @@ pub(super) mod tests {
                 failures: 2,
             },
         ];
-        s.preemption = crate::protocol::driver_api::PreemptionView {
+        s.preemption = yarn_am_wire::driver_api::PreemptionView {
             asks: 3,
             given_back: 2,
         };

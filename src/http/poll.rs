@@ -1,7 +1,7 @@
 //! `POST /v1/executors/poll`: the executors' endpoint. Executors do not hold the driver's
 //! Bearer secret; each signs its polls with its own key and the AM signs every reply to an
 //! authenticated poll, so that an executor can tell its AM from an impostor (the scheme is in
-//! [`crate::protocol::poll`]). The driver's secret does not open this endpoint, and executor keys
+//! [`yarn_am_wire::poll`]). The driver's secret does not open this endpoint, and executor keys
 //! open no other.
 //!
 //! Anyone who can reach the AM's port can send a poll, so nothing of a poll's body is read
@@ -14,18 +14,18 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::protocol::poll::{Verified, AUTH_HEADER, POLL_BODY_LIMIT, REPLY_MAC_HEADER};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tracing::warn;
+use yarn_am_wire::poll::{Verified, AUTH_HEADER, POLL_BODY_LIMIT, REPLY_MAC_HEADER};
 
 use super::server::{content_length, read_body};
 use super::{ask, error, parse, DriverCommand, Shared};
-use crate::protocol::poll::PollRequest;
+use yarn_am_wire::poll::PollRequest;
 
-pub const PATH: &str = crate::protocol::poll::POLL_PATH;
+pub const PATH: &str = yarn_am_wire::poll::POLL_PATH;
 
 /// How long an authenticated executor has to send its poll's body.
 pub const POLL_BODY_TIMEOUT: Duration = if cfg!(test) {
@@ -66,7 +66,7 @@ pub async fn post_poll(State(shared): State<Shared>, headers: HeaderMap, body: B
     let reply = match read_poll(&shared, &headers, body, &verified).await {
         Ok(request) => {
             let make = |reply| DriverCommand::ExecutorPoll { request, reply };
-            ask::<crate::protocol::poll::PollReply>(&shared, make, "poll").await
+            ask::<yarn_am_wire::poll::PollReply>(&shared, make, "poll").await
         }
         Err(refused) => refused,
     };

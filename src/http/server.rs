@@ -31,7 +31,7 @@
 //!   connection whose request body was left unread). Executor polls have their own, smaller
 //!   limit and a cap on the poll bytes buffered at once (`poll.rs`).
 //! - **TLS** ([`Transport::Tls`]): the driver API and the poll endpoint are served only over
-//!   TLS with the application's certificate (`crate::protocol::tls`), so neither the Bearer
+//!   TLS with the application's certificate (`yarn_am_wire::tls`), so neither the Bearer
 //!   secret nor task commands cross the network in clear. The handshake runs in the
 //!   connection's own task, within the header-read timeout, and holds a connection slot:
 //!   a client that opens a connection and never finishes its handshake costs what one that

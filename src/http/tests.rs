@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::protocol::driver_api::*;
-use crate::protocol::driver_secret::new_secret;
-use crate::protocol::poll::{PollReply, TaskAssignment};
-use crate::protocol::tls::{AppCert, Fingerprint};
+use yarn_am_wire::driver_api::*;
+use yarn_am_wire::driver_secret::new_secret;
+use yarn_am_wire::poll::{PollReply, TaskAssignment};
+use yarn_am_wire::tls::{AppCert, Fingerprint};
 
 /// Serves `shared` as the AM does: the API over TLS with a fresh certificate, the page alone
 /// in plain HTTP. Returns the API's `https://` base, the page's `http://` base, the pin and
@@ -37,7 +37,7 @@ async fn serve_as_the_am(
 }
 
 fn pinned(pin: Fingerprint) -> reqwest::Client {
-    crate::protocol::tls::pinned_http_client(pin)
+    yarn_am_wire::tls::pinned_http_client(pin)
         .timeout(Duration::from_secs(15))
         .build()
         .unwrap()
@@ -90,8 +90,8 @@ async fn start() -> Running {
     let kv_revision = handle.kv_revision;
     tokio::spawn(async move {
         // The store as the AM core serves it, every write "journaled" at once.
-        let mut kv = crate::core::kv::KvDesk::new(crate::core::kv::KvStore::new(
-            crate::core::kv::KvLimits {
+        let mut kv = yarn_am_core::kv::KvDesk::new(yarn_am_core::kv::KvStore::new(
+            yarn_am_core::kv::KvLimits {
                 max_value_bytes: 64 << 10,
                 ..Default::default()
             },
@@ -119,9 +119,9 @@ async fn start() -> Running {
                 // The loop's answers as `Pool::declare_kind` gives them: `rp1` is there with
                 // 2 vcores, there is room for nothing else.
                 DriverCommand::DeclareKind { declaration, .. } => {
-                    use crate::core::am::pool::DeclareError;
+                    use yarn_am_core::am::pool::DeclareError;
                     let declared = match (declaration.name.as_str(), declaration.vcores) {
-                        ("rp1", 2) => Ok(crate::protocol::driver_api::KindDeclared {
+                        ("rp1", 2) => Ok(yarn_am_wire::driver_api::KindDeclared {
                             name: declaration.name,
                             index: 1,
                             created: false,
@@ -251,11 +251,11 @@ async fn a_demand_for_an_executor_kind_the_app_lacks_is_refused() {
     let r = start().await;
     let mut next = (**r.handle_state.borrow()).clone();
     next.kinds = vec![
-        crate::protocol::driver_api::KindView {
+        yarn_am_wire::driver_api::KindView {
             name: "default".into(),
             ..Default::default()
         },
-        crate::protocol::driver_api::KindView {
+        yarn_am_wire::driver_api::KindView {
             name: "accel".into(),
             ..Default::default()
         },
@@ -299,7 +299,7 @@ async fn a_kind_declaration_is_checked_and_answered_with_the_loops_word() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
-    let made: crate::protocol::driver_api::KindDeclared = resp.json().await.unwrap();
+    let made: yarn_am_wire::driver_api::KindDeclared = resp.json().await.unwrap();
     assert_eq!((made.index, made.created), (1, false));
     for (b, says) in [
         (body("rp1", 0, ""), "vcores must be positive"),
@@ -637,8 +637,8 @@ async fn tracking_page_shows_the_job_summary_and_tasks_escaped() {
 const CONTAINER: &str = "container_1_0001_01_000002";
 
 /// The claim executor `id` (container [`CONTAINER`]) signs a poll of `body` with, now.
-fn sign_poll(master: &str, id: &str, seq: u64, body: &[u8]) -> crate::protocol::poll::RequestAuth {
-    use crate::protocol::poll::{executor_key, RequestAuth, SignedRequest, POLL_PATH};
+fn sign_poll(master: &str, id: &str, seq: u64, body: &[u8]) -> yarn_am_wire::poll::RequestAuth {
+    use yarn_am_wire::poll::{executor_key, RequestAuth, SignedRequest, POLL_PATH};
     let key = executor_key(master.as_bytes(), id, CONTAINER);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -661,8 +661,8 @@ async fn signed_poll(
     id: &str,
     seq: u64,
     body: &serde_json::Value,
-) -> (reqwest::Response, crate::protocol::poll::RequestAuth) {
-    use crate::protocol::poll::AUTH_HEADER;
+) -> (reqwest::Response, yarn_am_wire::poll::RequestAuth) {
+    use yarn_am_wire::poll::AUTH_HEADER;
     let bytes = serde_json::to_vec(body).unwrap();
     let auth = sign_poll(master, id, seq, &bytes);
     let resp = http
@@ -678,7 +678,7 @@ async fn signed_poll(
 
 #[tokio::test]
 async fn signed_polls_get_signed_replies_and_replays_or_impersonation_are_refused() {
-    use crate::protocol::poll::{check_reply, executor_key, REPLY_MAC_HEADER};
+    use yarn_am_wire::poll::{check_reply, executor_key, REPLY_MAC_HEADER};
     let r = start().await;
     let key = executor_key(r.secret.as_bytes(), "1", CONTAINER);
     let body = serde_json::json!({"executor_id": "1", "host": "nm1", "free_cpus": 1});
@@ -711,7 +711,7 @@ async fn signed_polls_get_signed_replies_and_replays_or_impersonation_are_refuse
 
 #[tokio::test]
 async fn the_driver_secret_does_not_open_the_poll_and_executor_keys_open_nothing_else() {
-    use crate::protocol::poll::executor_key;
+    use yarn_am_wire::poll::executor_key;
     let r = start().await;
     let body = r#"{"executor_id": "1", "host": "nm1", "free_cpus": 1}"#;
     let bearer = r.post("/v1/executors/poll", body).send().await.unwrap();
@@ -745,9 +745,8 @@ async fn raw_exchange(r: &Running, head: &str, body: &[u8]) -> Option<String> {
     let tcp = tokio::net::TcpStream::connect(r.base.trim_start_matches("https://"))
         .await
         .unwrap();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(
-        crate::protocol::tls::pinned_client_config(r.pin),
-    ));
+    let connector =
+        tokio_rustls::TlsConnector::from(Arc::new(yarn_am_wire::tls::pinned_client_config(r.pin)));
     let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
     let mut s = connector.connect(name, tcp).await.unwrap();
     s.write_all(head.as_bytes()).await.unwrap();
@@ -770,7 +769,7 @@ async fn raw_exchange(r: &Running, head: &str, body: &[u8]) -> Option<String> {
 
 /// A poll head signed for `body` by executor 1, declaring `len` bytes of body.
 fn signed_poll_head(master: &str, body: &[u8], len: usize) -> String {
-    use crate::protocol::poll::AUTH_HEADER;
+    use yarn_am_wire::poll::AUTH_HEADER;
     let auth = sign_poll(master, "1", 1, body);
     format!(
         "POST /v1/executors/poll HTTP/1.1\r\nhost: x\r\n{AUTH_HEADER}: {}\r\n\
@@ -804,7 +803,7 @@ async fn an_unsigned_poll_is_refused_before_its_body_is_read() {
 /// must be the body its MAC covers.
 #[tokio::test]
 async fn a_signed_polls_body_is_bounded_in_time_and_size_and_must_match_its_mac() {
-    use crate::protocol::poll::{POLL_BODY_LIMIT, REPLY_MAC_HEADER};
+    use yarn_am_wire::poll::{POLL_BODY_LIMIT, REPLY_MAC_HEADER};
     let r = start().await;
     let body = br#"{"executor_id": "1", "host": "nm1", "free_cpus": 1}"#;
     // Half the body, then silence: 408 at the deadline (signed: the header verified).
@@ -899,8 +898,8 @@ async fn a_client_with_the_wrong_fingerprint_is_refused() {
         .send()
         .await
         .unwrap_err();
-    match crate::protocol::tls::pin_error(&err) {
-        Some(crate::protocol::tls::TlsError::WrongCertificate { expected, seen }) => {
+    match yarn_am_wire::tls::pin_error(&err) {
+        Some(yarn_am_wire::tls::TlsError::WrongCertificate { expected, seen }) => {
             assert_eq!((expected, seen), (wrong, r.pin));
         }
         other => panic!("not a pin refusal: {other:?}: {err:#}"),
@@ -973,14 +972,14 @@ async fn kv_put_get_list_delete_with_slashes_in_keys() {
     let put = |k: &str, v: &str| r.kv(Method::PUT, k).body(v.to_string()).send();
     let a = put("/dask%2Fscheduler", "tcp://nm1:8786").await.unwrap();
     assert_eq!(a.status(), 200);
-    let stored: crate::protocol::kv::KvStored = a.json().await.unwrap();
+    let stored: yarn_am_wire::kv::KvStored = a.json().await.unwrap();
     assert_eq!((stored.key.as_str(), stored.version), ("dask/scheduler", 1));
     // A literal slash in the path is the same key.
     assert_eq!(put("/dask/workers/1", "w1").await.unwrap().status(), 200);
     assert_eq!(put("/other", "o").await.unwrap().status(), 200);
-    let e: crate::protocol::kv::KvEntry = r.kv_json("/dask/scheduler").await;
+    let e: yarn_am_wire::kv::KvEntry = r.kv_json("/dask/scheduler").await;
     assert_eq!((e.value.as_str(), e.version), ("tcp://nm1:8786", 1));
-    let l: crate::protocol::kv::KvListing = r.kv_json("?prefix=dask%2F").await;
+    let l: yarn_am_wire::kv::KvListing = r.kv_json("?prefix=dask%2F").await;
     let keys: Vec<_> = l.entries.iter().map(|e| e.key.as_str()).collect();
     assert_eq!(keys, ["dask/scheduler", "dask/workers/1"]);
     assert_eq!(l.revision, 3);
@@ -1057,8 +1056,8 @@ async fn kv_a_watch_answers_when_the_key_appears_or_changes_and_404s_at_its_end(
 
 #[tokio::test]
 async fn kv_a_containers_key_opens_the_store_and_nothing_else() {
-    use crate::protocol::kv::{auth_header, kv_key, KV_AUTH_HEADER};
     use reqwest::Method;
+    use yarn_am_wire::kv::{auth_header, kv_key, KV_AUTH_HEADER};
     let r = start().await;
     let container = "container_1_0001_01_000002";
     let good = auth_header(container, &kv_key(r.secret.as_bytes(), container));

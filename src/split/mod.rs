@@ -1,7 +1,7 @@
 //! `yarn-am split cat`: the reader a task over an HDFS input runs (`{split.cat}` in the job's
 //! `inputs.command`) to write its split's records to stdout.
 //!
-//! The record rule is sans-IO ([`crate::core::inputs::records`]); this is its I/O shell:
+//! The record rule is sans-IO ([`yarn_am_core::inputs::records`]); this is its I/O shell:
 //!
 //! - **The split** comes from the task's environment (`YARN_AM_SPLIT_URL`, `_PATH`,
 //!   `_OFFSET`, `_LENGTH`; the NameNode's web address is the URL's).
@@ -36,8 +36,8 @@ use tracing::warn;
 use yarn_client::webhdfs::{BlockLocation, WebHdfs, WebHdfsError};
 
 use crate::cli::SplitCatArgs;
-use crate::core::inputs::records::{RecordError, SplitRecords};
-use crate::core::inputs::split::HostMap;
+use yarn_am_core::inputs::records::{RecordError, SplitRecords};
+use yarn_am_core::inputs::split::HostMap;
 
 /// Times each replica of a block is tried before the read fails.
 pub const ROUNDS: usize = 2;
@@ -130,7 +130,7 @@ pub fn cat(args: SplitCatArgs) -> anyhow::Result<()> {
         let user = std::env::var("USER").unwrap_or_else(|_| "yarn".into());
         let client = WebHdfs::new(&split.webhdfs, &user, timeout)
             .with_context(|| format!("YARN_AM_SPLIT_URL's address {:?}", split.webhdfs))?;
-        let token = crate::protocol::credentials::AmAuth::from_container().webhdfs;
+        let token = yarn_am_wire::credentials::AmAuth::from_container().webhdfs;
         let has_token = token.is_some();
         let client = match token {
             Some(auth) => client.with_auth(auth),

@@ -10,7 +10,7 @@ use yarn_client::http_auth::HttpAuth;
 use yarn_client::test_http::{query_value, webhdfs_datanode, webhdfs_namenode};
 
 use super::*;
-use crate::core::inputs::records::{records_of, RecordFormat, SplitRecords};
+use yarn_am_core::inputs::records::{records_of, RecordFormat, SplitRecords};
 
 const TOKEN: &str = "SPLITTOKEN-PASSWORD-abcdef";
 

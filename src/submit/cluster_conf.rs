@@ -40,7 +40,7 @@ pub(super) fn nm_heartbeat_ms(
 ) -> Option<u64> {
     const KEY: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
     // Its default is YARN's: one second, the AM's own default spread wait.
-    let default = crate::core::allocator::tracker::DEFAULT_SPREAD_WAIT_MS;
+    let default = yarn_am_core::allocator::tracker::DEFAULT_SPREAD_WAIT_MS;
     match conf.as_ref().ok()?.as_ref()?.get_u64(KEY, default) {
         Ok(ms) => Some(ms),
         Err(e) => {

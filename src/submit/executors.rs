@@ -6,12 +6,12 @@ use yarn_client::rest::Resource;
 
 use super::limits;
 use crate::cli::SubmitArgs;
-use crate::protocol::spec::ExecutorKind;
+use yarn_am_wire::spec::ExecutorKind;
 
 /// The executors' container size: the job's, else the flags'.
 pub(super) fn executor_size(
     args: &SubmitArgs,
-    job: Option<&crate::core::driver::job::Job>,
+    job: Option<&yarn_am_core::driver::job::Job>,
 ) -> anyhow::Result<Resource> {
     Ok(match job {
         Some(j) => Resource {
@@ -28,7 +28,7 @@ pub(super) fn executor_size(
 /// The AM's and the executors' container sizes, with the flag or job field that sets each.
 pub(super) fn container_sizes(
     args: &SubmitArgs,
-    job: Option<&crate::core::driver::job::Job>,
+    job: Option<&yarn_am_core::driver::job::Job>,
 ) -> anyhow::Result<Vec<limits::Asked>> {
     let am = limits::Asked {
         who: "AM".into(),
@@ -78,15 +78,15 @@ pub(super) fn container_sizes(
 }
 
 /// The host exclusion settings when any flag sets one (the others keep their defaults).
-pub(super) fn host_exclusion(args: &SubmitArgs) -> Option<crate::protocol::spec::HostExclusion> {
-    use crate::core::am::held_back as d;
+pub(super) fn host_exclusion(args: &SubmitArgs) -> Option<yarn_am_wire::spec::HostExclusion> {
+    use yarn_am_core::am::held_back as d;
     if args.host_exclusion_failures.is_none()
         && args.host_exclusion_window.is_none()
         && args.host_exclusion_timeout.is_none()
     {
         return None;
     }
-    Some(crate::protocol::spec::HostExclusion {
+    Some(yarn_am_wire::spec::HostExclusion {
         max_failures: args
             .host_exclusion_failures
             .unwrap_or(d::DEFAULT_MAX_FAILURES_PER_HOST),
@@ -103,7 +103,7 @@ pub(super) fn host_exclusion(args: &SubmitArgs) -> Option<crate::protocol::spec:
 /// commands as typed, not yet staged).
 pub(super) fn executor_kinds(
     args: &SubmitArgs,
-    job: Option<&crate::core::driver::job::Job>,
+    job: Option<&yarn_am_core::driver::job::Job>,
 ) -> anyhow::Result<Vec<ExecutorKind>> {
     let Some(j) = job else {
         let mut seen = std::collections::HashSet::new();
@@ -172,7 +172,7 @@ mod tests {
             "2",
         ]);
         assert_eq!(executor_kinds(&a, None).unwrap().len(), 1);
-        let job = crate::core::driver::job::Job::from_json(
+        let job = yarn_am_core::driver::job::Job::from_json(
             r#"{"name": "j", "executor": {"cores": 1, "memory_mb": 256}, "tasks": [{"id": "a", "command": "true"}]}"#,
         )
         .unwrap();

@@ -115,7 +115,7 @@ pub async fn follow(rest: &RmRest, app_id: &str, limit: Duration) -> anyhow::Res
 /// locality level and the executor count over time.
 pub(super) fn print_job_summary(diagnostics: &str) {
     let Some((json, summary)) =
-        crate::core::driver::report::JobSummary::from_diagnostics(diagnostics)
+        yarn_am_core::driver::report::JobSummary::from_diagnostics(diagnostics)
     else {
         println!("(no job summary in the diagnostics)");
         return;

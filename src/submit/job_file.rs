@@ -6,7 +6,7 @@ use std::path::Path;
 
 use thiserror::Error;
 
-use crate::core::driver::job::{Job, JobError};
+use yarn_am_core::driver::job::{Job, JobError};
 
 /// Largest job file read: the whole job (every task's command and preferences) sits in the
 /// client's and the AM's memory, and a larger file is far more likely a wrong path than a job.

@@ -31,8 +31,8 @@ use yarn_client::rest::RmRest;
 use crate::cli::SubmitArgs;
 use crate::cluster::app_report::{exit_code_for, print_report};
 use crate::cluster::rm::rm_rest;
-use crate::core::driver::job::Job;
 use crate::staging::{StagingDir, StagingOptions, StagingRoot};
+use yarn_am_core::driver::job::Job;
 
 pub use follow::follow;
 
@@ -124,7 +124,7 @@ fn check_args(args: &SubmitArgs) -> anyhow::Result<Asked> {
             );
         }
     }
-    crate::protocol::service_data::check_unique(&args.service_data).map_err(anyhow::Error::msg)?;
+    yarn_am_wire::service_data::check_unique(&args.service_data).map_err(anyhow::Error::msg)?;
     // Kinds clash with a job, or repeat a name: said before anything is asked of the RM.
     executor_kinds(args, job.as_ref())?;
     Ok(Asked {

@@ -99,15 +99,15 @@ const RESERVED: [(&str, &str); 7] = [
         "driver command's script",
     ),
     (
-        crate::protocol::driver_process::SECRET_FILE,
+        yarn_am_wire::driver_process::SECRET_FILE,
         "driver's secret file",
     ),
     (
-        crate::protocol::driver_process::DIAGNOSTICS_FILE,
+        yarn_am_wire::driver_process::DIAGNOSTICS_FILE,
         "driver's diagnostics file",
     ),
     (crate::submit::CA_FILE, "copy of the cluster's CA file"),
-    (crate::protocol::spec::SPEC_FILE, "application spec"),
+    (yarn_am_wire::spec::SPEC_FILE, "application spec"),
 ];
 
 /// Whether `name` can be a link in the container's working directory: a relative path

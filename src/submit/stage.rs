@@ -18,9 +18,9 @@ use super::{
 };
 use crate::cli::SubmitArgs;
 use crate::cluster::rm::hadoop_conf;
-use crate::core::driver::job::Job;
-use crate::protocol::spec::{AppSpec, DriverSpec, ExecutorKind, ExecutorSpec, SPEC_FILE};
 use crate::staging::{ResourceKind, StagedFile, Stager, Visibility};
+use yarn_am_core::driver::job::Job;
+use yarn_am_wire::spec::{AppSpec, DriverSpec, ExecutorKind, ExecutorSpec, SPEC_FILE};
 
 /// The AM's and the executors' environments from `--env` and `--executor-env`.
 pub(super) struct Environments {
@@ -91,17 +91,17 @@ pub(super) async fn stage_and_submit(
         rpc_protection: rpc_protection(&conf)?,
         token_refresh,
         executor_silence_timeout_ms: Some(args.executor_silence_timeout.saturating_mul(1000)),
-        strategy: (args.strategy != crate::core::allocator::Strategy::Default)
+        strategy: (args.strategy != yarn_am_core::allocator::Strategy::Default)
             .then_some(args.strategy),
         // The driver's exit ends the app, not the executors'.
         keep_running: args.keep_running || staged.driver.is_some(),
         driver: staged.driver.take(),
     };
     let inline_spec = stage_spec(stager, &spec, &mut staged.local_resources).await?;
-    let secret = crate::protocol::driver_secret::new_secret();
+    let secret = yarn_am_wire::driver_secret::new_secret();
     // The AM's TLS certificate, made here beside the secret so that the secret file can
     // carry its fingerprint and every AM attempt serves the same one (`protocol::tls`).
-    let cert = crate::protocol::tls::AppCert::generate()?;
+    let cert = yarn_am_wire::tls::AppCert::generate()?;
     let secret_file = write_secret(args, app_id, &secret, &cert)?;
     let am = AmContainerSpec {
         environment: am_environment(args, envs.am, staged.ca_file.is_some()),
@@ -298,7 +298,7 @@ async fn stage_spec(
     local_resources: &mut BTreeMap<String, LocalResource>,
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let spec_json = spec.to_json();
-    if crate::protocol::spec::travels_inline(&spec_json) {
+    if yarn_am_wire::spec::travels_inline(&spec_json) {
         return Ok(Some(spec_json.into_bytes()));
     }
     let staged_spec = stager.put_bytes(SPEC_FILE, spec_json.into_bytes()).await?;

@@ -24,10 +24,10 @@ use yarn_client::token::Token;
 use yarn_client::webhdfs::WebHdfs;
 
 use crate::cli::RmArgs;
-use crate::protocol::credentials::{HDFS_TOKEN_KIND, KEYTAB_NAME, RM_TOKEN_ALIAS};
-use crate::protocol::spec::TokenRefresh;
 use crate::staging::StagedFile;
 use crate::staging::Stager;
+use yarn_am_wire::credentials::{HDFS_TOKEN_KIND, KEYTAB_NAME, RM_TOKEN_ALIAS};
+use yarn_am_wire::spec::TokenRefresh;
 
 const RM_PRINCIPAL_KEY: &str = "yarn.resourcemanager.principal";
 

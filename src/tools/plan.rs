@@ -29,11 +29,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::process::ExitCode;
 
-use crate::core::allocator::{
+use serde::{Deserialize, Serialize};
+use yarn_am_core::allocator::{
     update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot, Strategy,
     Topology, UpdatePlan,
 };
-use serde::{Deserialize, Serialize};
 
 use crate::cli::PlanArgs;
 
@@ -49,7 +49,7 @@ pub enum PlanError {
     #[error("bad allocator state: {0}")]
     Invalid(String),
     #[error(transparent)]
-    Strategy(#[from] crate::core::allocator::strategy::UnknownStrategy),
+    Strategy(#[from] yarn_am_core::allocator::strategy::UnknownStrategy),
 }
 
 /// Fields both strategies accept. Counts are read as signed so a negative one gets a message

@@ -55,7 +55,7 @@ pub fn status(args: AppArgs) -> anyhow::Result<ExitCode> {
 /// secret file `submit` wrote is here) and it answers within a few seconds; `None`
 /// otherwise or when nothing waits. The RM knows only that requests are pending.
 async fn waiting_line(r: &AppReport) -> Option<String> {
-    use crate::protocol::driver_secret::{default_dir, file_of, DriverSecret};
+    use yarn_am_wire::driver_secret::{default_dir, file_of, DriverSecret};
     let addr = r.am_rpc_address.as_deref().filter(|a| !a.is_empty())?;
     let secret = DriverSecret::read(&file_of(&default_dir(), &r.id)).ok()?;
     secret.tls_pin?;
@@ -64,7 +64,7 @@ async fn waiting_line(r: &AppReport) -> Option<String> {
         .timeout(std::time::Duration::from_secs(5))
         .build()
         .ok()?;
-    let state: crate::protocol::driver_api::StateView = http
+    let state: yarn_am_wire::driver_api::StateView = http
         .get(format!("https://{addr}/v1/state"))
         .bearer_auth(&secret.secret)
         .send()
@@ -90,7 +90,7 @@ pub fn list(args: crate::cli::ListArgs) -> anyhow::Result<ExitCode> {
             &["NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING"]
         };
         let mut apps = rest
-            .apps(crate::protocol::APPLICATION_TYPE, &user, states)
+            .apps(yarn_am_wire::APPLICATION_TYPE, &user, states)
             .await
             .context("asking the RM for the applications")?;
         apps.sort_by(|a, b| (b.started_time, &b.id).cmp(&(a.started_time, &a.id)));

@@ -113,7 +113,7 @@ async fn crash_and_resume(name: &str, extra: &[&str]) -> String {
     let report = am::wait_succeeded(c, &app, Duration::from_secs(240)).await;
     let second = attempt_dir(c, &app, 2).expect("AM attempt 2 ran");
     let text = std::fs::read_to_string(second.join("job-report.json")).expect("job-report.json");
-    let summary: yarn_am::core::driver::report::JobSummary = serde_json::from_str(&text).unwrap();
+    let summary: yarn_am_core::driver::report::JobSummary = serde_json::from_str(&text).unwrap();
     assert!(summary.succeeded, "{}", report.diagnostics);
     assert_eq!(summary.tasks_succeeded, 60);
     // No task that had succeeded before the kill ran again.

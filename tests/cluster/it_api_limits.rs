@@ -282,7 +282,7 @@ fn rss_kib(pid: u32) -> (u64, u64) {
 /// Times one genuine executor poll: signed with the key the AM derives for `executor` in
 /// `container` from the application's master secret, its reply's MAC checked.
 async fn timed_poll(d: &Driver, executor: &str, container: &str, seq: u64) -> Duration {
-    use yarn_am::protocol::poll::{
+    use yarn_am_wire::poll::{
         check_reply, executor_key, RequestAuth, SignedRequest, AUTH_HEADER, POLL_PATH,
         REPLY_MAC_HEADER,
     };

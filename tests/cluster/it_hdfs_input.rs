@@ -14,7 +14,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use am::{job_report, rest, submitted_app, text};
-use yarn_am::core::inputs::records::{records_of, RecordFormat};
+use yarn_am_core::inputs::records::{records_of, RecordFormat};
 use yarn_client::webhdfs::WebHdfs;
 
 const USER: &str = "yarn-am-it";

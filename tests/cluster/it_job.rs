@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use am::{job_report, rest, submit, submit_job, summary_of, wait_for, Driver};
 use serde_json::json;
-use yarn_am::core::driver::report::JobSummary;
-use yarn_am::core::driver::scheduler::TaskLocality;
+use yarn_am_core::driver::report::JobSummary;
+use yarn_am_core::driver::scheduler::TaskLocality;
 
 fn tasks(n: usize, hosts: &[&str], command: &str) -> Vec<serde_json::Value> {
     (0..n)

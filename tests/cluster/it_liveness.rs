@@ -38,7 +38,7 @@ fn processes_of(app: &str, keep: impl Fn(u32) -> bool) -> Vec<u32> {
         else {
             continue;
         };
-        let ours = env_of(pid, yarn_am::protocol::executor_env::CONTAINER_ID)
+        let ours = env_of(pid, yarn_am_wire::executor_env::CONTAINER_ID)
             .is_some_and(|c| cluster::is_container_of(&c, app));
         if ours && keep(pid) {
             out.push(pid);
@@ -51,7 +51,7 @@ fn processes_of(app: &str, keep: impl Fn(u32) -> bool) -> Vec<u32> {
 fn executor_pid(app: &str, id: &str) -> Option<u32> {
     processes_of(app, |pid| {
         cmdline(pid).contains("yarn-am\0executor")
-            && env_of(pid, yarn_am::protocol::executor_env::EXECUTOR_ID).as_deref() == Some(id)
+            && env_of(pid, yarn_am_wire::executor_env::EXECUTOR_ID).as_deref() == Some(id)
     })
     .into_iter()
     .next()

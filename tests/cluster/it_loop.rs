@@ -37,9 +37,7 @@ async fn timed(d: &Driver, path: &str, body: serde_json::Value) -> (u16, Duratio
 /// A poll signed as an executor (`999` in a made-up container): polls take executor keys,
 /// not the driver's Bearer secret, and the key derives from the master secret we hold.
 async fn timed_poll(d: &Driver, seq: u64, body: serde_json::Value) -> (u16, Duration) {
-    use yarn_am::protocol::poll::{
-        executor_key, RequestAuth, SignedRequest, AUTH_HEADER, POLL_PATH,
-    };
+    use yarn_am_wire::poll::{executor_key, RequestAuth, SignedRequest, AUTH_HEADER, POLL_PATH};
     let (executor, container) = ("999", "container_1_0001_01_000999");
     let key = executor_key(d.secret.as_bytes(), executor, container);
     let bytes = serde_json::to_vec(&body).unwrap();

@@ -18,7 +18,7 @@ use std::time::Duration;
 use am::{rest, submit_job, wait_for, Driver};
 use base64::Engine;
 use serde_json::json;
-use yarn_am::protocol::poll::executor_key;
+use yarn_am_wire::poll::executor_key;
 
 /// One secret and the forms it could take in a file or a page.
 struct Secret {
@@ -316,7 +316,7 @@ async fn no_secret_is_in_any_log_page_rest_answer_environment_or_command_line() 
         "tasks": tasks});
     let app = submit_job(c, "it-secret", &job);
     let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
-    let master = yarn_am::protocol::driver_secret::DriverSecret::read(
+    let master = yarn_am_wire::driver_secret::DriverSecret::read(
         &PathBuf::from(home).join(format!(".yarn-am/{app}.secret")),
     )
     .expect("submit keeps the master secret for the driver")

@@ -97,12 +97,12 @@ fn plugin_plan_and_loss_reasons() {
 /// `/v1/state` with the right pin and is refused with a wrong one. No cluster needed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plugin_pins_the_ams_certificate() {
-    use yarn_am::protocol::driver_secret::DriverSecret;
-    use yarn_am::protocol::tls::AppCert;
+    use yarn_am_wire::driver_secret::DriverSecret;
+    use yarn_am_wire::tls::AppCert;
     let Some(home) = spark_home() else { return };
     let (plugin, tests) = build(&home);
-    let secret = yarn_am::protocol::driver_secret::new_secret();
-    let view = yarn_am::protocol::driver_api::StateView {
+    let secret = yarn_am_wire::driver_secret::new_secret();
+    let view = yarn_am_wire::driver_api::StateView {
         app_id: "application_1_0001".into(),
         ..Default::default()
     };
@@ -451,9 +451,9 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
 
     // The driver-API secret is in no output of the driver.
     let home_dir = std::env::var("HOME").unwrap();
-    let secret = yarn_am::protocol::driver_secret::DriverSecret::read(std::path::Path::new(
-        &format!("{home_dir}/.yarn-am/{app}.secret"),
-    ))
+    let secret = yarn_am_wire::driver_secret::DriverSecret::read(std::path::Path::new(&format!(
+        "{home_dir}/.yarn-am/{app}.secret"
+    )))
     .unwrap()
     .secret;
     assert!(!secret.trim().is_empty());

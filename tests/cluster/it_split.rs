@@ -19,7 +19,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use am::{job_report, submitted_app, text, write_job, yarn_am};
-use yarn_am::core::inputs::records::{records_of, RecordFormat, DEFAULT_MAX_LINE};
+use yarn_am_core::inputs::records::{records_of, RecordFormat, DEFAULT_MAX_LINE};
 
 const USER: &str = "yarn-am-it";
 const DIR: &str = "/user/yarn-am-it/it-split";

@@ -89,7 +89,7 @@ async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_fold
     // so the staged files can be looked at while the app runs. The comment makes the spec
     // larger than the credentials carry, so it travels as a file (small ones: the second
     // submit of `a_second_submit_uploads_nothing...`).
-    let padding = "x".repeat(yarn_am::protocol::spec::INLINE_SPEC_LIMIT);
+    let padding = "x".repeat(yarn_am_wire::spec::INLINE_SPEC_LIMIT);
     let job = am::one_task_job(
         "it-webhdfs-job",
         &format!("ls -lL yarn-am && sleep 4 && echo staged-binary-ran # {padding}"),

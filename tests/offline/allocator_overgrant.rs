@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use yarn_am::core::allocator::matching::Container;
-use yarn_am::core::allocator::tracker::{Action, Allocator, AllocatorConfig, Event};
-use yarn_am::core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
-use yarn_am::core::request_book::{RequestBook, STRICT_REQUEST_ID};
+use yarn_am_core::allocator::matching::Container;
+use yarn_am_core::allocator::tracker::{Action, Allocator, AllocatorConfig, Event};
+use yarn_am_core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
+use yarn_am_core::request_book::{RequestBook, STRICT_REQUEST_ID};
 use yarn_client::ask::{Capability, ANY};
 use yarn_client::request_table::{MapRackResolver, RequestTable};
 

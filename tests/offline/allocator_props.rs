@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use allocator::{expanded_adds, snapshot, sorted_lists};
 use proptest::prelude::*;
-use yarn_am::core::allocator::literal;
-use yarn_am::core::allocator::matching::{match_containers, Container, Locality};
-use yarn_am::core::allocator::tracker::{
+use yarn_am_core::allocator::literal;
+use yarn_am_core::allocator::matching::{match_containers, Container, Locality};
+use yarn_am_core::allocator::tracker::{
     Action, Allocator, AllocatorConfig, ContainerExit, Event, Phase,
 };
-use yarn_am::core::allocator::{
+use yarn_am_core::allocator::{
     update_requests, Cluster, Demand, HostName, PendingRequest, RackName, Snapshot, Strategy,
     Topology, UpdatePlan,
 };

@@ -11,11 +11,11 @@
 //!
 //! Sizes are small so that `cargo test` (debug) runs this in a few seconds.
 
-use yarn_am::sim;
+use yarn_am_core::sim;
 
 use sim::{offline_bound, placed_share, simulate, simulate_with, SimResult, Trace, TraceConfig};
-use yarn_am::core::allocator::tracker::AllocatorConfig;
-use yarn_am::core::allocator::Strategy;
+use yarn_am_core::allocator::tracker::AllocatorConfig;
+use yarn_am_core::allocator::Strategy;
 
 fn both(config: TraceConfig) -> (SimResult, SimResult) {
     let trace = Trace::generate(config);

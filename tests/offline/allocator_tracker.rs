@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use yarn_am::core::allocator::matching::{Container, Locality};
-use yarn_am::core::allocator::tracker::{
+use yarn_am_core::allocator::matching::{Container, Locality};
+use yarn_am_core::allocator::tracker::{
     Action, Allocator, AllocatorConfig, ContainerExit, DriverNotice, Event, ExecutorId,
 };
-use yarn_am::core::allocator::{Demand, HostName, RackName, Strategy};
+use yarn_am_core::allocator::{Demand, HostName, RackName, Strategy};
 
 struct Am {
     alloc: Allocator,
@@ -444,7 +444,7 @@ fn a_launch_reported_after_completion_is_ignored() {
 
 #[test]
 fn unusable_nodes_are_no_longer_named() {
-    use yarn_am::core::allocator::tracker::NodeUpdate;
+    use yarn_am_core::allocator::tracker::NodeUpdate;
     let mut alloc = Allocator::new(AllocatorConfig {
         strategy: Strategy::Default,
         ..AllocatorConfig::default()
@@ -490,7 +490,7 @@ fn unusable_nodes_are_no_longer_named() {
 
 #[test]
 fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
-    let topology = yarn_am::core::allocator::Topology::new(
+    let topology = yarn_am_core::allocator::Topology::new(
         [("h1", "/r1"), ("h2", "/r2")]
             .into_iter()
             .map(|(h, r)| (HostName::from(h), RackName::from(r)))
@@ -500,7 +500,7 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
         strategy: Strategy::Default,
         ..AllocatorConfig::default()
     })
-    .with_cluster(topology, yarn_am::core::allocator::Cluster::default());
+    .with_cluster(topology, yarn_am_core::allocator::Cluster::default());
     // 8 tasks, 4 executors: h1's 2 tasks keep ceil(2 x 4 / 8) = 1 executor busy, h2's 6 keep 3.
     alloc.on_event(
         0,

@@ -8,8 +8,8 @@ use crate::support::allocator;
 use std::collections::HashMap;
 
 use allocator::{counts, expanded_adds, snapshot, sorted, sorted_lists};
-use yarn_am::core::allocator::literal;
-use yarn_am::core::allocator::{
+use yarn_am_core::allocator::literal;
+use yarn_am_core::allocator::{
     update_requests, Cluster, HostName, PendingRequest, RackName, Snapshot, Strategy, Topology,
     UpdatePlan,
 };

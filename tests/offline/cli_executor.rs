@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use yarn_am::protocol::credentials::EXECUTOR_KEY_ALIAS;
-use yarn_am::protocol::executor_env::ExecutorEnv;
-use yarn_am::protocol::poll::executor_key;
-use yarn_am::protocol::tls::{AppCert, Fingerprint, PIN_ALIAS};
+use yarn_am_wire::credentials::EXECUTOR_KEY_ALIAS;
+use yarn_am_wire::executor_env::ExecutorEnv;
+use yarn_am_wire::poll::executor_key;
+use yarn_am_wire::tls::{AppCert, Fingerprint, PIN_ALIAS};
 use yarn_client::credentials::{Credentials, Format};
 use yarn_client::token::Token;
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-use yarn_am::core::inputs::records::{records_of, RecordFormat};
+use yarn_am_core::inputs::records::{records_of, RecordFormat};
 use yarn_client::credentials::{Credentials, Format};
 use yarn_client::test_http::{webhdfs_datanode, webhdfs_namenode, Seen};
 use yarn_client::token::Token;

@@ -4,10 +4,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use proptest::prelude::*;
-use yarn_am::core::driver::allocation::demand_for;
-use yarn_am::core::driver::job::LocalityWait;
-use yarn_am::core::driver::scheduler::TaskOutcome;
-use yarn_am::core::driver::{AllocationManager, Demand, ExecutorId, Job, Scheduler, TaskSpec};
+use yarn_am_core::driver::allocation::demand_for;
+use yarn_am_core::driver::job::LocalityWait;
+use yarn_am_core::driver::scheduler::TaskOutcome;
+use yarn_am_core::driver::{AllocationManager, Demand, ExecutorId, Job, Scheduler, TaskSpec};
 
 #[derive(Debug, Clone)]
 enum Op {

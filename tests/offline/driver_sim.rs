@@ -11,7 +11,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use proptest::prelude::*;
-use yarn_am::core::driver::{
+use yarn_am_core::driver::{
     Demand, Driver, DriverAction, DriverEvent, ExecutorId, Job, JobSummary, TaskSpec,
 };
 

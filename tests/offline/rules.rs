@@ -14,7 +14,11 @@ const MAX_FILE_LINES: usize = 800;
 /// Lines a function may have, unless a `// Long: <why>` comment right above it says why.
 const MAX_FN_LINES: usize = 100;
 /// The documents' budgets (lines), by reader: users, status, current figures.
-const DOC_BUDGETS: [(&str, usize); 3] = [("README.md", 350), ("NOTES.md", 250), ("BENCHMARKS.md", 700)];
+const DOC_BUDGETS: [(&str, usize); 3] = [
+    ("README.md", 350),
+    ("NOTES.md", 250),
+    ("BENCHMARKS.md", 700),
+];
 
 /// The folders of the binary crate that are processes of their own: none may import another.
 /// `http` is the AM's HTTP face, so it counts as the AM's.
@@ -42,7 +46,9 @@ fn rel(p: &Path) -> String {
 
 /// Every file below `dir` (skipping build output and hidden folders).
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         let name = e.file_name().to_string_lossy().to_string();
@@ -69,7 +75,17 @@ fn files_with_ext(dirs: &[&str], ext: &str) -> Vec<PathBuf> {
 
 /// The Rust source of the workspace's crates, benches and examples.
 fn rust_sources() -> Vec<PathBuf> {
-    files_with_ext(&["src", "crates", "yarn-client", "benches", "examples", "tests"], "rs")
+    files_with_ext(
+        &[
+            "src",
+            "crates",
+            "yarn-client",
+            "benches",
+            "examples",
+            "tests",
+        ],
+        "rs",
+    )
 }
 
 /// Tests and test data are exempt from the size rules: a test reads best whole.
@@ -105,7 +121,15 @@ fn no_source_file_is_over_the_line_limit() {
 /// Where a `fn` item starts: `fn`, after visibility and qualifiers, at the start of a line.
 fn is_fn_start(line: &str) -> bool {
     let mut t = line.trim_start();
-    for prefix in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe ", "extern \"C\" "] {
+    for prefix in [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "const ",
+        "async ",
+        "unsafe ",
+        "extern \"C\" ",
+    ] {
         if let Some(rest) = t.strip_prefix(prefix) {
             t = rest;
         }
@@ -126,7 +150,14 @@ fn brace_delta(line: &str, in_raw: &mut Option<usize>) -> i64 {
     let mut i = 0;
     while i < b.len() {
         if let Some(hashes) = *in_raw {
-            if b[i] == b'"' && b[i + 1..].iter().take(hashes).filter(|&&c| c == b'#').count() == hashes {
+            if b[i] == b'"'
+                && b[i + 1..]
+                    .iter()
+                    .take(hashes)
+                    .filter(|&&c| c == b'#')
+                    .count()
+                    == hashes
+            {
                 *in_raw = None;
                 i += 1 + hashes;
                 continue;
@@ -291,7 +322,11 @@ fn documents_keep_their_budgets_and_name_no_issue_numbers() {
         let text = fs::read_to_string(&doc).unwrap_or_default();
         for (i, line) in text.lines().enumerate() {
             if names_an_issue(line) {
-                wrong.push(format!("{}:{}: names an issue number: {line}", rel(&doc), i + 1));
+                wrong.push(format!(
+                    "{}:{}: names an issue number: {line}",
+                    rel(&doc),
+                    i + 1
+                ));
             }
         }
     }
@@ -310,7 +345,9 @@ fn names_an_issue(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     let mut rest = lower.as_str();
     while let Some(i) = rest.find("issue") {
-        let after = rest[i + 5..].trim_start_matches('s').trim_start_matches([' ', '#']);
+        let after = rest[i + 5..]
+            .trim_start_matches('s')
+            .trim_start_matches([' ', '#']);
         let word_start = i == 0 || !rest.as_bytes()[i - 1].is_ascii_alphanumeric();
         if word_start && after.starts_with(|c: char| c.is_ascii_digit()) {
             return true;
@@ -324,7 +361,10 @@ fn names_an_issue(line: &str) -> bool {
 fn code_names_no_issue_numbers() {
     let mut sources = rust_sources();
     for ext in ["py", "sh", "java", "toml"] {
-        sources.extend(files_with_ext(&[".", "python", "scripts", "spark", "tests"], ext));
+        sources.extend(files_with_ext(
+            &[".", "python", "scripts", "spark", "tests"],
+            ext,
+        ));
     }
     let sources: BTreeSet<PathBuf> = sources.into_iter().collect();
     let mut found = Vec::new();
@@ -346,7 +386,10 @@ fn code_names_no_issue_numbers() {
 #[test]
 fn documents_the_code_cites_exist() {
     let mut sources = rust_sources();
-    sources.extend(files_with_ext(&["python", "scripts", "tests/cluster", "spark/src"], "py"));
+    sources.extend(files_with_ext(
+        &["python", "scripts", "tests/cluster", "spark/src"],
+        "py",
+    ));
     sources.extend(files_with_ext(&["scripts", "tests/cluster"], "sh"));
     let mut missing = BTreeSet::new();
     for p in sources.iter().filter(|p| !is_this_file(p)) {
@@ -377,12 +420,18 @@ fn cited_documents(text: &str) -> Vec<String> {
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || "_-./".contains(c)))
             .map_or(0, |s| s + 1);
         let path = &text[start..i + 3];
-        if path.starts_with("..") || path.starts_with('/') || path.len() <= 3 || path.contains("://") {
+        if path.starts_with("..")
+            || path.starts_with('/')
+            || path.len() <= 3
+            || path.contains("://")
+        {
             continue;
         }
         let path = path.trim_start_matches("./");
         // Only repository documents: top-level ones and those under docs/.
-        if path.starts_with("docs/") || !path.contains('/') && path.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+        if path.starts_with("docs/")
+            || !path.contains('/') && path.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        {
             out.push(path.to_string());
         }
     }
@@ -419,10 +468,26 @@ fn every_proptest_seed_file_sits_where_its_test_looks() {
         .filter(|p| fs::read_to_string(p).is_ok_and(|t| t.contains("proptest!")))
         .map(|p| regressions_path(p))
         .collect();
-    let mut seeds = files_with_ext(&["src", "crates", "yarn-client", "tests", "proptest-regressions"], "txt");
+    let mut seeds = files_with_ext(
+        &[
+            "src",
+            "crates",
+            "yarn-client",
+            "tests",
+            "proptest-regressions",
+        ],
+        "txt",
+    );
     seeds.retain(|p| rel(p).contains("proptest-regressions"));
-    seeds.extend(files_with_ext(&["src", "crates", "yarn-client", "tests"], "proptest-regressions"));
-    let lost: Vec<String> = seeds.iter().filter(|p| !expected.contains(*p)).map(|p| rel(p)).collect();
+    seeds.extend(files_with_ext(
+        &["src", "crates", "yarn-client", "tests"],
+        "proptest-regressions",
+    ));
+    let lost: Vec<String> = seeds
+        .iter()
+        .filter(|p| !expected.contains(*p))
+        .map(|p| rel(p))
+        .collect();
     assert!(
         lost.is_empty(),
         "proptest seed files no test reads (proptest looks beside the crate's src folder, \
@@ -434,7 +499,10 @@ fn every_proptest_seed_file_sits_where_its_test_looks() {
 #[test]
 fn the_core_does_no_io() {
     let mut wrong = Vec::new();
-    for p in files_with_ext(&["crates/core/src"], "rs").iter().filter(|p| !is_test_file(p)) {
+    for p in files_with_ext(&["crates/core/src"], "rs")
+        .iter()
+        .filter(|p| !is_test_file(p))
+    {
         let text = fs::read_to_string(p).unwrap();
         let code = match text.find("#[cfg(test)]") {
             Some(i) => &text[..i],
@@ -445,7 +513,15 @@ fn the_core_does_no_io() {
             if t.starts_with("//") {
                 continue;
             }
-            for banned in ["tokio::", "std::fs", "std::net", "Instant::now", "SystemTime::now", "std::process", "std::thread::sleep"] {
+            for banned in [
+                "tokio::",
+                "std::fs",
+                "std::net",
+                "Instant::now",
+                "SystemTime::now",
+                "std::process",
+                "std::thread::sleep",
+            ] {
                 if line.contains(banned) {
                     wrong.push(format!("{}:{}: {banned}", rel(p), i + 1));
                 }
@@ -479,13 +555,19 @@ fn processes_do_not_import_each_other() {
                     }
                     let direct = format!("crate::{other}::");
                     let grouped = format!("crate::{{{other}");
-                    let listed = format!("crate::{{") ;
+                    let listed = format!("crate::{{");
                     let in_list = line.contains(&listed)
                         && line.split(&listed).nth(1).is_some_and(|l| {
-                            l.split([',', '}', ' ']).any(|w| w == other || w.starts_with(&format!("{other}::")))
+                            l.split([',', '}', ' '])
+                                .any(|w| w == other || w.starts_with(&format!("{other}::")))
                         });
                     if line.contains(&direct) || line.contains(&grouped) || in_list {
-                        wrong.push(format!("{}:{}: {process} imports {other_process} ({})", rel(&p), i + 1, line.trim()));
+                        wrong.push(format!(
+                            "{}:{}: {process} imports {other_process} ({})",
+                            rel(&p),
+                            i + 1,
+                            line.trim()
+                        ));
                     }
                 }
             }

@@ -2,8 +2,8 @@
 //! no clock and touches no file): each placeholder is one shell word in a real shell,
 //! and a large input splits in bounded time.
 
-use yarn_am::core::inputs::split::{split_all, task_for, Block, InputFile, Split, MAX_SPLITS};
-use yarn_am::core::inputs::{InputsSpec, SplitBy};
+use yarn_am_core::inputs::split::{split_all, task_for, Block, InputFile, Split, MAX_SPLITS};
+use yarn_am_core::inputs::{InputsSpec, SplitBy};
 
 /// Audit M1: a placeholder is one shell word whatever the file name holds; a name cannot
 /// run a command (on the old code `{split.path}` was pasted in raw).

@@ -190,7 +190,7 @@ pub fn join(dir: &str, name: &str) -> String {
     format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
-pub use crate::protocol::staged::StagingDir;
+pub use yarn_am_wire::staged::StagingDir;
 
 /// Removes an application's staging folder and everything in it. Never fails: a leftover
 /// folder is worth a warning, not a failed application. A folder that is already gone is

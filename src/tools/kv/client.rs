@@ -6,7 +6,7 @@
 //! registers). Inside a container of the app: the container's KV key and the pin from its
 //! token file (never from the environment or the command line), its id from `CONTAINER_ID`,
 //! the address from the driver URL the AM put in the environment
-//! ([`crate::protocol::executor_env`]), and the next attempt's address from the staging
+//! ([`yarn_am_wire::executor_env`]), and the next attempt's address from the staging
 //! folder as the executor finds it (`crate::cluster::next_am`).
 
 use std::path::PathBuf;
@@ -18,11 +18,11 @@ use yarn_client::credentials::Credentials;
 use yarn_client::rest::RmRest;
 
 use crate::cluster::next_am::{NextAm, StagingFolder};
-use crate::protocol::driver_api::ApiError;
-use crate::protocol::driver_secret::DriverSecret;
-use crate::protocol::executor_env::{self, process_var};
-use crate::protocol::kv::{auth_header, KV_AUTH_HEADER, KV_KEY_ALIAS, KV_PATH, KV_PIN_ALIAS};
-use crate::protocol::tls::{pinned_http_client, Fingerprint};
+use yarn_am_wire::driver_api::ApiError;
+use yarn_am_wire::driver_secret::DriverSecret;
+use yarn_am_wire::executor_env::{self, process_var};
+use yarn_am_wire::kv::{auth_header, KV_AUTH_HEADER, KV_KEY_ALIAS, KV_PATH, KV_PIN_ALIAS};
+use yarn_am_wire::tls::{pinned_http_client, Fingerprint};
 
 /// How long a request keeps looking for an AM that does not answer (an AM restart takes a
 /// few seconds; YARN starts the next attempt after the RM notices the loss).
@@ -56,8 +56,8 @@ pub struct KvClient {
 impl KvClient {
     /// From outside, as the driver of `app`.
     pub fn outside(app: &str, secret_dir: Option<PathBuf>, rest: RmRest) -> anyhow::Result<Self> {
-        let dir = secret_dir.unwrap_or_else(crate::protocol::driver_secret::default_dir);
-        let path = crate::protocol::driver_secret::file_of(&dir, app);
+        let dir = secret_dir.unwrap_or_else(yarn_am_wire::driver_secret::default_dir);
+        let path = yarn_am_wire::driver_secret::file_of(&dir, app);
         let secret = DriverSecret::read(&path)?;
         let pin = secret.tls_pin.with_context(|| {
             format!(
@@ -169,7 +169,7 @@ impl KvClient {
                     }
                 }
                 Err(e) => {
-                    if let Some(t) = crate::protocol::tls::pin_error(&e) {
+                    if let Some(t) = yarn_am_wire::tls::pin_error(&e) {
                         bail!("{t}");
                     }
                     return Err(e).with_context(|| format!("calling the key-value store at {url}"));

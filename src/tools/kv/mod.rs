@@ -1,6 +1,6 @@
 //! `yarn-am kv`: an application's key-value store from the command line, from outside (the
 //! driver's secret) or inside one of its containers (the container's own KV key); see
-//! [`client`] for how it reaches the AM and [`crate::protocol::kv`] for the endpoints.
+//! [`client`] for how it reaches the AM and [`yarn_am_wire::kv`] for the endpoints.
 
 mod client;
 
@@ -12,8 +12,8 @@ use anyhow::{bail, Context};
 use reqwest::Method;
 
 use crate::cli::{KvArgs, KvOp};
-use crate::protocol::kv::{KvEntry, KvListing, KvStored, MAX_WAIT_SECS};
 use client::{encode_key, KvClient, Reply};
+use yarn_am_wire::kv::{KvEntry, KvListing, KvStored, MAX_WAIT_SECS};
 
 /// The application (when the first word names one) and the operation's own words.
 pub fn split_words(op: KvOp, words: &[String]) -> anyhow::Result<(Option<String>, Vec<String>)> {
@@ -51,7 +51,7 @@ pub fn run(args: KvArgs) -> anyhow::Result<ExitCode> {
         (KvOp::Put, _) => {
             let mut v = String::new();
             std::io::stdin()
-                .take(crate::core::kv::KvLimits::default().max_value_bytes as u64 + 1)
+                .take(yarn_am_core::kv::KvLimits::default().max_value_bytes as u64 + 1)
                 .read_to_string(&mut v)
                 .context("reading the value from stdin (UTF-8 text)")?;
             Some(v)
@@ -133,7 +133,7 @@ fn print(op: KvOp, json: bool, reply: Reply) -> anyhow::Result<ExitCode> {
             writeln!(out, "{}", s.version)?;
         }
         KvOp::Delete => {
-            let d: crate::protocol::kv::KvDeleted =
+            let d: yarn_am_wire::kv::KvDeleted =
                 serde_json::from_slice(&body).context("the store's answer")?;
             if !d.deleted {
                 eprintln!("yarn-am: no key {:?}", d.key);

@@ -168,7 +168,7 @@ pub struct Driver {
     pub url: String,
     pub secret: String,
     /// The AM's certificate fingerprint, from the secret file.
-    pub pin: Option<yarn_am::protocol::tls::Fingerprint>,
+    pub pin: Option<yarn_am_wire::tls::Fingerprint>,
     pub http: reqwest::Client,
 }
 
@@ -186,7 +186,7 @@ impl Driver {
         )
         .await;
         let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
-        let file = yarn_am::protocol::driver_secret::DriverSecret::read(
+        let file = yarn_am_wire::driver_secret::DriverSecret::read(
             &PathBuf::from(home).join(format!(".yarn-am/{app}.secret")),
         )
         .expect("submit writes the secret");
@@ -213,7 +213,7 @@ impl Driver {
 
     /// A fresh client pinned to this AM's certificate (a new connection pool).
     pub fn client(&self) -> reqwest::Client {
-        yarn_am::protocol::tls::pinned_http_client(self.pin.expect("a TLS AM"))
+        yarn_am_wire::tls::pinned_http_client(self.pin.expect("a TLS AM"))
             .timeout(Duration::from_secs(15))
             .build()
             .unwrap()
@@ -232,7 +232,7 @@ impl Driver {
     pub async fn tls_connect(
         &self,
     ) -> std::io::Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>> {
-        let config = yarn_am::protocol::tls::pinned_client_config(self.pin.expect("a TLS AM"));
+        let config = yarn_am_wire::tls::pinned_client_config(self.pin.expect("a TLS AM"));
         let tcp = tokio::time::timeout(
             Duration::from_secs(5),
             tokio::net::TcpStream::connect(self.addr()),
@@ -303,7 +303,7 @@ impl Driver {
     /// A client pinning another certificate is refused in the handshake (its secret never
     /// sent), naming both fingerprints; plain HTTP to the port gets no HTTP reply.
     pub async fn assert_tls_only_with_its_pin(&self) {
-        use yarn_am::protocol::tls;
+        use yarn_am_wire::tls;
         let wrong = tls::Fingerprint([7; 32]);
         let err = tls::pinned_http_client(wrong)
             .timeout(Duration::from_secs(15))
@@ -474,14 +474,14 @@ pub fn submit_job(c: &Cluster, name: &str, job: &serde_json::Value) -> String {
 }
 
 /// The job summary the AM leaves in the app's diagnostics (second line, JSON).
-pub fn summary_of(diagnostics: &str) -> yarn_am::core::driver::report::JobSummary {
-    yarn_am::core::driver::report::JobSummary::from_diagnostics(diagnostics)
+pub fn summary_of(diagnostics: &str) -> yarn_am_core::driver::report::JobSummary {
+    yarn_am_core::driver::report::JobSummary::from_diagnostics(diagnostics)
         .unwrap_or_else(|| panic!("no job summary in diagnostics: {diagnostics}"))
         .1
 }
 
 /// The full job report (every task) the AM writes into its log dir.
-pub fn job_report(c: &Cluster, app: &str) -> yarn_am::core::driver::report::JobSummary {
+pub fn job_report(c: &Cluster, app: &str) -> yarn_am_core::driver::report::JobSummary {
     let dir = am_log_dir(c, app).expect("AM log dir");
     let text = std::fs::read_to_string(dir.join("job-report.json")).expect("job-report.json");
     serde_json::from_str(&text).unwrap()

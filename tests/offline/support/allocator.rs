@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use yarn_am::core::allocator::{Demand, HostName, PendingRequest, Snapshot, UpdatePlan};
+use yarn_am_core::allocator::{Demand, HostName, PendingRequest, Snapshot, UpdatePlan};
 
 pub fn counts<H: AsRef<str>>(pairs: &[(H, u32)]) -> HashMap<HostName, u32> {
     pairs
