@@ -52,7 +52,7 @@ pub(super) async fn finish(am: Am, ending: Ending, rm: RmState) -> anyhow::Resul
             j.abandon();
         }
         if let Some(staging) = &spec.staging {
-            crate::staging::remove_folder(&staging, tokens.webhdfs_auth().as_ref()).await;
+            crate::staging::remove_folder(staging, tokens.webhdfs_auth().as_ref()).await;
         }
         let status = match outcome {
             Outcome::Succeeded => FinalStatus::Succeeded,

@@ -152,7 +152,7 @@ async fn remove_staging_after_error() {
     };
     if let Some(staging) = &spec.staging {
         let auth = yarn_am_wire::credentials::AmAuth::from_container();
-        crate::staging::remove_folder(&staging, auth.webhdfs.as_ref()).await;
+        crate::staging::remove_folder(staging, auth.webhdfs.as_ref()).await;
     }
 }
 

@@ -226,7 +226,7 @@ async fn report_and_wait(
         print_report(&report);
         return Ok(exit_code_for(&report));
     }
-    crate::staging::remove_folder(&staging, Some(auth)).await;
+    crate::staging::remove_folder(staging, Some(auth)).await;
     print_report(&report);
     if args.job.is_some() {
         print_job_summary(&report.diagnostics);

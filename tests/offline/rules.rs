@@ -555,9 +555,9 @@ fn processes_do_not_import_each_other() {
                     }
                     let direct = format!("crate::{other}::");
                     let grouped = format!("crate::{{{other}");
-                    let listed = format!("crate::{{");
-                    let in_list = line.contains(&listed)
-                        && line.split(&listed).nth(1).is_some_and(|l| {
+                    let listed = "crate::{";
+                    let in_list = line.contains(listed)
+                        && line.split(listed).nth(1).is_some_and(|l| {
                             l.split([',', '}', ' '])
                                 .any(|w| w == other || w.starts_with(&format!("{other}::")))
                         });

@@ -11,6 +11,8 @@
 //! in the container's log folder. The executor's key travels in its launch credentials
 //! (see [`crate::poll`]).
 
+use crate::staged::StagingDir;
+
 /// The executor's id (the AM's `ExecutorId`, as a decimal number).
 pub const EXECUTOR_ID: &str = "YARN_AM_EXECUTOR_ID";
 /// The executor's container (`container_<ts>_<app>_<attempt>_<n>`).
@@ -342,4 +344,3 @@ mod tests {
         assert_eq!(staging(&none), Ok(None));
     }
 }
-use crate::staged::StagingDir;

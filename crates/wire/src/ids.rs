@@ -18,13 +18,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// An executor's id: a positive integer, unique within the application.
-
 /// A host name as YARN reports it (the NodeManager's host, without the port).
 pub type HostName = Arc<str>;
 /// A network-topology rack path such as `/rack1`.
 pub type RackName = Arc<str>;
 
+/// An executor's id: a positive integer, unique within the application.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct ExecutorId(u64);
 
