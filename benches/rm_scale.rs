@@ -12,7 +12,7 @@
 //! benchmark only; the `yarn-am` binary has no such switch): every launch the pool asks for
 //! is reported started at once (no NodeManager), so a matched container counts as an
 //! executor at once, runs `tasks_per_executor` tasks a round, and is released when its stage
-//! ends, as the simulator (`src/sim.rs`) does. What the bench reads beyond the pool's
+//! ends, as the simulator (`crates/core/src/sim/`) does. What the bench reads beyond the pool's
 //! surface (every action it applies, for the simulator's request book and the launches by
 //! locality; the allocator's counts) comes through the `bench` feature's hooks
 //! (`Pool::observe_actions`, `Pool::allocator`). The trace is

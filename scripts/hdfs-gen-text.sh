@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes text files into HDFS through WebHDFS (CREATE with a chosen block size, via curl), as
-# input for conf/examples/hdfs-job.json and tests/it_hdfs_input.rs. The text is deterministic
+# input for conf/examples/hdfs-job.json and tests/cluster/it_hdfs_input.rs. The text is deterministic
 # (the same arguments give the same bytes), lines of varying length, so splits cut lines.
 #
 #   scripts/hdfs-gen-text.sh [--webhdfs URL] [--user NAME] [--dir HDFS_DIR] [--files N]

@@ -24,7 +24,7 @@ command -v getent >/dev/null || missing+=(libc-bin)
 # kadmin.local (creates the test realm's principals) is packaged with kadmind on Debian.
 [[ -x /usr/sbin/kadmin.local ]] || missing+=(krb5-admin-server)
 command -v kinit >/dev/null || missing+=(krb5-user)
-# tests/it_surface.rs loads the live tracking page in headless Chromium.
+# tests/cluster/it_surface.rs loads the live tracking page in headless Chromium.
 command -v chromium >/dev/null || missing+=(chromium)
 apt_install_missing ${missing[@]+"${missing[@]}"}
 # The test cluster runs in Docker where Docker can run (tests/cluster/cluster.sh): as root,

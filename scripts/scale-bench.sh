@@ -103,7 +103,7 @@ run_one() { # strategy run
   rm -f "$DIR/ready" "$DIR/stats"
   # The JVM resolves names from its own hosts file, which the harness writes (Harness.java).
   mkdir -p "$DIR/conf"
-  # Locality delay 20: the simulator's standard trace (src/sim.rs).
+  # Locality delay 20: the simulator's standard trace (crates/core/src/sim/).
   "$JAVA_HOME/bin/java" -Xmx"$HEAP" "${JPMS[@]}" -Dlog4j.configuration="file:$HERE/scale/log4j.properties" \
     -Djdk.net.hosts.file="$DIR/conf/hosts" \
     -cp "$HERE/scale/target/yarn-am-scale.jar:$LIB/*" yarnam.scale.Harness \

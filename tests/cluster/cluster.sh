@@ -20,7 +20,7 @@
 #                       <runtime>/conf/ssl); the plain ports 8088, 8042, 9870 stay closed.
 #                       --amrmproxy: every NM runs the AMRMProxy (yarn.nodemanager.amrmproxy.
 #                       enabled) on nmN:8049: AM containers get the proxy's AMRM token and
-#                       must talk to it (tests/it_amrmproxy.rs).
+#                       must talk to it (tests/cluster/it_amrmproxy.rs).
 #                       --nodes N --racks R (benchmarks): N NodeManagers nm1..nmN on
 #                       127.0.0.11.. in R racks of ceil(N/R) consecutive nodes, heaps trimmed;
 #                       DataNodes stay on nm1..nm3 (default: 3 nodes on 2 racks, as above).
@@ -299,7 +299,7 @@ write_conf() {
   ((HTTPS)) && https_conf
   # The NMs share this yarn-site, natively on one machine: each binds its proxy to its own
   # host (the daemon's -Dit.host). An AM container reads the value unexpanded and takes its
-  # NM_HOST for the host (src/core/am/scheduler_address.rs).
+  # NM_HOST for the host (crates/core/src/am/scheduler_address.rs).
   if ((AMRMPROXY)); then
     add_property yarn-site.xml yarn.nodemanager.amrmproxy.enabled true
     add_property yarn-site.xml yarn.nodemanager.amrmproxy.address '${it.host}:8049'

@@ -6,8 +6,33 @@
 //! and the app secret's form (`driver_secret`), the key-value store's endpoints and container
 //! credential (`kv`), and `--service-data` (`service_data`).
 //!
-//! Nothing here depends on a process module (`am`, `http`, `executor`, `submit`, `tools`,
-//! `split`) or on `cluster`: every process may use it.
+//! It also owns the data those contracts are made of: ids ([`ids`]), a driver's demand
+//! ([`demand`]), the words of placement ([`placement`]), the job file ([`job`], [`inputs`],
+//! [`glob`]) and its report ([`job_report`]), staged files ([`staged`]).
+//!
+//! `yarn-am-core` decides with these types and the `yarn-am` processes carry them; this crate
+//! depends on neither (the compiler keeps it so), only on `yarn-client`'s record types.
+//!
+//! # Usage
+//!
+//! Each type writes and reads its own wire form, e.g. the executor's launch environment:
+//!
+//! ```
+//! use yarn_am_wire::executor_env::ExecutorEnv;
+//!
+//! let env = ExecutorEnv {
+//!     id: "3".into(),
+//!     container: "container_1_0001_01_000004".into(),
+//!     app: "application_1_0001".into(),
+//!     driver_url: "https://nm1:40000".into(),
+//!     cores: 2,
+//!     kind: None,
+//!     resources: vec![],
+//!     staging: None,
+//! };
+//! let vars: std::collections::HashMap<_, _> = env.to_env().into_iter().collect();
+//! assert_eq!(ExecutorEnv::from_vars(|k| vars.get(k).cloned()), Ok(env));
+//! ```
 
 pub mod credentials;
 pub mod demand;

@@ -1,4 +1,4 @@
-"""An application's key-value store (``src/protocol/kv.rs``): string keys and values the AM
+"""An application's key-value store (``crates/wire/src/kv.rs``): string keys and values the AM
 keeps for the application's life, journaled so that they survive an AM restart. Get it as
 :attr:`yarn_am.Application.kv`.
 

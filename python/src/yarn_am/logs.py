@@ -1,5 +1,5 @@
 """Container logs through the NodeManagers' web services, as a user reads them without log
-aggregation (``tests/support/cluster.rs`` does the same): the app's containers from the RM's
+aggregation (``tests/cluster/support/cluster.rs`` does the same): the app's containers from the RM's
 attempts (each attempt's AM container and node), the container ids the AM's log names, the
 NodeManagers' current container lists and the AM's executor list; then each container's
 files (``/ws/v1/node/containers/<id>/logs``) and their text

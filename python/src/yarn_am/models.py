@@ -1,4 +1,4 @@
-"""Typed views of the driver API's JSON (``src/protocol/driver_api.rs``). Each keeps the
+"""Typed views of the driver API's JSON (``crates/wire/src/driver_api.rs``). Each keeps the
 answer it came from in ``raw`` for fields added later."""
 
 from __future__ import annotations

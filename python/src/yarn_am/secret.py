@@ -1,6 +1,6 @@
 """The driver secret file ``~/.yarn-am/<app>.secret`` that ``yarn-am submit`` writes (mode
 0600), read as the CLI, the Spark plugin and the Rust tests read it
-(``src/protocol/driver_secret.rs``).
+(``crates/wire/src/driver_secret.rs``).
 
 Version 2::
 

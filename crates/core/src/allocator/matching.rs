@@ -237,7 +237,7 @@ mod tests {
             .collect()
     }
 
-    /// What the real cluster showed (tests/it_spread.rs): 3 requests name {nm1, nm3} and 3 are
+    /// What the real cluster showed (tests/cluster/it_spread.rs): 3 requests name {nm1, nm3} and 3 are
     /// placed on both but name nothing (work cap). Three containers on each host: all six are
     /// node-local, the named requests taken first.
     #[test]
@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(out.matched, vec![(0, 0, Locality::Any)]);
     }
 
-    /// What the real cluster showed (tests/it_am.rs): requests 2 x {nm1, nm3} (older) and
+    /// What the real cluster showed (tests/cluster/it_am.rs): requests 2 x {nm1, nm3} (older) and
     /// 2 x {nm3}; containers on nm3 came first in the response. Oldest-first gave the nm3
     /// containers both wide requests and left the nm1 containers only {nm3}: any level.
     #[test]

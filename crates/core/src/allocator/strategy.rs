@@ -73,7 +73,7 @@
 //!    With few containers left that is under one: three containers for `nm1..nm3` asked at
 //!    once landed node-local on the node that heartbeat first (the AM's, as the NMs heartbeat
 //!    in a fixed order), then the last one off-switch on the next node in the same heartbeat
-//!    (`tests/it_spread_all.rs`: 8 of 8 rounds packed before this rule and the dealing).
+//!    (`tests/cluster/it_spread_all.rs`: 8 of 8 rounds packed before this rule and the dealing).
 //!    Strict, each is held for its node, which takes it on its heartbeat, within one interval.
 //!
 //! Rule 3 lives in the update step, rules 4 and 5 in the tracker (they need the time), rules 1

@@ -8,8 +8,8 @@
 //! |---|---|
 //! | wire types, constants | here; MAC scheme in [`auth`] (re-exported here) |
 //! | the endpoint (`POST /v1/executors/poll`) | `src/http/poll.rs` |
-//! | the answers | `src/core/am/am_core.rs` (AM-level refusals), `src/core/am/job_run.rs` (`JobRun::poll`) |
-//! | lost replies | `src/core/am/deliveries.rs` |
+//! | the answers | `crates/core/src/am/am_core.rs` (AM-level refusals), `crates/core/src/am/job_run.rs` (`JobRun::poll`) |
+//! | lost replies | `crates/core/src/am/deliveries.rs` |
 //! | the client | `src/executor/`: `poll_client.rs` (one signed poll), `event_loop.rs` (retries, lost AMs) |
 //! | next-attempt discovery | `src/am/journal_store.rs` (`publish_url`), `src/cluster/next_am.rs` |
 //!

@@ -1,4 +1,4 @@
-"""The integration test's PySpark job (tests/it_spark.rs): a word count with reduceByKey and
+"""The integration test's PySpark job (tests/cluster/it_spark.rs): a word count with reduceByKey and
 a DataFrame aggregation, on data whose answers are known; the workers use wordlib (shipped
 with --py-files). Creates its own SparkSession (the master comes from yarn-am's Launcher).
 Prints "APP_ID <id>" and one "RESULT <json>" line."""

@@ -1,4 +1,4 @@
-"""Shipped with --py-files by tests/it_spark.rs: the PySpark job's workers import it."""
+"""Shipped with --py-files by tests/cluster/it_spark.rs: the PySpark job's workers import it."""
 import sys
 
 

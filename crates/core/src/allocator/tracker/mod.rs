@@ -10,7 +10,7 @@
 //! - a completed container we released ourselves is expected and never counts as a failure.
 //! - no `*` count is sent over grants in flight: new requests go under a request key YARN
 //!   holds at 0, a key is lowered only to 0 as a whole, and a satisfied request leaves
-//!   YARN's table silently ([`RequestKeys`]; `tests/allocator_overgrant.rs`).
+//!   YARN's table silently ([`RequestKeys`]; `tests/offline/allocator_overgrant.rs`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;

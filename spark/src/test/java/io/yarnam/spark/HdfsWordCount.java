@@ -13,7 +13,7 @@ import org.apache.spark.sql.SparkSession;
 import scala.Tuple2;
 
 /**
- * The Kerberos integration test's job (tests/it_spark.rs, secure profile): a word count that
+ * The Kerberos integration test's job (tests/cluster/it_spark.rs, secure profile): a word count that
  * reads an HDFS file and writes its counts to HDFS with {@code saveAsTextFile}, one
  * {@code word<TAB>count} line each. Arguments: the input and output URLs (and, by hand, seconds
  * to wait before reading the input again, past the first tokens' lifetime). Prints

@@ -9,7 +9,7 @@ import org.apache.spark.scheduler.ExecutorLossReason;
 /**
  * Checks of the plugin's pure parts (no cluster): Spark settings to yarn-am submit flags and
  * the executor command, and yarn-am's loss verdicts to Spark's loss reasons. Run by
- * tests/it_spark.rs; prints "N passed, 0 failed" or exits 1 naming the first failure.
+ * tests/cluster/it_spark.rs; prints "N passed, 0 failed" or exits 1 naming the first failure.
  */
 public final class PlanCheck {
   private static int passed;

@@ -11,7 +11,7 @@ import org.apache.spark.sql.SparkSession;
 import scala.Tuple2;
 
 /**
- * The integration test's JVM job with shuffles (tests/it_spark.rs): a reduceByKey to fewer
+ * The integration test's JVM job with shuffles (tests/cluster/it_spark.rs): a reduceByKey to fewer
  * partitions, a join, and a SQL groupBy, on data whose answers are known. Prints
  * {@code APP_ID <id>} and one {@code RESULT <json>} line; the test checks the numbers.
  * It creates its own SparkSession (the master comes from the Launcher).
