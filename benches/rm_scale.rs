@@ -1,5 +1,5 @@
-//! yarn-am's allocator against a real ResourceManager with 1,000+ simulated NodeManagers
-//! (issue 12 part 2). Run by `scripts/scale-bench.sh`, which starts the harness
+//! yarn-am's allocator against a real ResourceManager with 1,000+ simulated NodeManagers.
+//! Run by `scripts/scale-bench.sh`, which starts the harness
 //! (`scale/`, a real RM with CapacityScheduler and simulated NMs heartbeating over the
 //! ResourceTracker protocol, plus an unmanaged app) and then this binary once per run:
 //!

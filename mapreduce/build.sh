@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the MapReduce side of the comparison (issue 13) with javac against the test cluster's
+# Builds the MapReduce side of the yarn-am/MapReduce comparison (scripts/mr_bench.py) with javac against the test cluster's
 # Hadoop jars and the MapReduce jars (`tests/cluster/cluster.sh mapreduce` fetches them):
 # mapreduce/target/yarn-am-mr.jar. Rebuilds only when a source is newer than the jar.
 set -euo pipefail

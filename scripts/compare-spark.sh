@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Spark on yarn-am beside Spark's own YARN mode on the local test cluster (issue 12, part 3):
+# Spark on yarn-am beside Spark's own YARN mode on the local test cluster:
 # builds the shipped (stripped) yarn-am binary, fetches pyspark from PyPI (scripts/spark-env.sh,
 # once into ~/.cache/yarn-am/spark), builds the yarn-am Spark plugin and runs
 # scripts/spark_bench.py: the same job (60 tasks of 1 s preferring nm1..nm3, dynamic

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Real-cluster locality A/B: the simulator's trace families run by yarn-am with
 `--strategy spark` and `--strategy default` on a bigger local cluster, beside the simulator's
-prediction for the same trace (issue 12 part 1). Not part of `make test`.
+prediction for the same trace. Not part of `make test`.
 
 Run under the shared cluster lock (each call should fit in ~12 minutes):
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# yarn-am's allocator against a real ResourceManager with N simulated NodeManagers (issue 12
-# part 2): builds the harness (scale/, javac) and the benchmark (benches/rm_scale.rs), then for
+# yarn-am's allocator against a real ResourceManager with N simulated NodeManagers:
+# builds the harness (scale/, javac) and the benchmark (benches/rm_scale.rs), then for
 # each run and strategy starts a fresh harness JVM (its own RM on 127.0.0.40:18030-18033, its
 # own runtime dir; the shared test cluster is not touched, but it is CPU-heavy: run it under
 # the shared lock, `flock /tmp/yarn-am-it.lock -c '...'`, so others' timings are not disturbed,

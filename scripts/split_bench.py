@@ -6,7 +6,7 @@
 Writes one text file of --mb MB into HDFS as a single block (scripts/hdfs-gen-text.sh; kept
 between runs), then reads it whole as a task's split, alternating the order each round:
 - `curl`: `curl -sSfL` of the URL a task gets in YARN_AM_SPLIT_URL (what tasks did before
-  issue 29: bytes, no record rule, no credential, no replica choice);
+  `yarn-am split`: bytes, no record rule, no credential, no replica choice);
 - `split-bytes`: `yarn-am split cat --format bytes` (the same range through our reader);
 - `split-text`: `yarn-am split cat --format text` (whole lines, MapReduce's rule).
 Each writes to /dev/null; a check pass first compares the bytes each one writes with the

@@ -10,7 +10,7 @@ export PATH
 
 t0=$SECONDS
 # The test cluster's DataNodes refuse every write once their disk has less free space than the
-# blocks being written (stop 31 failed that way, on a machine full of old build trees): say so
+# blocks being written (a run once failed that way, on a machine full of old build trees): say so
 # up front, since the tests' own errors will only name the writes that failed.
 free_kb=$(df -Pk "${TMPDIR:-/tmp}" | awk 'NR==2 {print $4}')
 if ((free_kb < 8 * 1024 * 1024)); then

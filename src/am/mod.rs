@@ -204,8 +204,8 @@ mod tests {
         assert!(err.contains("yarn-am.master-secret"), "{err}");
     }
 
-    /// A small spec comes from the credentials `submit` wrote (issue 27: no localizer for
-    /// the AM container), and stays out of what executors get.
+    /// A small spec comes from the credentials `submit` wrote (so no localizer
+    /// runs for the AM container), and stays out of what executors get.
     #[test]
     fn the_spec_is_read_from_the_credentials() {
         use yarn_am_wire::spec::SPEC_ALIAS;

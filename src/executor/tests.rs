@@ -227,7 +227,7 @@ async fn a_fake_am_reply_is_refused_and_nothing_in_it_runs() {
     }
 }
 
-/// Issue 23: a server with another certificate than the AM's (whatever took over its port)
+/// A server with another certificate than the AM's (whatever took over its port)
 /// ends the executor at once in the TLS handshake, before a poll is sent, naming both
 /// fingerprints.
 #[tokio::test]

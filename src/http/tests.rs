@@ -853,7 +853,7 @@ async fn a_driver_body_that_stalls_is_cut_at_the_deadline() {
     assert!(r.demands.lock().unwrap().is_empty());
 }
 
-/// Issue 23: the API port speaks only TLS. A plain-HTTP request, secret and all, gets no
+/// The API port speaks only TLS. A plain-HTTP request, secret and all, gets no
 /// HTTP reply (the handshake fails on its first bytes and the connection is closed).
 #[tokio::test]
 async fn plain_http_to_the_api_port_gets_nothing_useful() {
@@ -886,7 +886,7 @@ async fn plain_http_to_the_api_port_gets_nothing_useful() {
     assert!(err.is_builder(), "{err}");
 }
 
-/// Issue 23: a client pinned to another certificate is refused in the handshake, with a
+/// A client pinned to another certificate is refused in the handshake, with a
 /// typed error naming both fingerprints, before it sends its request (and its secret).
 #[tokio::test]
 async fn a_client_with_the_wrong_fingerprint_is_refused() {

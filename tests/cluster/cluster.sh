@@ -727,7 +727,7 @@ start_hdfs() {
   DAEMON_OPTS=()
 }
 
-# ---- MapReduce, on demand only (`cluster.sh mapreduce`, issue 13's comparison) ----------
+# ---- MapReduce, on demand only (`cluster.sh mapreduce`, for scripts/mr_bench.py) -------
 # The MR jars (mapreduce-pom.xml) go to $MR_LIB, minus every artifact lib/ already has (other
 # versions of guava, reload4j, ... would shadow the daemons' own). The stamp names the pom.
 MR_LIB="$R/mr-lib"

@@ -1,4 +1,4 @@
-//! AM crash on the real cluster (issue 14): `kill -9` of the AM in the middle of a 60-task
+//! AM crash on the real cluster: `kill -9` of the AM in the middle of a 60-task
 //! job submitted with two attempts. The second attempt adopts the executors still running
 //! (YARN keeps them, `keep-containers-across-application-attempts`), they find it through
 //! the staging folder, and the job resumes from the journal: the app succeeds in attempt 2

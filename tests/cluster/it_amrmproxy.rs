@@ -1,4 +1,4 @@
-//! Issue 26, federation / AMRMProxy: on a cluster whose NodeManagers run the AMRMProxy
+//! Federation / AMRMProxy: on a cluster whose NodeManagers run the AMRMProxy
 //! (`cluster.sh up --amrmproxy`: `yarn.nodemanager.amrmproxy.enabled`, each NM's proxy on
 //! `nmN:8049`), the NM that launches the AM container swaps the RM's AMRM token for one of
 //! its own, which the RM refuses. The AM finds the proxy in its container's configuration

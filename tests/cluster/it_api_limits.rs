@@ -1,6 +1,6 @@
 //! The driver API under connection abuse, on the real cluster: 500 connections that are
 //! idle or stop halfway through a request do not slow an authenticated call (answered
-//! within 1 s, issue 10's acceptance bound), the AM's descriptor count stays bounded (by
+//! within 1 s, the acceptance bound), the AM's descriptor count stays bounded (by
 //! what is held, then back to where it was once the header-read timeout closes them, and by
 //! the connection cap when a client opens more), and the AM keeps launching executors.
 //! Also checks that the private local staging folder (0700, files 0600/0700) is localised

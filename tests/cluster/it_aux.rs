@@ -1,4 +1,4 @@
-//! Auxiliary-service data in executors' launch contexts (issue 24, `submit --service-data`)
+//! Auxiliary-service data in executors' launch contexts (`submit --service-data`)
 //! on the real cluster. Spark's shuffle service is not available to the test cluster, so the
 //! NodeManagers run Hadoop's own auxiliary service, MapReduce's ShuffleHandler, as
 //! `mapreduce_shuffle` (`cluster.sh mapreduce`), whose `initializeApplication` reads its

@@ -1,4 +1,4 @@
-//! Containers as a Skein or DistributedShell user runs them (issue 28), on the real
+//! Containers as a Skein or DistributedShell user runs them, on the real
 //! cluster: an `--executor-command` and an `--executor-env` value reach bash exactly as
 //! typed; an executors-only app ends by itself (SUCCEEDED when every executor exited 0,
 //! FAILED at the failure limit); `submit --wait --wait-timeout` on a longer app exits 4.

@@ -1,4 +1,4 @@
-//! Graceful decommission on the real cluster (issue 26): a node the AM's executors run on is
+//! Graceful decommission on the real cluster: a node the AM's executors run on is
 //! put into graceful decommission mid-job through the RM admin protocol (Hadoop's
 //! RMAdminCLI, `cluster.sh rmadmin -refreshNodes -g 60 -server` with the host in the exclude
 //! file). YARN reports the node DECOMMISSIONING in allocate's `updated_nodes`; the AM holds

@@ -1,4 +1,4 @@
-//! Exclusion on failure on the real cluster (issue 26; Spark's `excludeOnFailure` for
+//! Exclusion on failure on the real cluster (Spark's `excludeOnFailure` for
 //! launches): every executor started on nm1 exits 3 at once. After two such failures the AM
 //! excludes nm1 from its requests (and YARN's blacklist), shows it in `/v1/state` and on the
 //! page, and the app reaches its target on nm2 and nm3. The release after the exclusion's

@@ -1,4 +1,4 @@
-//! Issue 23 on an HTTPS-only cluster (`cluster.sh up --https`: `yarn.http.policy` and
+//! The driver API's pinned TLS on an HTTPS-only cluster (`cluster.sh up --https`: `yarn.http.policy` and
 //! `dfs.http.policy` `HTTPS_ONLY`, every web server behind the cluster's own CA, which the
 //! client is given as `YARN_AM_CA_FILE`): the plain web ports do not answer and a client
 //! without the CA is refused; the sample job runs with `yarn-am submit` talking to the RM's

@@ -1,4 +1,4 @@
-//! The key-value store on the real cluster (issue 28): a task writes a key that a second
+//! The key-value store on the real cluster: a task writes a key that a second
 //! task waits for and reads, each with its container's own KV key (`yarn-am kv` inside the
 //! container); the driver lists by prefix with `yarn-am kv list APP` from outside; an
 //! oversized value is a 413 with nothing stored; and after a `kill -9` of the AM the next

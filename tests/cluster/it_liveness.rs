@@ -1,4 +1,4 @@
-//! Liveness on the real cluster (issue 14): an executor that stops polling is declared lost
+//! Liveness on the real cluster: an executor that stops polling is declared lost
 //! and its work runs elsewhere; a task attempt past its `timeout_ms` is killed and retried.
 
 use crate::support::am;

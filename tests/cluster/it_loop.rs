@@ -14,7 +14,7 @@ use am::{rest, submit, submit_job, Driver};
 use delay_proxy::DelayProxy;
 use serde_json::json;
 
-/// The acceptance bound of issue 14: p99 of driver calls while the RM is slow.
+/// The acceptance bound: p99 of driver calls while the RM is slow.
 const P99_LIMIT: Duration = Duration::from_millis(100);
 const RM_DELAY: Duration = Duration::from_secs(5);
 

@@ -1,4 +1,4 @@
-//! CapacityScheduler preemption on the real cluster (issue 26): a job in queue `default`
+//! CapacityScheduler preemption on the real cluster: a job in queue `default`
 //! fills the cluster beyond its 70% guarantee; an app in queue `high` (30%, empty until then)
 //! makes the RM's preemption policy mark containers of the job. The AM answers the RM's
 //! `PreemptionMessage` by giving back executors of its own choice before the RM's wait

@@ -1,4 +1,4 @@
-//! Submission settings of production clusters (issue 26), on the real cluster: priority,
+//! Submission settings of production clusters, on the real cluster: priority,
 //! application type and a lifetime, each as the RM reports it, and the lifetime ending the
 //! app at its deadline with diagnostics that say so; resources for the executors and for
 //! the AM's own container (the latter submitted over the RM's client port).

@@ -92,7 +92,7 @@ fn plugin_plan_and_loss_reasons() {
     );
 }
 
-/// Issue 23: the plugin's `AmClient` pins the AM's certificate. yarn-am's own driver API
+/// The plugin's `AmClient` pins the AM's certificate. yarn-am's own driver API
 /// (the real server, TLS with a fresh application certificate) on loopback; `PinCheck` reads
 /// `/v1/state` with the right pin and is refused with a wrong one. No cluster needed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -467,7 +467,7 @@ async fn spark_job_with_locality_and_dynamic_allocation_survives_an_executor_kil
     let _ = std::fs::remove_file(&log_path);
 }
 
-/// Issue 26, stage-level scheduling: a stage of a resource profile with other executor cores
+/// Stage-level scheduling: a stage of a resource profile with other executor cores
 /// and memory runs on executors of its own yarn-am kind (`rp<id>`, declared by the plugin
 /// while the app runs), which register with Spark under that profile; the default profile's
 /// stage on the default kind's. Kind 0 of 8 (the plugin's reserve) numbers its executors 1,
@@ -758,7 +758,7 @@ async fn final_report(c: &cluster::Cluster, app: &str) -> (String, String, Strin
     (r.state, r.final_status, r.diagnostics)
 }
 
-/// Issue 24: a JVM job with shuffles (reduceByKey to fewer partitions, a join, a SQL
+/// A JVM job with shuffles (reduceByKey to fewer partitions, a join, a SQL
 /// groupBy) and a PySpark job (a word count with reduceByKey, a DataFrame aggregation,
 /// --py-files, a Python shipped with --archives as spark.pyspark.python) each succeed in
 /// client and in cluster deploy mode, on nodes with neither Spark nor Python; a cluster-mode
@@ -935,7 +935,7 @@ async fn shuffles_and_pyspark_in_client_and_cluster_mode() {
     );
 }
 
-/// Issue 24, Kerberos: on the secure profile (`cluster.sh up --secure`), as alice, a word
+/// Kerberos: on the secure profile (`cluster.sh up --secure`), as alice, a word
 /// count reads an HDFS file the test wrote and writes its counts to HDFS with
 /// `saveAsTextFile`, in client mode (alice's `kinit` ticket cache) and in cluster mode
 /// (`--principal`/`--keytab`, which the plugin passes to `yarn-am submit`: its AM gets the

@@ -1,4 +1,4 @@
-//! `yarn-am split cat` on the real cluster (issue 29): the example job
+//! `yarn-am split cat` on the real cluster: the example job
 //! (`conf/examples/hdfs-job.json`, a word count over `{split.cat}`) over text whose lines
 //! straddle every split boundary and every block boundary, with `\r\n` lines and a last line
 //! without a newline. Checked against the data itself: the words the tasks count add up to
@@ -239,7 +239,7 @@ async fn a_word_count_over_splits_cutting_every_line_equals_wc_w() {
 }
 
 /// The same job file on the Kerberized profile: the tasks read with the HDFS delegation
-/// token of their token file. Not run in issue 29 (switching the shared cluster to
+/// token of their token file. Not yet run on the shared cluster (switching it to
 /// `--secure` restarts it).
 #[tokio::test]
 async fn secure_cluster_the_same_job_file_counts_the_same_words() {

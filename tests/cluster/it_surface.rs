@@ -1,4 +1,4 @@
-//! Why an app cannot run or failed, said in the user's terms (issue 25), on the real
+//! Why an app cannot run or failed, said in the user's terms, on the real
 //! cluster: a container larger than the cluster's maximum allocation is refused before
 //! anything is submitted, naming the limit; an executor killed for using more memory than
 //! its container has (the NodeManagers check physical memory) fails the app with

@@ -1,5 +1,5 @@
 //! The default strategy never asks YARN for more containers than executors are missing, also
-//! while grants are on their way (issue 12 part 2: at 1,000 nodes the real RM granted 1,000
+//! while grants are on their way (at 1,000 nodes the real RM granted 1,000
 //! containers for 600 executors, because rule 4 sent the relaxed re-ask of a strict request
 //! with its cancellation, before the containers the strict request had meanwhile got came
 //! back).
@@ -45,7 +45,7 @@ struct RmModel {
     /// handed over since.
     known: HashMap<i64, i32>,
     /// The same for raises: containers asked for again although already granted. The
-    /// over-grant of issue 27; a client that counts what is in flight never raises a key
+    /// over-grant of a slow RM; a client that counts what is in flight never raises a key
     /// with grants on their way.
     raised_in_flight: usize,
     /// Allocate calls so far.
@@ -356,7 +356,7 @@ proptest! {
     /// and not yet handed over when an allocate call lowered that key's `*` count, at most
     /// by how much it lowered it. The AM cancelled or moved those requests before it could
     /// know of the grants; YARN never takes a grant back. A raise over grants in flight
-    /// (`raised_in_flight`, the over-grant of issue 27) is not slack: before the request
+    /// (`raised_in_flight`, the over-grant of a slow RM) is not slack: before the request
     /// keys, relaxed asks re-sent over grants in flight broke this bound (3 granted for a
     /// target of 2, one container asked again while in flight, no cancellation).
     #[test]

@@ -280,7 +280,7 @@ proptest! {
         }
     }
 
-    /// The default strategy's fresh placement (no local request pending, issue 27): as many
+    /// The default strategy's fresh placement (no local request pending): as many
     /// requests with locality as Spark's, each placed on the hosts it names and asking for
     /// their racks only; names dealt evenly over the requests; a host named no more often
     /// than its work cap, its room and the requests allow; and hosts filled by the work they

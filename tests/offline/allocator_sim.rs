@@ -250,7 +250,7 @@ fn heartbeat_phases_pack_and_strict_requests_stay_local() {
 /// strict one first) reproduced what the real CapacityScheduler did at 1,000 nodes, grant by
 /// grant (BENCHMARKS.md, "The real scheduler at 1,000 nodes"): the default strategy's
 /// requests past every work cap named no location, so their key had no off-switch wait and
-/// they went off-switch on the first nodes that heartbeat. Issue 27's fresh placement (a
+/// they went off-switch on the first nodes that heartbeat. The fresh placement (a
 /// stage's first ask names hosts by the work their tasks leave, the names adding up to the
 /// requests) leaves no request without a location on this trace: per key, no container goes
 /// off-switch, and the proposal's what-ifs (naming the hosts with work, a key of their own
@@ -291,7 +291,7 @@ fn per_key_model_sends_no_request_off_switch_after_the_fresh_placement() {
     assert_eq!(what_if(|c| c.what_if_no_location_key_first = true), k);
 }
 
-/// Issue 27: with a slow RM (every grant handed over at the next allocate call, not in the
+/// With a slow RM (every grant handed over at the next allocate call, not in the
 /// answer to the call it follows) and one RM key per allocation request id, neither strategy
 /// is granted a container beyond its target while the demand holds still: no `*` count is
 /// re-sent over grants in flight. (Before the request keys, the relaxed `*` was re-sent while
@@ -314,7 +314,7 @@ fn a_slow_rm_grants_no_surplus_container() {
     }
 }
 
-/// Issue 27 part 2: on the standard traces (every executor granted in a stage's first round,
+/// On the standard traces (every executor granted in a stage's first round,
 /// the bound's model) neither strategy beats the offline bound, nor does the bound's own
 /// candidate placement played through the rounds (a share some placement reaches).
 #[test]

@@ -573,7 +573,7 @@ fn spread_requests_name_every_placed_host_after_one_nodemanager_heartbeat() {
     // ... then, at the next heartbeat (after the allocate call's answer), every request still
     // pending names every host it was placed on, relaxed, as one add per group. (Strict
     // requests already naming all of them are asked again relaxed, with the same lists.) This
-    // was a stage's first ask, which the default places fresh (issue 27): each request is
+    // was a stage's first ask, which the default places fresh: each request is
     // placed on the host it names (h1 once, h2 three times, by the work their tasks leave), so
     // none is widened: all four are asked again relaxed with the same hosts.
     let actions = alloc.on_event(wait + 1, Event::Heartbeat);
@@ -712,7 +712,7 @@ fn adopted_executors_count_as_running_and_new_ids_never_reuse_theirs() {
     assert_eq!(alloc.running(), 1);
 }
 
-/// Issue 27: no `*` count over grants in flight. A raise while a key's count is out goes
+/// No `*` count over grants in flight. A raise while a key's count is out goes
 /// under a new key; a cancellation in a key whose count went out at an earlier heartbeat
 /// takes the whole key to 0 and asks its other requests again at the next heartbeat, under
 /// a quiet key (the grants that were on their way have been matched by then).

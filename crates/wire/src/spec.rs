@@ -5,7 +5,7 @@
 //! as a local resource named [`SPEC_FILE`]; the AM reads it from its token file, else from
 //! its working directory. In the credentials because a local resource of the application's
 //! own makes the NodeManager start a localizer for the AM container, about 0.1 s of every
-//! start-up on the test cluster (issue 27), while the token file is written anyway. Bounded
+//! start-up on the test cluster, while the token file is written anyway. Bounded
 //! because the RM keeps the launch context in its state store (ZooKeeper's takes about 1 MB
 //! a node), and a job of many tasks makes a large spec. Not an environment variable: the
 //! NodeManager writes environment values into `launch_container.sh` without escaping

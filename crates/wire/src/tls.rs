@@ -1,5 +1,5 @@
 //! The driver API's TLS: one self-signed certificate per application, pinned by its SHA-256
-//! fingerprint (issue 23).
+//! fingerprint.
 //!
 //! Why pinning, not a CA: the AM runs on whichever NodeManager YARN picks, so no name in a
 //! certificate made beforehand can be checked, and a cluster CA would have to issue a

@@ -299,7 +299,7 @@ impl Driver {
 
 /// The executors in a `/v1/state` answer.
 impl Driver {
-    /// Issue 23: the driver API answers only TLS with the certificate the secret file pins.
+    /// The driver API answers only TLS with the certificate the secret file pins.
     /// A client pinning another certificate is refused in the handshake (its secret never
     /// sent), naming both fingerprints; plain HTTP to the port gets no HTTP reply.
     pub async fn assert_tls_only_with_its_pin(&self) {

@@ -246,7 +246,7 @@ impl<'a> Preferences<'a> {
 /// when the target ramps, and named again. Hosts that get no name keep their place in the
 /// bookkeeping, as with any cap.
 ///
-/// **Fresh placement** (no local request pending: a stage's first ask, issue 27): the levels
+/// **Fresh placement** (no local request pending: a stage's first ask): the levels
 /// are weighted by work, a node is named no more often than it has room, and the level is the
 /// lowest that gives as many names as requests (not the coverage test). A host's level then
 /// counts from the work its tasks leave (the unrounded work cap minus its executors), so a

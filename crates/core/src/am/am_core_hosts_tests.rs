@@ -1,4 +1,4 @@
-//! The core's answers to the RM taking resources back (issue 26): a preemption request, a
+//! The core's answers to the RM taking resources back: a preemption request, a
 //! node in graceful decommission, a host whose executors keep failing. Built on the
 //! helpers of `am_core_tests`.
 

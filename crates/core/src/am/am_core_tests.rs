@@ -107,7 +107,7 @@ fn commands_are_answered_while_an_allocate_call_is_in_flight() {
     assert_eq!(c.poll_timeout(), Some(5_000));
     let next = c.poll_allocate(5_000).unwrap();
     // The third executor is asked under a key of its own: the first key's 2 may be being
-    // granted, and re-sending it at 3 would ask for those again (issue 27).
+    // granted, and re-sending it at 3 would ask for those again.
     assert_eq!(asked(&next), 1);
     assert!(next.asks.iter().all(|a| a.allocation_request_id != 0));
 }
@@ -140,7 +140,7 @@ fn a_failed_call_is_sent_again_and_newer_changes_win() {
     assert!(c.ending().is_none(), "one failure is ridden out");
 }
 
-/// Issue 27: a grant waits at the RM until our next call, and on an idle cluster it comes on
+/// A grant waits at the RM until our next call, and on an idle cluster it comes on
 /// an NM heartbeat within one NM interval of the ask: calls every 100 ms for that long, then
 /// Spark's doubling; a new demand starts the fast calls again.
 #[test]

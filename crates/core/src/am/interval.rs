@@ -10,7 +10,7 @@
 //! hands out grants on NodeManager heartbeats (500 ms on the test cluster, one second by
 //! default), so on an idle cluster a grant is ready within one NM interval of the ask, and
 //! it waits at the RM until our next call. Spark's 200, 400, 800 ms left the first grant
-//! there for up to 0.4 s when it missed the 0.2 s call (issue 27's start-up timeline); the AM
+//! there for up to 0.4 s when it missed the 0.2 s call (as the AM's start-up timeline showed); the AM
 //! polls every 100 ms for one NM interval instead (`AmCore::with_grant_window`: 6 calls in
 //! the first 0.6 s on the test cluster where Spark makes 2).
 

@@ -1,5 +1,5 @@
 //! An upper bound on the node-local share any placement of the simulator's executors could
-//! reach: the offline optimum the strategies are measured against (issue 27, part 2).
+//! reach: the offline optimum the strategies are measured against.
 //!
 //! # The model the bound is for
 //!

@@ -119,15 +119,15 @@ pub struct TraceConfig {
     /// What if (a proposal, not what the allocator does): every request the allocator asks
     /// with no host (no location at all, or racks only) reaches the RM relaxed and naming
     /// every NodeManager host with pending work and their racks, as Spark's strategy names
-    /// them, so that its key's off-switch wait counts those locations. Estimates the change
-    /// proposed in NOTES issue 12 part 2 without changing the allocator.
+    /// them, so that its key's off-switch wait counts those locations. Estimates that
+    /// proposed change without changing the allocator.
     pub what_if_unplaced_name_work: bool,
     /// What if (a proposal): with `strict_requests`, requests with no location at all go
     /// under a third request key tried before the others (an allocation request id below the
     /// strict one's), so that such a container ends its node's heartbeat (one off-switch
     /// assignment a heartbeat) instead of landing beside a strict one in the same heartbeat.
     pub what_if_no_location_key_first: bool,
-    /// A slow RM (issue 27): 0, every grant reaches the allocator in the round it was made
+    /// A slow RM: 0, every grant reaches the allocator in the round it was made
     /// (the base model). `k` >= 1: a grant made after the round's allocate call is handed
     /// over at the call 1 to `k` rounds later (a hash of the container picks which), and
     /// the RM keeps one request key per allocation request id the allocator asks under,

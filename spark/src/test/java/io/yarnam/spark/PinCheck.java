@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * Checks that {@link AmClient} pins the AM's certificate (issue 23): against a yarn-am driver
+ * Checks that {@link AmClient} pins the AM's certificate: against a yarn-am driver
  * API served over TLS on loopback by tests/cluster/it_spark.rs, a client with the secret file's pin
  * reads {@code /v1/state}, and one whose file pins another certificate is refused in the
  * handshake with an error naming both fingerprints. Also the secret file's two versions.

@@ -14,7 +14,7 @@ import org.apache.spark.scheduler.ExecutorLossReason;
 public final class PlanCheck {
   private static int passed;
 
-  /** spark.shuffle.service.enabled: the --service-data arguments (issue 24). */
+  /** spark.shuffle.service.enabled: the --service-data arguments. */
   private static void shuffleService() throws Exception {
     java.util.function.Supplier<String> noSecret = () -> {
       throw new AssertionError("the secret is asked only with spark.authenticate");
