@@ -602,7 +602,12 @@ fn narrowest_first(placed: &[Placed]) -> Vec<u32> {
 
 /// `(request, index in placed)` for every name dealt: each host in `order` goes to as many of
 /// the open requests as it may be named by, the least loaded first.
-fn deal_names(order: &[u32], placed: &[Placed], requests: usize, anywhere: bool) -> Vec<(u32, u32)> {
+fn deal_names(
+    order: &[u32],
+    placed: &[Placed],
+    requests: usize,
+    anywhere: bool,
+) -> Vec<(u32, u32)> {
     let mut dealt_names: Vec<(u32, u32)> = Vec::new();
     let mut loads = Loads::default();
     let mut taken: Vec<(u32, u32)> = Vec::new();
