@@ -49,114 +49,177 @@ pub fn match_containers(
     pending: &[PendingRequest],
     topology: &Topology,
 ) -> MatchOutcome {
-    let mut by_host: HashMap<&str, VecDeque<usize>> = containers
-        .iter()
-        .map(|c| (&*c.host, VecDeque::new()))
-        .collect();
-    let mut by_rack: HashMap<&str, VecDeque<usize>> = containers
-        .iter()
-        .map(|c| (&*c.rack, VecDeque::new()))
-        .collect();
-    let mut any_host: VecDeque<usize> = VecDeque::new();
-    // Requests placed on a host without naming it to YARN (the default strategy's work cap):
-    // a container there is where the request wanted one, but a request naming the host is
-    // taken first, so that what YARN was told stays what it counted down.
-    let mut by_placed: HashMap<&str, VecDeque<usize>> = containers
-        .iter()
-        .map(|c| (&*c.host, VecDeque::new()))
-        .collect();
-
-    // Which of the containers' hosts / racks a request names, and hosts it was placed on
-    // without naming them, cached per shared list.
-    type Wanted<'a> = (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>);
-    let mut seen: HashMap<ListKey, Wanted> = HashMap::new();
-    for (i, req) in pending.iter().enumerate() {
-        if req.is_any_host() {
-            any_host.push_back(i);
-        }
-        let key = req.list_key();
-        let (hosts, racks, placed_only) = seen.entry(key).or_insert_with(|| {
-            let mut hosts: Vec<&str> = Vec::new();
-            let mut racks: Vec<&str> = Vec::new();
-            let named: HashSet<&str> = req.nodes.iter().map(|n| &**n).collect();
-            let placed_only: Vec<&str> = req
-                .placed
-                .iter()
-                .filter(|n| !named.contains(&***n))
-                .filter_map(|n| by_placed.get_key_value(&**n).map(|(k, _)| *k))
-                .collect();
-            let mut add_rack = |r: &'_ str| {
-                if let Some((k, _)) = by_rack.get_key_value(r) {
-                    if !racks.contains(k) {
-                        racks.push(k);
-                    }
-                }
-            };
-            for n in req.nodes.iter() {
-                if let Some((k, _)) = by_host.get_key_value(&**n) {
-                    if !hosts.contains(k) {
-                        hosts.push(k);
-                    }
-                }
-                if req.racks.is_empty() {
-                    add_rack(topology.rack_of(n));
-                }
-            }
-            for r in req.racks.iter() {
-                add_rack(r);
-            }
-            (hosts, racks, placed_only)
-        });
-        for h in hosts.iter() {
-            by_host.get_mut(h).expect("indexed host").push_back(i);
-        }
-        for r in racks.iter() {
-            by_rack.get_mut(r).expect("indexed rack").push_back(i);
-        }
-        for h in placed_only.iter() {
-            by_placed.get_mut(h).expect("indexed host").push_back(i);
-        }
-    }
-
-    // At node level a container takes the request with the fewest named hosts first (oldest
-    // among equals): a wide request can still serve a container on one of its other hosts,
-    // a narrow one cannot. Oldest-first alone lets containers on a popular host use up the
-    // requests that were the only ones naming a less popular host, whose containers then
-    // fall to the any level although their host was asked for.
-    for queue in by_host.values_mut() {
-        queue
-            .make_contiguous()
-            .sort_by_key(|&i| (pending[i].nodes.len(), i));
-    }
-
+    let mut queues = Queues::build(containers, pending, topology);
     let mut used = vec![false; pending.len()];
     let mut outcome = MatchOutcome::default();
-    let mut left: Vec<usize> = (0..containers.len()).collect();
+    let left = queues.match_node_then_rack(containers, &mut used, &mut outcome);
+    match_any(left, &mut queues.any_host, &mut used, &mut outcome);
+    log_matches(containers, pending, &outcome);
+    outcome
+}
 
-    for level in [Locality::Node, Locality::Rack] {
-        let mut still = Vec::new();
-        for &c in &left {
-            let host = &*containers[c].host;
-            let found = match level {
-                Locality::Node => take(by_host.get_mut(host), &mut used)
-                    .or_else(|| take(by_placed.get_mut(host), &mut used)),
-                _ => take(by_rack.get_mut(&*containers[c].rack), &mut used),
-            };
-            match found {
-                Some(r) => outcome.matched.push((c, r, level)),
-                None => still.push(c),
+/// The pending requests (indices) each container could take, per level: keyed by the
+/// containers' hosts and racks only, so a request naming a thousand hosts costs a lookup each,
+/// not a queue each.
+struct Queues<'a> {
+    /// Requests naming a host, narrowest first (see `build`).
+    by_host: HashMap<&'a str, VecDeque<usize>>,
+    by_rack: HashMap<&'a str, VecDeque<usize>>,
+    /// Requests placed on a host without naming it to YARN (the default strategy's work cap):
+    /// a container there is where the request wanted one, but a request naming the host is
+    /// taken first, so that what YARN was told stays what it counted down.
+    by_placed: HashMap<&'a str, VecDeque<usize>>,
+    /// Requests naming no location, oldest first.
+    any_host: VecDeque<usize>,
+}
+
+impl<'a> Queues<'a> {
+    fn build(
+        containers: &'a [Container],
+        pending: &[PendingRequest],
+        topology: &Topology,
+    ) -> Queues<'a> {
+        let mut by_host: HashMap<&str, VecDeque<usize>> = containers
+            .iter()
+            .map(|c| (&*c.host, VecDeque::new()))
+            .collect();
+        let mut by_rack: HashMap<&str, VecDeque<usize>> = containers
+            .iter()
+            .map(|c| (&*c.rack, VecDeque::new()))
+            .collect();
+        let mut any_host: VecDeque<usize> = VecDeque::new();
+        let mut by_placed: HashMap<&str, VecDeque<usize>> = containers
+            .iter()
+            .map(|c| (&*c.host, VecDeque::new()))
+            .collect();
+
+        // Which of the containers' hosts / racks a request names, and hosts it was placed on
+        // without naming them, cached per shared list.
+        let mut seen: HashMap<ListKey, Wanted> = HashMap::new();
+        for (i, req) in pending.iter().enumerate() {
+            if req.is_any_host() {
+                any_host.push_back(i);
+            }
+            let key = req.list_key();
+            let (hosts, racks, placed_only) = seen
+                .entry(key)
+                .or_insert_with(|| wanted(req, &by_host, &by_rack, &by_placed, topology));
+            for h in hosts.iter() {
+                by_host.get_mut(h).expect("indexed host").push_back(i);
+            }
+            for r in racks.iter() {
+                by_rack.get_mut(r).expect("indexed rack").push_back(i);
+            }
+            for h in placed_only.iter() {
+                by_placed.get_mut(h).expect("indexed host").push_back(i);
             }
         }
-        left = still;
+
+        // At node level a container takes the request with the fewest named hosts first
+        // (oldest among equals): a wide request can still serve a container on one of its
+        // other hosts, a narrow one cannot. Oldest-first alone lets containers on a popular
+        // host use up the requests that were the only ones naming a less popular host, whose
+        // containers then fall to the any level although their host was asked for.
+        for queue in by_host.values_mut() {
+            queue
+                .make_contiguous()
+                .sort_by_key(|&i| (pending[i].nodes.len(), i));
+        }
+        Queues {
+            by_host,
+            by_rack,
+            by_placed,
+            any_host,
+        }
     }
-    // Any level: any-host requests first, then the oldest remaining request of any kind.
+
+    /// The node pass over every container, then the rack pass over those left; returns the
+    /// containers still unmatched, in order.
+    fn match_node_then_rack(
+        &mut self,
+        containers: &[Container],
+        used: &mut [bool],
+        outcome: &mut MatchOutcome,
+    ) -> Vec<usize> {
+        let mut left: Vec<usize> = (0..containers.len()).collect();
+        for level in [Locality::Node, Locality::Rack] {
+            let mut still = Vec::new();
+            for &c in &left {
+                let host = &*containers[c].host;
+                let found = match level {
+                    Locality::Node => take(self.by_host.get_mut(host), used)
+                        .or_else(|| take(self.by_placed.get_mut(host), used)),
+                    _ => take(self.by_rack.get_mut(&*containers[c].rack), used),
+                };
+                match found {
+                    Some(r) => outcome.matched.push((c, r, level)),
+                    None => still.push(c),
+                }
+            }
+            left = still;
+        }
+        left
+    }
+}
+
+/// Which of the containers' hosts / racks a request names, and the containers' hosts it was
+/// placed on without naming them.
+type Wanted<'a> = (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>);
+
+/// `req`'s [`Wanted`]: each key once, as the index's own (borrowed from the containers).
+fn wanted<'a>(
+    req: &PendingRequest,
+    by_host: &HashMap<&'a str, VecDeque<usize>>,
+    by_rack: &HashMap<&'a str, VecDeque<usize>>,
+    by_placed: &HashMap<&'a str, VecDeque<usize>>,
+    topology: &Topology,
+) -> Wanted<'a> {
+    let mut hosts: Vec<&str> = Vec::new();
+    let mut racks: Vec<&str> = Vec::new();
+    let named: HashSet<&str> = req.nodes.iter().map(|n| &**n).collect();
+    let placed_only: Vec<&str> = req
+        .placed
+        .iter()
+        .filter(|n| !named.contains(&***n))
+        .filter_map(|n| by_placed.get_key_value(&**n).map(|(k, _)| *k))
+        .collect();
+    let mut add_rack = |r: &'_ str| {
+        if let Some((k, _)) = by_rack.get_key_value(r) {
+            if !racks.contains(k) {
+                racks.push(k);
+            }
+        }
+    };
+    for n in req.nodes.iter() {
+        if let Some((k, _)) = by_host.get_key_value(&**n) {
+            if !hosts.contains(k) {
+                hosts.push(k);
+            }
+        }
+        if req.racks.is_empty() {
+            add_rack(topology.rack_of(n));
+        }
+    }
+    for r in req.racks.iter() {
+        add_rack(r);
+    }
+    (hosts, racks, placed_only)
+}
+
+/// Any level: any-host requests first, then the oldest remaining request of any kind.
+fn match_any(
+    left: Vec<usize>,
+    any_host: &mut VecDeque<usize>,
+    used: &mut [bool],
+    outcome: &mut MatchOutcome,
+) {
     let mut oldest = 0usize;
     for c in left {
-        let r = take(Some(&mut any_host), &mut used).or_else(|| {
-            while oldest < pending.len() && used[oldest] {
+        let r = take(Some(&mut *any_host), used).or_else(|| {
+            while oldest < used.len() && used[oldest] {
                 oldest += 1;
             }
-            (oldest < pending.len()).then(|| {
+            (oldest < used.len()).then(|| {
                 used[oldest] = true;
                 oldest
             })
@@ -166,6 +229,9 @@ pub fn match_containers(
             None => outcome.unmatched.push(c),
         }
     }
+}
+
+fn log_matches(containers: &[Container], pending: &[PendingRequest], outcome: &MatchOutcome) {
     for &(c, r, level) in &outcome.matched {
         let req = &pending[r];
         info!(
@@ -177,7 +243,6 @@ pub fn match_containers(
             "grant matched to a request"
         );
     }
-    outcome
 }
 
 /// A request's named hosts for the log: the first few names and how many, its racks.

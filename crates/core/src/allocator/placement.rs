@@ -182,80 +182,14 @@ impl Placement {
         };
         let aware = scaling.aware;
         let free = potential - aware;
-        let ratio = |n: &HostNeed<'_>| scaling.ratio(n.need);
-
-        // Request i (from 0) is placed on every host whose ratio exceeds i (Spark's node list),
-        // and names to YARN the hosts whose capped ratio exceeds i. It asks for the racks of
-        // the hosts it names, and for the racks of the hosts it is placed on that YARN cannot
-        // give a container (capped to 0: no NodeManager, excluded, full), so a rack is asked
-        // for as often as its most-named host is named, or as Spark asks for it where only such
-        // hosts need it. Without caps that is exactly Spark's node and rack lists. Requests
-        // past every capped ratio and rack name no location: YARN sees them as "anywhere",
-        // while they stay placed on Spark's hosts (see the module docs of `strategy`).
-        // Racks get ids in the order first seen; `rack_ratio` is indexed by them. The
-        // topology's interned rack ids map to them through an array: no rack name is hashed
-        // or compared per host.
-        let mut placed: Vec<Placed> = Vec::with_capacity(needs.len());
-        let mut nodes: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
-        let mut rack_id: Vec<u32> = vec![u32::MAX; topology.rack_count()];
-        let mut rack_list: Vec<&RackName> = Vec::new();
-        let mut rack_ratio: Vec<u64> = Vec::new();
-        let mut capped = false;
-        for n in needs.iter().filter(|n| n.need > 0) {
-            let r = ratio(n);
-            let named = match n.cap {
-                Some(c) if anywhere => c.min(aware),
-                Some(c) => r.min(c),
-                None => r,
-            };
-            capped |= named < r || (anywhere && named != r);
-            let global = topology.rack_id(n.host) as usize;
-            if rack_id[global] == u32::MAX {
-                rack_id[global] = rack_list.len() as u32;
-                rack_list.push(topology.rack_name(global as u32));
-                rack_ratio.push(0);
-            }
-            let id = rack_id[global];
-            let e = &mut rack_ratio[id as usize];
-            *e = (*e).max(if named > 0 { named } else { r });
-            placed.push(Placed {
-                ratio: r,
-                host: n.host,
-                named,
-                rack: id,
-                rank: 0,
-            });
-            if named > 0 {
-                nodes.push((named, n.host));
-            }
-        }
-        let by_count =
-            |a: &(u64, &HostName), b: &(u64, &HostName)| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
-        // With caps, the named hosts as indices into the final `placed`.
-        let mut named_at: Vec<u32> = Vec::new();
-        if capped {
-            // Both lists break ties by name: rank the names once (they are unique, keys of
-            // the demand's map), then sort by counts, with the ranks as the tie-break: one
-            // name sort, not two, and by integer keys (`names`).
-            let host_names: Vec<&str> = placed.iter().map(|p| &**p.host).collect();
-            for (p, rank) in placed.iter_mut().zip(names::ranks(&host_names)) {
-                p.rank = rank;
-            }
-            placed.sort_unstable_by(|a, b| b.ratio.cmp(&a.ratio).then(a.rank.cmp(&b.rank)));
-            let mut named: Vec<(u64, u32, u32)> = (placed.iter().enumerate())
-                .filter(|(_, p)| p.named > 0)
-                .map(|(i, p)| (p.named, p.rank, i as u32))
-                .collect();
-            named.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-            nodes = named
-                .iter()
-                .map(|&(n, _, i)| (n, placed[i as usize].host))
-                .collect();
-            named_at = named.iter().map(|&(_, _, i)| i).collect();
-        } else {
-            nodes.sort_unstable_by(by_count);
-            placed.clear();
-        }
+        let Rated {
+            mut placed,
+            mut nodes,
+            rack_list,
+            rack_ratio,
+            capped,
+        } = Rated::of(needs, topology, scaling, anywhere);
+        let named_at = order_hosts(capped, &mut placed, &mut nodes);
         let mut racks: Vec<(u64, &RackName)> = rack_ratio
             .iter()
             .zip(&rack_list)
@@ -275,39 +209,11 @@ impl Placement {
             placed: placed.iter().map(|p| p.host.clone()).collect(),
             racks: racks.iter().map(|(_, r)| (*r).clone()).collect(),
             any_host: free,
-            groups: Vec::new(),
+            groups: spans(widest, &nodes, &placed, &racks),
             dealt: Vec::new(),
             dealt_nodes: Vec::new(),
             dealt_racks: Vec::new(),
         };
-        // Walk the distinct ratio values from the top; a span ends at the next value down in
-        // any of the lists.
-        let (mut ni, mut pi, mut ri) = (0usize, 0usize, 0usize);
-        let mut level = widest;
-        while level > 0 {
-            while ni < nodes.len() && nodes[ni].0 >= level {
-                ni += 1;
-            }
-            while pi < placed.len() && placed[pi].ratio >= level {
-                pi += 1;
-            }
-            while ri < racks.len() && racks[ri].0 >= level {
-                ri += 1;
-            }
-            let next = nodes
-                .get(ni)
-                .map_or(0, |n| n.0)
-                .max(placed.get(pi).map_or(0, |p| p.ratio))
-                .max(racks.get(ri).map_or(0, |r| r.0));
-            placement.groups.push(Span {
-                count: level - next,
-                hosts: ni,
-                placed: pi,
-                racks: ri,
-            });
-            level = next;
-        }
-        placement.groups.reverse();
         if capped {
             deal(aware, &mut placed, &rack_list, &mut placement, anywhere);
         }
@@ -435,6 +341,161 @@ impl Placement {
     }
 }
 
+/// Every host with a need, rated: the first step of [`Placement::round_up`].
+struct Rated<'a> {
+    /// Every host with a need, in the needs' order (sorted by `order_hosts`).
+    placed: Vec<Placed<'a>>,
+    /// The hosts named to YARN at all, with how many requests name them.
+    nodes: Vec<(u64, &'a HostName)>,
+    /// Racks in the order first seen (the ids in `Placed::rack`).
+    rack_list: Vec<&'a RackName>,
+    /// How many requests ask for each rack, by id.
+    rack_ratio: Vec<u64>,
+    /// Whether some host is named by fewer requests than its ratio (or, dealt anywhere, by
+    /// another number than its ratio).
+    capped: bool,
+}
+
+impl<'a> Rated<'a> {
+    /// Request i (from 0) is placed on every host whose ratio exceeds i (Spark's node list),
+    /// and names to YARN the hosts whose capped ratio exceeds i. It asks for the racks of
+    /// the hosts it names, and for the racks of the hosts it is placed on that YARN cannot
+    /// give a container (capped to 0: no NodeManager, excluded, full), so a rack is asked
+    /// for as often as its most-named host is named, or as Spark asks for it where only such
+    /// hosts need it. Without caps that is exactly Spark's node and rack lists. Requests
+    /// past every capped ratio and rack name no location: YARN sees them as "anywhere",
+    /// while they stay placed on Spark's hosts (see the module docs of `strategy`).
+    /// Racks get ids in the order first seen; `rack_ratio` is indexed by them. The
+    /// topology's interned rack ids map to them through an array: no rack name is hashed
+    /// or compared per host.
+    fn of(
+        needs: &[HostNeed<'a>],
+        topology: &'a Topology,
+        scaling: Scaling,
+        anywhere: bool,
+    ) -> Rated<'a> {
+        let aware = scaling.aware;
+        let ratio = |n: &HostNeed<'_>| scaling.ratio(n.need);
+        let mut placed: Vec<Placed> = Vec::with_capacity(needs.len());
+        let mut nodes: Vec<(u64, &HostName)> = Vec::with_capacity(needs.len());
+        let mut rack_id: Vec<u32> = vec![u32::MAX; topology.rack_count()];
+        let mut rack_list: Vec<&RackName> = Vec::new();
+        let mut rack_ratio: Vec<u64> = Vec::new();
+        let mut capped = false;
+        for n in needs.iter().filter(|n| n.need > 0) {
+            let r = ratio(n);
+            let named = match n.cap {
+                Some(c) if anywhere => c.min(aware),
+                Some(c) => r.min(c),
+                None => r,
+            };
+            capped |= named < r || (anywhere && named != r);
+            let global = topology.rack_id(n.host) as usize;
+            if rack_id[global] == u32::MAX {
+                rack_id[global] = rack_list.len() as u32;
+                rack_list.push(topology.rack_name(global as u32));
+                rack_ratio.push(0);
+            }
+            let id = rack_id[global];
+            let e = &mut rack_ratio[id as usize];
+            *e = (*e).max(if named > 0 { named } else { r });
+            placed.push(Placed {
+                ratio: r,
+                host: n.host,
+                named,
+                rack: id,
+                rank: 0,
+            });
+            if named > 0 {
+                nodes.push((named, n.host));
+            }
+        }
+        Rated {
+            placed,
+            nodes,
+            rack_list,
+            rack_ratio,
+            capped,
+        }
+    }
+}
+
+/// Sorts `nodes` most-named first, and with caps `placed` in Spark's order (ratio down), both
+/// ties by name. Without caps `placed` is emptied (it would equal `nodes`); with caps `nodes`
+/// is rebuilt from `placed` and the named hosts are returned as indices into it.
+fn order_hosts<'a>(
+    capped: bool,
+    placed: &mut Vec<Placed<'a>>,
+    nodes: &mut Vec<(u64, &'a HostName)>,
+) -> Vec<u32> {
+    let by_count =
+        |a: &(u64, &HostName), b: &(u64, &HostName)| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
+    // With caps, the named hosts as indices into the final `placed`.
+    let mut named_at: Vec<u32> = Vec::new();
+    if capped {
+        // Both lists break ties by name: rank the names once (they are unique, keys of
+        // the demand's map), then sort by counts, with the ranks as the tie-break: one
+        // name sort, not two, and by integer keys (`names`).
+        let host_names: Vec<&str> = placed.iter().map(|p| &**p.host).collect();
+        for (p, rank) in placed.iter_mut().zip(names::ranks(&host_names)) {
+            p.rank = rank;
+        }
+        placed.sort_unstable_by(|a, b| b.ratio.cmp(&a.ratio).then(a.rank.cmp(&b.rank)));
+        let mut named: Vec<(u64, u32, u32)> = (placed.iter().enumerate())
+            .filter(|(_, p)| p.named > 0)
+            .map(|(i, p)| (p.named, p.rank, i as u32))
+            .collect();
+        named.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        *nodes = named
+            .iter()
+            .map(|&(n, _, i)| (n, placed[i as usize].host))
+            .collect();
+        named_at = named.iter().map(|&(_, _, i)| i).collect();
+    } else {
+        nodes.sort_unstable_by(by_count);
+        placed.clear();
+    }
+    named_at
+}
+
+/// The runs of identical requests, widest first: walks the distinct ratio values from
+/// `widest` down; a span ends at the next value down in any of the (sorted) lists.
+fn spans(
+    widest: u64,
+    nodes: &[(u64, &HostName)],
+    placed: &[Placed],
+    racks: &[(u64, &RackName)],
+) -> Vec<Span> {
+    let mut groups = Vec::new();
+    let (mut ni, mut pi, mut ri) = (0usize, 0usize, 0usize);
+    let mut level = widest;
+    while level > 0 {
+        while ni < nodes.len() && nodes[ni].0 >= level {
+            ni += 1;
+        }
+        while pi < placed.len() && placed[pi].ratio >= level {
+            pi += 1;
+        }
+        while ri < racks.len() && racks[ri].0 >= level {
+            ri += 1;
+        }
+        let next = nodes
+            .get(ni)
+            .map_or(0, |n| n.0)
+            .max(placed.get(pi).map_or(0, |p| p.ratio))
+            .max(racks.get(ri).map_or(0, |r| r.0));
+        groups.push(Span {
+            count: level - next,
+            hosts: ni,
+            placed: pi,
+            racks: ri,
+        });
+        level = next;
+    }
+    groups.reverse();
+    groups
+}
+
 /// Deals the capped names over the `aware` requests (see the module docs). `placed`: every
 /// placed host, Spark's order (ratio down, then name; request `i` is placed on the hosts whose
 /// ratio exceeds `i`), with how many requests may name it (`named`, 0 for none) and its rack's
@@ -454,95 +515,12 @@ fn deal(
     anywhere: bool,
 ) {
     let requests = usize::try_from(aware).expect("requests fit in memory");
-    // Narrowest first, ties by name: `placed` has ratios going down and names going up within
-    // a ratio, so its runs of equal ratio, last run first, each read forwards.
-    let mut order: Vec<u32> = Vec::with_capacity(placed.len());
-    let mut end = placed.len();
-    while end > 0 {
-        let ratio = placed[end - 1].ratio;
-        let mut start = end - 1;
-        while start > 0 && placed[start - 1].ratio == ratio {
-            start -= 1;
-        }
-        order.extend(
-            (start..end)
-                .filter(|&k| placed[k].named > 0)
-                .map(|k| k as u32),
-        );
-        end = start;
-    }
-    // (request, index in `placed`) for every name dealt; grouped by request below.
-    let mut dealt_names: Vec<(u32, u32)> = Vec::new();
-    let mut loads = Loads::default();
-    let mut taken: Vec<(u32, u32)> = Vec::new();
-    for at in order {
-        let p = placed[at as usize];
-        // The open requests are exactly those placed on this host (index below its ratio):
-        // hosts come narrowest first, so they only grow. Dealt anywhere: every request.
-        let reach = if anywhere {
-            requests
-        } else {
-            usize::try_from(p.ratio).unwrap_or(usize::MAX).min(requests)
-        };
-        loads.open_to(reach as u32);
-        for _ in 0..p.named {
-            let Some((load, i)) = loads.pop() else {
-                break;
-            };
-            dealt_names.push((i, at));
-            taken.push((load + 1, i));
-        }
-        loads.put_back(&mut taken);
-    }
-    // Each request's names, in Spark's order: a counting sort by request (one flat vector
-    // instead of a list per request), then each request's few names sorted in place.
-    let mut starts = vec![0usize; requests + 1];
-    for &(i, _) in &dealt_names {
-        starts[i as usize + 1] += 1;
-    }
-    for i in 0..requests {
-        starts[i + 1] += starts[i];
-    }
-    let mut fill = starts.clone();
-    let mut flat = vec![0u32; dealt_names.len()];
-    for &(i, at) in &dealt_names {
-        flat[fill[i as usize]] = at;
-        fill[i as usize] += 1;
-    }
-    drop((dealt_names, fill));
-    for w in starts.windows(2) {
-        flat[w[0]..w[1]].sort_unstable();
-    }
-    // Rack ids renumbered to follow the racks' names, so that sorting ids sorts names (and
-    // ties go by name, as with names); equal names share an id.
-    let mut by_name: Vec<u32> = (0..racks.len() as u32).collect();
-    by_name.sort_unstable_by(|&a, &b| racks[a as usize].cmp(racks[b as usize]));
-    let mut rank = vec![0u32; racks.len()];
-    let mut rack_names: Vec<&RackName> = Vec::with_capacity(racks.len());
-    for &id in &by_name {
-        let name = racks[id as usize];
-        if rack_names.last() != Some(&name) {
-            rack_names.push(name);
-        }
-        rank[id as usize] = rack_names.len() as u32 - 1;
-    }
-    for p in placed.iter_mut() {
-        p.rack = rank[p.rack as usize];
-    }
+    let order = narrowest_first(placed);
+    let dealt_names = deal_names(&order, placed, requests, anywhere);
+    let (starts, flat) = names_by_request(dealt_names, requests);
+    let rack_names = renumber_racks(racks, placed);
     let placed = &*placed;
-    // Racks of the hosts YARN cannot use that a request was placed on: request i has those
-    // whose best such host has a ratio above i.
-    let mut unusable: Vec<Option<u64>> = vec![None; rack_names.len()];
-    for p in placed.iter().filter(|p| p.named == 0) {
-        let e = unusable[p.rack as usize].get_or_insert(0);
-        *e = (*e).max(p.ratio);
-    }
-    let mut unusable_racks: Vec<(u64, u32)> = unusable
-        .iter()
-        .enumerate()
-        .filter_map(|(r, v)| v.map(|v| (v, r as u32)))
-        .collect();
-    unusable_racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let unusable_racks = unusable_racks(placed, rack_names.len());
 
     // Runs of identical requests: compared as index slices, lists built once per run. The
     // node lists hold at most every name dealt; reserving that (and as much for the racks,
@@ -598,6 +576,123 @@ fn deal(
         });
         last = Some((hosts, placed_len, unusable_len));
     }
+}
+
+/// The hosts YARN may be told of (`named > 0`) as indices into `placed`, narrowest first, ties
+/// by name: `placed` has ratios going down and names going up within a ratio, so its runs of
+/// equal ratio, last run first, each read forwards.
+fn narrowest_first(placed: &[Placed]) -> Vec<u32> {
+    let mut order: Vec<u32> = Vec::with_capacity(placed.len());
+    let mut end = placed.len();
+    while end > 0 {
+        let ratio = placed[end - 1].ratio;
+        let mut start = end - 1;
+        while start > 0 && placed[start - 1].ratio == ratio {
+            start -= 1;
+        }
+        order.extend(
+            (start..end)
+                .filter(|&k| placed[k].named > 0)
+                .map(|k| k as u32),
+        );
+        end = start;
+    }
+    order
+}
+
+/// `(request, index in placed)` for every name dealt: each host in `order` goes to as many of
+/// the open requests as it may be named by, the least loaded first.
+fn deal_names(
+    order: &[u32],
+    placed: &[Placed],
+    requests: usize,
+    anywhere: bool,
+) -> Vec<(u32, u32)> {
+    let mut dealt_names: Vec<(u32, u32)> = Vec::new();
+    let mut loads = Loads::default();
+    let mut taken: Vec<(u32, u32)> = Vec::new();
+    for &at in order {
+        let p = placed[at as usize];
+        // The open requests are exactly those placed on this host (index below its ratio):
+        // hosts come narrowest first, so they only grow. Dealt anywhere: every request.
+        let reach = if anywhere {
+            requests
+        } else {
+            usize::try_from(p.ratio).unwrap_or(usize::MAX).min(requests)
+        };
+        loads.open_to(reach as u32);
+        for _ in 0..p.named {
+            let Some((load, i)) = loads.pop() else {
+                break;
+            };
+            dealt_names.push((i, at));
+            taken.push((load + 1, i));
+        }
+        loads.put_back(&mut taken);
+    }
+    dealt_names
+}
+
+/// Each request's names, in Spark's order, as `(starts, flat)`: request `i`'s names are
+/// `flat[starts[i]..starts[i + 1]]`. A counting sort by request (one flat vector instead of a
+/// list per request), then each request's few names sorted in place.
+fn names_by_request(dealt_names: Vec<(u32, u32)>, requests: usize) -> (Vec<usize>, Vec<u32>) {
+    let mut starts = vec![0usize; requests + 1];
+    for &(i, _) in &dealt_names {
+        starts[i as usize + 1] += 1;
+    }
+    for i in 0..requests {
+        starts[i + 1] += starts[i];
+    }
+    let mut fill = starts.clone();
+    let mut flat = vec![0u32; dealt_names.len()];
+    for &(i, at) in &dealt_names {
+        flat[fill[i as usize]] = at;
+        fill[i as usize] += 1;
+    }
+    drop((dealt_names, fill));
+    for w in starts.windows(2) {
+        flat[w[0]..w[1]].sort_unstable();
+    }
+    (starts, flat)
+}
+
+/// Renumbers the hosts' rack ids to follow the racks' names, so that sorting ids sorts names
+/// (and ties go by name, as with names); equal names share an id. Returns the names by new id.
+fn renumber_racks<'a>(racks: &[&'a RackName], placed: &mut [Placed]) -> Vec<&'a RackName> {
+    let mut by_name: Vec<u32> = (0..racks.len() as u32).collect();
+    by_name.sort_unstable_by(|&a, &b| racks[a as usize].cmp(racks[b as usize]));
+    let mut rank = vec![0u32; racks.len()];
+    let mut rack_names: Vec<&RackName> = Vec::with_capacity(racks.len());
+    for &id in &by_name {
+        let name = racks[id as usize];
+        if rack_names.last() != Some(&name) {
+            rack_names.push(name);
+        }
+        rank[id as usize] = rack_names.len() as u32 - 1;
+    }
+    for p in placed.iter_mut() {
+        p.rack = rank[p.rack as usize];
+    }
+    rack_names
+}
+
+/// Racks of the hosts YARN cannot use that a request was placed on, as `(ratio, rack id)`,
+/// highest ratio first (ties by id): request i has those whose best such host has a ratio
+/// above i.
+fn unusable_racks(placed: &[Placed], rack_count: usize) -> Vec<(u64, u32)> {
+    let mut unusable: Vec<Option<u64>> = vec![None; rack_count];
+    for p in placed.iter().filter(|p| p.named == 0) {
+        let e = unusable[p.rack as usize].get_or_insert(0);
+        *e = (*e).max(p.ratio);
+    }
+    let mut unusable_racks: Vec<(u64, u32)> = unusable
+        .iter()
+        .enumerate()
+        .filter_map(|(r, v)| v.map(|v| (v, r as u32)))
+        .collect();
+    unusable_racks.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    unusable_racks
 }
 
 /// The open requests by how many names they were dealt so far (their load), for the dealing:

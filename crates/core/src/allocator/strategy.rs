@@ -285,6 +285,45 @@ fn level_caps(
     let Some(scaling) = Scaling::of(new_requests, needs) else {
         return;
     };
+    let level_of = |h: &HostName| -> u64 {
+        u64::from(running.get(h).copied().unwrap_or(0))
+            + u64::from(starting.get(h).copied().unwrap_or(0))
+            + named.get(h).copied().unwrap_or(0)
+    };
+    let mut open = open_hosts(needs, work, demand, &level_of, scaling, fresh);
+    let Some(most) = open.iter().map(|o| o.1).max() else {
+        return;
+    };
+    // A host's place in the fill order: 0 for the one with the most work left, one `UNIT`
+    // further for every executor less. At level `l` a host is named once for every whole
+    // `UNIT` from its place up to `l` (so hosts with the same work left are filled one
+    // executor at a time, level by level, and a host with three executors' work left more
+    // than another is filled three levels ahead of it).
+    for o in &mut open {
+        o.1 = most - o.1;
+    }
+    let Some(level) = fill_level(&open, scaling.aware, fresh) else {
+        return;
+    };
+    for &(i, place, _, cap) in &open {
+        needs[i].cap = Some(cap_at(level, place, cap));
+    }
+}
+
+/// A host `level_caps` may name: `(index in needs, work left or place, ratio, cap)`.
+type OpenHost = (usize, i64, u64, u64);
+
+/// Every host that may be named at all, with its work left: in `UNIT`ths of an executor, the
+/// host's share of the target's work (its tasks over all the hosts' task counts) minus its
+/// level (`level_of`). A host with no room left (fresh) gets cap 0 in `needs` here.
+fn open_hosts(
+    needs: &mut [HostNeed<'_>],
+    work: &dyn Fn(&HostName) -> (u32, Option<u32>),
+    demand: &Demand,
+    level_of: &dyn Fn(&HostName) -> u64,
+    scaling: Scaling,
+    fresh: bool,
+) -> Vec<OpenHost> {
     let aware = scaling.aware;
     // The hosts' task counts add up to about the replication factor times the locality-aware
     // tasks (a task counts on each host holding its block: three on HDFS), so the per-host work
@@ -299,14 +338,9 @@ fn level_caps(
         .sum::<u128>()
         .max(1);
     let target = u128::from(demand.target_executors);
-    // (index, work left, ratio, cap) of every host that may be named at all. The work left is
-    // in `UNIT`ths of an executor: the host's share of the target's work (its tasks over all
-    // the hosts' task counts) minus its level.
-    let mut open: Vec<(usize, i64, u64, u64)> = Vec::with_capacity(needs.len());
+    let mut open: Vec<OpenHost> = Vec::with_capacity(needs.len());
     for (i, n) in needs.iter_mut().enumerate() {
-        let level = u64::from(running.get(n.host).copied().unwrap_or(0))
-            + u64::from(starting.get(n.host).copied().unwrap_or(0))
-            + named.get(n.host).copied().unwrap_or(0);
+        let level = level_of(n.host);
         let (count, capacity) = work(n.host);
         // Fresh: a node is not named past its room (the requests past it would wait for a
         // container the node cannot hold, then go wherever YARN puts them, rule 4).
@@ -340,24 +374,35 @@ fn level_caps(
         let left = busy.saturating_sub((level.min(1 << 40) as i64).saturating_mul(UNIT));
         open.push((i, left, r, cap));
     }
-    let Some(most) = open.iter().map(|o| o.1).max() else {
-        return;
-    };
-    // A host's place in the fill order: 0 for the one with the most work left, one `UNIT`
-    // further for every executor less. At level `l` a host is named once for every whole
-    // `UNIT` from its place up to `l` (so hosts with the same work left are filled one
-    // executor at a time, level by level, and a host with three executors' work left more
-    // than another is filled three levels ahead of it).
-    for o in &mut open {
-        o.1 = most - o.1;
+    open
+}
+
+/// How many times a host at fill-order `place` with cap `cap` is named at level `l`.
+fn cap_at(l: i64, place: i64, cap: u64) -> u64 {
+    if l < place {
+        0
+    } else {
+        cap.min(((l - place) / UNIT) as u64 + 1)
     }
-    let cap_at = |l: i64, place: i64, cap: u64| -> u64 {
-        if l < place {
-            0
+}
+
+/// The lowest `l` in `(lo, hi]` for which `ok` holds, given that `ok(hi)` holds and `ok(lo)`
+/// is not known to.
+fn lowest_with(mut lo: i64, mut hi: i64, ok: &mut dyn FnMut(i64) -> bool) -> i64 {
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid) {
+            hi = mid;
         } else {
-            cap.min(((l - place) / UNIT) as u64 + 1)
+            lo = mid;
         }
-    };
+    }
+    hi
+}
+
+/// The level to fill the `open` hosts (by their places) to: the lowest with enough names
+/// (see `level_caps`). `None` when no host is open.
+fn fill_level(open: &[OpenHost], aware: u64, fresh: bool) -> Option<i64> {
     let (Some(lowest), Some(highest)) = (
         open.iter().map(|o| o.1).min(),
         (open.iter())
@@ -366,7 +411,7 @@ fn level_caps(
             })
             .max(),
     ) else {
-        return;
+        return None;
     };
     // At `highest` every host has its whole cap (the caps as they were). A level is enough
     // when the narrow requests get as many names as they would get then: the requests from
@@ -389,18 +434,6 @@ fn level_caps(
     // then search upwards with the whole test (O(hosts + aware)), doubling then bisecting.
     let names_at = |l: i64| -> i64 { open.iter().map(|o| cap_at(l, o.1, o.3) as i64).sum() };
     let wanted = wants[0];
-    let lowest_with = |mut lo: i64, mut hi: i64, ok: &mut dyn FnMut(i64) -> bool| {
-        // `ok(hi)` holds and `ok(lo)` is not known to: the lowest level in (lo, hi] for which it holds.
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if ok(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        hi
-    };
     let first = lowest_with(lowest - 1, highest, &mut |l| names_at(l) >= wanted);
     let mut level = first;
     if !fresh && !enough(first) {
@@ -421,9 +454,7 @@ fn level_caps(
             }
         }
     }
-    for &(i, place, _, cap) in &open {
-        needs[i].cap = Some(cap_at(level, place, cap));
-    }
+    Some(level)
 }
 
 /// The resolution of the levels in `level_caps`: a 64th of an executor's work.

@@ -46,6 +46,44 @@ struct PendingByUse {
     any_host: Vec<usize>,
 }
 
+impl PendingByUse {
+    /// Sorts the pending requests by use: a request placed on a host some task still prefers
+    /// is local, one naming nothing is any-host, the rest are stale.
+    fn of(snapshot: &Snapshot, prefs: &Preferences<'_>, topology: &Topology) -> PendingByUse {
+        let mut split = PendingByUse::default();
+        // Racks some task still wants, for requests that name racks only and carry no record of
+        // the hosts behind them (`plan` input can give those).
+        let mut wanted_racks: Option<HashSet<&RackName>> = None;
+        for (i, req) in snapshot.pending.iter().enumerate() {
+            let placed = req.placed_hosts();
+            let local = if !placed.is_empty() {
+                placed.iter().any(|n| prefs.is_preferred(n))
+            } else if req.is_any_host() {
+                split.any_host.push(i);
+                continue;
+            } else {
+                // Racks only, and no record of the hosts behind them (e.g. `plan` input): keep it
+                // while some task wants a host on one of its racks.
+                let wanted = wanted_racks.get_or_insert_with(|| {
+                    let counts = &snapshot.demand.host_to_local_task_count;
+                    counts
+                        .iter()
+                        .filter(|(_, &c)| c > 0)
+                        .map(|(h, _)| topology.rack_of(h))
+                        .collect()
+                });
+                req.racks.iter().any(|r| wanted.contains(r))
+            };
+            if local {
+                split.local.push(i);
+            } else {
+                split.stale.push(i);
+            }
+        }
+        split
+    }
+}
+
 /// Runs one update step (docs/allocator.md, "Update requests, step by step").
 pub fn update_requests(
     snapshot: &Snapshot,
@@ -59,36 +97,7 @@ pub fn update_requests(
         snapshot.tasks_per_executor,
         cluster,
     );
-    let mut split = PendingByUse::default();
-    // Racks some task still wants, for requests that name racks only and carry no record of
-    // the hosts behind them (`plan` input can give those).
-    let mut wanted_racks: Option<HashSet<&RackName>> = None;
-    for (i, req) in snapshot.pending.iter().enumerate() {
-        let placed = req.placed_hosts();
-        let local = if !placed.is_empty() {
-            placed.iter().any(|n| prefs.is_preferred(n))
-        } else if req.is_any_host() {
-            split.any_host.push(i);
-            continue;
-        } else {
-            // Racks only, and no record of the hosts behind them (e.g. `plan` input): keep it
-            // while some task wants a host on one of its racks.
-            let wanted = wanted_racks.get_or_insert_with(|| {
-                let counts = &snapshot.demand.host_to_local_task_count;
-                counts
-                    .iter()
-                    .filter(|(_, &c)| c > 0)
-                    .map(|(h, _)| topology.rack_of(h))
-                    .collect()
-            });
-            req.racks.iter().any(|r| wanted.contains(r))
-        };
-        if local {
-            split.local.push(i);
-        } else {
-            split.stale.push(i);
-        }
-    }
+    let split = PendingByUse::of(snapshot, &prefs, topology);
 
     let missing = snapshot.missing();
     // Rule 3 of the default strategy: with the target exactly met, stale requests are swapped

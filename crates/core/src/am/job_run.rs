@@ -248,87 +248,11 @@ impl JobRun {
 
     /// One executor poll: registration on the first, then its results; answers with work.
     pub fn poll(&mut self, now_ms: u64, req: PollRequest, pool: &mut Pool) -> PollReply {
-        let live = req
-            .executor_id
-            .parse::<ExecutorId>()
-            .ok()
-            .and_then(|n| Some((n, pool.registry.live_host(n)?.to_string())));
-        let live = live.and_then(|(id, host)| Some((id, host, self.slot(id)?)));
-        let Some((id, host, slot)) = live else {
-            let id = &req.executor_id;
-            // Not an executor of this attempt (or already gone): it has nothing to do here.
-            // Its results are not taken: the driver re-ran its tasks when it was lost.
-            warn!(executor = %id, host = %req.host, results = req.finished.len(),
-                  "poll from an executor this AM does not run; telling it to shut down");
-            return PollReply {
-                tasks: Vec::new(),
-                shutdown: true,
-                reason: Some(format!(
-                    "executor {id:?} is not a live executor of this ApplicationMaster"
-                )),
-                kill: Vec::new(),
-            };
+        let (id, host, slot) = match self.identify(&req, pool) {
+            Ok(live) => live,
+            Err(reply) => return reply,
         };
-        if host != req.host {
-            warn!(executor = %id, reported = %req.host, %host,
-                  "executor reports another host than its container's; using the container's");
-        }
-        // The attempts this poll names: on a first poll, only an executor an earlier AM
-        // attempt started (adopted) has any; what it runs, and what it finished since that
-        // AM died, stays its own and counts. (Listed only for the first polls that need it.)
-        let named = || -> Vec<TaskAttempt> {
-            req.running
-                .iter()
-                .cloned()
-                .chain(req.finished.iter().map(|r| r.task_attempt()))
-                .collect()
-        };
-        // The driver's scheduler is the record of the executors it knows (registered on a
-        // first poll or adopted, not yet removed). Once the job is over nothing registers.
-        let cores = self.drivers[slot].cores;
-        if self.finished.is_none() && !self.drivers[slot].driver.scheduler().has_executor(id) {
-            let rack = pool.rack_of(&host).to_string();
-            let running = named();
-            let event = if running.is_empty() {
-                info!(executor = %id, %host, %rack, "executor registered");
-                DriverEvent::ExecutorAdded {
-                    id,
-                    host: host.clone(),
-                    rack,
-                    cores,
-                }
-            } else {
-                info!(executor = %id, %host, %rack, attempts = running.len(),
-                      "executor of an earlier AM attempt registered with its attempts");
-                DriverEvent::ExecutorAdopted {
-                    id,
-                    host: host.clone(),
-                    rack,
-                    cores,
-                    running,
-                }
-            };
-            self.event(now_ms, slot, event, pool);
-        }
-        if self.awaiting_first_poll.remove(&id) {
-            // Attempts the journal missed (started just before the old AM died) that this
-            // executor runs stay with it, if nobody else took them yet.
-            let running = named();
-            if !running.is_empty() {
-                self.event(
-                    now_ms,
-                    slot,
-                    DriverEvent::ExecutorAdopted {
-                        id,
-                        host: host.clone(),
-                        rack: pool.rack_of(&host).to_string(),
-                        cores,
-                        running,
-                    },
-                    pool,
-                );
-            }
-        }
+        self.register(now_ms, id, &host, slot, &req, pool);
         let resend = self
             .deliveries
             .lost_on_the_way(id, &req.running, &req.finished);
@@ -349,6 +273,117 @@ impl JobRun {
                 pool,
             );
         }
+        self.reply(id, slot, resend)
+    }
+
+    /// The polling executor's id, its container's host and its driver; or, for an executor
+    /// this attempt does not run (or no longer), the reply that tells it to shut down.
+    fn identify(
+        &self,
+        req: &PollRequest,
+        pool: &Pool,
+    ) -> Result<(ExecutorId, String, usize), PollReply> {
+        let live = req
+            .executor_id
+            .parse::<ExecutorId>()
+            .ok()
+            .and_then(|n| Some((n, pool.registry.live_host(n)?.to_string())));
+        let live = live.and_then(|(id, host)| Some((id, host, self.slot(id)?)));
+        let Some((id, host, slot)) = live else {
+            let id = &req.executor_id;
+            // Not an executor of this attempt (or already gone): it has nothing to do here.
+            // Its results are not taken: the driver re-ran its tasks when it was lost.
+            warn!(executor = %id, host = %req.host, results = req.finished.len(),
+                  "poll from an executor this AM does not run; telling it to shut down");
+            return Err(PollReply {
+                tasks: Vec::new(),
+                shutdown: true,
+                reason: Some(format!(
+                    "executor {id:?} is not a live executor of this ApplicationMaster"
+                )),
+                kill: Vec::new(),
+            });
+        };
+        if host != req.host {
+            warn!(executor = %id, reported = %req.host, %host,
+                  "executor reports another host than its container's; using the container's");
+        }
+        Ok((id, host, slot))
+    }
+
+    /// A poll's registration: the executor's first poll tells its driver about it (added, or
+    /// adopted with the attempts it names), and an executor adopted before it polled keeps
+    /// the attempts the journal missed.
+    fn register(
+        &mut self,
+        now_ms: u64,
+        id: ExecutorId,
+        host: &str,
+        slot: usize,
+        req: &PollRequest,
+        pool: &mut Pool,
+    ) {
+        // The attempts this poll names: on a first poll, only an executor an earlier AM
+        // attempt started (adopted) has any; what it runs, and what it finished since that
+        // AM died, stays its own and counts. (Listed only for the first polls that need it.)
+        let named = || -> Vec<TaskAttempt> {
+            req.running
+                .iter()
+                .cloned()
+                .chain(req.finished.iter().map(|r| r.task_attempt()))
+                .collect()
+        };
+        // The driver's scheduler is the record of the executors it knows (registered on a
+        // first poll or adopted, not yet removed). Once the job is over nothing registers.
+        let cores = self.drivers[slot].cores;
+        if self.finished.is_none() && !self.drivers[slot].driver.scheduler().has_executor(id) {
+            let rack = pool.rack_of(host).to_string();
+            let running = named();
+            let event = if running.is_empty() {
+                info!(executor = %id, %host, %rack, "executor registered");
+                DriverEvent::ExecutorAdded {
+                    id,
+                    host: host.to_string(),
+                    rack,
+                    cores,
+                }
+            } else {
+                info!(executor = %id, %host, %rack, attempts = running.len(),
+                      "executor of an earlier AM attempt registered with its attempts");
+                DriverEvent::ExecutorAdopted {
+                    id,
+                    host: host.to_string(),
+                    rack,
+                    cores,
+                    running,
+                }
+            };
+            self.event(now_ms, slot, event, pool);
+        }
+        if self.awaiting_first_poll.remove(&id) {
+            // Attempts the journal missed (started just before the old AM died) that this
+            // executor runs stay with it, if nobody else took them yet.
+            let running = named();
+            if !running.is_empty() {
+                self.event(
+                    now_ms,
+                    slot,
+                    DriverEvent::ExecutorAdopted {
+                        id,
+                        host: host.to_string(),
+                        rack: pool.rack_of(host).to_string(),
+                        cores,
+                        running,
+                    },
+                    pool,
+                );
+            }
+        }
+    }
+
+    /// The reply to a poll, once its results are in: work (the `resend`s first), attempts to
+    /// kill, or the order to shut down and why.
+    fn reply(&mut self, id: ExecutorId, slot: usize, resend: Vec<TaskAssignment>) -> PollReply {
         // Told to go: the driver asked for its kill (idle), or the job is over.
         let kind_done = self.drivers[slot].finished.is_some();
         let shutdown = self.finished.is_some()
