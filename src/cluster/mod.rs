@@ -8,6 +8,7 @@
 //!   folders page by page (`submit`, `logs`);
 //! - [`app_report`]: the RM's report of an application as the commands show it, and the
 //!   exit code it makes (`submit --wait`, `status`, `kill`);
+//! - [`driver_client`]: an HTTP client for an AM's driver API, pinned to its certificate;
 //! - [`next_am`]: a next AM attempt's address, found in the staging folder (an executor
 //!   following its app across attempts, `yarn-am kv` in a container).
 //!
@@ -15,6 +16,7 @@
 //! definitions ([`crate::cli`]), never a process module.
 
 pub mod app_report;
+pub mod driver_client;
 pub mod hdfs_listing;
 pub mod next_am;
 pub mod rm;

@@ -174,7 +174,7 @@ pub(super) async fn run_executor(
     terminate: impl Future<Output = ()>,
 ) -> anyhow::Result<Exit> {
     // The AM's certificate is pinned; the client speaks only https (see `protocol::tls`).
-    let http = yarn_am_wire::tls::pinned_http_client(cfg.tls_pin)
+    let http = crate::cluster::driver_client::pinned_http_client(cfg.tls_pin)
         .timeout(cfg.request_timeout)
         .build()?;
     info!(executor = %cfg.id, url = %cfg.url, cpus = cfg.cpus, "executor starting");

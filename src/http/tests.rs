@@ -37,7 +37,7 @@ async fn serve_as_the_am(
 }
 
 fn pinned(pin: Fingerprint) -> reqwest::Client {
-    yarn_am_wire::tls::pinned_http_client(pin)
+    crate::cluster::driver_client::pinned_http_client(pin)
         .timeout(Duration::from_secs(15))
         .build()
         .unwrap()

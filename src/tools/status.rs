@@ -59,8 +59,7 @@ async fn waiting_line(r: &AppReport) -> Option<String> {
     let addr = r.am_rpc_address.as_deref().filter(|a| !a.is_empty())?;
     let secret = DriverSecret::read(&file_of(&default_dir(), &r.id)).ok()?;
     secret.tls_pin?;
-    let http = secret
-        .http_client()
+    let http = crate::cluster::driver_client::for_secret(&secret)
         .timeout(std::time::Duration::from_secs(5))
         .build()
         .ok()?;

@@ -129,15 +129,6 @@ impl DriverSecret {
         })?;
         Self::parse(&text)
     }
-
-    /// A client for this AM's driver API: pinned to its certificate and `https://` only.
-    /// A version 1 file (no pin) gives a plain client, for an AM from before TLS.
-    pub fn http_client(&self) -> reqwest::ClientBuilder {
-        match self.tls_pin {
-            Some(pin) => super::tls::pinned_http_client(pin),
-            None => reqwest::Client::builder(),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -265,15 +265,6 @@ pub fn pinned_client_config(pin: Fingerprint) -> rustls::ClientConfig {
     config
 }
 
-/// An HTTP client builder for the driver API: TLS with the pin, and `https://` only, so a
-/// URL that says `http://` fails instead of sending the secret in clear. Callers add their
-/// timeouts.
-pub fn pinned_http_client(pin: Fingerprint) -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
-        .use_preconfigured_tls(pinned_client_config(pin))
-        .https_only(true)
-}
-
 /// The pin refusal inside a failed request, if that is why it failed (walks the error's
 /// sources down to rustls's certificate error; an `io::Error` hides the error it wraps from
 /// `source()`, so it is opened with `get_ref`).

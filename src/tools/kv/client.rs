@@ -17,12 +17,13 @@ use reqwest::{Method, StatusCode};
 use yarn_client::credentials::Credentials;
 use yarn_client::rest::RmRest;
 
+use crate::cluster::driver_client::pinned_http_client;
 use crate::cluster::next_am::{NextAm, StagingFolder};
 use yarn_am_wire::driver_api::ApiError;
 use yarn_am_wire::driver_secret::DriverSecret;
 use yarn_am_wire::executor_env::{self, process_var};
 use yarn_am_wire::kv::{auth_header, KV_AUTH_HEADER, KV_KEY_ALIAS, KV_PATH, KV_PIN_ALIAS};
-use yarn_am_wire::tls::{pinned_http_client, Fingerprint};
+use yarn_am_wire::tls::Fingerprint;
 
 /// How long a request keeps looking for an AM that does not answer (an AM restart takes a
 /// few seconds; YARN starts the next attempt after the RM notices the loss).

@@ -197,8 +197,7 @@ impl Driver {
         // The AM closes a keep-alive connection idle for its header-read timeout (10 s): a
         // request sent on it just then gets no answer (seen: a POST /v1/finish after a 10 s
         // job). Idle connections are dropped well before that.
-        let http = file
-            .http_client()
+        let http = yarn_am::cluster::driver_client::for_secret(&file)
             .timeout(Duration::from_secs(15))
             .pool_idle_timeout(Duration::from_secs(3))
             .build()
@@ -213,7 +212,7 @@ impl Driver {
 
     /// A fresh client pinned to this AM's certificate (a new connection pool).
     pub fn client(&self) -> reqwest::Client {
-        yarn_am_wire::tls::pinned_http_client(self.pin.expect("a TLS AM"))
+        yarn_am::cluster::driver_client::pinned_http_client(self.pin.expect("a TLS AM"))
             .timeout(Duration::from_secs(15))
             .build()
             .unwrap()
@@ -305,7 +304,7 @@ impl Driver {
     pub async fn assert_tls_only_with_its_pin(&self) {
         use yarn_am_wire::tls;
         let wrong = tls::Fingerprint([7; 32]);
-        let err = tls::pinned_http_client(wrong)
+        let err = yarn_am::cluster::driver_client::pinned_http_client(wrong)
             .timeout(Duration::from_secs(15))
             .build()
             .unwrap()
