@@ -49,6 +49,7 @@ use yarn_am_core::allocator::tracker::{Action, Allocator, AllocatorConfig, Execu
 use yarn_am_core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
 use yarn_am_core::am::cluster_view::rack_resolver;
 use yarn_am_core::am::events::LaunchReport;
+use yarn_am_core::am::fixtures;
 use yarn_am_core::am::pool::Pool;
 use yarn_am_core::am::registry::Registry;
 use yarn_am_core::topology::SharedTopology;
@@ -456,17 +457,7 @@ fn build_am(trace: &Trace, a: &Args, token: Token) -> Am {
     let spec = ExecutorSpec {
         command: "simulated".into(),
         memory_mb: EXECUTOR_MB,
-        vcores: 1,
-        initial: 0,
-        min: 0,
-        max: cfg.max_executors,
-        env: Default::default(),
-        files: Default::default(),
-        acls: Default::default(),
-        node_label: None,
-        resources: Default::default(),
-        kinds: Vec::new(),
-        max_kinds: 0,
+        ..fixtures::spec(cfg.max_executors)
     };
     let pool = Pool::new(
         allocator,
