@@ -43,12 +43,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use serde_json::json;
-use sim::{simulate, Trace, TraceConfig};
+use sim::{Trace, TraceConfig};
 use yarn_am_core::allocator::matching::Locality;
-use yarn_am_core::allocator::tracker::{Action, Allocator, AllocatorConfig, Event, ExecutorId};
+use yarn_am_core::allocator::tracker::{Action, Allocator, AllocatorConfig, ExecutorId};
 use yarn_am_core::allocator::{Cluster, Demand, HostName, RackName, Strategy, Topology};
 use yarn_am_core::am::cluster_view::rack_resolver;
 use yarn_am_core::am::events::LaunchReport;
+use yarn_am_core::am::fixtures;
 use yarn_am_core::am::pool::Pool;
 use yarn_am_core::am::registry::Registry;
 use yarn_am_core::topology::SharedTopology;
@@ -57,6 +58,14 @@ use yarn_client::amrm::{AllocateInput, Allocation, AmRmClient, FinalStatus};
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND};
 use yarn_client::request_table::{AllocateBatch, AmrmState};
 use yarn_client::rpc::RpcConfig;
+use yarn_client::token::Token;
+
+// The bench is one target: its parts live beside it in `benches/rm_scale/` (a folder Cargo
+// does not take for a target of its own).
+#[path = "rm_scale/grants.rs"]
+mod grants;
+#[path = "rm_scale/predict.rs"]
+mod predict;
 
 /// Executor size: a simulated node holds `capacity` of them (the harness's `--node-mb`).
 const EXECUTOR_MB: i64 = 1024;
@@ -370,220 +379,6 @@ fn run_round_tasks(
     (launched, local, rack)
 }
 
-/// One container the RM committed, as the harness recorded it (`grants.tsv`, written by
-/// `scale/src/yarnam/scale/RecordingCapacityScheduler.java`).
-struct RmGrant {
-    t_ms: u64,
-    container: String,
-    alloc_id: i64,
-    /// NODE_LOCAL, RACK_LOCAL or OFF_SWITCH: how the scheduler assigned it.
-    kind: String,
-    /// The key's missed scheduling opportunities, outstanding ANY count and location map
-    /// size (zero counts included) just before the commit.
-    missed: u64,
-    outstanding: u64,
-    unique: u64,
-    nodes: u64,
-}
-
-fn read_grants(path: &Path) -> Result<Vec<RmGrant>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate().skip(1) {
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.len() < 13 {
-            bail!("{}:{}: {} fields, want 13", path.display(), i + 1, f.len());
-        }
-        let n = |k: usize| -> Result<i64> {
-            f[k].parse()
-                .with_context(|| format!("{}:{}: field {k} '{}'", path.display(), i + 1, f[k]))
-        };
-        out.push(RmGrant {
-            t_ms: n(0)? as u64,
-            container: f[1].to_string(),
-            alloc_id: n(3)?,
-            kind: f[4].to_string(),
-            missed: n(7)?.max(0) as u64,
-            outstanding: n(8)?.max(0) as u64,
-            unique: n(9)?.max(0) as u64,
-            nodes: n(12)?.max(1) as u64,
-        });
-    }
-    Ok(out)
-}
-
-/// The RM's grants broken down by request key and locality, and the off-switch ones by the
-/// round that brought them with the AM's asks of the call before (what the RM was filling),
-/// and by what the key's off-switch wait was at the time: Hadoop 3.4.1's
-/// `RegularContainerAllocator` lets a key go off-switch with no wait when its location map
-/// holds ANY only (unique == 1), else once its missed opportunities exceed
-/// `min(nodes, outstanding x min(1, (unique - 1) / nodes))`.
-fn grant_breakdown(grants: &[RmGrant], am: &Am) -> serde_json::Value {
-    let col = |t: &str| match t {
-        "NODE_LOCAL" => 0,
-        "RACK_LOCAL" => 1,
-        _ => 2,
-    };
-    let mut by_key: std::collections::BTreeMap<i64, [u64; 3]> = Default::default();
-    // Per round: node, rack, off-switch, off-switch from a key holding ANY only.
-    let mut by_round: std::collections::BTreeMap<u64, [u64; 4]> = Default::default();
-    let (mut any_only, mut past_wait, mut waits) = (0u64, 0u64, Vec::new());
-    let mut off_t = Vec::new();
-    for g in grants {
-        by_key.entry(g.alloc_id).or_default()[col(&g.kind)] += 1;
-        let round = am.granted_in.get(&g.container).copied().unwrap_or(0);
-        by_round.entry(round).or_default()[col(&g.kind)] += 1;
-        if col(&g.kind) != 2 {
-            continue;
-        }
-        off_t.push(g.t_ms);
-        if g.unique <= 1 {
-            any_only += 1;
-            by_round.entry(round).or_default()[3] += 1;
-        } else {
-            past_wait += 1;
-            let factor = ((g.unique - 1) as f64 / g.nodes as f64).min(1.0);
-            let wait = (g.outstanding as f64 * factor).min(g.nodes as f64);
-            waits.push(json!({ "wait": (wait * 10.0).round() / 10.0, "missed": g.missed, "outstanding": g.outstanding, "unique": g.unique }));
-        }
-    }
-    let kinds = |a: &[u64; AskKind::COUNT]| {
-        AskKind::NAMES
-            .iter()
-            .zip(a)
-            .map(|(k, n)| ((*k).to_string(), json!(n)))
-            .collect::<serde_json::Map<_, _>>()
-    };
-    let rounds: Vec<_> = by_round
-        .iter()
-        .map(|(&r, c)| {
-            // Grants in round r's answer were made after call r-1, against its asks.
-            let asked = r
-                .checked_sub(2)
-                .and_then(|i| am.asks_by_round.get(i as usize));
-            json!({
-                "round": r, "node": c[0], "rack": c[1], "off": c[2], "off_any_only": c[3],
-                "asks_before": asked.map(kinds),
-            })
-        })
-        .collect();
-    waits.truncate(40);
-    json!({
-        "by_key": by_key.iter().map(|(k, c)| json!({ "alloc_id": k, "node": c[0], "rack": c[1], "off": c[2] })).collect::<Vec<_>>(),
-        "off_switch_key_any_only": any_only,
-        "off_switch_after_wait": past_wait,
-        "off_switch_waits": waits,
-        "off_switch_first_ms": off_t.iter().min(),
-        "off_switch_last_ms": off_t.iter().max(),
-        "by_round": rounds,
-    })
-}
-
-/// The simulator's predictions for the trace: the base model (every request in one key, as
-/// the big tables in BENCHMARKS.md) and the per-key model (`strict_requests` and
-/// `strict_first`: strict and relaxed requests in YARN's two keys, strict first, as the real
-/// scheduler holds them; the model that explains the real off-switch grants).
-fn predictions(trace: &Trace, strategy: Strategy) -> serde_json::Value {
-    let one = |t: &Trace| {
-        let p = simulate(t, strategy);
-        json!({
-            "node_local": p.node_local,
-            "rack_local": p.rack_local,
-            "granted": p.granted,
-            "off_switch": p.off_switch,
-            "off_switch_no_location": p.off_switch_no_location,
-            "rounds": p.rounds,
-        })
-    };
-    let keyed = Trace::generate(TraceConfig {
-        strict_requests: true,
-        strict_first: true,
-        ..trace.config.clone()
-    });
-    let what_if = Trace::generate(TraceConfig {
-        what_if_unplaced_name_work: true,
-        ..keyed.config.clone()
-    });
-    let own_key = Trace::generate(TraceConfig {
-        what_if_no_location_key_first: true,
-        ..keyed.config.clone()
-    });
-    json!({
-        "base": one(trace),
-        "keys": one(&keyed),
-        "keys_what_if_name_work": one(&what_if),
-        "keys_what_if_own_key": one(&own_key),
-    })
-}
-
-/// What the allocator asks at the start of each stage (nothing running, nothing pending, the
-/// stage's whole demand), by request kind, and how much node-local room it leaves unasked:
-/// for every NodeManager host with work, `min(work cap, capacity)` minus the requests that
-/// name it (the work cap as `allocator::strategy`'s rule 2 computes it). Evidence for the
-/// off-switch breakdown: a request with no location is ANY-only for YARN (no off-switch wait).
-fn first_asks(trace: &Trace, strategy: Strategy) -> serde_json::Value {
-    let cfg = &trace.config;
-    let topology = trace.topology();
-    let mut out = Vec::new();
-    for stage in &trace.stages {
-        let mut alloc = Allocator::new(AllocatorConfig {
-            strategy,
-            tasks_per_executor: cfg.tasks_per_executor,
-            ..AllocatorConfig::default()
-        })
-        .with_cluster(topology.clone(), trace.cluster());
-        let demand = round_demand(trace, stage);
-        let (target, aware) = (
-            u64::from(demand.target_executors),
-            u64::from(demand.locality_aware_tasks.max(1)),
-        );
-        let counts = demand.host_to_local_task_count.clone();
-        let mut actions = alloc.on_event(0, Event::DemandChanged(demand));
-        actions.extend(alloc.on_event(0, Event::Heartbeat));
-        let mut kinds = [0u64; AskKind::COUNT];
-        let mut named: HashMap<HostName, u64> = HashMap::new();
-        let mut widest = 0usize;
-        for a in &actions {
-            if let Action::AddRequests {
-                ids,
-                nodes,
-                racks,
-                strict,
-                ..
-            } = a
-            {
-                kinds[AskKind::of(nodes, racks, *strict) as usize] += ids.len() as u64;
-                widest = widest.max(nodes.len());
-                for h in nodes.iter() {
-                    *named.entry(h.clone()).or_insert(0) += ids.len() as u64;
-                }
-            }
-        }
-        let (mut spare, mut spare_hosts) = (0u64, 0u64);
-        for (h, &c) in &counts {
-            let is_nm = trace.hosts[..cfg.nodes].contains(h);
-            if !is_nm {
-                continue;
-            }
-            let cap = (u64::from(c) * target)
-                .div_ceil(aware)
-                .min(u64::from(cfg.capacity));
-            let left = cap.saturating_sub(named.get(h).copied().unwrap_or(0));
-            spare += left;
-            spare_hosts += u64::from(left > 0);
-        }
-        out.push(json!({
-            "asks": AskKind::NAMES.iter().zip(kinds).map(|(k, n)| ((*k).to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
-            "hosts_named": named.len(),
-            "widest_request_hosts": widest,
-            "unasked_node_local_room": spare,
-            "hosts_with_unasked_room": spare_hosts,
-        }));
-    }
-    json!(out)
-}
-
 fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
@@ -592,10 +387,28 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
 }
 
 async fn run(a: Args) -> Result<serde_json::Value> {
-    let config = trace_config(&a)?;
-    let trace = Trace::generate(config.clone());
-    let cfg = &trace.config;
-    let ready = wait_for(&a.dir.join("ready"), Duration::from_secs(300))?;
+    let trace = Trace::generate(trace_config(&a)?);
+    let (scheduler, token) = harness_ready(&a.dir, &trace.config)?;
+    let mut am = build_am(&trace, &a, token.clone());
+
+    let mut client = AmRmClient::new(&scheduler, token, RpcConfig::default());
+    client.register("localhost", 0, "").await?;
+    am.pool.table.on_registered(Vec::new());
+
+    let start = Instant::now();
+    let mut m = run_stages(&mut am, &mut client, &trace, a.round_ms, start).await?;
+    drain_releases(&mut am, &mut client, &mut m, a.round_ms, start).await?;
+    let elapsed = start.elapsed();
+    client
+        .finish(FinalStatus::Succeeded, "", "", Duration::from_secs(30))
+        .await?;
+    report(&a, &trace, &am, m, elapsed)
+}
+
+/// Waits for the harness's `ready` file and checks it runs the trace's cluster: the RM
+/// scheduler address and the unmanaged app's AMRM token.
+fn harness_ready(dir: &Path, cfg: &TraceConfig) -> Result<(String, Token)> {
+    let ready = wait_for(&dir.join("ready"), Duration::from_secs(300))?;
     let get = |k: &str| {
         ready
             .get(k)
@@ -614,7 +427,12 @@ async fn run(a: Args) -> Result<serde_json::Value> {
     }
     let creds = Credentials::read_file(Path::new(&tokens))?;
     let token = creds.require_kind(AMRM_TOKEN_KIND)?.clone();
+    Ok((scheduler, token))
+}
 
+/// The pool as the AM builds it (`am::start`), on the trace's topology, watched by the bench.
+fn build_am(trace: &Trace, a: &Args, token: Token) -> Am {
+    let cfg = &trace.config;
     let racks: HashMap<HostName, RackName> = trace
         .hosts
         .iter()
@@ -628,7 +446,6 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         capacity: nm_hosts.iter().map(|h| (h.clone(), cfg.capacity)).collect(),
         excluded: HashSet::new(),
     };
-    // The pool as the AM builds it (`am::start`), on the trace's topology.
     let allocator = Allocator::new(AllocatorConfig {
         strategy: a.strategy,
         spread_wait_ms: a.round_ms,
@@ -636,21 +453,11 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         ..AllocatorConfig::default()
     })
     .with_cluster(topology.clone(), cluster);
-    let table = AmrmState::new(rack_resolver(&topology), Some(token.clone()));
+    let table = AmrmState::new(rack_resolver(&topology), Some(token));
     let spec = ExecutorSpec {
         command: "simulated".into(),
         memory_mb: EXECUTOR_MB,
-        vcores: 1,
-        initial: 0,
-        min: 0,
-        max: cfg.max_executors,
-        env: Default::default(),
-        files: Default::default(),
-        acls: Default::default(),
-        node_label: None,
-        resources: Default::default(),
-        kinds: Vec::new(),
-        max_kinds: 0,
+        ..fixtures::spec(cfg.max_executors)
     };
     let pool = Pool::new(
         allocator,
@@ -671,21 +478,44 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         .enumerate()
         .map(|(i, r)| (r.clone(), i))
         .collect();
-    let mut am = Am::new(pool, host_index, rack_index);
+    Am::new(pool, host_index, rack_index)
+}
 
-    let mut client = AmRmClient::new(&scheduler, token, RpcConfig::default());
-    client.register("localhost", 0, "").await?;
-    am.pool.table.on_registered(Vec::new());
+/// What the rounds measured, for the printed line.
+#[derive(Default)]
+struct Measured {
+    /// Task placements: all, node-local, node- or rack-local.
+    seen: u64,
+    node_hits: u64,
+    rack_hits: u64,
+    /// Allocate round trips and the AM's CPU per round, in microseconds.
+    rpc_us: Vec<u64>,
+    cpu_per_round: Vec<u64>,
+    granted: u64,
+    rounds: u64,
+    /// The first stage's executor target, and when (ms, round) it was first running.
+    target: u32,
+    first_target: Option<(u64, u64)>,
+}
 
-    let start = Instant::now();
+/// The trace's stages, one allocate call a round, until each stage's tasks have run (at
+/// most 200 rounds a stage), the idle executors released between stages when the trace
+/// says so.
+async fn run_stages(
+    am: &mut Am,
+    client: &mut AmRmClient,
+    trace: &Trace,
+    round_ms: u64,
+    start: Instant,
+) -> Result<Measured> {
+    let cfg = &trace.config;
     let now_ms = || start.elapsed().as_millis() as u64;
-    let (mut seen, mut node_hits, mut rack_hits) = (0u64, 0u64, 0u64);
-    let (mut rpc_us, mut cpu_per_round) = (Vec::new(), Vec::new());
-    let (mut granted, mut rounds) = (0u64, 0u64);
-    let mut first_target: Option<(u64, u64)> = None;
-    let first_stage_target = (cfg.stages[0] as u32)
-        .div_ceil(cfg.tasks_per_executor)
-        .min(cfg.max_executors);
+    let mut m = Measured {
+        target: (cfg.stages[0] as u32)
+            .div_ceil(cfg.tasks_per_executor)
+            .min(cfg.max_executors),
+        ..Measured::default()
+    };
     let mut pending: Vec<[u32; 3]> = Vec::new();
     let mut next_round = Instant::now();
     for stage in &trace.stages {
@@ -693,12 +523,12 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         let mut rounds_in_stage = 0;
         while !pending.is_empty() && rounds_in_stage < 200 {
             rounds_in_stage += 1;
-            rounds += 1;
+            m.rounds += 1;
             tokio::time::sleep_until(next_round.into()).await;
-            next_round += Duration::from_millis(a.round_ms);
+            next_round += Duration::from_millis(round_ms);
             let cpu0 = cpu_us();
             let now = now_ms();
-            am.set_demand(now, round_demand(&trace, &pending));
+            am.set_demand(now, round_demand(trace, &pending));
             let batch = am.heartbeat(now);
             let asks = am.seen().asks_now();
             am.asks_by_round.push(asks);
@@ -706,23 +536,23 @@ async fn run(a: Args) -> Result<serde_json::Value> {
             let cpu1 = cpu_us();
             let sent = Instant::now();
             let resp = client.allocate(&input).await.context("allocate")?;
-            rpc_us.push(sent.elapsed().as_micros() as u64);
+            m.rpc_us.push(sent.elapsed().as_micros() as u64);
             let cpu2 = cpu_us();
-            granted += am.digest(now_ms(), rounds, Allocation::from(&resp)) as u64;
-            if granted == 0 && rounds > 30 {
+            m.granted += am.digest(now_ms(), m.rounds, Allocation::from(&resp)) as u64;
+            if m.granted == 0 && m.rounds > 30 {
                 bail!("no container granted in 30 rounds: see the harness's log");
             }
-            if first_target.is_none() && am.pool.allocator().running() >= first_stage_target {
-                first_target = Some((now_ms(), rounds));
+            if m.first_target.is_none() && am.pool.allocator().running() >= m.target {
+                m.first_target = Some((now_ms(), m.rounds));
             }
             let hosts: Vec<usize> = am.seen().executors.values().map(|&(_, n)| n).collect();
-            let (runnable, local, rack) = run_round_tasks(&trace, &mut pending, hosts.into_iter());
-            seen += runnable as u64;
-            node_hits += local as u64;
-            rack_hits += (local + rack) as u64;
+            let (runnable, local, rack) = run_round_tasks(trace, &mut pending, hosts.into_iter());
+            m.seen += runnable as u64;
+            m.node_hits += local as u64;
+            m.rack_hits += (local + rack) as u64;
             // The AM's CPU for the round: before the call, and after it (the call's own
             // encoding and decoding land on either side; the wait for the RM is not CPU).
-            cpu_per_round.push(cpu1 - cpu0 + cpu_us() - cpu2);
+            m.cpu_per_round.push(cpu1 - cpu0 + cpu_us() - cpu2);
         }
         if !cfg.release_between_stages {
             continue;
@@ -732,28 +562,49 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         let all: Vec<ExecutorId> = am.seen().executors.values().map(|&(e, _)| e).collect();
         am.kill(now, all);
     }
-    // Let the releases reach the RM and their completions come back.
+    Ok(m)
+}
+
+/// Three more calls, so the releases reach the RM and their completions come back.
+async fn drain_releases(
+    am: &mut Am,
+    client: &mut AmRmClient,
+    m: &mut Measured,
+    round_ms: u64,
+    start: Instant,
+) -> Result<()> {
     for k in 1..=3 {
         let asks = am.seen().asks_now();
         am.asks_by_round.push(asks);
-        tokio::time::sleep(Duration::from_millis(a.round_ms)).await;
+        tokio::time::sleep(Duration::from_millis(round_ms)).await;
         let batch = am.pool.table.take_batch();
         let resp = client
             .allocate(&AllocateInput::from_batch(&batch, 1.0))
             .await?;
-        granted += am.digest(now_ms(), rounds + k, Allocation::from(&resp)) as u64;
+        let now = start.elapsed().as_millis() as u64;
+        m.granted += am.digest(now, m.rounds + k, Allocation::from(&resp)) as u64;
     }
-    let elapsed = start.elapsed();
-    client
-        .finish(FinalStatus::Succeeded, "", "", Duration::from_secs(30))
-        .await?;
+    Ok(())
+}
+
+/// The printed line: this run's figures beside the RM's counts (the harness's `stats`
+/// file), the grant breakdown and the simulator's predictions.
+fn report(
+    a: &Args,
+    trace: &Trace,
+    am: &Am,
+    mut m: Measured,
+    elapsed: Duration,
+) -> Result<serde_json::Value> {
+    let cfg = &trace.config;
     let stats = wait_for(&a.dir.join("stats"), Duration::from_secs(60))?;
     let num = |k: &str| -> u64 { stats.get(k).and_then(|v| v.parse().ok()).unwrap_or(0) };
-    let predicted = predictions(&trace, a.strategy);
-    let grants = read_grants(&a.dir.join("grants.tsv"))?;
-    let breakdown = grant_breakdown(&grants, &am);
+    let predicted = predict::predictions(trace, a.strategy);
+    let grants = grants::read_grants(&a.dir.join("grants.tsv"))?;
+    let breakdown = grants::grant_breakdown(&grants, am);
     let launched_by = am.seen().launched_by;
 
+    let (rpc_us, cpu_per_round) = (&mut m.rpc_us, &mut m.cpu_per_round);
     rpc_us.sort_unstable();
     cpu_per_round.sort_unstable();
     let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
@@ -764,11 +615,11 @@ async fn run(a: Args) -> Result<serde_json::Value> {
         "racks": cfg.racks,
         "skew": cfg.skew,
         "seed": cfg.seed,
-        "node_local": node_hits as f64 / seen.max(1) as f64,
-        "rack_local": rack_hits as f64 / seen.max(1) as f64,
-        "rounds": rounds,
+        "node_local": m.node_hits as f64 / m.seen.max(1) as f64,
+        "rack_local": m.rack_hits as f64 / m.seen.max(1) as f64,
+        "rounds": m.rounds,
         "wall_s": elapsed.as_secs_f64(),
-        "granted": granted,
+        "granted": m.granted,
         "matched": { "node": launched_by[0], "rack": launched_by[1], "any": launched_by[2] },
         "rm": {
             "allocated": num("containers_allocated"),
@@ -782,18 +633,18 @@ async fn run(a: Args) -> Result<serde_json::Value> {
             "nm_heartbeat_failures": num("nm_heartbeat_failures"),
             "heap_used_mb": num("rm_heap_used_mb"),
         },
-        "target": first_stage_target,
-        "to_target_s": first_target.map(|(ms, _)| ms as f64 / 1000.0),
-        "to_target_rounds": first_target.map(|(_, r)| r),
+        "target": m.target,
+        "to_target_s": m.first_target.map(|(ms, _)| ms as f64 / 1000.0),
+        "to_target_rounds": m.first_target.map(|(_, r)| r),
         "allocate_ms": {
-            "mean": mean(&rpc_us) / 1000.0,
-            "p50": percentile(&rpc_us, 0.5) as f64 / 1000.0,
-            "p99": percentile(&rpc_us, 0.99) as f64 / 1000.0,
+            "mean": mean(rpc_us) / 1000.0,
+            "p50": percentile(rpc_us, 0.5) as f64 / 1000.0,
+            "p99": percentile(rpc_us, 0.99) as f64 / 1000.0,
             "max": rpc_us.last().copied().unwrap_or(0) as f64 / 1000.0,
         },
         "am_cpu_ms_per_round": {
-            "mean": mean(&cpu_per_round) / 1000.0,
-            "p99": percentile(&cpu_per_round, 0.99) as f64 / 1000.0,
+            "mean": mean(cpu_per_round) / 1000.0,
+            "p99": percentile(cpu_per_round, 0.99) as f64 / 1000.0,
         },
         "rm_grants": breakdown,
         "sim": predicted["base"],
@@ -810,8 +661,8 @@ fn main() -> Result<()> {
     };
     if args.sim_only {
         let trace = Trace::generate(trace_config(&args)?);
-        let p = predictions(&trace, args.strategy);
-        let asks = first_asks(&trace, args.strategy);
+        let p = predict::predictions(&trace, args.strategy);
+        let asks = predict::first_asks(&trace, args.strategy);
         println!(
             "{}",
             json!({ "strategy": args.strategy.to_string(), "skew": args.skew, "nodes": args.nodes, "sim": p["base"], "sim_keys": p["keys"], "sim_keys_what_if_name_work": p["keys_what_if_name_work"], "sim_keys_what_if_own_key": p["keys_what_if_own_key"], "first_asks": asks })

@@ -105,6 +105,23 @@ impl PageCache {
 /// The page for one state: summaries in full, lists cut to their first rows.
 pub fn html(s: &StateView) -> String {
     let mut out = String::new();
+    head_html(&mut out, s);
+    demand_html(&mut out, s);
+    per_host_html(&mut out, s);
+    executors_html(&mut out, s);
+    events_html(&mut out, s);
+    if let Some(job) = &s.job {
+        job_html(&mut out, job);
+    }
+    super::live::chart_svg(&mut out);
+    out.push_str(&super::live::script());
+    out.push_str("</body></html>");
+    out
+}
+
+/// The document head, the title and the progress bar, and the line saying what the job
+/// waits for (hidden when it waits for nothing, so the live script can show it).
+fn head_html(out: &mut String, s: &StateView) {
     let _ = write!(
         out,
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>yarn-am {id}</title>\
@@ -124,6 +141,11 @@ pub fn html(s: &StateView) -> String {
         if waiting.is_some() { "" } else { " hidden" },
         esc(waiting.as_deref().unwrap_or(""))
     );
+}
+
+/// Demand, requests and executor counts, the hosts held back from new executors, and
+/// preemption when the RM asked for resources back.
+fn demand_html(out: &mut String, s: &StateView) {
     let d = &s.demand;
     let _ = write!(
         out,
@@ -164,7 +186,10 @@ pub fn html(s: &StateView) -> String {
             s.preemption.asks, s.preemption.given_back
         );
     }
-    // Per host and rack: how many live executors, at which matched level.
+}
+
+/// Per host and rack: how many live executors, at which matched level.
+fn per_host_html(out: &mut String, s: &StateView) {
     let mut per_host: BTreeMap<(&str, &str), [u32; 3]> = BTreeMap::new();
     for e in s
         .executors
@@ -188,12 +213,16 @@ pub fn html(s: &StateView) -> String {
     }
     out.push_str("</table>");
     more(
-        &mut out,
+        out,
         per_host.len(),
         PAGE_HOSTS,
         "hosts",
         "GET /v1/executors",
     );
+}
+
+/// The executor table, live executors first.
+fn executors_html(out: &mut String, s: &StateView) {
     out.push_str("<h2>Executors</h2><table><tr><th>id</th><th>container</th><th>host</th><th>level</th><th>state</th><th>exit</th><th>reason</th><th>logs</th></tr>");
     let live = s
         .executors
@@ -219,12 +248,16 @@ pub fn html(s: &StateView) -> String {
     }
     out.push_str("</table>");
     more(
-        &mut out,
+        out,
         s.executors.len(),
         PAGE_EXECUTORS,
         "executors",
         "GET /v1/executors",
     );
+}
+
+/// The recent executor events, newest first.
+fn events_html(out: &mut String, s: &StateView) {
     out.push_str("<h2>Recent events</h2><ul>");
     for ev in s.recent_events.iter().rev() {
         let e = ev.executor();
@@ -242,13 +275,6 @@ pub fn html(s: &StateView) -> String {
         );
     }
     out.push_str("</ul>");
-    if let Some(job) = &s.job {
-        job_html(&mut out, job);
-    }
-    super::live::chart_svg(&mut out);
-    out.push_str(&super::live::script());
-    out.push_str("</body></html>");
-    out
 }
 
 /// Links to an executor's stdout and stderr on its NodeManager (scheme-relative: the

@@ -22,9 +22,10 @@ use yarn_client::ask::{Ask, Capability, Priority, ANY};
 use yarn_client::credentials::{Credentials, AMRM_TOKEN_KIND, TOKEN_FILE_ENV};
 use yarn_client::ids::{container_id_string, node_id_string};
 use yarn_client::nm::{LaunchSpec, NmClient};
-use yarn_client::proto::yarn::ContainerProto;
+use yarn_client::proto::yarn::{ContainerIdProto, ContainerProto};
 use yarn_client::proto::yarn::{GetClusterNodesRequestProto, GetClusterNodesResponseProto};
 use yarn_client::rpc::{Auth, RpcClient, RpcConfig};
+use yarn_client::token::Token;
 
 mod planner;
 use planner::Planner;
@@ -89,19 +90,55 @@ async fn main() {
     }
 }
 
-async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let scheduler = env_or("YARN_AM_RM_SCHEDULER", "rm:8030");
-    let node = env_or("TEST_AM_NODE", "nm2");
-    let rack = env_or("TEST_AM_RACK", "/rack1");
-    let want: usize = env_or("TEST_AM_CONTAINERS", "2").parse()?;
-    let mb: i64 = env_or("TEST_AM_MB", "256").parse()?;
+type Error = Box<dyn std::error::Error>;
+
+async fn run() -> Result<(), Error> {
+    let s = Settings::from_env()?;
     println!(
         "TEST_AM: container {} on {}",
         env_or("CONTAINER_ID", "?"),
         env_or("NM_HOST", "?")
     );
+    let token = amrm_token()?;
+    let cfg = RpcConfig::default();
+    let amrm_token = token.clone();
+    let mut rm = AmRmClient::new(&s.scheduler, token, cfg.clone());
+    register_with_probes(&mut rm).await?;
+    let mut planner = planner(&s).await?;
+    // Short idle time so that the reconnect probe below does not take long.
+    let nm_cfg = RpcConfig {
+        max_idle: Duration::from_secs(1),
+        ..cfg.clone()
+    };
+    let run = run_containers(&mut rm, &mut planner, &s, &nm_cfg).await?;
+    probe_nms(&run, amrm_token, &cfg).await?;
+    finish(&mut rm, &run, &s).await
+}
 
-    // Keep a copy of the NM-written token file next to our logs: it is a test fixture.
+/// What the submitter asked for (see the module docs).
+struct Settings {
+    scheduler: String,
+    node: String,
+    rack: String,
+    want: usize,
+    mb: i64,
+}
+
+impl Settings {
+    fn from_env() -> Result<Self, Error> {
+        Ok(Settings {
+            scheduler: env_or("YARN_AM_RM_SCHEDULER", "rm:8030"),
+            node: env_or("TEST_AM_NODE", "nm2"),
+            rack: env_or("TEST_AM_RACK", "/rack1"),
+            want: env_or("TEST_AM_CONTAINERS", "2").parse()?,
+            mb: env_or("TEST_AM_MB", "256").parse()?,
+        })
+    }
+}
+
+/// The AMRM token from the NM-written token file (corrupted on request), after keeping a
+/// copy of that file next to our logs: it is a test fixture.
+fn amrm_token() -> Result<Token, Error> {
     if let (Ok(src), Ok(dirs)) = (std::env::var(TOKEN_FILE_ENV), std::env::var("LOG_DIRS")) {
         if let Some(dir) = dirs.split(',').next() {
             let _ = std::fs::copy(&src, format!("{dir}/container_tokens.copy"));
@@ -122,10 +159,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             *b ^= 0x5A;
         }
     }
+    Ok(token)
+}
 
-    let cfg = RpcConfig::default();
-    let amrm_token = token.clone();
-    let mut rm = AmRmClient::new(&scheduler, token, cfg.clone());
+/// Registers, probing around it: a heartbeat before registration, a ping, an oversized ask.
+async fn register_with_probes(rm: &mut AmRmClient) -> Result<(), Error> {
     // Probe: the RM must refuse a heartbeat before registration with its typed exception.
     match rm.allocate(&AllocateInput::default()).await {
         Err(e) if e.is_class("ApplicationMasterNotRegisteredException") => {
@@ -165,38 +203,64 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         ),
         other => return Err(format!("oversized ask gave {other:?}").into()),
     }
+    Ok(())
+}
 
+/// The asks' source: the request table (`TEST_AM_TABLE=1`) or the hand-written lines.
+async fn planner(s: &Settings) -> Result<Planner, Error> {
+    let Settings {
+        scheduler,
+        node,
+        rack,
+        want,
+        mb,
+    } = s;
+    let (want, mb) = (*want, *mb);
     let strict = std::env::var("TEST_AM_STRICT").is_ok_and(|v| v == "1");
-    let mut planner = if std::env::var("TEST_AM_TABLE").is_ok_and(|v| v == "1") {
-        let racks = node_racks(&scheduler).await?;
+    let planner = if std::env::var("TEST_AM_TABLE").is_ok_and(|v| v == "1") {
+        let racks = node_racks(scheduler).await?;
         println!("TEST_AM: racks from getClusterNodes: {racks:?}");
-        Planner::table(&node, racks, mb, want, strict)?
+        Planner::table(node, racks, mb, want, strict)?
     } else {
-        Planner::manual(&node, &rack, mb, want, strict)
+        Planner::manual(node, rack, mb, want, strict)
     };
     println!(
         "TEST_AM: asking for {want} x {mb} MB at {node} (rack {rack}, strict={strict}, planner={})",
         planner.name()
     );
+    Ok(planner)
+}
+
+/// The containers this AM got, their NodeManagers, and what became of them.
+#[derive(Default)]
+struct Containers {
+    ours: Vec<ContainerProto>,
+    exits: HashMap<String, i32>,
+    nms: BTreeMap<String, NmClient>,
+    /// Those we stopped through stopContainers.
+    stopped: Vec<ContainerIdProto>,
+}
+
+/// Heartbeats until every wanted container has completed: allocate, start what came, probe
+/// concurrent calls once, record completions.
+async fn run_containers(
+    rm: &mut AmRmClient,
+    planner: &mut Planner,
+    s: &Settings,
+    nm_cfg: &RpcConfig,
+) -> Result<Containers, Error> {
+    let want = s.want;
+    let mut run = Containers::default();
     let mut progress = 0.1;
-    let mut ours: Vec<ContainerProto> = Vec::new();
-    let mut exits: HashMap<String, i32> = HashMap::new();
-    let mut nms: BTreeMap<String, NmClient> = BTreeMap::new();
-    // Short idle time so that the reconnect probe below does not take long.
-    let nm_cfg = RpcConfig {
-        max_idle: Duration::from_secs(1),
-        ..cfg.clone()
-    };
     let mut probed_concurrency = false;
     let stop_last = std::env::var("TEST_AM_STOP_LAST").is_ok_and(|v| v == "1");
-    let mut stopped = Vec::new();
     let start = Instant::now();
-    while exits.len() < want {
+    while run.exits.len() < want {
         if start.elapsed() > Duration::from_secs(120) {
             return Err(format!(
                 "only {} of {want} containers completed in time ({} allocated)",
-                exits.len(),
-                ours.len()
+                run.exits.len(),
+                run.ours.len()
             )
             .into());
         }
@@ -216,7 +280,6 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         };
         planner.on_success(&resp);
         let mut fresh = Vec::new();
-        let mut started_now = 0;
         for c in resp.allocated_containers {
             let id = container_id_string(c.id.as_ref().unwrap());
             let at = c.node_id.as_ref().map(node_id_string).unwrap_or_default();
@@ -227,16 +290,57 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 println!("TEST_AM: releasing surplus {id} on {at}");
             }
         }
-        for c in &fresh {
+        run.start(&fresh, planner, nm_cfg, stop_last, want).await?;
+        run.ours.extend(fresh);
+        // Several calls in flight on one NM connection, answered by call id.
+        if !probed_concurrency
+            && run.ours.len() == want
+            && want >= 2
+            && run.ours[0].node_id == run.ours[1].node_id
+        {
+            probed_concurrency = true;
+            run.probe_concurrency().await?;
+        }
+        for s in resp.completed_container_statuses {
+            let id = container_id_string(s.container_id.as_ref().unwrap());
+            if run.ours.iter().any(|c| c.id == s.container_id) {
+                println!(
+                    "TEST_AM: completed {id} exit_status={} diagnostics={:?}",
+                    s.exit_status(),
+                    s.diagnostics()
+                );
+                run.exits.insert(id, s.exit_status());
+            }
+        }
+        progress = 0.1 + 0.8 * run.exits.len() as f32 / want as f32;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    Ok(run)
+}
+
+impl Containers {
+    /// Starts `sleep 2` in each fresh container; with `stop_last`, the last wanted one
+    /// sleeps long and is stopped through stopContainers.
+    async fn start(
+        &mut self,
+        fresh: &[ContainerProto],
+        planner: &Planner,
+        nm_cfg: &RpcConfig,
+        stop_last: bool,
+        want: usize,
+    ) -> Result<(), Error> {
+        let mut started_now = 0;
+        for c in fresh {
             let at = node_id_string(c.node_id.as_ref().unwrap());
             let nm_token = planner
                 .nm_token(&at)
                 .ok_or_else(|| format!("no NM token for {at}"))?
                 .clone();
-            let nm = nms
+            let nm = self
+                .nms
                 .entry(at.clone())
                 .or_insert_with(|| NmClient::new(&at, nm_token, nm_cfg.clone()));
-            let stop_this = stop_last && ours.len() + started_now == want - 1;
+            let stop_this = stop_last && self.ours.len() + started_now == want - 1;
             started_now += 1;
             let spec = LaunchSpec {
                 command: vec![
@@ -264,47 +368,36 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                     r.succeeded_requests.len(),
                     r.failed_requests.len()
                 );
-                stopped.push(id);
+                self.stopped.push(id);
             }
         }
-        ours.extend(fresh);
-        // Several calls in flight on one NM connection, answered by call id.
-        if !probed_concurrency
-            && ours.len() == want
-            && want >= 2
-            && ours[0].node_id == ours[1].node_id
-        {
-            probed_concurrency = true;
-            let nm = &nms[&node_id_string(ours[0].node_id.as_ref().unwrap())];
-            let ida = [ours[0].id.unwrap()];
-            let idb = [ours[1].id.unwrap()];
-            let (ra, rb) = tokio::join!(nm.statuses(&ida), nm.statuses(&idb));
-            for s in ra?.status.iter().chain(rb?.status.iter()) {
-                println!(
-                    "TEST_AM: concurrent status {} state={:?}",
-                    container_id_string(s.container_id.as_ref().unwrap()),
-                    s.state()
-                );
-            }
-        }
-        for s in resp.completed_container_statuses {
-            let id = container_id_string(s.container_id.as_ref().unwrap());
-            if ours.iter().any(|c| c.id == s.container_id) {
-                println!(
-                    "TEST_AM: completed {id} exit_status={} diagnostics={:?}",
-                    s.exit_status(),
-                    s.diagnostics()
-                );
-                exits.insert(id, s.exit_status());
-            }
-        }
-        progress = 0.1 + 0.8 * exits.len() as f32 / want as f32;
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        Ok(())
     }
 
+    /// Two status calls in flight at once on the first two containers' (shared) NM.
+    async fn probe_concurrency(&self) -> Result<(), Error> {
+        let ours = &self.ours;
+        let nm = &self.nms[&node_id_string(ours[0].node_id.as_ref().unwrap())];
+        let ida = [ours[0].id.unwrap()];
+        let idb = [ours[1].id.unwrap()];
+        let (ra, rb) = tokio::join!(nm.statuses(&ida), nm.statuses(&idb));
+        for s in ra?.status.iter().chain(rb?.status.iter()) {
+            println!(
+                "TEST_AM: concurrent status {} state={:?}",
+                container_id_string(s.container_id.as_ref().unwrap()),
+                s.state()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// After the run: an NM refuses our AMRM token, and an idle NM connection reconnects.
+async fn probe_nms(run: &Containers, amrm_token: Token, cfg: &RpcConfig) -> Result<(), Error> {
+    let ours = &run.ours;
     // Probe: an NM refuses a token that is not an NM token (here: our AMRM token).
     let first_node = node_id_string(ours[0].node_id.as_ref().unwrap());
-    let wrong = NmClient::new(&first_node, amrm_token.clone(), cfg.clone());
+    let wrong = NmClient::new(&first_node, amrm_token, cfg.clone());
     match wrong.statuses(&[ours[0].id.unwrap()]).await {
         Err(e) if e.is_auth_failure() => {
             println!("TEST_AM: probe NM with AMRM token -> auth failure: {e}")
@@ -316,14 +409,19 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     // preamble, SASL with the cached NM token, context) transparently.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let first = &ours[0];
-    let nm = &nms[&node_id_string(first.node_id.as_ref().unwrap())];
+    let nm = &run.nms[&node_id_string(first.node_id.as_ref().unwrap())];
     let st = nm.statuses(&[first.id.unwrap()]).await?;
     println!(
         "TEST_AM: probe reconnect after idle -> {} statuses, {} failed requests",
         st.status.len(),
         st.failed_requests.len()
     );
+    Ok(())
+}
 
+/// Checks where the containers ran and how they exited, and unregisters accordingly.
+async fn finish(rm: &mut AmRmClient, run: &Containers, s: &Settings) -> Result<(), Error> {
+    let (ours, exits, node, want) = (&run.ours, &run.exits, &s.node, s.want);
     let hosts: Vec<String> = ours
         .iter()
         .map(|c| {
@@ -336,13 +434,13 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     // A container we stopped reports KILLED_BY_APPMASTER (-105); all others must exit 0.
     let all_ok = ours.iter().all(|c| {
         let e = exits[&container_id_string(c.id.as_ref().unwrap())];
-        if stopped.contains(&c.id.unwrap()) {
+        if run.stopped.contains(&c.id.unwrap()) {
             e == -105
         } else {
             e == 0
         }
     });
-    let on_node = hosts.iter().all(|h| *h == node);
+    let on_node = hosts.iter().all(|h| h == node);
     println!("TEST_AM: hosts={hosts:?} all_exit_0={all_ok} all_on_{node}={on_node}");
     println!("TEST_AM: hosts_csv={}", hosts.join(","));
     let (status, diag) = if all_ok {

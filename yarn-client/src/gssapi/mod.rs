@@ -151,101 +151,38 @@ impl Credential {
     /// keytab: the KDC accepted the key). Blocking; may contact the KDC.
     pub fn acquire(source: &CredentialSource) -> Result<Self, KerberosError> {
         let g = gss()?;
-        let mut minor: OmUint32 = 0;
-        let mut handle: GssCred = std::ptr::null_mut();
         let mut mech = ffi::oid(&ffi::KRB5_MECH);
         let mut mechs = ffi::OidSetDesc {
             count: 1,
             elements: &mut mech,
         };
-        match source {
-            CredentialSource::TicketCache => {
-                // SAFETY: valid out pointers; no desired name = the cache's default principal.
-                let major = unsafe {
-                    (g.acquire_cred)(
-                        &mut minor,
-                        std::ptr::null_mut(),
-                        ffi::C_INDEFINITE,
-                        &mut mechs,
-                        ffi::C_INITIATE,
-                        &mut handle,
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                    )
-                };
-                if major & ffi::ERROR_MASK != 0 {
-                    let detail = g.status_text(major, minor);
-                    return Err(if major & ffi::ERROR_MASK == ffi::S_CREDENTIALS_EXPIRED {
-                        KerberosError::Expired {
-                            whose: "in the ticket cache".into(),
-                        }
-                    } else {
-                        KerberosError::NoTicket { detail }
-                    });
-                }
-            }
+        let handle = match source {
+            CredentialSource::TicketCache => from_ticket_cache(g, &mut mechs)?,
             CredentialSource::Keytab { principal, keytab } => {
-                let keytab_err = |detail: String| KerberosError::Keytab {
-                    principal: principal.clone(),
-                    keytab: keytab.clone(),
-                    detail,
-                };
-                check_keytab_file(keytab).map_err(keytab_err)?;
-                let name = Name::import(g, principal, &ffi::NT_KRB5_PRINCIPAL)
-                    .map_err(|(ma, mi)| keytab_err(g.status_text(ma, mi)))?;
-                let kt = CString::new(format!("FILE:{}", keytab.display()))
-                    .map_err(|_| keytab_err("the path contains a NUL byte".into()))?;
-                let cc = CString::new(memory_cache_name()).expect("no NUL");
-                let elements = [
-                    KeyValueElement {
-                        key: c"client_keytab".as_ptr(),
-                        value: kt.as_ptr(),
-                    },
-                    KeyValueElement {
-                        key: c"ccache".as_ptr(),
-                        value: cc.as_ptr(),
-                    },
-                ];
-                let store = KeyValueSet {
-                    count: elements.len() as OmUint32,
-                    elements: elements.as_ptr(),
-                };
-                // SAFETY: valid pointers, all alive across the call.
-                let major = unsafe {
-                    (g.acquire_cred_from)(
-                        &mut minor,
-                        name.0,
-                        ffi::C_INDEFINITE,
-                        &mut mechs,
-                        ffi::C_INITIATE,
-                        &store,
-                        &mut handle,
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                    )
-                };
-                if major & ffi::ERROR_MASK != 0 {
-                    return Err(keytab_err(format!(
-                        "{}{KEYTAB_HINT}",
-                        g.status_text(major, minor)
-                    )));
-                }
+                from_keytab(g, &mut mechs, principal, keytab)?
             }
-        }
+        };
         let mut cred = Credential {
             handle,
             principal: String::new(),
             lifetime_secs: 0,
         };
-        // Asking for the name and lifetime makes MIT resolve the credential: a keytab login
-        // talks to the KDC here, and an expired cached ticket shows as lifetime 0.
+        cred.resolve(g, source)?;
+        Ok(cred)
+    }
+
+    /// Fills in the principal and the lifetime. Asking for them makes MIT resolve the
+    /// credential: a keytab login talks to the KDC here, and an expired cached ticket shows
+    /// as lifetime 0, an error worded for `source`.
+    fn resolve(&mut self, g: &Gss, source: &CredentialSource) -> Result<(), KerberosError> {
+        let mut minor: OmUint32 = 0;
         let mut name: GssName = std::ptr::null_mut();
         let mut lifetime: OmUint32 = 0;
         // SAFETY: a live handle and valid out pointers; the name is wrapped for release.
         let major = unsafe {
             (g.inquire_cred)(
                 &mut minor,
-                cred.handle,
+                self.handle,
                 &mut name,
                 &mut lifetime,
                 std::ptr::null_mut(),
@@ -253,7 +190,7 @@ impl Credential {
             )
         };
         let name = (!name.is_null()).then_some(Name(name));
-        cred.principal = name.as_ref().map(|n| n.display(g)).unwrap_or_default();
+        self.principal = name.as_ref().map(|n| n.display(g)).unwrap_or_default();
         if major & ffi::ERROR_MASK != 0 || lifetime == 0 {
             let expired = major & ffi::ERROR_MASK == ffi::S_CREDENTIALS_EXPIRED
                 || (major & ffi::ERROR_MASK == 0 && lifetime == 0);
@@ -269,17 +206,17 @@ impl Credential {
                     },
                 },
                 CredentialSource::TicketCache if expired => KerberosError::Expired {
-                    whose: if cred.principal.is_empty() {
+                    whose: if self.principal.is_empty() {
                         "in the ticket cache".into()
                     } else {
-                        format!("of {}", cred.principal)
+                        format!("of {}", self.principal)
                     },
                 },
                 CredentialSource::TicketCache => KerberosError::NoTicket { detail },
             });
         }
-        cred.lifetime_secs = lifetime;
-        Ok(cred)
+        self.lifetime_secs = lifetime;
+        Ok(())
     }
 
     /// The full principal, e.g. `alice@YARN.TEST`.
@@ -379,6 +316,93 @@ fn check_keytab_file(path: &Path) -> Result<(), String> {
         Some([0x05, 0x01]) | Some([0x05, 0x02]) => Ok(()),
         _ => Err("not a Kerberos keytab file (bad header)".into()),
     }
+}
+
+/// The default ticket cache's credential for its default principal, as `kinit` left it.
+fn from_ticket_cache(g: &Gss, mechs: &mut ffi::OidSetDesc) -> Result<GssCred, KerberosError> {
+    let mut minor: OmUint32 = 0;
+    let mut handle: GssCred = std::ptr::null_mut();
+    // SAFETY: valid out pointers; no desired name = the cache's default principal.
+    let major = unsafe {
+        (g.acquire_cred)(
+            &mut minor,
+            std::ptr::null_mut(),
+            ffi::C_INDEFINITE,
+            mechs,
+            ffi::C_INITIATE,
+            &mut handle,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    if major & ffi::ERROR_MASK != 0 {
+        let detail = g.status_text(major, minor);
+        return Err(if major & ffi::ERROR_MASK == ffi::S_CREDENTIALS_EXPIRED {
+            KerberosError::Expired {
+                whose: "in the ticket cache".into(),
+            }
+        } else {
+            KerberosError::NoTicket { detail }
+        });
+    }
+    Ok(handle)
+}
+
+/// A login as `principal` with the key in `keytab`, into a private in-memory cache.
+fn from_keytab(
+    g: &Gss,
+    mechs: &mut ffi::OidSetDesc,
+    principal: &str,
+    keytab: &Path,
+) -> Result<GssCred, KerberosError> {
+    let keytab_err = |detail: String| KerberosError::Keytab {
+        principal: principal.to_owned(),
+        keytab: keytab.to_path_buf(),
+        detail,
+    };
+    check_keytab_file(keytab).map_err(keytab_err)?;
+    let name = Name::import(g, principal, &ffi::NT_KRB5_PRINCIPAL)
+        .map_err(|(ma, mi)| keytab_err(g.status_text(ma, mi)))?;
+    let kt = CString::new(format!("FILE:{}", keytab.display()))
+        .map_err(|_| keytab_err("the path contains a NUL byte".into()))?;
+    let cc = CString::new(memory_cache_name()).expect("no NUL");
+    let elements = [
+        KeyValueElement {
+            key: c"client_keytab".as_ptr(),
+            value: kt.as_ptr(),
+        },
+        KeyValueElement {
+            key: c"ccache".as_ptr(),
+            value: cc.as_ptr(),
+        },
+    ];
+    let store = KeyValueSet {
+        count: elements.len() as OmUint32,
+        elements: elements.as_ptr(),
+    };
+    let mut minor: OmUint32 = 0;
+    let mut handle: GssCred = std::ptr::null_mut();
+    // SAFETY: valid pointers, all alive across the call.
+    let major = unsafe {
+        (g.acquire_cred_from)(
+            &mut minor,
+            name.0,
+            ffi::C_INDEFINITE,
+            mechs,
+            ffi::C_INITIATE,
+            &store,
+            &mut handle,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    if major & ffi::ERROR_MASK != 0 {
+        return Err(keytab_err(format!(
+            "{}{KEYTAB_HINT}",
+            g.status_text(major, minor)
+        )));
+    }
+    Ok(handle)
 }
 
 #[cfg(test)]

@@ -161,7 +161,7 @@ fn sasl_packet(msg: &RpcSaslProto) -> bytes::BytesMut {
     encode_request(&request_header(SASL_CALL_ID, &[], -1), &[msg])
 }
 
-/// The SASL dialogue.
+/// The SASL dialogue: NEGOTIATE out, then the server's replies in turn until SUCCESS.
 async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     addr: &str,
@@ -169,54 +169,111 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
     timeout: Duration,
     floor: Floor,
 ) -> Result<Negotiated, RpcError> {
-    let io = |source| RpcError::Io {
-        addr: addr.to_string(),
-        source,
+    let mut d = SaslDialogue {
+        stream,
+        addr,
+        token,
+        timeout,
+        floor,
+        chosen: None,
     };
-    let proto_err = |reason: String| RpcError::Protocol {
-        addr: addr.to_string(),
-        reason,
-    };
-    let sasl_err = |source| RpcError::Sasl {
-        addr: addr.to_string(),
-        source,
-    };
-    let simple = || {
-        if floor.min_qop > Qop::Auth {
-            // No protection at all is below any floor above `auth`.
-            Err(sasl_err(SaslError::QopBelowMinimum {
-                offered: vec!["SIMPLE".into()],
-                minimum: floor.min_qop,
-            }))
-        } else if floor.allow_simple_fallback {
-            debug!(
-                addr,
-                "server switched to SIMPLE authentication; allowed by configuration"
-            );
-            Ok(Negotiated::Simple)
-        } else {
-            Err(RpcError::SimpleFallbackRefused {
-                addr: addr.to_string(),
-            })
-        }
-    };
-    // Preamble and NEGOTIATE go out in one write, like the Java client, so an early
-    // rejection cannot race a half-written preamble.
-    let mut first = preamble(true).to_vec();
-    first.extend_from_slice(&sasl_packet(&RpcSaslProto {
-        state: SaslState::Negotiate as i32,
-        ..Default::default()
-    }));
-    stream.write_all(&first).await.map_err(io)?;
-    stream.flush().await.map_err(io)?;
-
-    let mut mech: Option<DigestMd5Client> = None;
-    let mut chosen: Option<SaslAuth> = None;
+    d.send_negotiate().await?;
     // DIGEST-MD5 needs at most NEGOTIATE, (CHALLENGE), SUCCESS; more means a confused server.
     for _round in 0..4 {
-        let answered = mech.is_some();
+        let msg = d.read_reply().await?;
+        match SaslState::try_from(msg.state) {
+            Ok(SaslState::Negotiate) => {
+                if let Some(done) = d.choose_mechanism(&msg).await? {
+                    return Ok(done);
+                }
+            }
+            Ok(SaslState::Challenge) => d.answer_challenge(&msg).await?,
+            Ok(SaslState::Success) => return d.finish(&msg),
+            other => {
+                return Err(protocol_error(
+                    addr,
+                    format!(
+                        "unexpected SASL state {other:?} ({}) from server",
+                        msg.state
+                    ),
+                ))
+            }
+        }
+    }
+    Err(protocol_error(
+        addr,
+        "SASL negotiation did not finish".into(),
+    ))
+}
+
+fn io_error(addr: &str) -> impl FnOnce(std::io::Error) -> RpcError + '_ {
+    move |source| RpcError::Io {
+        addr: addr.to_string(),
+        source,
+    }
+}
+
+fn sasl_error(addr: &str) -> impl FnOnce(SaslError) -> RpcError + '_ {
+    move |source| RpcError::Sasl {
+        addr: addr.to_string(),
+        source,
+    }
+}
+
+fn protocol_error(addr: &str, reason: String) -> RpcError {
+    RpcError::Protocol {
+        addr: addr.to_string(),
+        reason,
+    }
+}
+
+/// One SASL dialogue in progress: the stream, what we may accept, and the mechanism once
+/// the server's NEGOTIATE let us choose one.
+struct SaslDialogue<'a, S> {
+    stream: &'a mut S,
+    addr: &'a str,
+    token: &'a Token,
+    timeout: Duration,
+    floor: Floor,
+    /// DIGEST-MD5 and the advertised entry we echoed, after we answered NEGOTIATE with it.
+    chosen: Option<(DigestMd5Client, SaslAuth)>,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> SaslDialogue<'_, S> {
+    /// Preamble and NEGOTIATE go out in one write, like the Java client, so an early
+    /// rejection cannot race a half-written preamble.
+    async fn send_negotiate(&mut self) -> Result<(), RpcError> {
+        let mut first = preamble(true).to_vec();
+        first.extend_from_slice(&sasl_packet(&RpcSaslProto {
+            state: SaslState::Negotiate as i32,
+            ..Default::default()
+        }));
+        self.stream
+            .write_all(&first)
+            .await
+            .map_err(io_error(self.addr))?;
+        self.stream.flush().await.map_err(io_error(self.addr))
+    }
+
+    /// Sends one SASL message; flushed unless it is the last one before the connection
+    /// context (which flushes).
+    async fn send(&mut self, msg: &RpcSaslProto, flush: bool) -> Result<(), RpcError> {
+        self.stream
+            .write_all(&sasl_packet(msg))
+            .await
+            .map_err(io_error(self.addr))?;
+        if flush {
+            self.stream.flush().await.map_err(io_error(self.addr))?;
+        }
+        Ok(())
+    }
+
+    /// The server's next SASL message; its errors and non-SASL replies as errors.
+    async fn read_reply(&mut self) -> Result<RpcSaslProto, RpcError> {
+        let addr = self.addr;
+        let answered = self.chosen.is_some();
         // The server is not authenticated yet: small frames only.
-        let frame = read_frame(stream, timeout, MAX_PREAUTH_FRAME_LEN)
+        let frame = read_frame(self.stream, self.timeout, MAX_PREAUTH_FRAME_LEN)
             .await
             .map_err(|source| match source {
                 super::frame::FrameError::Timeout(after) => RpcError::Timeout {
@@ -242,10 +299,13 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
             });
         }
         if frame.call_id() != SASL_CALL_ID {
-            return Err(proto_err(format!(
-                "non-SASL reply (call id {}) during negotiation",
-                frame.call_id()
-            )));
+            return Err(protocol_error(
+                addr,
+                format!(
+                    "non-SASL reply (call id {}) during negotiation",
+                    frame.call_id()
+                ),
+            ));
         }
         let msg: RpcSaslProto = frame.decode_body().map_err(|e| RpcError::Frame {
             addr: addr.to_string(),
@@ -264,109 +324,140 @@ async fn sasl_exchange<S: AsyncRead + AsyncWrite + Unpin>(
             token = ?msg.token.as_deref().map(String::from_utf8_lossy),
             "SASL reply"
         );
-        match SaslState::try_from(msg.state) {
-            Ok(SaslState::Negotiate) => {
-                let offered: Vec<String> = msg
-                    .auths
-                    .iter()
-                    .map(|a| format!("{}/{}", a.method, a.mechanism))
-                    .collect();
-                let auth = msg
-                    .auths
-                    .iter()
-                    .find(|a| a.method == "TOKEN" && a.mechanism == "DIGEST-MD5")
-                    .or_else(|| msg.auths.iter().find(|a| a.method == "SIMPLE"))
-                    .ok_or_else(|| {
-                        proto_err(format!(
-                            "server offers no mechanism we support: {offered:?} (we have TOKEN/DIGEST-MD5)"
-                        ))
-                    })?;
-                if auth.method == "SIMPLE" {
-                    let accepted = simple()?;
-                    let reply = RpcSaslProto {
-                        state: SaslState::Initiate as i32,
-                        auths: vec![auth.clone()],
-                        ..Default::default()
-                    };
-                    stream.write_all(&sasl_packet(&reply)).await.map_err(io)?;
-                    return Ok(accepted);
+        Ok(msg)
+    }
+
+    /// Answers NEGOTIATE: TOKEN/DIGEST-MD5 if offered (with the first response when the
+    /// entry carries a challenge), else SIMPLE if the floor allows it, which ends the
+    /// dialogue (`Some`).
+    async fn choose_mechanism(
+        &mut self,
+        msg: &RpcSaslProto,
+    ) -> Result<Option<Negotiated>, RpcError> {
+        let offered: Vec<String> = msg
+            .auths
+            .iter()
+            .map(|a| format!("{}/{}", a.method, a.mechanism))
+            .collect();
+        let auth = msg
+            .auths
+            .iter()
+            .find(|a| a.method == "TOKEN" && a.mechanism == "DIGEST-MD5")
+            .or_else(|| msg.auths.iter().find(|a| a.method == "SIMPLE"))
+            .ok_or_else(|| {
+                protocol_error(
+                    self.addr,
+                    format!(
+                        "server offers no mechanism we support: {offered:?} (we have TOKEN/DIGEST-MD5)"
+                    ),
+                )
+            })?;
+        if auth.method == "SIMPLE" {
+            let accepted = self.simple()?;
+            let reply = RpcSaslProto {
+                state: SaslState::Initiate as i32,
+                auths: vec![auth.clone()],
+                ..Default::default()
+            };
+            self.send(&reply, false).await?;
+            return Ok(Some(accepted));
+        }
+        // Echo the advertised entry exactly (presence included), minus the challenge.
+        let mut echo = auth.clone();
+        echo.challenge = None;
+        let mut m = DigestMd5Client::new(&self.token.identifier, &self.token.password)
+            .with_min_qop(self.floor.min_qop);
+        let token_bytes = match &auth.challenge {
+            Some(ch) => m
+                .respond(
+                    ch,
+                    auth.protocol.as_deref().unwrap_or(""),
+                    auth.server_id.as_deref().unwrap_or(""),
+                )
+                .map_err(sasl_error(self.addr))?,
+            None => Vec::new(),
+        };
+        let reply = RpcSaslProto {
+            state: SaslState::Initiate as i32,
+            token: Some(token_bytes),
+            auths: vec![echo.clone()],
+            ..Default::default()
+        };
+        self.send(&reply, true).await?;
+        self.chosen = Some((m, echo));
+        Ok(None)
+    }
+
+    /// Answers a CHALLENGE with the chosen mechanism's response.
+    async fn answer_challenge(&mut self, msg: &RpcSaslProto) -> Result<(), RpcError> {
+        let addr = self.addr;
+        let (m, auth) = self
+            .chosen
+            .as_mut()
+            .ok_or_else(|| protocol_error(addr, "CHALLENGE before we chose a mechanism".into()))?;
+        let ch = msg
+            .token
+            .as_deref()
+            .ok_or_else(|| protocol_error(addr, "CHALLENGE without a token".into()))?;
+        let resp = m
+            .respond(
+                ch,
+                auth.protocol.as_deref().unwrap_or(""),
+                auth.server_id.as_deref().unwrap_or(""),
+            )
+            .map_err(sasl_error(addr))?;
+        let reply = RpcSaslProto {
+            state: SaslState::Response as i32,
+            token: Some(resp),
+            ..Default::default()
+        };
+        self.send(&reply, true).await
+    }
+
+    /// SUCCESS: checks the server's proof (rspauth) and sets up the security layer the qop
+    /// asks for; straight after NEGOTIATE it means a SIMPLE-only server.
+    fn finish(&mut self, msg: &RpcSaslProto) -> Result<Negotiated, RpcError> {
+        let addr = self.addr;
+        match self.chosen.as_mut() {
+            None => self.simple(),
+            Some((m, _)) => {
+                let layer = m
+                    .verify_success(msg.token.as_deref())
+                    .map_err(sasl_error(addr))?;
+                match &layer {
+                    Some(l) => info!(
+                        addr,
+                        qop = %l.qop,
+                        cipher = l.cipher.unwrap_or("none"),
+                        "SASL security layer negotiated; every packet is wrapped"
+                    ),
+                    None => debug!(addr, "SASL negotiated qop auth"),
                 }
-                // Echo the advertised entry exactly (presence included), minus the challenge.
-                let mut echo = auth.clone();
-                echo.challenge = None;
-                let mut m = DigestMd5Client::new(&token.identifier, &token.password)
-                    .with_min_qop(floor.min_qop);
-                let token_bytes = match &auth.challenge {
-                    Some(ch) => m
-                        .respond(
-                            ch,
-                            auth.protocol.as_deref().unwrap_or(""),
-                            auth.server_id.as_deref().unwrap_or(""),
-                        )
-                        .map_err(sasl_err)?,
-                    None => Vec::new(),
-                };
-                let reply = RpcSaslProto {
-                    state: SaslState::Initiate as i32,
-                    token: Some(token_bytes),
-                    auths: vec![echo.clone()],
-                    ..Default::default()
-                };
-                stream.write_all(&sasl_packet(&reply)).await.map_err(io)?;
-                stream.flush().await.map_err(io)?;
-                mech = Some(m);
-                chosen = Some(echo);
-            }
-            Ok(SaslState::Challenge) => {
-                let (m, auth) = mech
-                    .as_mut()
-                    .zip(chosen.as_ref())
-                    .ok_or_else(|| proto_err("CHALLENGE before we chose a mechanism".into()))?;
-                let ch = msg
-                    .token
-                    .as_deref()
-                    .ok_or_else(|| proto_err("CHALLENGE without a token".into()))?;
-                let resp = m
-                    .respond(
-                        ch,
-                        auth.protocol.as_deref().unwrap_or(""),
-                        auth.server_id.as_deref().unwrap_or(""),
-                    )
-                    .map_err(sasl_err)?;
-                let reply = RpcSaslProto {
-                    state: SaslState::Response as i32,
-                    token: Some(resp),
-                    ..Default::default()
-                };
-                stream.write_all(&sasl_packet(&reply)).await.map_err(io)?;
-                stream.flush().await.map_err(io)?;
-            }
-            Ok(SaslState::Success) => {
-                return match mech.as_mut() {
-                    // SUCCESS straight after NEGOTIATE: a SIMPLE-only server.
-                    None => simple(),
-                    Some(m) => {
-                        let layer = m.verify_success(msg.token.as_deref()).map_err(sasl_err)?;
-                        match &layer {
-                            Some(l) => info!(
-                                addr,
-                                qop = %l.qop,
-                                cipher = l.cipher.unwrap_or("none"),
-                                "SASL security layer negotiated; every packet is wrapped"
-                            ),
-                            None => debug!(addr, "SASL negotiated qop auth"),
-                        }
-                        Ok(Negotiated::Token(layer))
-                    }
-                };
-            }
-            other => {
-                return Err(proto_err(format!(
-                    "unexpected SASL state {other:?} ({}) from server",
-                    msg.state
-                )))
+                Ok(Negotiated::Token(layer))
             }
         }
     }
-    Err(proto_err("SASL negotiation did not finish".into()))
+
+    /// The server switched to SIMPLE: accepted only when allowed and no qop floor above
+    /// `auth` was asked for.
+    fn simple(&self) -> Result<Negotiated, RpcError> {
+        let addr = self.addr;
+        if self.floor.min_qop > Qop::Auth {
+            // No protection at all is below any floor above `auth`.
+            Err(sasl_error(addr)(SaslError::QopBelowMinimum {
+                offered: vec!["SIMPLE".into()],
+                minimum: self.floor.min_qop,
+            }))
+        } else if self.floor.allow_simple_fallback {
+            debug!(
+                addr,
+                "server switched to SIMPLE authentication; allowed by configuration"
+            );
+            Ok(Negotiated::Simple)
+        } else {
+            Err(RpcError::SimpleFallbackRefused {
+                addr: addr.to_string(),
+            })
+        }
+    }
 }
