@@ -329,8 +329,7 @@ impl Containers {
         stop_last: bool,
         want: usize,
     ) -> Result<(), Error> {
-        let mut started_now = 0;
-        for c in fresh {
+        for (started_now, c) in fresh.iter().enumerate() {
             let at = node_id_string(c.node_id.as_ref().unwrap());
             let nm_token = planner
                 .nm_token(&at)
@@ -341,7 +340,6 @@ impl Containers {
                 .entry(at.clone())
                 .or_insert_with(|| NmClient::new(&at, nm_token, nm_cfg.clone()));
             let stop_this = stop_last && self.ours.len() + started_now == want - 1;
-            started_now += 1;
             let spec = LaunchSpec {
                 command: vec![
                     if stop_this { "sleep 300" } else { "sleep 2" }.into(),
