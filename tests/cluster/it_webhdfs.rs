@@ -85,14 +85,15 @@ async fn a_job_staged_through_webhdfs_runs_from_hdfs_and_the_am_removes_the_fold
     let _turn = gate::shared();
     let c = cluster::cluster();
     let _logs = cluster::LogsOnFailure(c);
-    // Executors run the staged yarn-am binary; the task lists it and takes a few seconds,
-    // so the staged files can be looked at while the app runs. The comment makes the spec
+    // Executors run the staged yarn-am binary; the task lists it and takes 20 s,
+    // so the staged files can be looked at while the app runs (with a few seconds, a loaded
+    // machine's submit outlasted the job and the folder was gone before the look). The comment makes the spec
     // larger than the credentials carry, so it travels as a file (small ones: the second
     // submit of `a_second_submit_uploads_nothing...`).
     let padding = "x".repeat(yarn_am_wire::spec::INLINE_SPEC_LIMIT);
     let job = am::one_task_job(
         "it-webhdfs-job",
-        &format!("ls -lL yarn-am && sleep 4 && echo staged-binary-ran # {padding}"),
+        &format!("ls -lL yarn-am && sleep 20 && echo staged-binary-ran # {padding}"),
     );
     let path = write_job(c, "it-webhdfs-job", &job);
     let started = Instant::now();
