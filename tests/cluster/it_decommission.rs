@@ -28,8 +28,10 @@ impl Drop for Recommission<'_> {
         exclude(self.0, "");
         cluster::cluster_sh_args(&["rmadmin", "-refreshNodes"]);
         let running = node_state(self.0, &self.1).as_deref() == Some("RUNNING");
-        if !running {
-            cluster::cluster_sh_args(&["restart-nm", &self.1]);
+        // A decommissioned NodeManager may have exited already (on docker its container ends
+        // with it): then `restart-nm` finds nothing to restart and `up` brings the node back.
+        if !running && !cluster::cluster_sh_args(&["restart-nm", &self.1]) {
+            cluster::cluster_sh("up");
         }
     }
 }
